@@ -1,0 +1,215 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// NodePodProbeSpec lists the liveness probes the node daemon must run on one node.
+// It is written by the manager's probe-mapping controller; people should not edit it.
+type NodePodProbeSpec struct {
+	// podProbes holds one entry per enrolled pod bound to this node, keyed by pod UID.
+	// +listType=map
+	// +listMapKey=uid
+	// +kubebuilder:validation:MaxItems=1000
+	// +optional
+	PodProbes []PodProbe `json:"podProbes,omitempty"`
+}
+
+// PodProbe is the set of liveness probes of one pod.
+type PodProbe struct {
+	// name of the pod.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+
+	// namespace of the pod.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	Namespace string `json:"namespace"`
+
+	// uid of the pod. A pod recreated under the same name has a new UID and a new entry.
+	// +required
+	UID types.UID `json:"uid"`
+
+	// ip is the pod IP that HTTP, TCP and gRPC probes dial when the probe names no host.
+	// +optional
+	IP string `json:"ip,omitempty"`
+
+	// probes holds one liveness probe per container, keyed by probe name.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	// +required
+	Probes []ContainerProbe `json:"probes"`
+}
+
+// ContainerProbe is one liveness probe of one container.
+type ContainerProbe struct {
+	// name identifies the probe within the pod; it is stable for the life of the pod
+	// (by convention "<pod>-<container>").
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=316
+	// +required
+	Name string `json:"name"`
+
+	// containerName is the container the probe checks.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	ContainerName string `json:"containerName"`
+
+	// probe is the container's original livenessProbe, with named ports resolved to numbers.
+	// It has exactly one handler: exec, httpGet, tcpSocket or grpc.
+	// +kubebuilder:validation:XValidation:rule="[has(self.exec), has(self.httpGet), has(self.tcpSocket), has(self.grpc)].filter(x, x).size() == 1",message="probe must have exactly one handler: exec, httpGet, tcpSocket or grpc"
+	// +required
+	Probe corev1.Probe `json:"probe"`
+}
+
+// ProbeState is the last result the node daemon reported for a probe.
+// +kubebuilder:validation:Enum=Succeeded;Failed;Unknown
+type ProbeState string
+
+const (
+	// ProbeSucceeded means the probe reached its success threshold on the current container.
+	ProbeSucceeded ProbeState = "Succeeded"
+	// ProbeFailed means the probe reached its failure threshold on the container named by containerID.
+	ProbeFailed ProbeState = "Failed"
+	// ProbeUnknown means no result yet (initial delay, container not running, or probe errors).
+	ProbeUnknown ProbeState = "Unknown"
+)
+
+// NodePodProbeStatus is written by the node daemon.
+type NodePodProbeStatus struct {
+	// observedGeneration is the spec generation the daemon last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// probedPods is the number of pods with at least one reported probe state.
+	// +optional
+	ProbedPods int32 `json:"probedPods,omitempty"`
+
+	// failingProbes is the number of probe states that are Failed.
+	// +optional
+	FailingProbes int32 `json:"failingProbes,omitempty"`
+
+	// podProbeStatuses holds the probe results per pod, keyed by pod UID.
+	// +listType=map
+	// +listMapKey=uid
+	// +kubebuilder:validation:MaxItems=1000
+	// +optional
+	PodProbeStatuses []PodProbeStatus `json:"podProbeStatuses,omitempty"`
+}
+
+// PodProbeStatus holds the probe results of one pod.
+type PodProbeStatus struct {
+	// name of the pod.
+	// +required
+	Name string `json:"name"`
+
+	// namespace of the pod.
+	// +required
+	Namespace string `json:"namespace"`
+
+	// uid of the pod the results were taken on.
+	// +required
+	UID types.UID `json:"uid"`
+
+	// probeStates holds one result per probe, keyed by probe name.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	ProbeStates []ContainerProbeState `json:"probeStates,omitempty"`
+}
+
+// ContainerProbeState is the result of one probe.
+type ContainerProbeState struct {
+	// name of the probe (matches spec.podProbes[].probes[].name).
+	// +required
+	Name string `json:"name"`
+
+	// containerID of the container the result was taken on ("<runtime>://<id>").
+	// A result whose containerID is not the running container's is stale and never acted on.
+	// +optional
+	ContainerID string `json:"containerID,omitempty"`
+
+	// state is Succeeded, Failed or Unknown.
+	// +required
+	State ProbeState `json:"state"`
+
+	// message is the probe output or error that led to the state, capped at 1 KiB.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// lastProbeTime is when the probe ran last before this state was written.
+	// +optional
+	LastProbeTime metav1.Time `json:"lastProbeTime,omitzero"`
+
+	// lastTransitionTime is when state last changed.
+	// +optional
+	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitzero"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=npp
+// +kubebuilder:printcolumn:name="Pods",type=integer,JSONPath=`.status.probedPods`,description="Pods with reported probe states"
+// +kubebuilder:printcolumn:name="Failing",type=integer,JSONPath=`.status.failingProbes`,description="Probes whose last state is Failed"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// NodePodProbe lists the liveness probes of the enrolled pods on one node (its name is the
+// node's name) and, in status, their results as reported by that node's daemon.
+type NodePodProbe struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is a standard object metadata
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitzero"`
+
+	// spec lists the probes to run, written by the manager.
+	// +optional
+	Spec NodePodProbeSpec `json:"spec,omitzero"`
+
+	// status holds the results, written by the node daemon.
+	// +optional
+	Status NodePodProbeStatus `json:"status,omitzero"`
+}
+
+// +kubebuilder:object:root=true
+
+// NodePodProbeList contains a list of NodePodProbe
+type NodePodProbeList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitzero"`
+	Items           []NodePodProbe `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(SchemeGroupVersion, &NodePodProbe{}, &NodePodProbeList{})
+		return nil
+	})
+}

@@ -1,0 +1,54 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+// Annotations and labels shared by the webhooks, the controllers and the node daemon.
+const (
+	// AnnotationEnabled opts a pod in to enhanced liveness.
+	AnnotationEnabled = "enhancedliveness.io/enabled"
+	// AnnotationKruiseEnabled is OpenKruise's opt-in key, accepted as an alias.
+	AnnotationKruiseEnabled = "apps.kruise.io/using-enhanced-liveness"
+
+	// AnnotationProbeContext holds the moved liveness probes:
+	// JSON [{"name": <container>, "livenessProbe": <corev1.Probe>}].
+	AnnotationProbeContext = "enhancedliveness.io/container-probe-context"
+	// AnnotationKruiseProbeContext is OpenKruise's key for the same content, also read.
+	AnnotationKruiseProbeContext = "apps.kruise.io/container-probe-context"
+
+	// AnnotationRestartDisabled is the per-pod emergency switch: keep probing, never restart.
+	AnnotationRestartDisabled = "enhancedliveness.io/restart-disabled"
+
+	// LabelEnrolled marks pods whose liveness probes the operator runs; the manager caches only these.
+	LabelEnrolled = "enhancedliveness.io/enrolled"
+
+	// LabelCRRPodUID, LabelCRRNodeName and LabelCRRActive are set on every ContainerRecreateRequest
+	// by its webhook. LabelCRRActive is removed once the request finished.
+	LabelCRRPodUID   = "crr.enhancedliveness.io/pod-uid"
+	LabelCRRNodeName = "crr.enhancedliveness.io/node-name"
+	LabelCRRActive   = "crr.enhancedliveness.io/active"
+
+	// LabelManagedBy is app.kubernetes.io/managed-by; ManagedByDecisionController is its value on
+	// requests the decision controller created (as opposed to hand-made ones).
+	LabelManagedBy              = "app.kubernetes.io/managed-by"
+	ManagedByDecisionController = "enhanced-liveness-decision-controller"
+
+	// AnnotationCRRProbe names the probe whose failure caused a request (decision controller only).
+	AnnotationCRRProbe = "crr.enhancedliveness.io/probe"
+
+	// TrueValue is the value of boolean labels and annotations.
+	TrueValue = "true"
+)

@@ -1,0 +1,269 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// PolicyMode is the per-namespace switch.
+// +kubebuilder:validation:Enum=Enforce;DryRun
+type PolicyMode string
+
+const (
+	// ModeEnforce restarts containers whose liveness probe failed, within the policy's limits.
+	ModeEnforce PolicyMode = "Enforce"
+	// ModeDryRun probes and reports, records what would have been restarted, restarts nothing.
+	ModeDryRun PolicyMode = "DryRun"
+)
+
+// EnhancedLivenessPolicySpec says how restarts of the pods it selects are protected.
+type EnhancedLivenessPolicySpec struct {
+	// selector picks the pods of this namespace the policy governs. Empty or unset selects all.
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+
+	// enroll, when true, enrolls the selected pods at creation without the pod annotation
+	// enhancedliveness.io/enabled.
+	// +optional
+	Enroll bool `json:"enroll,omitempty"`
+
+	// mode is Enforce (restart within the limits) or DryRun (probe and report, never restart).
+	// +kubebuilder:default=Enforce
+	// +optional
+	Mode PolicyMode `json:"mode,omitempty"`
+
+	// blacklist lists what the operator never restarts.
+	// +optional
+	Blacklist *Blacklist `json:"blacklist,omitempty"`
+
+	// rateLimit is a token bucket shared by every pod the policy governs.
+	// +kubebuilder:default={}
+	// +optional
+	RateLimit RateLimit `json:"rateLimit,omitzero"`
+
+	// maxUnavailable is how many pods of one workload may be unavailable (not Ready, or being
+	// restarted) before a restart is held: an integer, or a percent of the desired replicas
+	// rounded up. A pod that is already unavailable may always be restarted.
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="must be an integer >= 0 or a percent from 0% to 100%"
+	// +kubebuilder:default="25%"
+	// +optional
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+
+	// maxFailing is the failure-storm breaker: when more pods of one workload have a failing
+	// liveness probe than this (an integer, or a percent of desired replicas rounded up), every
+	// restart of that workload is held until the number drops. The failures are then more likely
+	// a bad probe or a shared dependency than broken containers.
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="must be an integer >= 0 or a percent from 0% to 100%"
+	// +kubebuilder:default="50%"
+	// +optional
+	MaxFailing *intstr.IntOrString `json:"maxFailing,omitempty"`
+}
+
+// Blacklist lists workloads, pods and containers the operator never restarts. They are still
+// probed and reported.
+type Blacklist struct {
+	// workloads by top-level owner (a Deployment for pods of its ReplicaSets).
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	// +optional
+	Workloads []WorkloadReference `json:"workloads,omitempty"`
+
+	// podSelector matches pods by label. Unset matches none.
+	// +optional
+	PodSelector *metav1.LabelSelector `json:"podSelector,omitempty"`
+
+	// containers by name, in any selected pod.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MinLength=1
+	// +optional
+	Containers []string `json:"containers,omitempty"`
+}
+
+// WorkloadReference names a workload in the policy's namespace.
+type WorkloadReference struct {
+	// apiVersion of the workload, e.g. apps/v1.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	APIVersion string `json:"apiVersion"`
+
+	// kind of the workload, e.g. Deployment.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Kind string `json:"kind"`
+
+	// name of the workload.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Name string `json:"name"`
+}
+
+// RateLimit is a token bucket: it holds up to burst tokens and gains restartsPerMinute of them
+// every minute; each restart takes one.
+type RateLimit struct {
+	// restartsPerMinute is the refill rate.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=6
+	// +optional
+	RestartsPerMinute int32 `json:"restartsPerMinute,omitempty"`
+
+	// burst is the bucket size: how many restarts may happen at once after a quiet period.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=3
+	// +optional
+	Burst int32 `json:"burst,omitempty"`
+}
+
+// Condition types of EnhancedLivenessPolicy.
+const (
+	// ConditionReady is True when the policy is valid and being applied.
+	ConditionReady = "Ready"
+	// ConditionStormDetected is True while at least one workload the policy governs is over maxFailing.
+	ConditionStormDetected = "StormDetected"
+)
+
+// EnhancedLivenessPolicyStatus is written by the decision controller.
+type EnhancedLivenessPolicyStatus struct {
+	// observedGeneration is the spec generation the status reflects.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: Ready and StormDetected.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// enrolledPods is the number of enrolled pods the policy selects.
+	// +optional
+	EnrolledPods int32 `json:"enrolledPods,omitempty"`
+
+	// failingContainers is the number of containers whose last liveness state is Failed.
+	// +optional
+	FailingContainers int32 `json:"failingContainers,omitempty"`
+
+	// restartsRequested counts the restarts requested (ContainerRecreateRequests created) since the
+	// policy was created.
+	// +optional
+	RestartsRequested int64 `json:"restartsRequested,omitempty"`
+
+	// restartsHeld counts the restarts held since the policy was created, all reasons together.
+	// +optional
+	RestartsHeld int64 `json:"restartsHeld,omitempty"`
+
+	// heldByReason splits restartsHeld by reason (Disabled, DryRun, Blacklisted, FailureStorm,
+	// NodeStorm, MaxUnavailable, RateLimited, DaemonNotReporting).
+	// +listType=map
+	// +listMapKey=reason
+	// +optional
+	HeldByReason []HeldCount `json:"heldByReason,omitempty"`
+
+	// lastRestartTime is when the policy last let a restart through.
+	// +optional
+	LastRestartTime *metav1.Time `json:"lastRestartTime,omitempty"`
+
+	// workloads summarises the workloads with failing or held pods, worst first, at most 20.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=20
+	// +optional
+	Workloads []WorkloadSummary `json:"workloads,omitempty"`
+}
+
+// HeldCount is how many restarts were held for one reason.
+type HeldCount struct {
+	// reason the restarts were held.
+	// +required
+	Reason string `json:"reason"`
+
+	// count of held restarts.
+	// +required
+	Count int64 `json:"count"`
+}
+
+// WorkloadSummary is the state of one workload.
+type WorkloadSummary struct {
+	// workload is the top-level owner (apiVersion, kind, name); a pod without owner stands for itself.
+	// +required
+	Workload WorkloadReference `json:"workload"`
+
+	// desiredReplicas of the workload.
+	// +optional
+	DesiredReplicas int32 `json:"desiredReplicas,omitempty"`
+
+	// unavailable is desired replicas minus pods that are Ready and not being restarted.
+	// +optional
+	Unavailable int32 `json:"unavailable,omitempty"`
+
+	// failingPods is the number of pods with a Failed liveness state.
+	// +optional
+	FailingPods int32 `json:"failingPods,omitempty"`
+
+	// heldReason is set while the workload's restarts are held (e.g. FailureStorm).
+	// +optional
+	HeldReason string `json:"heldReason,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=elp
+// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`
+// +kubebuilder:printcolumn:name="Enrolled",type=integer,JSONPath=`.status.enrolledPods`
+// +kubebuilder:printcolumn:name="Failing",type=integer,JSONPath=`.status.failingContainers`
+// +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restartsRequested`
+// +kubebuilder:printcolumn:name="Held",type=integer,JSONPath=`.status.restartsHeld`
+// +kubebuilder:printcolumn:name="Storm",type=string,JSONPath=`.status.conditions[?(@.type=="StormDetected")].status`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// EnhancedLivenessPolicy governs the liveness restarts of the pods it selects in its namespace:
+// a switch (Enforce or DryRun), a blacklist, a rate limit, a per-workload unavailability budget
+// and a failure-storm breaker. Pods no policy selects get the manager's default policy.
+type EnhancedLivenessPolicy struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is a standard object metadata
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitzero"`
+
+	// spec defines how restarts are protected.
+	// +optional
+	Spec EnhancedLivenessPolicySpec `json:"spec,omitzero"`
+
+	// status reports what the policy did.
+	// +optional
+	Status EnhancedLivenessPolicyStatus `json:"status,omitzero"`
+}
+
+// +kubebuilder:object:root=true
+
+// EnhancedLivenessPolicyList contains a list of EnhancedLivenessPolicy
+type EnhancedLivenessPolicyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitzero"`
+	Items           []EnhancedLivenessPolicy `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(SchemeGroupVersion, &EnhancedLivenessPolicy{}, &EnhancedLivenessPolicyList{})
+		return nil
+	})
+}
