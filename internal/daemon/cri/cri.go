@@ -26,10 +26,10 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace/noop"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	remote "k8s.io/cri-client/pkg"
-	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // Runtime is the part of the CRI RuntimeService the daemon uses.

@@ -30,6 +30,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -217,8 +218,7 @@ func (s *Server) ContainerStatus(_ context.Context, req *runtimeapi.ContainerSta
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "container %q not found", req.ContainerId)
 	}
-	cp := *c
-	return &runtimeapi.ContainerStatusResponse{Status: &cp}, nil
+	return &runtimeapi.ContainerStatusResponse{Status: proto.Clone(c).(*runtimeapi.ContainerStatus)}, nil
 }
 
 // ListContainers lists the containers matching the filter's ID, sandbox and state.
