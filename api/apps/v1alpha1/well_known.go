@@ -49,6 +49,18 @@ const (
 	// AnnotationCRRProbe names the probe whose failure caused a request (decision controller only).
 	AnnotationCRRProbe = "crr.enhancedliveness.io/probe"
 
+	// DefaultOperatorNamespace is where the manager, the daemons and their Leases run unless the
+	// POD_NAMESPACE environment variable (downward API) says otherwise.
+	DefaultOperatorNamespace = "enhanced-liveness-system"
+
+	// DaemonLeasePrefix + node name is the coordination.k8s.io Lease, in the operator namespace,
+	// that the node daemon renews every DaemonLeaseRenewSeconds as its heartbeat. Its
+	// holderIdentity is the node name. The decision controller holds restarts on a node whose
+	// Lease is missing or whose renewTime + leaseDurationSeconds has passed.
+	DaemonLeasePrefix       = "enhanced-liveness-daemon-"
+	DaemonLeaseRenewSeconds = 10
+	DaemonLeaseDuration     = 40
+
 	// TrueValue is the value of boolean labels and annotations.
 	TrueValue = "true"
 )
