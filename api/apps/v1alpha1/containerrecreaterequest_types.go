@@ -183,6 +183,13 @@ type ContainerRecreateState struct {
 	// isKilled is true once the daemon stopped the container.
 	// +optional
 	IsKilled bool `json:"isKilled,omitempty"`
+
+	// containerID is the container instance ("<runtime>://<id>") this entry restarts: the one the
+	// daemon stops, or stopped. It is recorded before the stop so that a daemon restart never stops
+	// the replacement container by mistake.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	ContainerID string `json:"containerID,omitempty"`
 }
 
 // +kubebuilder:object:root=true
