@@ -1,0 +1,176 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command daemon is the enhanced-liveness node daemon: one per node, it runs the liveness probes
+// listed in its node's NodePodProbe, reports them in its status, executes the node's
+// ContainerRecreateRequests and holds a Lease as its heartbeat.
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	_ "k8s.io/client-go/plugin/pkg/client/auth"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/heartbeat"
+)
+
+// EventRecorderName is the reporting controller of every event the daemon emits.
+const EventRecorderName = "enhanced-liveness-daemon"
+
+var (
+	scheme   = runtime.NewScheme()
+	setupLog = ctrl.Log.WithName("setup")
+)
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
+}
+
+type options struct {
+	nodeName, namespace, criEndpoint string
+	criTimeout                       time.Duration
+	metricsAddr, probeAddr           string
+	secureMetrics, enableHTTP2       bool
+}
+
+func parseFlags() (options, zap.Options) {
+	var o options
+	flag.StringVar(&o.nodeName, "node-name", os.Getenv("NODE_NAME"),
+		"Name of the node this daemon runs on (default: $NODE_NAME, set from the downward API).")
+	ns := os.Getenv("POD_NAMESPACE")
+	if ns == "" {
+		ns = appsv1alpha1.DefaultOperatorNamespace
+	}
+	flag.StringVar(&o.namespace, "namespace", ns, "Operator namespace that holds the daemon's Lease (default: $POD_NAMESPACE).")
+	flag.StringVar(&o.criEndpoint, "cri-endpoint", "",
+		"CRI runtime endpoint, e.g. unix:///run/containerd/containerd.sock; auto-detected (containerd, CRI-O) when empty.")
+	flag.DurationVar(&o.criTimeout, "cri-timeout", 10*time.Second, "Connection timeout and per-call timeout of CRI calls.")
+	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":10290",
+		"Address of the metrics endpoint (the daemon runs with hostNetwork); 0 disables it.")
+	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":10291", "Address of the /healthz and /readyz endpoints.")
+	flag.BoolVar(&o.secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS with authentication and authorization.")
+	flag.BoolVar(&o.enableHTTP2, "enable-http2", false, "Enable HTTP/2 for the metrics server.")
+	zo := zap.Options{}
+	zo.BindFlags(flag.CommandLine)
+	flag.Parse()
+	return o, zo
+}
+
+// cacheOptions restrict the daemon's informers to its own node: watching every pod of the
+// cluster from every node would multiply apiserver load by the node count.
+func cacheOptions(node, namespace string) cache.Options {
+	return cache.Options{
+		ByObject: map[client.Object]cache.ByObject{
+			&appsv1alpha1.NodePodProbe{}: {Field: fields.OneTermEqualSelector("metadata.name", node)},
+			&corev1.Pod{}:                {Field: fields.OneTermEqualSelector("spec.nodeName", node)},
+			&appsv1alpha1.ContainerRecreateRequest{}: {
+				Label: labels.SelectorFromSet(labels.Set{appsv1alpha1.LabelCRRNodeName: node}),
+			},
+			&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{namespace: {}}},
+		},
+	}
+}
+
+func main() {
+	o, zo := parseFlags()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zo)))
+	if err := run(o); err != nil {
+		setupLog.Error(err, "daemon failed")
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	if o.nodeName == "" {
+		return errors.New("--node-name (or $NODE_NAME) is required")
+	}
+	ctx := ctrl.SetupSignalHandler()
+
+	endpoint := o.criEndpoint
+	if endpoint == "" {
+		var err error
+		if endpoint, err = cri.DetectEndpoint(cri.DefaultEndpoints); err != nil {
+			return err
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, o.criTimeout)
+	rt, err := cri.Connect(cctx, endpoint, o.criTimeout)
+	cancel()
+	if err != nil {
+		return err
+	}
+	setupLog.Info("connected to the container runtime", "endpoint", endpoint)
+
+	var tlsOpts []func(*tls.Config)
+	if !o.enableHTTP2 {
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.secureMetrics, TLSOpts: tlsOpts}
+	if o.secureMetrics {
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsOpts,
+		HealthProbeBindAddress: o.probeAddr,
+		LeaderElection:         false,
+		Cache:                  cacheOptions(o.nodeName, o.namespace),
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+
+	if err := mgr.Add(&heartbeat.Heartbeat{Client: mgr.GetClient(), NodeName: o.nodeName, Namespace: o.namespace}); err != nil {
+		return err
+	}
+
+	// recreate executor: registered below, e.g.
+	// recreate.(...).SetupWithManager(mgr, rt, ...) with mgr.GetEventRecorder(EventRecorderName).
+	_ = rt
+
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	setupLog.Info("starting the daemon", "node", o.nodeName, "namespace", o.namespace)
+	return mgr.Start(ctx)
+}
