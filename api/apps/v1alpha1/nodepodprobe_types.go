@@ -49,6 +49,8 @@ type PodProbe struct {
 	Namespace string `json:"namespace"`
 
 	// uid of the pod. A pod recreated under the same name has a new UID and a new entry.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MinLength=1
 	// +required
 	UID types.UID `json:"uid"`
 

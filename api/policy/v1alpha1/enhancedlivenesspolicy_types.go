@@ -243,7 +243,9 @@ type EnhancedLivenessPolicy struct {
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 
-	// spec defines how restarts are protected.
+	// spec defines how restarts are protected. An empty spec governs every pod of the namespace
+	// with the defaults below.
+	// +kubebuilder:default={}
 	// +optional
 	Spec EnhancedLivenessPolicySpec `json:"spec,omitzero"`
 
