@@ -1,0 +1,222 @@
+// Command app is the end-to-end test application. It serves the four kinds of liveness check the
+// operator runs and lets a test switch its health at run time:
+//
+//	HTTP  :8080/healthz     200 when healthy, 500 when sick
+//	TCP   :8081             accepts connections when healthy, the listener is closed when sick
+//	gRPC  :8082             grpc.health.v1 SERVING / NOT_SERVING
+//	exec  /app check [-sleep D]   sleeps D, then exits 0 when healthy, 1 when sick
+//
+// Health is a file (default /tmp/sick: present = sick), so it can be switched with
+// `kubectl exec POD -- /app sick|healthy` or through the admin endpoints on the HTTP port
+// (POST /admin/sick, POST /admin/healthy). A restarted container starts with a fresh /tmp, so it
+// is healthy again. Every failed HTTP probe and every start is logged with a Unix-nanosecond
+// timestamp ("FAILED-PROBE kind=http at=N", "STARTED at=N") so tests can measure restart latency.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+func main() {
+	healthFile := envOr("HEALTH_FILE", "/tmp/sick")
+	if len(os.Args) > 1 {
+		os.Exit(subcommand(os.Args[1], os.Args[2:], healthFile))
+	}
+	fmt.Printf("STARTED at=%d\n", time.Now().UnixNano())
+	if err := serve(healthFile, envOr("HTTP_PORT", "8080"), envOr("TCP_PORT", "8081"), envOr("GRPC_PORT", "8082")); err != nil {
+		fmt.Fprintln(os.Stderr, "app:", err)
+		os.Exit(1)
+	}
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func isSick(healthFile string) bool {
+	_, err := os.Stat(healthFile)
+	return err == nil
+}
+
+// subcommand runs the exec-probe check and the health switches.
+func subcommand(name string, args []string, healthFile string) int {
+	switch name {
+	case "check":
+		fs := flag.NewFlagSet("check", flag.ContinueOnError)
+		sleep := fs.Duration("sleep", 0, "sleep this long before answering (to exceed a probe timeout)")
+		if err := fs.Parse(args); err != nil {
+			return 2
+		}
+		time.Sleep(*sleep)
+		if isSick(healthFile) {
+			fmt.Println("sick")
+			return 1
+		}
+		fmt.Println("ok")
+		return 0
+	case "sick":
+		if err := os.WriteFile(healthFile, []byte("sick\n"), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
+	case "healthy":
+		if err := os.Remove(healthFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
+	default:
+		fmt.Fprintln(os.Stderr, "usage: app [check [-sleep D] | sick | healthy]")
+		return 2
+	}
+}
+
+func serve(healthFile, httpPort, tcpPort, grpcPort string) error {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if isSick(healthFile) {
+			fmt.Printf("FAILED-PROBE kind=http at=%d ua=%q\n", time.Now().UnixNano(), r.UserAgent())
+			http.Error(w, "sick", http.StatusInternalServerError)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	mux.HandleFunc("/admin/sick", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "POST only", http.StatusMethodNotAllowed)
+			return
+		}
+		if subcommand("sick", nil, healthFile) != 0 {
+			http.Error(w, "cannot write health file", http.StatusInternalServerError)
+			return
+		}
+		fmt.Printf("SWITCHED sick at=%d\n", time.Now().UnixNano())
+		_, _ = w.Write([]byte("sick"))
+	})
+	mux.HandleFunc("/admin/healthy", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "POST only", http.StatusMethodNotAllowed)
+			return
+		}
+		if subcommand("healthy", nil, healthFile) != 0 {
+			http.Error(w, "cannot remove health file", http.StatusInternalServerError)
+			return
+		}
+		fmt.Printf("SWITCHED healthy at=%d\n", time.Now().UnixNano())
+		_, _ = w.Write([]byte("healthy"))
+	})
+	mux.HandleFunc("/admin/state", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, "{\"sick\":%t}\n", isSick(healthFile))
+	})
+
+	hs := health.NewServer()
+	gs := grpc.NewServer()
+	healthpb.RegisterHealthServer(gs, hs)
+	gl, err := net.Listen("tcp", ":"+grpcPort)
+	if err != nil {
+		return err
+	}
+	hl, err := net.Listen("tcp", ":"+httpPort)
+	if err != nil {
+		return err
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- gs.Serve(gl) }()
+	go func() { errs <- (&http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}).Serve(hl) }()
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	tcp := &tcpCheck{port: tcpPort}
+	go watchHealth(ctx, healthFile, hs, tcp)
+	select {
+	case <-ctx.Done():
+		fmt.Printf("TERMINATED at=%d\n", time.Now().UnixNano())
+		return nil
+	case err := <-errs:
+		return err
+	}
+}
+
+// watchHealth follows the health file and applies it to the gRPC status and the TCP listener.
+func watchHealth(ctx context.Context, healthFile string, hs *health.Server, tcp *tcpCheck) {
+	first := true
+	last := false
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		sick := isSick(healthFile)
+		if first || sick != last {
+			status := healthpb.HealthCheckResponse_SERVING
+			if sick {
+				status = healthpb.HealthCheckResponse_NOT_SERVING
+			}
+			hs.SetServingStatus("", status)
+			if err := tcp.set(!sick); err != nil {
+				fmt.Fprintln(os.Stderr, "tcp:", err)
+			}
+			first, last = false, sick
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// tcpCheck opens the TCP check port when healthy and closes it when sick, so a TCP probe sees
+// "connection refused".
+type tcpCheck struct {
+	port string
+	mu   sync.Mutex
+	ln   net.Listener
+}
+
+func (c *tcpCheck) set(open bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !open {
+		if c.ln != nil {
+			err := c.ln.Close()
+			c.ln = nil
+			return err
+		}
+		return nil
+	}
+	if c.ln != nil {
+		return nil
+	}
+	ln, err := net.Listen("tcp", ":"+c.port)
+	if err != nil {
+		return err
+	}
+	c.ln = ln
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = conn.Close()
+		}
+	}()
+	return nil
+}
