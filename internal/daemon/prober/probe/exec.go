@@ -1,0 +1,112 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package probe
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	utilexec "k8s.io/utils/exec"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
+)
+
+// Execer is the CRI call an exec probe needs.
+type Execer interface {
+	ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (stdout, stderr []byte, err error)
+}
+
+// Exec runs cmd in the container through CRI ExecSync with timeout. Exit 0 passes; another exit
+// code fails with stdout then stderr (at most 10 KiB); a timeout fails with the runtime's
+// "command timed out" message; any other runtime error is an error (retried, then dropped).
+func Exec(ctx context.Context, rt Execer, containerID string, cmd []string, timeout time.Duration) (Result, string, error) {
+	stdout, stderr, err := rt.ExecSync(ctx, cri.TrimContainerID(containerID), cmd, timeout)
+	out := append(stdout[:len(stdout):len(stdout)], stderr...)
+	if len(out) > MaxOutput {
+		out = out[:MaxOutput]
+	}
+	if err != nil {
+		var exit utilexec.ExitError
+		if errors.As(err, &exit) {
+			if exit.ExitStatus() == 0 {
+				return Success, string(out), nil
+			}
+			return Failure, string(out), nil
+		}
+		if errors.Is(err, cri.ErrCommandTimedOut) {
+			return Failure, err.Error(), nil
+		}
+		return Unknown, "", err
+	}
+	return Success, string(out), nil
+}
+
+// ExpandCommand substitutes $(VAR) in cmd with the container's env values as written in the
+// spec (valueFrom variables expand to the empty string, unknown names stay as written, $$ is a
+// literal $), the way the kubelet expands probe commands.
+func ExpandCommand(cmd []string, env []corev1.EnvVar) []string {
+	if len(cmd) == 0 {
+		return nil
+	}
+	vars := make(map[string]string, len(env))
+	for _, e := range env {
+		vars[e.Name] = e.Value
+	}
+	out := make([]string, len(cmd))
+	for i, c := range cmd {
+		out[i] = expand(c, vars)
+	}
+	return out
+}
+
+func expand(s string, vars map[string]string) string {
+	if !strings.Contains(s, "$") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch next := s[i+1]; next {
+		case '$': // escaped operator
+			b.WriteByte('$')
+			i++
+		case '(':
+			end := strings.IndexByte(s[i+2:], ')')
+			if end < 0 { // unterminated: kept as written
+				b.WriteString("$(")
+				i++
+				continue
+			}
+			name := s[i+2 : i+2+end]
+			if v, ok := vars[name]; ok {
+				b.WriteString(v)
+			} else {
+				b.WriteString("$(" + name + ")")
+			}
+			i += 2 + end
+		default:
+			b.WriteByte('$')
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,74 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package probe
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	grpchealth "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// GRPC calls grpc.health.v1.Health/Check for service on host:port in plain text. One deadline
+// (timeout) covers the connection and the call; only SERVING passes.
+func GRPC(host, service string, port int, timeout time.Duration, userAgent string) (Result, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	//nolint:staticcheck // a blocking dial is what bounds the connection by the probe's deadline
+	conn, err := grpc.DialContext(ctx, addr,
+		grpc.WithUserAgent(userAgent),
+		grpc.WithBlock(),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) {
+			return dialer().DialContext(ctx, "tcp", a)
+		}),
+	)
+	if err != nil {
+		if err == context.DeadlineExceeded { //nolint:errorlint // grpc returns the context error itself
+			return Failure, fmt.Sprintf("timeout: failed to connect service %q within %v: %+v", addr, timeout, err), nil
+		}
+		return Failure, fmt.Sprintf("error: failed to connect service at %q: %+v", addr, err), nil
+	}
+	defer func() { _ = conn.Close() }()
+
+	resp, err := grpchealth.NewHealthClient(conn).Check(metadata.NewOutgoingContext(ctx, metadata.MD{}),
+		&grpchealth.HealthCheckRequest{Service: service})
+	if err != nil {
+		if st, ok := status.FromError(err); ok {
+			switch st.Code() {
+			case codes.Unimplemented:
+				return Failure, "error: this server does not implement the grpc health protocol (grpc.health.v1.Health): " + st.Message(), nil
+			case codes.DeadlineExceeded:
+				return Failure, fmt.Sprintf("timeout: health rpc did not complete within %v", timeout), nil
+			}
+		}
+		return Failure, fmt.Sprintf("error: health rpc probe failed: %+v", err), nil
+	}
+	if resp.GetStatus() != grpchealth.HealthCheckResponse_SERVING {
+		return Failure, fmt.Sprintf("service unhealthy (responded with %q)", resp.GetStatus().String()), nil
+	}
+	return Success, "service healthy", nil
+}

@@ -1,0 +1,136 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package probe
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// maxRedirects bounds same-host redirects, as net/http's default policy does.
+const maxRedirects = 10
+
+// HTTP runs HTTP(S) GET probes. One value serves every worker; it holds no connections because
+// every probe opens its own (keep-alive off), so the application sees the kubelet's traffic.
+type HTTP struct {
+	transport *http.Transport
+}
+
+// NewHTTP returns an HTTP prober: no keep-alive, no proxy from the environment, no
+// Accept-Encoding, TLS without verification (HTTP/2 when the server offers it over TLS, as the
+// kubelet's transport does), and sockets closed with a 1 s linger.
+func NewHTTP() *HTTP {
+	return &HTTP{transport: &http.Transport{
+		TLSClientConfig:     &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // probes, like the kubelet's, do not verify
+		DisableKeepAlives:   true,
+		Proxy:               http.ProxyURL(nil),
+		DisableCompression:  true,
+		DialContext:         dialer().DialContext,
+		TLSHandshakeTimeout: 10 * time.Second,
+		ForceAttemptHTTP2:   true,
+	}}
+}
+
+// NewHTTPRequest builds the probe request for action: host = action.Host or podIP, the port
+// resolved against container, the path kept with its query, and the kubelet's default headers
+// (User-Agent userAgent, Accept */*) unless the probe sets them; an empty value removes a header.
+func NewHTTPRequest(action *corev1.HTTPGetAction, container *corev1.Container, podIP, userAgent string) (*http.Request, error) {
+	scheme := strings.ToLower(string(action.Scheme))
+	if scheme == "" {
+		scheme = "http"
+	}
+	host := action.Host
+	if host == "" {
+		host = podIP
+	}
+	port, err := ResolvePort(action.Port, container)
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(action.Path)
+	if err != nil {
+		u = &url.URL{Path: action.Path}
+	}
+	u.Scheme = scheme
+	u.Host = net.JoinHostPort(host, strconv.Itoa(port))
+
+	req, err := http.NewRequest(http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	h := make(http.Header, len(action.HTTPHeaders)+2)
+	for _, hh := range action.HTTPHeaders {
+		h.Add(hh.Name, hh.Value) // repeated names become separate header lines
+	}
+	if _, ok := h["User-Agent"]; !ok {
+		h.Set("User-Agent", userAgent)
+	}
+	// An empty User-Agent stays in the map: net/http then sends none at all.
+	if _, ok := h["Accept"]; !ok {
+		h.Set("Accept", "*/*")
+	} else if h.Get("Accept") == "" {
+		h.Del("Accept")
+	}
+	req.Header = h
+	req.Host = h.Get("Host")
+	return req, nil
+}
+
+// Probe sends req with one timeout covering dial, redirects, headers and body.
+// A transport error is a Failure whose message is the Go error; a body that cannot be read
+// is an error (the worker retries and then drops it), as in the kubelet.
+func (p *HTTP) Probe(req *http.Request, timeout time.Duration) (Result, string, error) {
+	c := &http.Client{Timeout: timeout, Transport: p.transport, CheckRedirect: sameHostRedirects}
+	res, err := c.Do(req)
+	if err != nil {
+		return Failure, err.Error(), nil
+	}
+	defer func() { _ = res.Body.Close() }()
+	b, err := io.ReadAll(io.LimitReader(res.Body, MaxOutput))
+	if err != nil {
+		return Failure, "", err
+	}
+	if res.StatusCode >= http.StatusOK && res.StatusCode < http.StatusBadRequest {
+		if res.StatusCode >= http.StatusMultipleChoices {
+			return Warning, "Probe terminated redirects, Response body: " + string(b), nil
+		}
+		return Success, string(b), nil
+	}
+	return Failure, fmt.Sprintf("HTTP probe failed with statuscode: %d", res.StatusCode), nil
+}
+
+// sameHostRedirects follows redirects that stay on the probed hostname (up to 10) and hands a
+// redirect to another host back as the response, which the probe reports as a warning.
+func sameHostRedirects(req *http.Request, via []*http.Request) error {
+	if req.URL.Hostname() != via[0].URL.Hostname() {
+		return http.ErrUseLastResponse
+	}
+	if len(via) >= maxRedirects {
+		return errors.New("stopped after 10 redirects")
+	}
+	return nil
+}

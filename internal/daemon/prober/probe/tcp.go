@@ -1,0 +1,35 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package probe
+
+import (
+	"net"
+	"strconv"
+	"time"
+)
+
+// TCP opens a connection to host:port within timeout and closes it without sending anything.
+func TCP(host string, port int, timeout time.Duration) (Result, string, error) {
+	d := dialer()
+	d.Timeout = timeout
+	conn, err := d.Dial("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return Failure, err.Error(), nil
+	}
+	_ = conn.Close()
+	return Success, "", nil
+}
