@@ -1,0 +1,100 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package protection
+
+import (
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+func TestTokenBucket(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := Governing{{Key: "ns/p", Rate: Rate{PerMinute: 6, Burst: 3}}}
+	type step struct {
+		advance  time.Duration
+		wantOK   bool
+		wantWait time.Duration
+	}
+	cases := []struct {
+		name   string
+		global Rate
+		steps  []step
+	}{
+		{"burst then one per interval", Rate{}, []step{
+			{0, true, 0}, {0, true, 0}, {0, true, 0}, // burst of 3
+			{0, false, 10 * time.Second}, // 6/min = one every 10s
+			{4 * time.Second, false, 6 * time.Second},
+			{6 * time.Second, true, 0},
+			{0, false, 10 * time.Second},
+		}},
+		{"refills while idle, capped at burst", Rate{}, []step{
+			{0, true, 0}, {0, true, 0}, {0, true, 0},
+			{10 * time.Minute, true, 0}, {0, true, 0}, {0, true, 0},
+			{0, false, 10 * time.Second},
+		}},
+		{"global bucket is stricter", Rate{PerMinute: 1, Burst: 1}, []step{
+			{0, true, 0},
+			{0, false, time.Minute},
+			{30 * time.Second, false, 30 * time.Second},
+			{30 * time.Second, true, 0},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			clk := clocktesting.NewFakePassiveClock(start)
+			l := NewLimiter(clk, c.global)
+			for i, s := range c.steps {
+				clk.SetTime(clk.Now().Add(s.advance))
+				ok, wait := l.Take(p)
+				if ok != s.wantOK || wait != s.wantWait {
+					t.Fatalf("step %d: got (%v, %s), want (%v, %s)", i, ok, wait, s.wantOK, s.wantWait)
+				}
+			}
+		})
+	}
+}
+
+func TestLimiterAllOrNothing(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	l := NewLimiter(clk, Rate{})
+	a := Policy{Key: "ns/a", Rate: Rate{PerMinute: 60, Burst: 5}}
+	b := Policy{Key: "ns/b", Rate: Rate{PerMinute: 60, Burst: 1}}
+	if ok, _ := l.Take(Governing{a, b}); !ok {
+		t.Fatal("first take must succeed")
+	}
+	if ok, wait := l.Take(Governing{a, b}); ok || wait != time.Second {
+		t.Fatalf("b is empty: got %v %s", ok, wait)
+	}
+	// The failed take must not have consumed a's token: 4 left.
+	if got := l.Tokens("ns/a"); got != 4 {
+		t.Fatalf("a has %v tokens, want 4", got)
+	}
+	// A rate change keeps the tokens, capped at the new burst.
+	a.Rate = Rate{PerMinute: 60, Burst: 2}
+	if ok, _ := l.Take(Governing{a}); !ok {
+		t.Fatal("a still has tokens")
+	}
+	if got := l.Tokens("ns/a"); got != 1 {
+		t.Fatalf("a has %v tokens after rate change, want 1", got)
+	}
+	l.Forget("ns/a")
+	if got := l.Tokens("ns/a"); got != -1 {
+		t.Fatalf("forgotten bucket still there: %v", got)
+	}
+}

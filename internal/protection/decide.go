@@ -1,0 +1,145 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package protection
+
+import (
+	"fmt"
+	"time"
+)
+
+// Outcome is what the decision controller does with one Failed liveness result.
+type Outcome string
+
+const (
+	// Ignore: the result is stale or not real; nothing happens and nothing is recorded.
+	Ignore Outcome = "Ignore"
+	// Wait: the pod already has an active restart; decide again when it finished.
+	Wait Outcome = "Wait"
+	// Hold: the restart is held for Reason; recorded as an event, a counter and in status.
+	Hold Outcome = "Hold"
+	// Restart: create the ContainerRecreateRequest.
+	Restart Outcome = "Restart"
+)
+
+// Facts are what the controller gathered about one Failed result. The zero value of each
+// boolean is the safe one where it matters (no lease = not reporting).
+type Facts struct {
+	// Step 1: the result is fresh and real.
+	PodFound           bool
+	PodTerminating     bool
+	ResultContainerID  string
+	RunningContainerID string // "" when the container is not running
+	LeaseCurrent       bool
+
+	// Step 2: switches.
+	PodRestartDisabled bool
+	ManagerDisabled    bool
+
+	Policies Governing
+	Target   Target
+
+	// Step 4.
+	PodHasActiveCRR bool
+
+	// Steps 5 and 6.
+	Workload WorkloadState
+	// PodAvailable is whether this pod counts as available in Workload.
+	PodAvailable bool
+	Node         NodeState
+	NodeRule     NodeStormRule
+}
+
+// Decision is the outcome of Decide.
+type Decision struct {
+	Outcome Outcome
+	Reason  Reason // set for Hold
+	Message string
+	// RequeueAfter is when deciding again could succeed (RateLimited); zero means "when something
+	// changes" (a watch event), with the caller's fallback interval.
+	RequeueAfter time.Duration
+}
+
+func hold(r Reason, format string, args ...any) Decision {
+	return Decision{Outcome: Hold, Reason: r, Message: fmt.Sprintf(format, args...)}
+}
+
+// Decide applies DESIGN §4 in order to one Failed liveness result. It takes tokens from the
+// limiter only when every earlier rule allows the restart, so held decisions never use up the
+// rate limit.
+func Decide(f Facts, l *Limiter) Decision {
+	// 1. Fresh and real.
+	if !f.PodFound || f.PodTerminating {
+		return Decision{Outcome: Ignore, Message: "pod is gone or terminating"}
+	}
+	if f.RunningContainerID == "" || f.RunningContainerID != f.ResultContainerID {
+		return Decision{Outcome: Ignore, Message: fmt.Sprintf(
+			"stale result: reported for %q, running container is %q", f.ResultContainerID, f.RunningContainerID)}
+	}
+	if !f.LeaseCurrent {
+		return hold(ReasonDaemonNotReporting,
+			"the daemon of node %s is not reporting (Lease missing or expired); its results cannot be trusted", f.Node.Name)
+	}
+
+	// 2. Switches.
+	if f.PodRestartDisabled {
+		return hold(ReasonDisabled, "would restart container %s, but the pod has restart-disabled=true", f.Target.Container)
+	}
+	if f.ManagerDisabled {
+		return hold(ReasonDisabled, "would restart container %s, but restarts are disabled manager-wide (--restarts=disabled)", f.Target.Container)
+	}
+	if p, ok := f.Policies.DryRun(); ok {
+		return hold(ReasonDryRun, "would restart container %s; policy %s is in DryRun mode", f.Target.Container, p.Key)
+	}
+
+	// 3. Blacklist.
+	if what, ok := f.Policies.Blacklisted(f.Target); ok {
+		return hold(ReasonBlacklisted, "not restarting container %s: %s", f.Target.Container, what)
+	}
+
+	// 4. One restart per pod at a time.
+	if f.PodHasActiveCRR {
+		return Decision{Outcome: Wait, Message: "the pod already has an active restart"}
+	}
+
+	// 5. Failure storm in the workload, then across the node.
+	maxFailing, by := f.Policies.MaxFailing(f.Workload.Desired)
+	if f.Workload.Storm(maxFailing) {
+		return hold(ReasonFailureStorm, "%d of %d pods of %s are failing, more than maxFailing %d (policy %s)",
+			f.Workload.FailingPods(), f.Workload.Desired, f.Workload.Ref, maxFailing, by)
+	}
+	if f.NodeRule.Storm(f.Node) {
+		return hold(ReasonNodeStorm, "%d of %d pods in %d workloads are failing on node %s, more than %s",
+			f.Node.FailingPods, f.Node.Pods, f.Node.FailingWorkloads, f.Node.Name, f.NodeRule.MaxFailing.String())
+	}
+
+	// 6. maxUnavailable; an already unavailable pod may always be restarted.
+	if f.PodAvailable {
+		maxUnavail, by := f.Policies.MaxUnavailable(f.Workload.Desired)
+		if u := f.Workload.Unavailable(); u >= maxUnavail {
+			return hold(ReasonMaxUnavailable, "%d of %d pods of %s are unavailable, maxUnavailable is %d (policy %s)",
+				u, f.Workload.Desired, f.Workload.Ref, maxUnavail, by)
+		}
+	}
+
+	// 7. Rate limit.
+	if ok, wait := l.Take(f.Policies); !ok {
+		d := hold(ReasonRateLimited, "rate limit reached; next token in %s", wait.Round(time.Millisecond))
+		d.RequeueAfter = wait
+		return d
+	}
+	return Decision{Outcome: Restart}
+}

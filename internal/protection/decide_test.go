@@ -1,0 +1,130 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package protection
+
+import (
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// baseFacts is a healthy 10-replica workload where one pod's container failed: everything allows
+// the restart. Each case changes one fact and expects the rule of that step to answer.
+func baseFacts() Facts {
+	pol := Policy{Key: "ns/p", MaxUnavailable: intstr.FromString("25%"), MaxFailing: intstr.FromString("50%"), Rate: Rate{PerMinute: 6, Burst: 3}}
+	return Facts{
+		PodFound: true, ResultContainerID: "containerd://a", RunningContainerID: "containerd://a", LeaseCurrent: true,
+		Policies:     Governing{pol},
+		Target:       Target{Workload: WorkloadRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}, Container: "app"},
+		Workload:     WorkloadState{Desired: 10, Pods: pods(10, 10, 1, 0)},
+		PodAvailable: true,
+		Node:         NodeState{Name: "n1", Pods: 10, FailingPods: 1, FailingWorkloads: 1},
+		NodeRule:     NodeStormRule{MaxFailing: intstr.FromString("50%"), MinWorkloads: 3},
+	}
+}
+
+func TestDecideInOrder(t *testing.T) {
+	cases := []struct {
+		name    string
+		mutate  func(*Facts)
+		outcome Outcome
+		reason  Reason
+	}{
+		{"everything allows", func(*Facts) {}, Restart, ""},
+		{"pod gone", func(f *Facts) { f.PodFound = false }, Ignore, ""},
+		{"pod terminating", func(f *Facts) { f.PodTerminating = true }, Ignore, ""},
+		{"stale containerID", func(f *Facts) { f.RunningContainerID = "containerd://b" }, Ignore, ""},
+		{"container not running", func(f *Facts) { f.RunningContainerID = "" }, Ignore, ""},
+		{"stale beats lease", func(f *Facts) { f.RunningContainerID = "containerd://b"; f.LeaseCurrent = false }, Ignore, ""},
+		{"lease expired", func(f *Facts) { f.LeaseCurrent = false }, Hold, ReasonDaemonNotReporting},
+		{"pod switch", func(f *Facts) { f.PodRestartDisabled = true }, Hold, ReasonDisabled},
+		{"manager switch", func(f *Facts) { f.ManagerDisabled = true }, Hold, ReasonDisabled},
+		{"dry run", func(f *Facts) { f.Policies[0].DryRun = true }, Hold, ReasonDryRun},
+		{"switch before blacklist", func(f *Facts) {
+			f.PodRestartDisabled = true
+			f.Policies[0].Blacklist = Blacklist{containers: map[string]struct{}{"app": {}}}
+		}, Hold, ReasonDisabled},
+		{"blacklist", func(f *Facts) { f.Policies[0].Blacklist = Blacklist{containers: map[string]struct{}{"app": {}}} }, Hold, ReasonBlacklisted},
+		{"blacklist before active CRR", func(f *Facts) {
+			f.Policies[0].Blacklist = Blacklist{containers: map[string]struct{}{"app": {}}}
+			f.PodHasActiveCRR = true
+		}, Hold, ReasonBlacklisted},
+		{"active CRR waits", func(f *Facts) { f.PodHasActiveCRR = true }, Wait, ""},
+		{"active CRR before storm", func(f *Facts) { f.PodHasActiveCRR = true; f.Workload.Pods = pods(10, 10, 6, 0) }, Wait, ""},
+		{"5 of 10 failing: no storm", func(f *Facts) { f.Workload.Pods = pods(10, 10, 5, 0) }, Restart, ""},
+		{"6 of 10 failing: storm", func(f *Facts) { f.Workload.Pods = pods(10, 10, 6, 0) }, Hold, ReasonFailureStorm},
+		{"storm holds even an unavailable pod", func(f *Facts) { f.Workload.Pods = pods(10, 4, 6, 0); f.PodAvailable = false }, Hold, ReasonFailureStorm},
+		{"node storm", func(f *Facts) { f.Node = NodeState{Name: "n1", Pods: 10, FailingPods: 6, FailingWorkloads: 4} }, Hold, ReasonNodeStorm},
+		{"budget: 2 of 3 unavailable allows", func(f *Facts) { f.Workload.Pods = pods(10, 10, 3, 2) }, Restart, ""},
+		{"budget: 3 of 3 unavailable holds", func(f *Facts) { f.Workload.Pods = pods(10, 10, 4, 3) }, Hold, ReasonMaxUnavailable},
+		{"budget: unavailable pod may always restart", func(f *Facts) {
+			f.Workload.Pods = pods(10, 6, 4, 0)
+			f.PodAvailable = false
+		}, Restart, ""},
+		{"budget: most restrictive policy", func(f *Facts) {
+			f.Policies = append(f.Policies, Policy{Key: "ns/strict", MaxUnavailable: intstr.FromInt32(1), MaxFailing: intstr.FromString("50%"), Rate: Rate{PerMinute: 6, Burst: 3}})
+			f.Workload.Pods = pods(10, 10, 2, 1)
+		}, Hold, ReasonMaxUnavailable},
+		{"budget: maxUnavailable 0", func(f *Facts) { f.Policies[0].MaxUnavailable = intstr.FromInt32(0) }, Hold, ReasonMaxUnavailable},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := baseFacts()
+			f.Policies = append(Governing(nil), f.Policies...)
+			c.mutate(&f)
+			l := NewLimiter(clocktesting.NewFakePassiveClock(time.Now()), Rate{})
+			d := Decide(f, l)
+			if d.Outcome != c.outcome || d.Reason != c.reason {
+				t.Fatalf("got %s/%s (%s), want %s/%s", d.Outcome, d.Reason, d.Message, c.outcome, c.reason)
+			}
+			if d.Outcome == Hold && d.Message == "" {
+				t.Fatal("a hold must say why")
+			}
+			// Only a restart takes a token.
+			want := 3.0
+			if d.Outcome == Restart {
+				want = 2
+			}
+			for _, k := range f.Policies.Keys() {
+				if got := l.Tokens(k); got != -1 && got != want {
+					t.Fatalf("bucket %s has %v tokens, want %v", k, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestDecideRateLimited(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	l := NewLimiter(clk, Rate{})
+	f := baseFacts()
+	for i := range 3 {
+		if d := Decide(f, l); d.Outcome != Restart {
+			t.Fatalf("restart %d: %s %s", i, d.Outcome, d.Message)
+		}
+	}
+	d := Decide(f, l)
+	if d.Outcome != Hold || d.Reason != ReasonRateLimited || d.RequeueAfter != 10*time.Second {
+		t.Fatalf("got %s/%s after %s", d.Outcome, d.Reason, d.RequeueAfter)
+	}
+	clk.SetTime(clk.Now().Add(d.RequeueAfter))
+	if d := Decide(f, l); d.Outcome != Restart {
+		t.Fatalf("after the wait: %s %s", d.Outcome, d.Message)
+	}
+}

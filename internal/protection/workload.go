@@ -1,0 +1,147 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package protection
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// WorkloadRef names the workload a pod belongs to, in the pod's namespace.
+type WorkloadRef struct {
+	APIVersion string
+	Kind       string
+	Name       string
+	UID        types.UID
+}
+
+// String is kind/name, used in events and logs.
+func (w WorkloadRef) String() string { return w.Kind + "/" + w.Name }
+
+// Owner is what an OwnerLookup found for a controller reference.
+type Owner struct {
+	// Controller is the owner's own controller reference, nil at the top.
+	Controller *metav1.OwnerReference
+	// Replicas is the owner's desired replicas, nil when the kind has none.
+	Replicas *int32
+}
+
+// OwnerLookup finds the object a controller reference points to in namespace. It returns nil, nil
+// when the object does not exist or its kind is not one the caller can read; resolution then
+// stops at that reference.
+type OwnerLookup func(ref metav1.OwnerReference) (*Owner, error)
+
+// Workload is a resolved workload. Desired is nil when the top owner's kind has no replica count
+// the controller can read; the caller then uses the number of pods it knows.
+type Workload struct {
+	Ref     WorkloadRef
+	Desired *int32
+}
+
+// maxOwnerDepth bounds the walk up controller references (a cycle would otherwise never end).
+const maxOwnerDepth = 5
+
+// ResolveWorkload walks up controller references from the pod to the top owner the lookup can
+// read (a ReplicaSet owned by a Deployment resolves to the Deployment). A pod without a controller
+// is a workload of one, with itself as the reference.
+func ResolveWorkload(pod metav1.Object, lookup OwnerLookup) (Workload, error) {
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil {
+		one := int32(1)
+		return Workload{
+			Ref:     WorkloadRef{APIVersion: "v1", Kind: "Pod", Name: pod.GetName(), UID: pod.GetUID()},
+			Desired: &one,
+		}, nil
+	}
+	var desired *int32
+	for range maxOwnerDepth {
+		o, err := lookup(*ref)
+		if err != nil {
+			return Workload{}, fmt.Errorf("reading %s %s: %w", ref.Kind, ref.Name, err)
+		}
+		if o == nil {
+			break
+		}
+		desired = o.Replicas
+		if o.Controller == nil {
+			break
+		}
+		parent, err := lookup(*o.Controller)
+		if err != nil {
+			return Workload{}, fmt.Errorf("reading %s %s: %w", o.Controller.Kind, o.Controller.Name, err)
+		}
+		if parent == nil {
+			// The parent cannot be read (unknown kind, or gone): the owner we have is the top.
+			break
+		}
+		ref = o.Controller
+	}
+	return Workload{
+		Ref:     WorkloadRef{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, UID: ref.UID},
+		Desired: desired,
+	}, nil
+}
+
+// PodState is one pod of a workload as the budget sees it.
+type PodState struct {
+	Ready       bool
+	ActiveCRR   bool // an active ContainerRecreateRequest, or one created but not yet in the cache
+	Failing     bool // at least one liveness state Failed
+	Terminating bool
+}
+
+// Available is Ready, not terminating, and not being restarted.
+func (p PodState) Available() bool { return p.Ready && !p.ActiveCRR && !p.Terminating }
+
+// WorkloadState is what the budget and the storm breaker need of one workload.
+type WorkloadState struct {
+	Ref     WorkloadRef
+	Desired int32
+	Pods    []PodState
+}
+
+// Unavailable is desired replicas minus pods that are available, never below zero.
+func (w WorkloadState) Unavailable() int32 {
+	avail := int32(0)
+	for _, p := range w.Pods {
+		if p.Available() {
+			avail++
+		}
+	}
+	if u := w.Desired - avail; u > 0 {
+		return u
+	}
+	return 0
+}
+
+// FailingPods counts pods with a Failed liveness state (terminating pods excluded: they are going
+// away whatever their probe says).
+func (w WorkloadState) FailingPods() int32 {
+	n := int32(0)
+	for _, p := range w.Pods {
+		if p.Failing && !p.Terminating {
+			n++
+		}
+	}
+	return n
+}
+
+// Storm reports whether failing pods exceed maxFailing: with 10 replicas and maxFailing 50%
+// (= 5), 5 failing pods are not a storm and 6 are.
+func (w WorkloadState) Storm(maxFailing int32) bool { return w.FailingPods() > maxFailing }
