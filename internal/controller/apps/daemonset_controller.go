@@ -1,0 +1,204 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apps
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemonset"
+)
+
+// DaemonSetFieldOwner is the server-side-apply field manager of the daemon DaemonSet.
+const DaemonSetFieldOwner = "enhanced-liveness-operator"
+
+// DaemonSetReconciler creates the node daemon's DaemonSet and keeps it as the manager's
+// configuration says. There is no custom resource behind it (an OLM bundle can only install
+// Deployments, so the manager owns the DaemonSet): it watches DaemonSets labelled
+// app.kubernetes.io/managed-by=enhanced-liveness-operator in the operator namespace and
+// re-applies the desired object whenever one of them changes or disappears.
+type DaemonSetReconciler struct {
+	Client client.Client
+	// APIReader reads the manager's Deployment, which the cache does not hold.
+	APIReader client.Reader
+	// Config is the desired daemon; an empty Image means "the manager's own image".
+	Config daemonset.Config
+	// OwnerDeployment is the manager's Deployment in Config.Namespace. When it exists it owns
+	// the DaemonSet, so uninstalling the manager (kustomize or OLM) garbage-collects the daemons,
+	// and its "manager" container's image is the default daemon image.
+	OwnerDeployment string
+}
+
+// DaemonSetCacheByObject restricts the manager's DaemonSet informer to the operator namespace
+// and to the objects it manages: the manager needs no cluster-wide DaemonSet access.
+func DaemonSetCacheByObject(namespace string) (client.Object, cache.ByObject) {
+	return &appsv1.DaemonSet{}, cache.ByObject{
+		Namespaces: map[string]cache.Config{namespace: {}},
+		Label:      daemonset.ManagedSelector(),
+	}
+}
+
+// +kubebuilder:rbac:groups=apps,namespace=enhanced-liveness-system,resources=daemonsets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps,namespace=enhanced-liveness-system,resources=deployments,verbs=get
+
+// Reconcile applies the desired DaemonSet and deletes DaemonSets this manager created under
+// another name (e.g. after --daemon-name changed).
+func (r *DaemonSetReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
+	log := logf.FromContext(ctx)
+	cfg := r.Config
+
+	var owner *appsv1.Deployment
+	if r.OwnerDeployment != "" {
+		d := &appsv1.Deployment{}
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: cfg.Namespace, Name: r.OwnerDeployment}, d)
+		switch {
+		case err == nil:
+			owner = d
+		case apierrors.IsNotFound(err):
+			log.V(1).Info("manager Deployment not found; the daemon DaemonSet gets no owner", "deployment", r.OwnerDeployment)
+		default:
+			return ctrl.Result{}, fmt.Errorf("reading manager Deployment: %w", err)
+		}
+	}
+	if cfg.Image == "" && owner != nil {
+		cfg.Image = managerImage(owner)
+	}
+	if err := cfg.Validate(); err != nil {
+		// Not retryable: the flags are wrong. Log loudly and wait for the next event.
+		log.Error(err, "cannot build the daemon DaemonSet; set --daemon-image or RELATED_IMAGE_DAEMON")
+		return ctrl.Result{}, nil
+	}
+
+	desired := daemonset.Build(cfg)
+	if owner != nil {
+		desired.OwnerReferences = []metav1.OwnerReference{{
+			APIVersion: "apps/v1", Kind: "Deployment", Name: owner.Name, UID: owner.UID, Controller: ptr.To(true),
+		}}
+	}
+	u, err := toApplyObject(desired)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+		client.FieldOwner(DaemonSetFieldOwner), client.ForceOwnership); err != nil {
+		return ctrl.Result{}, fmt.Errorf("applying DaemonSet %s/%s: %w", desired.Namespace, desired.Name, err)
+	}
+
+	var list appsv1.DaemonSetList
+	if err := r.Client.List(ctx, &list, client.InNamespace(cfg.Namespace),
+		client.MatchingLabelsSelector{Selector: daemonset.ManagedSelector()}); err != nil {
+		return ctrl.Result{}, err
+	}
+	for i := range list.Items {
+		old := &list.Items[i]
+		if old.Name == cfg.Name {
+			continue
+		}
+		log.Info("deleting a daemon DaemonSet this manager no longer wants", "name", old.Name)
+		if err := r.Client.Delete(ctx, old); client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// managerImage is the image of the Deployment's "manager" container (or its only container).
+func managerImage(d *appsv1.Deployment) string {
+	cs := d.Spec.Template.Spec.Containers
+	for _, c := range cs {
+		if c.Name == "manager" {
+			return c.Image
+		}
+	}
+	if len(cs) == 1 {
+		return cs[0].Image
+	}
+	return ""
+}
+
+// toApplyObject turns a typed object into an apply patch without the zero-valued fields the
+// typed structs always serialize (status, creation timestamps), which would otherwise become
+// fields this manager claims to own.
+func toApplyObject(obj runtime.Object) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	unstructured.RemoveNestedField(u.Object, "status")
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	unstructured.RemoveNestedField(u.Object, "spec", "template", "metadata", "creationTimestamp")
+	return u, nil
+}
+
+// SetupWithManager watches the managed DaemonSets (the manager's cache must be restricted with
+// DaemonSetCacheByObject) and triggers one reconcile at start, so a missing DaemonSet is created.
+func (r *DaemonSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
+	key := types.NamespacedName{Namespace: r.Config.Namespace, Name: r.Config.Name}
+	toKey := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: key}}
+	})
+	managed := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetNamespace() == r.Config.Namespace && daemonset.ManagedSelector().Matches(labels.Set(o.GetLabels()))
+	})
+	// Status changes (every daemon pod becoming ready) do not need a re-apply; spec, label,
+	// annotation and owner edits do, and deletions always pass.
+	changed := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
+		predicate.AnnotationChangedPredicate{}, ownerRefsChanged{})
+	initial := source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		q.Add(reconcile.Request{NamespacedName: key})
+		return nil
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("apps-daemonset").
+		Watches(&appsv1.DaemonSet{}, toKey, builder.WithPredicates(managed, changed)).
+		WatchesRawSource(initial).
+		Complete(r)
+}
+
+// ownerRefsChanged passes updates that change owner references (someone orphaning the DaemonSet).
+type ownerRefsChanged struct{ predicate.Funcs }
+
+func (ownerRefsChanged) Update(e event.UpdateEvent) bool {
+	if e.ObjectOld == nil || e.ObjectNew == nil {
+		return false
+	}
+	return fmt.Sprint(e.ObjectOld.GetOwnerReferences()) != fmt.Sprint(e.ObjectNew.GetOwnerReferences())
+}
