@@ -204,7 +204,7 @@ func main() {
 	}
 	// nolint:goconst
 	if os.Getenv("ENABLE_WEBHOOKS") != "false" {
-		if err := webhookcorev1.SetupPodWebhookWithManager(mgr); err != nil {
+		if err := webhookcorev1.SetupPodWebhookWithManager(mgr, operatorNamespace()); err != nil {
 			setupLog.Error(err, "Failed to create webhook", "webhook", "Pod")
 			os.Exit(1)
 		}
@@ -239,4 +239,12 @@ func main() {
 		setupLog.Error(err, "Failed to run manager")
 		os.Exit(1)
 	}
+}
+
+// operatorNamespace is where the manager runs (downward API POD_NAMESPACE), else the default.
+func operatorNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return appsv1alpha1.DefaultOperatorNamespace
 }
