@@ -1,0 +1,227 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package recreate
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
+)
+
+// Event reasons, on the pod.
+const (
+	ReasonKilling           = "Killing"
+	ReasonFailedPreStopHook = "FailedPreStopHook"
+	// ReasonSucceeded and ReasonFailed are emitted on the request when it finishes.
+	ReasonSucceeded = "Succeeded"
+	ReasonFailed    = "Failed"
+)
+
+// execute runs the request that holds its pod's turn.
+func (e *Executor) execute(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod,
+	deadline time.Time, deadlineSecs int64) (ctrl.Result, error) {
+	states := crr.Status.ContainerRecreateStates
+	attempted := map[string]bool{}
+	// Each pass stops what the plan allows; another pass runs only when a container gave up its
+	// turn at once (already gone, or a failure ignored), so orderedRecreate moves to the next one.
+	for pass := 0; pass <= len(crr.Spec.Containers); pass++ {
+		plan := Advance(Request{
+			Containers: crr.Spec.Containers, Strategy: crr.Spec.Strategy, States: states,
+			Observed: e.observe(ctx, pod, crr, states), Now: e.Clock.Now(),
+			Deadline: deadline, DeadlineSeconds: deadlineSecs,
+		})
+		if IsFinished(plan.Phase) {
+			return ctrl.Result{}, e.finish(ctx, crr, plan.States, plan.Phase, plan.Message)
+		}
+		var kill []string
+		for _, name := range plan.Kill {
+			if !attempted[name] {
+				kill = append(kill, name)
+			}
+		}
+		// Record the instances about to be stopped before stopping them (see ContainerRecreateState.containerID).
+		var err error
+		if crr, err = e.writeStates(ctx, crr, plan.States, plan.Phase, plan.Message); err != nil {
+			return ctrl.Result{}, ignoreSuperseded(err)
+		}
+		states = plan.States
+		if len(kill) == 0 {
+			return ctrl.Result{RequeueAfter: e.requeueAfter(plan.RequeueAfter, deadline)}, nil
+		}
+		results := e.stopAll(ctx, pod, crr, states, kill)
+		again := false
+		for i := range states {
+			r, ok := results[states[i].Name]
+			if !ok {
+				continue
+			}
+			attempted[states[i].Name] = true
+			states[i].Message = r.message
+			switch r.outcome {
+			case stopped:
+				states[i].IsKilled = true
+			case stopFailed:
+				states[i].Phase = appsv1alpha1.RecreateFailed
+				again = true
+			case alreadyStopped:
+				again = true
+			}
+		}
+		phase, msg := Summarize(crr.Spec.Strategy.FailurePolicy, states, e.Clock.Now(), deadline, deadlineSecs)
+		if IsFinished(phase) {
+			return ctrl.Result{}, e.finish(ctx, crr, states, phase, msg)
+		}
+		if crr, err = e.writeStates(ctx, crr, states, phase, msg); err != nil {
+			return ctrl.Result{}, ignoreSuperseded(err)
+		}
+		if !again {
+			break
+		}
+	}
+	return ctrl.Result{RequeueAfter: e.requeueAfter(0, deadline)}, nil
+}
+
+func (e *Executor) requeueAfter(want time.Duration, deadline time.Time) time.Duration {
+	d := e.PollInterval
+	if want > 0 && want < d {
+		d = want
+	}
+	if left := deadline.Sub(e.Clock.Now()); left > 0 && left < d {
+		d = left
+	}
+	return d
+}
+
+// observe reads pod status for every unfinished container, and asks the runtime to confirm any
+// instance that pod status reports running and that is not the one being restarted.
+func (e *Executor) observe(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.ContainerRecreateRequest,
+	states []appsv1alpha1.ContainerRecreateState) map[string]Observed {
+	target := map[string]appsv1alpha1.ContainerRecreateState{}
+	for _, s := range states {
+		target[s.Name] = s
+	}
+	out := map[string]Observed{}
+	for _, c := range crr.Spec.Containers {
+		st := target[c.Name]
+		if IsFinished(st.Phase) {
+			continue
+		}
+		o := ObservePod(pod, c.Name)
+		if o.Running && o.ContainerID != "" && o.ContainerID != st.ContainerID {
+			resp, err := e.Runtime.ContainerStatus(ctx, cri.TrimContainerID(o.ContainerID), false)
+			if err != nil {
+				logf.FromContext(ctx).V(1).Info("runtime cannot confirm container yet", "container", c.Name, "id", o.ContainerID, "err", err.Error())
+			}
+			o.RuntimeRunning = err == nil && resp.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING
+		}
+		out[c.Name] = o
+	}
+	return out
+}
+
+type stopOutcome int
+
+const (
+	stopped stopOutcome = iota
+	alreadyStopped
+	stopFailed
+)
+
+type stopResult struct {
+	outcome stopOutcome
+	message string
+}
+
+// stopAll stops the named containers at once (orderedRecreate plans one at a time anyway).
+func (e *Executor) stopAll(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.ContainerRecreateRequest,
+	states []appsv1alpha1.ContainerRecreateState, names []string) map[string]stopResult {
+	ids := map[string]string{}
+	for _, s := range states {
+		ids[s.Name] = s.ContainerID
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	out := map[string]stopResult{}
+	for _, name := range names {
+		wg.Go(func() {
+			r := e.stop(ctx, pod, crr, name, ids[name])
+			mu.Lock()
+			out[name] = r
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// stop runs the preStop hook and stops one container instance through CRI, as the kubelet does
+// when a liveness probe fails.
+func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.ContainerRecreateRequest, name, target string) stopResult {
+	id := cri.TrimContainerID(target)
+	resp, err := e.Runtime.ContainerStatus(ctx, id, false)
+	switch {
+	case grpcstatus.Code(err) == codes.NotFound:
+		return stopResult{alreadyStopped, target + " is already gone from the runtime; waiting for the kubelet to start a new container"}
+	case err != nil:
+		return stopResult{stopFailed, fmt.Sprintf("cannot read %s from the container runtime: %v", target, err)}
+	case resp.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_EXITED:
+		return stopResult{alreadyStopped, target + " has already exited; waiting for the kubelet to start a new container"}
+	}
+
+	c, _ := containerSpec(pod, name)
+	e.Recorder.Eventf(pod, crr, corev1.EventTypeNormal, ReasonKilling, "StopContainer", "%s", killingNote(crr, name))
+	total := TotalGracePeriod(crr.Spec.Strategy.TerminationGracePeriodSeconds, pod)
+	start := e.Clock.Now()
+	hookMsg := ""
+	if RunsPreStop(c, total) {
+		hooks := &HookRunner{Runtime: e.Runtime, Clock: e.Clock, UserAgent: e.HookUserAgent}
+		if err := hooks.Run(ctx, pod, c, target, c.Lifecycle.PreStop, time.Duration(total)*time.Second); err != nil {
+			e.Recorder.Eventf(pod, crr, corev1.EventTypeWarning, ReasonFailedPreStopHook, "PreStopHook",
+				"PreStopHook of container %s failed: %v", name, err)
+			hookMsg = fmt.Sprintf(" (preStop hook failed: %v)", err)
+		}
+	}
+	timeout := StopTimeout(total, e.Clock.Since(start))
+	err = e.Runtime.StopContainer(ctx, id, timeout)
+	stopDuration.Observe(e.Clock.Since(start).Seconds())
+	if err != nil {
+		return stopResult{stopFailed, fmt.Sprintf("stopping %s failed: %v%s", target, err, hookMsg)}
+	}
+	return stopResult{stopped, fmt.Sprintf("stopped %s with a grace period of %ds%s; waiting for the kubelet to start a new container",
+		target, timeout, hookMsg)}
+}
+
+// killingNote is the Killing event's message: the kubelet's own wording for a liveness restart,
+// and a plain one for a request made by hand.
+func killingNote(crr *appsv1alpha1.ContainerRecreateRequest, container string) string {
+	_, fromProbe := crr.Annotations[appsv1alpha1.AnnotationCRRProbe]
+	if crr.Labels[appsv1alpha1.LabelManagedBy] == appsv1alpha1.ManagedByDecisionController || fromProbe {
+		return fmt.Sprintf("Container %s failed liveness probe, will be restarted", container)
+	}
+	return fmt.Sprintf("Stopping container %s by ContainerRecreateRequest %s", container, crr.Name)
+}
