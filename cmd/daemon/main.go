@@ -48,6 +48,8 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/heartbeat"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/node"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
 )
 
 // EventRecorderName is the reporting controller of every event the daemon emits.
@@ -65,7 +67,8 @@ func init() {
 
 type options struct {
 	nodeName, namespace, criEndpoint string
-	criTimeout                       time.Duration
+	criTimeout, writeWindow          time.Duration
+	kubeletVersion                   string
 	metricsAddr, probeAddr           string
 	secureMetrics, enableHTTP2       bool
 }
@@ -82,6 +85,10 @@ func parseFlags() (options, zap.Options) {
 	flag.StringVar(&o.criEndpoint, "cri-endpoint", "",
 		"CRI runtime endpoint, e.g. unix:///run/containerd/containerd.sock; auto-detected (containerd, CRI-O) when empty.")
 	flag.DurationVar(&o.criTimeout, "cri-timeout", 10*time.Second, "Connection timeout and per-call timeout of CRI calls.")
+	flag.DurationVar(&o.writeWindow, "status-write-window", prober.DefaultWriteWindow,
+		"How long probe transitions are gathered into one NodePodProbe status patch.")
+	flag.StringVar(&o.kubeletVersion, "kubelet-version", "",
+		"Kubelet version for the probes' User-Agent (kube-probe/<major>.<minor>); read from the Node object when empty.")
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":10290",
 		"Address of the metrics endpoint (the daemon runs with hostNetwork); 0 disables it.")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":10291", "Address of the /healthz and /readyz endpoints.")
@@ -161,6 +168,31 @@ func run(o options) error {
 		return err
 	}
 
+	// Probe engine: workers, result cache, status writer, and the controller that syncs them.
+	kubeletVersion := o.kubeletVersion
+	if kubeletVersion == "" {
+		kubeletVersion = nodeKubeletVersion(ctx, mgr.GetAPIReader(), o.nodeName)
+	}
+	probes := prober.NewManager(rt, prober.UserAgent(kubeletVersion),
+		&prober.Events{Recorder: mgr.GetEventRecorder(EventRecorderName)})
+	status := &prober.StatusWriter{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), NodeName: o.nodeName,
+		Results: probes.Results, Window: o.writeWindow,
+	}
+	if err := node.IndexPodsByNode(ctx, mgr); err != nil {
+		return err
+	}
+	if err := mgr.Add(probes); err != nil {
+		return err
+	}
+	if err := mgr.Add(status); err != nil {
+		return err
+	}
+	if err := (&node.Reconciler{Client: mgr.GetClient(), NodeName: o.nodeName, Probes: probes, Status: status}).
+		SetupWithManager(mgr); err != nil {
+		return err
+	}
+
 	// recreate executor: registered below, e.g.
 	// recreate.(...).SetupWithManager(mgr, rt, ...) with mgr.GetEventRecorder(EventRecorderName).
 	_ = rt
@@ -173,4 +205,15 @@ func run(o options) error {
 	}
 	setupLog.Info("starting the daemon", "node", o.nodeName, "namespace", o.namespace)
 	return mgr.Start(ctx)
+}
+
+// nodeKubeletVersion reads status.nodeInfo.kubeletVersion of the node; "" when it cannot
+// (prober.UserAgent then falls back to the version the daemon was built for).
+func nodeKubeletVersion(ctx context.Context, r client.Reader, name string) string {
+	n := &corev1.Node{}
+	if err := r.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
+		setupLog.Info("cannot read the node's kubelet version; using the built-in one", "error", err.Error())
+		return ""
+	}
+	return n.Status.NodeInfo.KubeletVersion
 }

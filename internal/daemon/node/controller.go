@@ -1,0 +1,111 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
+// Package node keeps the node daemon's probe workers in step with its NodePodProbe spec and the
+// pods bound to the node.
+package node
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+)
+
+// Reconciler has a single key, the node: every change of the node's NodePodProbe spec or of
+// one of its pods re-syncs the whole worker set, which the workqueue coalesces.
+type Reconciler struct {
+	Client   client.Client
+	NodeName string
+	Probes   *prober.Manager
+	Status   *prober.StatusWriter
+}
+
+// Reconcile reads the NodePodProbe and the node's pods and hands them to the probe manager.
+func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.MatchingFields{"spec.nodeName": r.NodeName}); err != nil {
+		return reconcile.Result{}, err
+	}
+	podPtrs := make([]*corev1.Pod, 0, len(pods.Items))
+	for i := range pods.Items {
+		podPtrs = append(podPtrs, &pods.Items[i])
+	}
+	npp := &appsv1alpha1.NodePodProbe{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Name: r.NodeName}, npp); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Probes.Sync(nil, podPtrs)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	r.Probes.Sync(Targets(npp), podPtrs)
+	r.Status.SetObservedGeneration(npp.Generation)
+	return reconcile.Result{}, nil
+}
+
+// Targets lists the probes of a NodePodProbe spec.
+func Targets(npp *appsv1alpha1.NodePodProbe) []prober.Target {
+	var out []prober.Target
+	for i := range npp.Spec.PodProbes {
+		pp := &npp.Spec.PodProbes[i]
+		for j := range pp.Probes {
+			p := &pp.Probes[j]
+			out = append(out, prober.Target{
+				Key:     prober.Key{PodUID: pp.UID, Container: p.ContainerName, Probe: p.Name},
+				PodName: pp.Name, Namespace: pp.Namespace, PodIP: pp.IP, Probe: p.Probe,
+			})
+		}
+	}
+	return out
+}
+
+// SetupWithManager watches the node's NodePodProbe (spec changes only: its status is ours) and
+// the pods bound to the node. The manager's cache must be restricted to the node and must index
+// pods by spec.nodeName (IndexPodsByNode).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	nodeKey := reconcile.Request{NamespacedName: types.NamespacedName{Name: r.NodeName}}
+	toNode := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{nodeKey}
+	})
+	onNode := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		p, ok := o.(*corev1.Pod)
+		return ok && p.Spec.NodeName == r.NodeName
+	})
+	isNode := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == r.NodeName })
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("daemon-nodepodprobe").
+		For(&appsv1alpha1.NodePodProbe{}, builder.WithPredicates(isNode, predicate.GenerationChangedPredicate{})).
+		Watches(&corev1.Pod{}, toNode, builder.WithPredicates(onNode)).
+		Complete(r)
+}
+
+// IndexPodsByNode registers the spec.nodeName field index the Reconciler lists pods with.
+func IndexPodsByNode(ctx context.Context, mgr ctrl.Manager) error {
+	return mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, "spec.nodeName", func(o client.Object) []string {
+		return []string{o.(*corev1.Pod).Spec.NodeName}
+	})
+}

@@ -1,0 +1,129 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
+package prober
+
+import (
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+)
+
+// MaxMessageBytes caps a reported message (the API allows 1 KiB).
+const MaxMessageBytes = 1024
+
+// Entry is the last reported result of one probe.
+type Entry struct {
+	State       appsv1alpha1.ProbeState
+	ContainerID string
+	Message     string
+	// LastProbeTime moves on every run; LastTransitionTime only when State or ContainerID change.
+	LastProbeTime      time.Time
+	LastTransitionTime time.Time
+}
+
+// Cache holds the reported result of every probe of the node, keyed by (pod UID, container,
+// probe name). Changes that the NodePodProbe status must show raise a signal on Changed().
+type Cache struct {
+	mu      sync.RWMutex
+	entries map[Key]Entry
+	changed chan struct{}
+}
+
+// NewCache returns an empty cache.
+func NewCache() *Cache {
+	return &Cache{entries: map[Key]Entry{}, changed: make(chan struct{}, 1)}
+}
+
+// Changed receives a value after one or more reportable changes (coalesced).
+func (c *Cache) Changed() <-chan struct{} { return c.changed }
+
+// Signal raises the change signal without a change of its own (e.g. a new spec generation).
+func (c *Cache) Signal() {
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Set records state for k taken on containerID at now. It returns true (and signals) when the
+// state or the container changed; a repeated state only moves LastProbeTime.
+func (c *Cache) Set(k Key, state appsv1alpha1.ProbeState, containerID, message string, now time.Time) bool {
+	c.mu.Lock()
+	old, ok := c.entries[k]
+	if ok && old.State == state && old.ContainerID == containerID {
+		old.LastProbeTime = now
+		c.entries[k] = old
+		c.mu.Unlock()
+		return false
+	}
+	c.entries[k] = Entry{State: state, ContainerID: containerID, Message: capMessage(message), LastProbeTime: now, LastTransitionTime: now}
+	c.mu.Unlock()
+	c.Signal()
+	return true
+}
+
+// Touch moves LastProbeTime of an existing entry (a run that changed nothing reportable).
+func (c *Cache) Touch(k Key, now time.Time) {
+	c.mu.Lock()
+	if e, ok := c.entries[k]; ok {
+		e.LastProbeTime = now
+		c.entries[k] = e
+	}
+	c.mu.Unlock()
+}
+
+// Get returns the entry of k.
+func (c *Cache) Get(k Key) (Entry, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	e, ok := c.entries[k]
+	return e, ok
+}
+
+// Delete forgets k (its worker stopped) and signals if it was reported.
+func (c *Cache) Delete(k Key) {
+	c.mu.Lock()
+	_, ok := c.entries[k]
+	delete(c.entries, k)
+	c.mu.Unlock()
+	if ok {
+		c.Signal()
+	}
+}
+
+// Len returns the number of entries.
+func (c *Cache) Len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.entries)
+}
+
+// capMessage makes msg valid UTF-8 of at most MaxMessageBytes, cut at a rune boundary.
+func capMessage(msg string) string {
+	msg = strings.ToValidUTF8(msg, "\uFFFD")
+	if len(msg) <= MaxMessageBytes {
+		return msg
+	}
+	cut := MaxMessageBytes
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut]
+}

@@ -1,0 +1,45 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
+package prober
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
+)
+
+// Event reasons, as the kubelet names them.
+const (
+	ReasonUnhealthy    = "Unhealthy"
+	ReasonProbeWarning = "ProbeWarning"
+	eventAction        = "Probing"
+)
+
+// Events sends the worker's events on the pod, pointing at the container as the kubelet's do.
+type Events struct {
+	Recorder events.EventRecorder
+}
+
+func (e *Events) warn(t *Target, reason, format string, args ...any) {
+	if e == nil || e.Recorder == nil {
+		return
+	}
+	ref := &corev1.ObjectReference{
+		APIVersion: "v1", Kind: "Pod", Namespace: t.Namespace, Name: t.PodName, UID: t.PodUID,
+		FieldPath: "spec.containers{" + t.Container + "}",
+	}
+	e.Recorder.Eventf(ref, nil, corev1.EventTypeWarning, reason, eventAction, format, args...)
+}

@@ -1,0 +1,197 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
+package prober
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/probe"
+)
+
+// Manager owns the probe workers of the node. Sync tells it which probes exist and what the
+// pods look like; it starts, updates and stops workers to match. It is a manager.Runnable:
+// workers run between Start and the end of its context, and are all gone when Start returns.
+type Manager struct {
+	// Runtime runs exec probes; nil means exec probes error.
+	Runtime probe.Execer
+	// HTTP is shared by all HTTP workers.
+	HTTP *probe.HTTP
+	// UserAgent of HTTP and gRPC probes: kube-probe/<major>.<minor>.
+	UserAgent string
+	Results   *Cache
+	Events    *Events
+	Clock     clock.WithTicker
+	// Jitter returns the delay of a worker's first run when the daemon started less than one
+	// period ago; a uniform random fraction of the period when nil.
+	Jitter func(period time.Duration) time.Duration
+
+	started time.Time
+
+	mu      sync.RWMutex
+	ctx     context.Context
+	workers map[Key]*worker
+	pods    map[types.UID]*corev1.Pod
+	pending []Target
+	wg      sync.WaitGroup
+}
+
+// NewManager returns a manager with the real clock and a fresh cache.
+func NewManager(rt probe.Execer, userAgent string, events *Events) *Manager {
+	return &Manager{Runtime: rt, HTTP: probe.NewHTTP(), UserAgent: userAgent, Results: NewCache(), Events: events}
+}
+
+func (m *Manager) init() {
+	if m.Clock == nil {
+		m.Clock = clock.RealClock{}
+	}
+	if m.Results == nil {
+		m.Results = NewCache()
+	}
+	if m.HTTP == nil {
+		m.HTTP = probe.NewHTTP()
+	}
+	if m.Jitter == nil {
+		m.Jitter = func(p time.Duration) time.Duration { return time.Duration(rand.Float64() * float64(p)) }
+	}
+	if m.workers == nil {
+		m.workers = map[Key]*worker{}
+	}
+}
+
+// NeedLeaderElection is false: every node runs its own probes.
+func (m *Manager) NeedLeaderElection() bool { return false }
+
+// Start runs the workers until ctx ends, then stops them all and waits for them.
+func (m *Manager) Start(ctx context.Context) error {
+	m.mu.Lock()
+	m.init()
+	m.started = m.Clock.Now()
+	m.ctx = ctx
+	pending := m.pending
+	m.pending = nil
+	m.mu.Unlock()
+	if pending != nil {
+		m.Sync(pending, nil)
+	}
+	<-ctx.Done()
+	m.mu.Lock()
+	for k, w := range m.workers {
+		m.stopLocked(k, w, false)
+	}
+	m.mu.Unlock()
+	m.wg.Wait()
+	return nil
+}
+
+// Sync makes the workers match targets. pods (nil keeps the last set) are the node's pods that
+// workers read container state from. Probes of terminating or finished pods get no worker.
+func (m *Manager) Sync(targets []Target, pods []*corev1.Pod) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.init()
+	if pods != nil {
+		idx := make(map[types.UID]*corev1.Pod, len(pods))
+		for _, p := range pods {
+			idx[p.UID] = p
+		}
+		m.pods = idx
+	}
+	if m.ctx == nil {
+		m.pending = append(m.pending[:0], targets...)
+		return
+	}
+	want := make(map[Key]struct{}, len(targets))
+	for i := range targets {
+		t := targets[i]
+		t.Probe = withDefaults(t.Probe)
+		if p := m.pods[t.PodUID]; p != nil && (p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed) {
+			continue
+		}
+		want[t.Key] = struct{}{}
+		if w, ok := m.workers[t.Key]; ok {
+			if !equality.Semantic.DeepEqual(w.target.Load(), &t) {
+				w.setTarget(&t)
+			}
+			continue
+		}
+		w := newWorker(m, &t)
+		m.workers[t.Key] = w
+		Workers.WithLabelValues(handlerName(&t.Probe)).Inc()
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			w.run(m.ctx)
+		}()
+	}
+	for k, w := range m.workers {
+		if _, ok := want[k]; !ok {
+			m.stopLocked(k, w, true)
+		}
+	}
+}
+
+// stopLocked stops w; forget also drops its result and metrics (the probe left the spec).
+func (m *Manager) stopLocked(k Key, w *worker, forget bool) {
+	close(w.stop)
+	delete(m.workers, k)
+	t := w.target.Load()
+	Workers.WithLabelValues(handlerName(&t.Probe)).Dec()
+	if forget {
+		m.Results.Delete(k)
+		forgetProbeMetrics(t)
+	}
+}
+
+// WorkerCount returns the number of workers.
+func (m *Manager) WorkerCount() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.workers)
+}
+
+func (m *Manager) pod(uid types.UID) *corev1.Pod {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.pods[uid]
+}
+
+// report records a state for w unless w was replaced or stopped meanwhile (a stopped worker must
+// not resurrect the result that Sync just removed). It returns true on a transition.
+func (m *Manager) report(w *worker, state appsv1alpha1.ProbeState, msg string, at time.Time) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.workers[w.key] != w {
+		return false
+	}
+	return m.Results.Set(w.key, state, w.containerID, msg, at)
+}
+
+func (m *Manager) touch(w *worker, at time.Time) { m.Results.Touch(w.key, at) }
+
+// handlersEqual reports whether two probes run the same check.
+func handlersEqual(a, b *corev1.Probe) bool {
+	return equality.Semantic.DeepEqual(a.ProbeHandler, b.ProbeHandler)
+}

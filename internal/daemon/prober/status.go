@@ -1,0 +1,212 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
+package prober
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+)
+
+// DefaultWriteWindow is how long the writer gathers changes before it patches: one write then
+// carries every transition of the node in that window.
+const DefaultWriteWindow = 300 * time.Millisecond
+
+// maxPatchAttempts bounds the conflict retries of one flush; a flush that still fails is retried
+// after a back-off with a fresh read.
+const maxPatchAttempts = 5
+
+// StatusWriter reports the cache into the status of the node's NodePodProbe. It patches only
+// when the reported content (states, containers, messages, pod set, counters, generation)
+// differs from what the object shows, gathers changes for Window, and recomputes from a fresh
+// read on every conflict, so it never writes from a stale copy nor clobbers entries it does not own.
+type StatusWriter struct {
+	// Client reads the NodePodProbe (from the cache) and patches its status.
+	Client client.Client
+	// APIReader reads the NodePodProbe directly from the apiserver after a conflict.
+	APIReader client.Reader
+	NodeName  string
+	Results   *Cache
+	Window    time.Duration
+	Clock     clock.WithTicker
+
+	observedGeneration atomic.Int64
+	writes             atomic.Int64
+}
+
+// NeedLeaderElection is false: each node writes its own object.
+func (s *StatusWriter) NeedLeaderElection() bool { return false }
+
+// SetObservedGeneration records the spec generation the workers now run, and asks for a write.
+func (s *StatusWriter) SetObservedGeneration(g int64) {
+	if s.observedGeneration.Swap(g) != g {
+		s.Results.Signal()
+	}
+}
+
+// Writes returns the number of successful status patches so far.
+func (s *StatusWriter) Writes() int64 { return s.writes.Load() }
+
+// Start writes after each burst of changes until ctx ends, then makes a last flush.
+func (s *StatusWriter) Start(ctx context.Context) error {
+	if s.Clock == nil {
+		s.Clock = clock.RealClock{}
+	}
+	window := s.Window
+	if window <= 0 {
+		window = DefaultWriteWindow
+	}
+	log := logf.FromContext(ctx).WithName("status-writer").WithValues("nodePodProbe", s.NodeName)
+	backoff := window
+	for {
+		select {
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := s.Flush(fctx); err != nil {
+				log.Error(err, "last status flush at shutdown")
+			}
+			return nil
+		case <-s.Results.Changed():
+		}
+		// Gather what else changes within the window into the same patch.
+		select {
+		case <-ctx.Done():
+			continue
+		case <-s.Clock.After(window):
+		}
+		if err := s.Flush(ctx); err != nil {
+			if ctx.Err() != nil {
+				continue
+			}
+			log.Error(err, "writing NodePodProbe status; will retry", "after", backoff)
+			s.Results.Signal()
+			select {
+			case <-ctx.Done():
+			case <-s.Clock.After(backoff):
+			}
+			backoff = min(backoff*2, 30*time.Second)
+			continue
+		}
+		backoff = window
+	}
+}
+
+// Flush patches the status now if it differs from the cache; a missing NodePodProbe is not an error.
+func (s *StatusWriter) Flush(ctx context.Context) error {
+	var reader client.Reader = s.Client
+	for range maxPatchAttempts {
+		npp := &appsv1alpha1.NodePodProbe{}
+		if err := reader.Get(ctx, client.ObjectKey{Name: s.NodeName}, npp); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		}
+		desired := BuildStatus(npp, s.Results, s.observedGeneration.Load())
+		if sameReport(&npp.Status, &desired) {
+			return nil
+		}
+		base := npp.DeepCopy()
+		npp.Status = desired
+		err := s.Client.Status().Patch(ctx, npp, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		switch {
+		case err == nil:
+			StatusWrites.WithLabelValues("success").Inc()
+			s.writes.Add(1)
+			return nil
+		case apierrors.IsConflict(err):
+			StatusWrites.WithLabelValues("conflict").Inc()
+			if s.APIReader != nil {
+				reader = s.APIReader
+			}
+		case apierrors.IsNotFound(err):
+			return nil
+		default:
+			StatusWrites.WithLabelValues("error").Inc()
+			return fmt.Errorf("patching status of NodePodProbe %s: %w", s.NodeName, err)
+		}
+	}
+	return fmt.Errorf("patching status of NodePodProbe %s: still conflicting after %d attempts", s.NodeName, maxPatchAttempts)
+}
+
+// BuildStatus computes the status of npp from the cache: one entry per pod of the spec that has
+// at least one result, one state per probe of the spec that has a result. Pods and probes that
+// left the spec disappear; nothing outside the spec is kept.
+func BuildStatus(npp *appsv1alpha1.NodePodProbe, results *Cache, observedGeneration int64) appsv1alpha1.NodePodProbeStatus {
+	st := appsv1alpha1.NodePodProbeStatus{ObservedGeneration: observedGeneration}
+	if st.ObservedGeneration > npp.Generation {
+		st.ObservedGeneration = npp.Generation
+	}
+	for i := range npp.Spec.PodProbes {
+		pp := &npp.Spec.PodProbes[i]
+		var states []appsv1alpha1.ContainerProbeState
+		for j := range pp.Probes {
+			p := &pp.Probes[j]
+			e, ok := results.Get(Key{PodUID: pp.UID, Container: p.ContainerName, Probe: p.Name})
+			if !ok {
+				continue
+			}
+			states = append(states, appsv1alpha1.ContainerProbeState{
+				Name: p.Name, ContainerID: e.ContainerID, State: e.State, Message: e.Message,
+				LastProbeTime: metav1.NewTime(e.LastProbeTime), LastTransitionTime: metav1.NewTime(e.LastTransitionTime),
+			})
+			if e.State == appsv1alpha1.ProbeFailed {
+				st.FailingProbes++
+			}
+		}
+		if len(states) > 0 {
+			st.PodProbeStatuses = append(st.PodProbeStatuses, appsv1alpha1.PodProbeStatus{
+				Name: pp.Name, Namespace: pp.Namespace, UID: pp.UID, ProbeStates: states,
+			})
+		}
+	}
+	st.ProbedPods = int32(len(st.PodProbeStatuses))
+	return st
+}
+
+// sameReport compares what a write would change, ignoring lastProbeTime (which moves on every
+// run and alone never justifies a write) and sub-second time precision lost in the API.
+func sameReport(a, b *appsv1alpha1.NodePodProbeStatus) bool {
+	if a.ObservedGeneration != b.ObservedGeneration || a.ProbedPods != b.ProbedPods ||
+		a.FailingProbes != b.FailingProbes || len(a.PodProbeStatuses) != len(b.PodProbeStatuses) {
+		return false
+	}
+	for i := range a.PodProbeStatuses {
+		pa, pb := &a.PodProbeStatuses[i], &b.PodProbeStatuses[i]
+		if pa.UID != pb.UID || pa.Name != pb.Name || pa.Namespace != pb.Namespace || len(pa.ProbeStates) != len(pb.ProbeStates) {
+			return false
+		}
+		for j := range pa.ProbeStates {
+			sa, sb := &pa.ProbeStates[j], &pb.ProbeStates[j]
+			if sa.Name != sb.Name || sa.ContainerID != sb.ContainerID || sa.State != sb.State || sa.Message != sb.Message ||
+				!sa.LastTransitionTime.Time.Truncate(time.Second).Equal(sb.LastTransitionTime.Time.Truncate(time.Second)) {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,100 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
+// Package prober runs the node's liveness probes: one worker per (pod UID, container, probe),
+// with the kubelet's worker semantics (PROBE-SEMANTICS 6-15), a result cache keyed by the same
+// triple, events and metrics on transitions, and a status writer that reports the results into
+// the node's NodePodProbe in few, coalesced, conflict-safe patches.
+package prober
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Key identifies a probe worker and its result. Never the containerID: a container restart must
+// not orphan a result, and a result must never be attributed to another pod's container.
+type Key struct {
+	PodUID    types.UID
+	Container string
+	Probe     string
+}
+
+func (k Key) String() string { return fmt.Sprintf("%s/%s/%s", k.PodUID, k.Container, k.Probe) }
+
+// Target is one probe to run, as listed in the NodePodProbe spec.
+type Target struct {
+	Key
+	PodName, Namespace string
+	// PodIP from the spec; the pod's status.podIP is used when it is empty.
+	PodIP string
+	Probe corev1.Probe
+}
+
+// Default values of a liveness probe (PROBE-SEMANTICS 2). The manager fills them already; the
+// daemon applies them again so that a hand-written or older spec cannot make it spin or stall.
+const (
+	DefaultTimeoutSeconds   = 1
+	DefaultPeriodSeconds    = 10
+	DefaultFailureThreshold = 3
+)
+
+// withDefaults returns p with unset or invalid numbers replaced by the defaults. A liveness
+// probe's successThreshold is always 1 (the API rejects anything else).
+func withDefaults(p corev1.Probe) corev1.Probe {
+	if p.TimeoutSeconds <= 0 {
+		p.TimeoutSeconds = DefaultTimeoutSeconds
+	}
+	if p.PeriodSeconds <= 0 {
+		p.PeriodSeconds = DefaultPeriodSeconds
+	}
+	p.SuccessThreshold = 1
+	if p.FailureThreshold <= 0 {
+		p.FailureThreshold = DefaultFailureThreshold
+	}
+	if p.InitialDelaySeconds < 0 {
+		p.InitialDelaySeconds = 0
+	}
+	if p.HTTPGet != nil {
+		h := *p.HTTPGet
+		if h.Path == "" {
+			h.Path = "/"
+		}
+		if h.Scheme == "" {
+			h.Scheme = corev1.URISchemeHTTP
+		}
+		p.HTTPGet = &h
+	}
+	return p
+}
+
+// handlerName names the probe's handler, for metrics and logs.
+func handlerName(p *corev1.Probe) string {
+	switch {
+	case p.Exec != nil:
+		return "exec"
+	case p.HTTPGet != nil:
+		return "http"
+	case p.TCPSocket != nil:
+		return "tcp"
+	case p.GRPC != nil:
+		return "grpc"
+	default:
+		return "none"
+	}
+}

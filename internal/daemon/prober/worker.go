@@ -1,0 +1,339 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
+package prober
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/probe"
+)
+
+// maxProbeRetries is how often an errored probe is tried within one run before it is dropped.
+const maxProbeRetries = 3
+
+// MessageNotRunning is the message of the Unknown state of a container that is not running.
+const MessageNotRunning = "container is not running"
+
+// worker runs one liveness probe of one container of one pod.
+type worker struct {
+	m      *Manager
+	key    Key
+	target atomic.Pointer[Target]
+	// handlerChanged asks the loop to restart counting: results of the old handler say nothing
+	// about the new one.
+	handlerChanged atomic.Bool
+
+	stop    chan struct{} // closed by the manager when the probe left the spec
+	updated chan struct{} // a new target (period may have changed); buffered 1
+	done    chan struct{} // closed when the goroutine returned
+
+	// Owned by the worker goroutine.
+	containerID string
+	onHold      bool
+	lastResult  probe.Result
+	resultRun   int
+	erroring    bool
+	warned      bool
+
+	succ, fail, unk prometheus.Counter
+	dur             prometheus.Observer
+}
+
+func newWorker(m *Manager, t *Target) *worker {
+	w := &worker{m: m, key: t.Key, stop: make(chan struct{}), updated: make(chan struct{}, 1), done: make(chan struct{})}
+	w.target.Store(t)
+	lv := []string{ProbeTypeLiveness, t.Container, t.PodName, t.Namespace, string(t.PodUID)}
+	w.succ = ProbeTotal.WithLabelValues(append(lv, resultSuccessful)...)
+	w.fail = ProbeTotal.WithLabelValues(append(lv, resultFailed)...)
+	w.unk = ProbeTotal.WithLabelValues(append(lv, resultUnknown)...)
+	w.dur = ProbeDuration.WithLabelValues(lv...)
+	return w
+}
+
+func periodOf(t *Target) time.Duration { return time.Duration(t.Probe.PeriodSeconds) * time.Second }
+
+// setTarget swaps in a new spec of the same probe; the loop picks it up without a restart.
+func (w *worker) setTarget(t *Target) {
+	old := w.target.Swap(t)
+	if !handlersEqual(&old.Probe, &t.Probe) {
+		w.handlerChanged.Store(true)
+	}
+	select {
+	case w.updated <- struct{}{}:
+	default:
+	}
+}
+
+// run probes on the period schedule until the worker is stopped or its pod is finished.
+func (w *worker) run(ctx context.Context) {
+	defer close(w.done)
+	clk := w.m.Clock
+	period := periodOf(w.target.Load())
+	now := clk.Now()
+	next := now
+	// Right after a daemon start every worker would fire at once: spread the first runs.
+	if period > now.Sub(w.m.started) {
+		next = now.Add(w.m.Jitter(period))
+	}
+	timer := clk.NewTimer(next.Sub(now))
+	defer timer.Stop()
+	var last time.Time
+	for {
+		if wait := next.Sub(clk.Now()); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-ctx.Done():
+				return
+			case <-w.stop:
+				return
+			case <-w.updated:
+				// A new period counts from the last run (or from now if none ran yet).
+				if np := periodOf(w.target.Load()); np != period {
+					period = np
+					if !last.IsZero() {
+						next = last.Add(period)
+					}
+				}
+				stopTimer(timer)
+				continue
+			case <-timer.C():
+			}
+		}
+		start := clk.Now()
+		ScheduleLag.Observe(start.Sub(next).Seconds())
+		last = start
+		if !w.doProbe(ctx) {
+			return
+		}
+		period = periodOf(w.target.Load())
+		next = next.Add(period)
+		if now := clk.Now(); !next.After(now) {
+			// The run overran its period: skip the missed slots, as a ticker drops ticks.
+			next = next.Add((now.Sub(next)/period + 1) * period)
+		}
+	}
+}
+
+func stopTimer(t interface {
+	Stop() bool
+	C() <-chan time.Time
+}) {
+	if !t.Stop() {
+		select {
+		case <-t.C():
+		default:
+		}
+	}
+}
+
+// doProbe runs the probe once if the container is in a state to be probed, and reports a
+// threshold crossing. It returns false when the worker should stop for good.
+func (w *worker) doProbe(ctx context.Context) bool {
+	t := w.target.Load()
+	pod := w.m.pod(t.PodUID)
+	if pod == nil {
+		return true // not in the cache yet
+	}
+	if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return false // terminating or finished: never report a failure for it (item 12)
+	}
+	cs := containerStatus(pod, t.Container)
+	if cs == nil {
+		return true
+	}
+	if w.handlerChanged.Swap(false) {
+		w.lastResult, w.resultRun = probe.Unknown, 0
+	}
+	if cs.ContainerID != w.containerID {
+		// A new container: probe it from scratch (item 9), counters reset (Δ item 10).
+		w.containerID = cs.ContainerID
+		w.onHold = false
+		w.lastResult, w.resultRun = probe.Unknown, 0
+		w.erroring, w.warned = false, false
+		if w.containerID != "" {
+			w.m.report(w, appsv1alpha1.ProbeUnknown, "", w.m.Clock.Now())
+		}
+	}
+	if w.onHold || w.containerID == "" {
+		return true
+	}
+	if cs.State.Running == nil {
+		w.m.report(w, appsv1alpha1.ProbeUnknown, MessageNotRunning, w.m.Clock.Now())
+		return true // item 11: never a failure for a container that is not running
+	}
+	c := podContainer(pod, t.Container)
+	if c != nil && c.StartupProbe != nil && (cs.Started == nil || !*cs.Started) {
+		return true // item 13: the startup probe has not passed yet
+	}
+	if w.m.Clock.Since(cs.State.Running.StartedAt.Time) < time.Duration(t.Probe.InitialDelaySeconds)*time.Second {
+		return true // item 6
+	}
+
+	start := w.m.Clock.Now()
+	res, out, err := w.runWithRetries(ctx, t, pod, c)
+	w.dur.Observe(w.m.Clock.Since(start).Seconds())
+	if err != nil {
+		// Item 14: dropped, counters unchanged; one event when errors start.
+		w.unk.Inc()
+		if !w.erroring {
+			w.m.Events.warn(t, ReasonUnhealthy, "Liveness probe errored and was not counted after %d attempts: %v", maxProbeRetries, err)
+		}
+		w.erroring = true
+		w.m.touch(w, start)
+		return true
+	}
+	w.erroring = false
+	if res == probe.Warning {
+		if !w.warned {
+			w.m.Events.warn(t, ReasonProbeWarning, "Liveness probe warning: %s", out)
+		}
+		w.warned = true
+		res = probe.Success
+	} else {
+		w.warned = false
+	}
+	if res == probe.Success {
+		w.succ.Inc()
+	} else {
+		w.fail.Inc()
+	}
+
+	// Item 8: a run of identical results must reach the threshold to be reported.
+	if res == w.lastResult {
+		w.resultRun++
+	} else {
+		w.lastResult, w.resultRun = res, 1
+	}
+	if (res == probe.Failure && w.resultRun < int(t.Probe.FailureThreshold)) ||
+		(res == probe.Success && w.resultRun < int(t.Probe.SuccessThreshold)) {
+		w.m.touch(w, start)
+		return true
+	}
+	if res == probe.Success {
+		w.m.report(w, appsv1alpha1.ProbeSucceeded, out, start)
+		return true
+	}
+	if w.m.report(w, appsv1alpha1.ProbeFailed, out, start) {
+		w.m.Events.warn(t, ReasonUnhealthy, "Liveness probe failed: %s", out)
+	}
+	// Item 9: hold until a new container replaces this one.
+	w.onHold = true
+	w.resultRun = 0
+	return true
+}
+
+func (w *worker) runWithRetries(ctx context.Context, t *Target, pod *corev1.Pod, c *corev1.Container) (probe.Result, string, error) {
+	var (
+		res probe.Result
+		out string
+		err error
+	)
+	for range maxProbeRetries {
+		if res, out, err = w.runOnce(ctx, t, pod, c); err == nil {
+			return res, out, nil
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return res, out, err
+}
+
+var errNoPodIP = errors.New("the pod has no IP address yet")
+
+func (w *worker) runOnce(ctx context.Context, t *Target, pod *corev1.Pod, c *corev1.Container) (probe.Result, string, error) {
+	p := &t.Probe
+	timeout := time.Duration(p.TimeoutSeconds) * time.Second
+	podIP := t.PodIP
+	if podIP == "" {
+		podIP = pod.Status.PodIP
+	}
+	switch {
+	case p.Exec != nil:
+		if w.m.Runtime == nil {
+			return probe.Unknown, "", errors.New("no container runtime connection for exec probes")
+		}
+		var env []corev1.EnvVar
+		if c != nil {
+			env = c.Env
+		}
+		res, out, err := probe.Exec(ctx, w.m.Runtime, w.containerID, probe.ExpandCommand(p.Exec.Command, env), timeout)
+		if err != nil {
+			CRIErrors.WithLabelValues("ExecSync").Inc()
+		}
+		return res, out, err
+	case p.HTTPGet != nil:
+		if p.HTTPGet.Host == "" && podIP == "" {
+			return probe.Unknown, "", errNoPodIP
+		}
+		req, err := probe.NewHTTPRequest(p.HTTPGet, c, podIP, w.m.UserAgent)
+		if err != nil {
+			return probe.Unknown, "", err
+		}
+		return w.m.HTTP.Probe(req.WithContext(ctx), timeout)
+	case p.TCPSocket != nil:
+		port, err := probe.ResolvePort(p.TCPSocket.Port, c)
+		if err != nil {
+			return probe.Unknown, "", err
+		}
+		host := p.TCPSocket.Host
+		if host == "" {
+			host = podIP
+		}
+		if host == "" {
+			return probe.Unknown, "", errNoPodIP
+		}
+		return probe.TCP(host, port, timeout)
+	case p.GRPC != nil:
+		if podIP == "" {
+			return probe.Unknown, "", errNoPodIP
+		}
+		service := ""
+		if p.GRPC.Service != nil {
+			service = *p.GRPC.Service
+		}
+		return probe.GRPC(podIP, service, int(p.GRPC.Port), timeout, w.m.UserAgent)
+	default:
+		return probe.Unknown, "", fmt.Errorf("probe %s has no handler (exec, httpGet, tcpSocket or grpc)", t.Key)
+	}
+}
+
+func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
+	for i := range pod.Status.ContainerStatuses {
+		if pod.Status.ContainerStatuses[i].Name == name {
+			return &pod.Status.ContainerStatuses[i]
+		}
+	}
+	return nil
+}
+
+func podContainer(pod *corev1.Pod, name string) *corev1.Container {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	return nil
+}
