@@ -106,7 +106,10 @@ func TestExec_14_RuntimeErrorIsAnError(t *testing.T) {
 
 func TestExec_26_ContainerIDPrefixIsTrimmed(t *testing.T) {
 	var got string
-	rt, id := startCRI(t, func(r *runtimeapi.ExecSyncRequest) critest.ExecResult { got = r.ContainerId; return critest.ExecResult{} })
+	rt, id := startCRI(t, func(r *runtimeapi.ExecSyncRequest) critest.ExecResult {
+		got = r.ContainerId
+		return critest.ExecResult{}
+	})
 	if res, _, err := Exec(context.Background(), rt, id, []string{"true"}, time.Second); res != Success || err != nil {
 		t.Fatal(res, err)
 	}
