@@ -74,36 +74,26 @@ verify: manifests generate fmt ## Regenerate everything and fail if the committe
 	fi
 	@echo "verify: generated files are current"
 
-# TODO(user): To use a different vendor for e2e tests, modify the setup under 'tests/e2e'.
-# The default setup assumes Kind is pre-installed and builds/loads the Manager Docker image locally.
-# kubectl kuberc is disabled by default for test isolation; enable with:
-# - KUBECTL_KUBERC=true
-# CertManager is installed by default; skip with:
-# - CERT_MANAGER_INSTALL_SKIP=true
-KIND_CLUSTER ?= enhanced-liveness-operator-test-e2e
+##@ Local cluster, end-to-end tests and demo (root; see docs/e2e.md)
 
-.PHONY: setup-test-e2e
-setup-test-e2e: ## Set up a Kind cluster for e2e tests if it does not exist
-	@command -v $(KIND) >/dev/null 2>&1 || { \
-		echo "Kind is not installed. Please install Kind manually."; \
-		exit 1; \
-	}
-	@case "$$($(KIND) get clusters)" in \
-		*"$(KIND_CLUSTER)"*) \
-			echo "Kind cluster '$(KIND_CLUSTER)' already exists. Skipping creation." ;; \
-		*) \
-			echo "Creating Kind cluster '$(KIND_CLUSTER)'..."; \
-			$(KIND) create cluster --name $(KIND_CLUSTER) ;; \
-	esac
+# Images are docker-archive tarballs written by hack/imagebuilder (no Docker engine, no registry)
+# and imported into the local node's containerd by hack/local-cluster/up.sh.
+.PHONY: e2e-images
+e2e-images: ## Build the pause, operator and test-app image tarballs into bin/images.
+	go run ./hack/imagebuilder -out bin/images -tag e2e
+
+.PHONY: cluster-up
+cluster-up: e2e-images ## Start the local one-node cluster (kubelet + containerd built here) and import the images.
+	hack/local-cluster/up.sh
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local cluster and undo every host change it made.
+	hack/local-cluster/down.sh
 
 .PHONY: test-e2e
-test-e2e: setup-test-e2e manifests generate fmt vet ## Run the e2e tests. Expected an isolated environment using Kind.
-	KIND=$(KIND) KIND_CLUSTER=$(KIND_CLUSTER) go test -tags=e2e ./test/e2e/ -v -ginkgo.v
-	$(MAKE) cleanup-test-e2e
+test-e2e: manifests generate fmt vet kustomize ## Run the real-node e2e suite on a local cluster started and stopped for the run.
+	KUSTOMIZE="$(KUSTOMIZE)" hack/local-cluster/e2e.sh
 
-.PHONY: cleanup-test-e2e
-cleanup-test-e2e: ## Tear down the Kind cluster used for e2e tests
-	@$(KIND) delete cluster --name $(KIND_CLUSTER)
 
 .PHONY: lint
 lint: golangci-lint ## Run golangci-lint linter
@@ -198,7 +188,6 @@ $(LOCALBIN):
 
 ## Tool Binaries
 KUBECTL ?= $(ENVTEST_ASSETS)/kubectl
-KIND ?= kind
 KUSTOMIZE ?= $(LOCALBIN)/kustomize
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 GOLANGCI_LINT = $(LOCALBIN)/golangci-lint

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Deploys the operator into the local cluster the way a user does: config/default through
+# kustomize, with the image set to the tarball imported by up.sh (no registry). The manager then
+# creates the node daemon DaemonSet itself. Waits until the manager and the daemon are ready.
+#
+# usage: hack/local-cluster/deploy.sh [IMG]        (default localhost/enhanced-liveness-operator:e2e)
+#        hack/local-cluster/deploy.sh --delete [IMG]
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+action=apply
+if [ "${1:-}" = --delete ]; then action=delete; shift; fi
+IMG=${1:-localhost/enhanced-liveness-operator:e2e}
+KUSTOMIZE=${KUSTOMIZE:-$ROOT/bin/kustomize}
+NS=${OPERATOR_NAMESPACE:-enhanced-liveness-system}
+export KUBECONFIG=${KUBECONFIG:-$KUBECONFIG_FILE}
+
+# A throw-away overlay so the repo's config/manager/kustomization.yaml is left untouched (this is
+# what `make deploy IMG=...` renders, without its `kustomize edit` of a committed file).
+overlay=$(mktemp -d)
+trap 'rm -rf "$overlay"' EXIT
+cat > "$overlay/kustomization.yaml" <<YAML
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- $(realpath --relative-to="$overlay" "$ROOT/config/default")
+images:
+- name: controller
+  newName: ${IMG%:*}
+  newTag: ${IMG##*:}
+YAML
+"$KUSTOMIZE" build --load-restrictor LoadRestrictionsNone "$overlay" > "$overlay/install.yaml"
+
+if [ "$action" = delete ]; then
+  kc delete --ignore-not-found --wait=true --timeout=120s -f "$overlay/install.yaml"
+  exit 0
+fi
+kc apply --server-side --force-conflicts -f "$overlay/install.yaml" >/dev/null
+log "applied config/default with image $IMG"
+kc -n "$NS" rollout status deployment --timeout=180s >&2
+# the manager creates the daemon DaemonSet: wait for it to exist, then to be ready
+for _ in $(seq 1 120); do
+  ds=$(kc -n "$NS" get daemonset -o name 2>/dev/null | head -1)
+  [ -n "$ds" ] && break
+  sleep 1
+done
+[ -n "$ds" ] || { log "the manager did not create the daemon DaemonSet in $NS"; exit 1; }
+kc -n "$NS" rollout status "$ds" --timeout=180s >&2
+log "operator ready: $(kc -n "$NS" get deploy,ds --no-headers | awk '{print $1 " " $2}' | paste -sd ' ')"

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs the real-node end-to-end suite (make test-e2e): builds the images, starts the local
+# cluster, runs the Ginkgo suite in test/e2e (which deploys the operator from config/default),
+# and always stops the cluster afterwards (trap), undoing every host change.
+#
+# E2E_KEEP_CLUSTER=true leaves the cluster up after the run (then: make cluster-down).
+# Extra arguments go to `go test`, e.g. hack/local-cluster/e2e.sh -ginkgo.focus=CRR
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+HERE=$ROOT/hack/local-cluster
+t0=$(date +%s)
+
+cleanup() {
+  local rc=$?
+  if [ "${E2E_KEEP_CLUSTER:-false}" = true ]; then
+    log "cluster left up (E2E_KEEP_CLUSTER=true): make cluster-down to stop it"
+  else
+    "$HERE/down.sh" || rc=1
+  fi
+  log "e2e finished rc=$rc in $(( $(date +%s) - t0 ))s"
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+(cd "$ROOT" && go run ./hack/imagebuilder -out "$IMAGES_DIR" -tag e2e)
+log "images built ($(( $(date +%s) - t0 ))s)"
+"$HERE/up.sh" >/dev/null
+log "cluster up ($(( $(date +%s) - t0 ))s)"
+
+export KUBECONFIG=$KUBECONFIG_FILE
+export KUBECTL=$K8S_BIN/kubectl
+export E2E_OPERATOR_IMAGE=localhost/enhanced-liveness-operator:e2e
+export E2E_APP_IMAGE=localhost/e2e-app:e2e
+export E2E_CRICTL="$TOOLS_BIN/crictl --runtime-endpoint unix://$CONTAINERD_SOCK"
+export E2E_REPORT_DIR=${E2E_REPORT_DIR:-$ROOT/bin/e2e-report}
+export PATH=$K8S_BIN:$PATH
+cd "$ROOT"
+go test -tags=e2e ./test/e2e/ -count=1 -timeout 60m -v -ginkgo.v "$@"
