@@ -92,6 +92,7 @@ func main() {
 		Development: true,
 	}
 	opts.BindFlags(flag.CommandLine)
+	policyFlags := bindPolicyFlags(flag.CommandLine)
 	flag.Parse()
 
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
@@ -195,11 +196,13 @@ func main() {
 		setupLog.Error(err, "Failed to create controller", "controller", "apps-containerrecreaterequest")
 		os.Exit(1)
 	}
-	if err := (&policycontroller.EnhancedLivenessPolicyReconciler{
-		Client: mgr.GetClient(),
-		Scheme: mgr.GetScheme(),
-	}).SetupWithManager(mgr); err != nil {
-		setupLog.Error(err, "Failed to create controller", "controller", "policy-enhancedlivenesspolicy")
+	policyConfig, err := policyFlags.config()
+	if err != nil {
+		setupLog.Error(err, "Invalid flag")
+		os.Exit(1)
+	}
+	if err := policycontroller.SetupWithManager(mgr, policyConfig); err != nil {
+		setupLog.Error(err, "Failed to create controller", "controller", "policy-decision")
 		os.Exit(1)
 	}
 	// nolint:goconst

@@ -1,0 +1,119 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
+)
+
+// policyFlags are the manager flags of the decision controller (docs/policy.md lists them).
+type policyFlags struct {
+	restarts                 string
+	defaultMaxUnavailable    string
+	defaultMaxFailing        string
+	defaultRestartsPerMinute int
+	defaultBurst             int
+	globalRestartsPerMinute  int
+	globalBurst              int
+	nodeStormMaxFailing      string
+	nodeStormMinWorkloads    int
+	operatorNamespace        string
+	holdRecheckInterval      time.Duration
+	policyStatusInterval     time.Duration
+}
+
+func bindPolicyFlags(fs *flag.FlagSet) *policyFlags {
+	f := &policyFlags{}
+	ns := os.Getenv("POD_NAMESPACE")
+	if ns == "" {
+		ns = appsv1alpha1.DefaultOperatorNamespace
+	}
+	fs.StringVar(&f.restarts, "restarts", "enabled",
+		"Manager-wide switch: enabled, or disabled to keep probing and reporting but never restart (held as Disabled).")
+	fs.StringVar(&f.defaultMaxUnavailable, "default-max-unavailable", "25%",
+		"maxUnavailable of the default policy (pods no EnhancedLivenessPolicy selects): integer or percent.")
+	fs.StringVar(&f.defaultMaxFailing, "default-max-failing", "50%",
+		"maxFailing (failure-storm breaker) of the default policy: integer or percent.")
+	fs.IntVar(&f.defaultRestartsPerMinute, "default-restarts-per-minute", 6,
+		"Token refill rate of the default policy's bucket (one bucket shared by all pods under the default policy).")
+	fs.IntVar(&f.defaultBurst, "default-burst", 3, "Bucket size of the default policy.")
+	fs.IntVar(&f.globalRestartsPerMinute, "global-restarts-per-minute", 60,
+		"Manager-wide token refill rate across all policies; 0 disables the manager-wide limit.")
+	fs.IntVar(&f.globalBurst, "global-burst", 30, "Manager-wide bucket size.")
+	fs.StringVar(&f.nodeStormMaxFailing, "node-storm-max-failing", "50%",
+		"Node storm: more failing enrolled pods on one node than this (integer or percent of the node's enrolled pods) holds the node's restarts; 100% disables.")
+	fs.IntVar(&f.nodeStormMinWorkloads, "node-storm-min-workloads", 3,
+		"Node storm: at least this many distinct workloads must be failing on the node.")
+	fs.StringVar(&f.operatorNamespace, "operator-namespace", ns,
+		"Namespace of the node daemons' Leases (default $POD_NAMESPACE, else "+appsv1alpha1.DefaultOperatorNamespace+").")
+	fs.DurationVar(&f.holdRecheckInterval, "hold-recheck-interval", 30*time.Second,
+		"Fallback interval to decide a held restart again when no watch event arrives.")
+	fs.DurationVar(&f.policyStatusInterval, "policy-status-interval", 30*time.Second,
+		"How often each EnhancedLivenessPolicy status is refreshed besides on changes.")
+	return f
+}
+
+func parseIntOrPercent(flagName, s string) (intstr.IntOrString, error) {
+	v := intstr.Parse(s)
+	if n, err := strconv.Atoi(s); err == nil {
+		v = intstr.FromInt(n)
+	}
+	if err := protection.ValidateIntOrPercent(v); err != nil {
+		return v, fmt.Errorf("--%s: %w", flagName, err)
+	}
+	return v, nil
+}
+
+// config validates the flags and returns the controllers' configuration.
+func (f *policyFlags) config() (policycontroller.Config, error) {
+	var cfg policycontroller.Config
+	switch f.restarts {
+	case "enabled":
+		cfg.RestartsEnabled = true
+	case "disabled":
+	default:
+		return cfg, fmt.Errorf("--restarts: must be enabled or disabled, got %q", f.restarts)
+	}
+	var err error
+	if cfg.Defaults.MaxUnavailable, err = parseIntOrPercent("default-max-unavailable", f.defaultMaxUnavailable); err != nil {
+		return cfg, err
+	}
+	if cfg.Defaults.MaxFailing, err = parseIntOrPercent("default-max-failing", f.defaultMaxFailing); err != nil {
+		return cfg, err
+	}
+	if cfg.NodeStorm.MaxFailing, err = parseIntOrPercent("node-storm-max-failing", f.nodeStormMaxFailing); err != nil {
+		return cfg, err
+	}
+	cfg.Defaults.RestartsPerMinute = int32(f.defaultRestartsPerMinute)
+	cfg.Defaults.Burst = int32(f.defaultBurst)
+	cfg.GlobalRate = protection.Rate{PerMinute: int32(f.globalRestartsPerMinute), Burst: int32(f.globalBurst)}
+	cfg.NodeStorm.MinWorkloads = int32(f.nodeStormMinWorkloads)
+	cfg.OperatorNamespace = f.operatorNamespace
+	cfg.HoldRecheckInterval = f.holdRecheckInterval
+	cfg.StatusResyncInterval = f.policyStatusInterval
+	return cfg, nil
+}

@@ -1,0 +1,148 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package policy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
+)
+
+// Event reasons on pods.
+const (
+	EventRestartHeld      = "RestartHeld"
+	EventRestartRequested = "RestartRequested"
+	eventAction           = "DecideRestart"
+)
+
+// act carries out a decision and returns when to decide again (0: only on a watch event).
+func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, f failure, d decided) (time.Duration, error) {
+	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+	rec := DecisionRecord{Pod: key, Container: f.container, Outcome: d.Outcome, Reason: d.Reason}
+	defer func() {
+		if r.cfg.OnDecision != nil {
+			rec.At = r.clock.Now()
+			r.cfg.OnDecision(rec)
+		}
+	}()
+	switch d.Outcome {
+	case protection.Ignore:
+		return 0, nil
+	case protection.Wait:
+		// The active request's events wake the pod; the fallback covers a lost event.
+		return r.cfg.HoldRecheckInterval, nil
+	case protection.Hold:
+		if r.tracker.recordHold(key, f.instance(), podHold{
+			reason: d.Reason, workload: d.workload, node: pod.Spec.NodeName, policies: d.policies,
+		}) {
+			restartsHeld.WithLabelValues(string(d.Reason)).Inc()
+			r.recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventRestartHeld, eventAction,
+				"%s: %s (probe %s, container %s, %s)", d.Reason, d.Message, f.state.Name, f.container, f.state.ContainerID)
+			r.tracker.markDirty(d.policies)
+		}
+		if d.RequeueAfter > 0 {
+			return d.RequeueAfter, nil
+		}
+		return r.cfg.HoldRecheckInterval, nil
+	}
+
+	crr := r.buildCRR(pod, f)
+	rec.CRRName = crr.Name
+	if err := r.Create(ctx, crr); err != nil {
+		r.tracker.createFailed(pod.UID, crr.Name)
+		if apierrors.IsAlreadyExists(err) {
+			// This container instance was already requested (an earlier decision or a retry):
+			// the deterministic name makes that a no-op.
+			rec.Outcome = protection.Wait
+			return r.cfg.HoldRecheckInterval, nil
+		}
+		return 0, fmt.Errorf("creating ContainerRecreateRequest %s/%s: %w", crr.Namespace, crr.Name, err)
+	}
+	r.tracker.recordRestart(key, f.instance(), d.policies)
+	restartsRequested.Inc()
+	if !f.state.LastTransitionTime.IsZero() {
+		decisionLatency.Observe(crr.CreationTimestamp.Sub(f.state.LastTransitionTime.Time).Seconds())
+	}
+	r.recorder.Eventf(pod, crr, corev1.EventTypeNormal, EventRestartRequested, eventAction,
+		"restarting container %s (%s) after liveness probe %s failed: ContainerRecreateRequest %s",
+		f.container, f.state.ContainerID, f.state.Name, crr.Name)
+	r.tracker.markDirty(d.policies)
+	return 0, nil
+}
+
+// buildCRR builds the request for one failed container instance.
+func (r *DecisionReconciler) buildCRR(pod *corev1.Pod, f failure) *appsv1alpha1.ContainerRecreateRequest {
+	_, restarts := runningContainerID(pod, f.container)
+	return &appsv1alpha1.ContainerRecreateRequest{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      crrName(pod, f),
+			Namespace: pod.Namespace,
+			Labels: map[string]string{
+				appsv1alpha1.LabelCRRPodUID:   string(pod.UID),
+				appsv1alpha1.LabelCRRNodeName: pod.Spec.NodeName,
+				appsv1alpha1.LabelCRRActive:   appsv1alpha1.TrueValue,
+				appsv1alpha1.LabelManagedBy:   appsv1alpha1.ManagedByDecisionController,
+			},
+			Annotations: map[string]string{appsv1alpha1.AnnotationCRRProbe: f.state.Name},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID,
+				Controller: ptr.To(false), BlockOwnerDeletion: ptr.To(false),
+			}},
+		},
+		Spec: appsv1alpha1.ContainerRecreateRequestSpec{
+			PodName: pod.Name,
+			Containers: []appsv1alpha1.ContainerRecreateRequestContainer{{
+				Name: f.container,
+				StatusContext: &appsv1alpha1.ContainerRecreateRequestContainerContext{
+					ContainerID: f.state.ContainerID, RestartCount: restarts,
+				},
+			}},
+			Strategy: appsv1alpha1.ContainerRecreateRequestStrategy{
+				FailurePolicy:                 appsv1alpha1.FailurePolicyFail,
+				TerminationGracePeriodSeconds: f.grace,
+			},
+		},
+	}
+}
+
+// crrName is deterministic in (pod UID, container, containerID), so a retried decision for the
+// same container instance can never create a second request. It stays a valid DNS subdomain:
+// "<pod>-<container>-<hash>" with the readable part cut to fit.
+func crrName(pod *corev1.Pod, f failure) string {
+	sum := sha256.Sum256([]byte(string(pod.UID) + "/" + f.container + "/" + f.state.ContainerID))
+	hash := hex.EncodeToString(sum[:])[:10]
+	prefix := pod.Name + "-" + f.container
+	const maxPrefix = 253 - 1 - 10
+	if len(prefix) > maxPrefix {
+		prefix = prefix[:maxPrefix]
+	}
+	for len(prefix) > 0 && (prefix[len(prefix)-1] == '-' || prefix[len(prefix)-1] == '.') {
+		prefix = prefix[:len(prefix)-1]
+	}
+	return prefix + "-" + hash
+}

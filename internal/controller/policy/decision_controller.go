@@ -1,0 +1,223 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package policy
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
+)
+
+// DecisionRecord describes one decision, for Config.OnDecision.
+type DecisionRecord struct {
+	Pod       types.NamespacedName
+	Container string
+	Outcome   protection.Outcome
+	Reason    protection.Reason
+	CRRName   string
+	At        time.Time
+}
+
+// DecisionReconciler decides, for every fresh Failed liveness state of an enrolled pod, whether
+// to restart the container (create a ContainerRecreateRequest) or hold the restart, following
+// DESIGN §4 through internal/protection. Requests are pods (namespace/name).
+type DecisionReconciler struct {
+	client.Client
+	cfg      Config
+	clock    clock.Clock
+	recorder recorder.EventRecorder
+	tracker  *tracker
+	limiter  *protection.Limiter
+	def      protection.Policy
+
+	// decideMu makes gathering facts, deciding and recording the expectation one step, so that
+	// two failures of one workload decided concurrently cannot both see the same budget.
+	decideMu sync.Mutex
+}
+
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch;update
+// +kubebuilder:rbac:groups=apps,resources=replicasets;deployments;statefulsets;daemonsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=nodepodprobes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=containerrecreaterequests,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=policy.enhancedliveness.io,resources=enhancedlivenesspolicies,verbs=get;list;watch
+
+// Reconcile decides the Failed liveness states of one pod.
+func (r *DecisionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := logf.FromContext(ctx)
+	pod := &corev1.Pod{}
+	if err := r.Get(ctx, req.NamespacedName, pod, unsafeGet); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.tracker.forgetPod(req.NamespacedName, "")
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if pod.Spec.NodeName == "" {
+		return ctrl.Result{}, nil
+	}
+	v := newView(r.Client, r.tracker, r.clock.Now(), r.cfg.OperatorNamespace)
+	npp, err := v.nodeProbe(ctx, pod.Spec.NodeName)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	failed := failedStates(npp, pod)
+	keep := map[string]bool{}
+	for _, f := range failed {
+		keep[f.instance()] = true
+	}
+	r.tracker.clearHolds(req.NamespacedName, keep)
+
+	var requeue time.Duration
+	for _, f := range failed {
+		d, err := r.decide(ctx, pod, f)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		log.V(1).Info("decided", "container", f.container, "containerID", f.state.ContainerID,
+			"outcome", d.Outcome, "reason", d.Reason, "message", d.Message)
+		after, err := r.act(ctx, pod, f, d)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if after > 0 && (requeue == 0 || after < requeue) {
+			requeue = after
+		}
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// failure is one Failed liveness state with the probe it belongs to.
+type failure struct {
+	state     appsv1alpha1.ContainerProbeState
+	container string
+	grace     *int64
+}
+
+func (f failure) instance() string { return f.container + "/" + f.state.ContainerID }
+
+// failedStates returns the pod's Failed states whose probe is still in the NodePodProbe spec,
+// ordered by probe name so several failed containers of one pod are handled in a stable order.
+func failedStates(npp *appsv1alpha1.NodePodProbe, pod *corev1.Pod) []failure {
+	if npp == nil {
+		return nil
+	}
+	var spec *appsv1alpha1.PodProbe
+	for i := range npp.Spec.PodProbes {
+		if npp.Spec.PodProbes[i].UID == pod.UID {
+			spec = &npp.Spec.PodProbes[i]
+			break
+		}
+	}
+	if spec == nil {
+		return nil
+	}
+	var out []failure
+	for i := range npp.Status.PodProbeStatuses {
+		ps := &npp.Status.PodProbeStatuses[i]
+		if ps.UID != pod.UID {
+			continue
+		}
+		for _, s := range ps.ProbeStates {
+			if s.State != appsv1alpha1.ProbeFailed {
+				continue
+			}
+			for _, p := range spec.Probes {
+				if p.Name == s.Name {
+					out = append(out, failure{state: s, container: p.ContainerName, grace: p.Probe.TerminationGracePeriodSeconds})
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].state.Name < out[j].state.Name })
+	return out
+}
+
+// decided carries a decision and what acting on it needs.
+type decided struct {
+	protection.Decision
+	policies []string
+	workload string
+}
+
+// decide gathers the facts and decides under decideMu; an allowed restart is recorded as
+// expected before the lock is released.
+func (r *DecisionReconciler) decide(ctx context.Context, pod *corev1.Pod, f failure) (decided, error) {
+	r.decideMu.Lock()
+	defer r.decideMu.Unlock()
+	v := newView(r.Client, r.tracker, r.clock.Now(), r.cfg.OperatorNamespace)
+	running, _ := runningContainerID(pod, f.container)
+	facts := protection.Facts{
+		PodFound:           true,
+		PodTerminating:     pod.DeletionTimestamp != nil,
+		ResultContainerID:  f.state.ContainerID,
+		RunningContainerID: running,
+		PodRestartDisabled: pod.Annotations[appsv1alpha1.AnnotationRestartDisabled] == appsv1alpha1.TrueValue,
+		ManagerDisabled:    !r.cfg.RestartsEnabled,
+		NodeRule:           r.cfg.NodeStorm,
+		Node:               protection.NodeState{Name: pod.Spec.NodeName},
+	}
+	// Step 1 first and alone: a stale result needs no further reads. LeaseCurrent is still false
+	// here, so Decide stops at step 1 and never reaches the (nil) limiter.
+	if d := protection.Decide(facts, nil); d.Outcome == protection.Ignore {
+		return decided{Decision: d}, nil
+	}
+	var err error
+	if facts.LeaseCurrent, err = v.leaseCurrent(ctx, pod.Spec.NodeName); err != nil {
+		return decided{}, err
+	}
+	if facts.Policies, err = v.governing(ctx, pod, r.def); err != nil {
+		return decided{}, err
+	}
+	w, err := v.resolve(ctx, pod)
+	if err != nil {
+		return decided{}, err
+	}
+	facts.Target = protection.Target{Workload: w.Ref, PodLabels: pod.Labels, Container: f.container}
+	st, self, found, err := v.workloadState(ctx, pod, w)
+	if err != nil {
+		return decided{}, err
+	}
+	if !found {
+		if self, err = v.podState(ctx, pod); err != nil {
+			return decided{}, err
+		}
+	}
+	facts.Workload, facts.PodAvailable, facts.PodHasActiveCRR = st, self.Available(), self.ActiveCRR
+	if facts.Node, err = v.nodeState(ctx, pod.Spec.NodeName, r.cfg.NodeStorm); err != nil {
+		return decided{}, err
+	}
+	d := protection.Decide(facts, r.limiter)
+	if d.Outcome == protection.Restart {
+		r.tracker.expect(pod.UID, crrName(pod, f))
+	}
+	return decided{Decision: d, policies: facts.Policies.Keys(), workload: workloadKey(pod.Namespace, w.Ref)}, nil
+}

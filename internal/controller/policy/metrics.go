@@ -1,0 +1,45 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package policy
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Prometheus metrics of the decision controller, on controller-runtime's registry (served on the
+// manager's metrics endpoint). They count decisions as the policy status does: one per
+// (pod, container, containerID, reason) transition, not one per requeue of a held restart.
+var (
+	restartsRequested = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "enhanced_liveness_restarts_requested_total",
+		Help: "Restarts requested: ContainerRecreateRequests created by the decision controller.",
+	})
+	restartsHeld = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "enhanced_liveness_restarts_held_total",
+		Help: "Restarts held, by reason (counted once per pod, container, containerID and reason).",
+	}, []string{"reason"})
+	decisionLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "enhanced_liveness_decision_latency_seconds",
+		Help:    "Time from a liveness failure's lastTransitionTime to the creation of its ContainerRecreateRequest.",
+		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300},
+	})
+)
+
+func init() {
+	metrics.Registry.MustRegister(restartsRequested, restartsHeld, decisionLatency)
+}

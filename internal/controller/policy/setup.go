@@ -1,0 +1,325 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package policy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
+)
+
+// Config is what the manager flags set for the decision and policy-status controllers.
+type Config struct {
+	// RestartsEnabled is the manager-wide switch (--restarts=enabled|disabled).
+	RestartsEnabled bool
+	// Defaults make up the default policy for pods no EnhancedLivenessPolicy selects.
+	Defaults protection.Defaults
+	// GlobalRate is the manager-wide token bucket; PerMinute 0 disables it.
+	GlobalRate protection.Rate
+	// NodeStorm is the node-storm rule.
+	NodeStorm protection.NodeStormRule
+	// OperatorNamespace holds the daemons' Leases.
+	OperatorNamespace string
+	// HoldRecheckInterval is the fallback re-decision of a held restart when no watch event
+	// arrives (RateLimited holds requeue for their next token instead). Default 30s.
+	HoldRecheckInterval time.Duration
+	// StatusResyncInterval refreshes each policy's status (enrolled and failing counts). Default 30s.
+	StatusResyncInterval time.Duration
+	// MaxConcurrentReconciles of the decision controller. Default 4.
+	MaxConcurrentReconciles int
+	// Clock is injected by tests; default the real clock.
+	Clock clock.Clock
+	// OnDecision, when set, is called after every decision (benchmarks, diagnostics).
+	OnDecision func(DecisionRecord)
+}
+
+func (c *Config) complete() error {
+	if err := protection.ValidateDefaults(c.Defaults); err != nil {
+		return err
+	}
+	if err := c.NodeStorm.Validate(); err != nil {
+		return err
+	}
+	if c.GlobalRate.PerMinute < 0 || c.GlobalRate.Burst < 0 {
+		return fmt.Errorf("--global-restarts-per-minute and --global-burst must not be negative")
+	}
+	if c.OperatorNamespace == "" {
+		c.OperatorNamespace = appsv1alpha1.DefaultOperatorNamespace
+	}
+	if c.HoldRecheckInterval <= 0 {
+		c.HoldRecheckInterval = 30 * time.Second
+	}
+	if c.StatusResyncInterval <= 0 {
+		c.StatusResyncInterval = 30 * time.Second
+	}
+	if c.MaxConcurrentReconciles <= 0 {
+		c.MaxConcurrentReconciles = 4
+	}
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
+	return nil
+}
+
+// SetupWithManager registers the cache indexes, the decision controller and the policy-status
+// controller, which share in-memory state (expectations, holds, pending counters).
+func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
+	if err := cfg.complete(); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &corev1.Pod{}, indexPodController, controllerUID); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &appsv1.ReplicaSet{}, indexPodController, controllerUID); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &corev1.Pod{}, indexPodNode, podNode); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &appsv1alpha1.ContainerRecreateRequest{}, indexCRRPod, crrPodUID); err != nil {
+		return err
+	}
+	t := newTracker(cfg.Clock)
+	d := &DecisionReconciler{
+		Client:   mgr.GetClient(),
+		cfg:      cfg,
+		clock:    cfg.Clock,
+		recorder: mgr.GetEventRecorder("enhanced-liveness-decision"),
+		tracker:  t,
+		limiter:  protection.NewLimiter(cfg.Clock, cfg.GlobalRate),
+		def:      protection.DefaultPolicy(cfg.Defaults),
+	}
+	if err := d.setup(mgr); err != nil {
+		return err
+	}
+	s := &EnhancedLivenessPolicyReconciler{
+		Client:   mgr.GetClient(),
+		cfg:      cfg,
+		recorder: mgr.GetEventRecorder("enhanced-liveness-policy"),
+		tracker:  t,
+		limiter:  d.limiter,
+	}
+	return s.setup(mgr)
+}
+
+type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+func (r *DecisionReconciler) setup(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("policy-decision").
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.cfg.MaxConcurrentReconciles}).
+		Watches(&corev1.Pod{}, handler.Funcs{
+			CreateFunc:  func(_ context.Context, e event.CreateEvent, q queue) { r.podChanged(e.Object, q) },
+			UpdateFunc:  func(_ context.Context, e event.UpdateEvent, q queue) { r.podChanged(e.ObjectNew, q) },
+			DeleteFunc:  func(_ context.Context, e event.DeleteEvent, q queue) { r.podDeleted(e.Object, q) },
+			GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) { r.podChanged(e.Object, q) },
+		}).
+		Watches(&appsv1alpha1.NodePodProbe{}, handler.Funcs{
+			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { r.probesChanged(nil, e.Object, q) },
+			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) { r.probesChanged(e.ObjectOld, e.ObjectNew, q) },
+			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) { r.probesChanged(e.Object, nil, q) },
+		}).
+		Watches(&appsv1alpha1.ContainerRecreateRequest{}, handler.Funcs{
+			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { r.crrChanged(e.Object, true, q) },
+			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) { r.crrChanged(e.ObjectNew, false, q) },
+			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) { r.crrChanged(e.Object, true, q) },
+		}).
+		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(r.leaseChanged),
+			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+				return o.GetNamespace() == r.cfg.OperatorNamespace && strings.HasPrefix(o.GetName(), appsv1alpha1.DaemonLeasePrefix)
+			}))).
+		Watches(&policyv1alpha1.EnhancedLivenessPolicy{}, handler.EnqueueRequestsFromMapFunc(r.policyChanged),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.workloadChanged("Deployment")),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&appsv1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(r.workloadChanged("StatefulSet")),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&appsv1.ReplicaSet{}, handler.EnqueueRequestsFromMapFunc(r.workloadChanged("ReplicaSet")),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Complete(r)
+}
+
+func add(q queue, keys ...types.NamespacedName) {
+	for _, k := range keys {
+		q.Add(reconcile.Request{NamespacedName: k})
+	}
+}
+
+// podChanged decides the pod again and wakes the held pods of its workload and node: a pod that
+// became Ready (or went away) changes their budget.
+func (r *DecisionReconciler) podChanged(o client.Object, q queue) {
+	pod, ok := o.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	add(q, client.ObjectKeyFromObject(pod))
+	r.wakeWorkloadOf(pod, q)
+}
+
+func (r *DecisionReconciler) podDeleted(o client.Object, q queue) {
+	pod, ok := o.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	r.wakeWorkloadOf(pod, q)
+	r.tracker.forgetPod(client.ObjectKeyFromObject(pod), pod.UID)
+}
+
+func (r *DecisionReconciler) wakeWorkloadOf(pod *corev1.Pod, q queue) {
+	w, ok := r.tracker.workloadOf(pod.UID)
+	if !ok {
+		if ref := ctrlRefUID(pod); ref != "" {
+			w, _ = r.tracker.workloadOf(ref)
+		}
+	}
+	add(q, r.tracker.heldPods(w, pod.Spec.NodeName, "")...)
+}
+
+func ctrlRefUID(o client.Object) types.UID {
+	for _, ref := range o.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller {
+			return ref.UID
+		}
+	}
+	return ""
+}
+
+// probesChanged decides every pod with a Failed state, and wakes held pods of the node and of
+// the workloads of pods whose states changed (a failure that cleared may end a storm).
+func (r *DecisionReconciler) probesChanged(oldObj, newObj client.Object, q queue) {
+	states := func(o client.Object) map[types.UID]appsv1alpha1.PodProbeStatus {
+		m := map[types.UID]appsv1alpha1.PodProbeStatus{}
+		if npp, ok := o.(*appsv1alpha1.NodePodProbe); ok && npp != nil {
+			for _, ps := range npp.Status.PodProbeStatuses {
+				m[ps.UID] = ps
+			}
+		}
+		return m
+	}
+	before, after := states(oldObj), states(newObj)
+	node := ""
+	for _, o := range []client.Object{newObj, oldObj} {
+		if o != nil {
+			node = o.GetName()
+			break
+		}
+	}
+	workloads := map[string]bool{}
+	for uid, ps := range after {
+		if hasFailed(ps) {
+			add(q, types.NamespacedName{Namespace: ps.Namespace, Name: ps.Name})
+		}
+		if old, ok := before[uid]; !ok || hasFailed(old) != hasFailed(ps) {
+			if w, ok := r.tracker.workloadOf(uid); ok {
+				workloads[w] = true
+			}
+		}
+	}
+	for uid := range before {
+		if _, ok := after[uid]; !ok {
+			if w, ok := r.tracker.workloadOf(uid); ok {
+				workloads[w] = true
+			}
+		}
+	}
+	add(q, r.tracker.heldPods("", node, "")...)
+	for w := range workloads {
+		add(q, r.tracker.heldPods(w, "", "")...)
+	}
+}
+
+func hasFailed(ps appsv1alpha1.PodProbeStatus) bool {
+	for _, s := range ps.ProbeStates {
+		if s.State == appsv1alpha1.ProbeFailed {
+			return true
+		}
+	}
+	return false
+}
+
+// crrChanged meets the expectation of a created request and wakes its pod and workload: a
+// finished request frees the pod for its next failed container and gives budget back.
+func (r *DecisionReconciler) crrChanged(o client.Object, observe bool, q queue) {
+	crr, ok := o.(*appsv1alpha1.ContainerRecreateRequest)
+	if !ok {
+		return
+	}
+	uid := types.UID("")
+	if ids := crrPodUID(crr); len(ids) == 1 {
+		uid = types.UID(ids[0])
+	}
+	if observe && uid != "" {
+		r.tracker.observed(uid, crr.Name)
+	}
+	add(q, types.NamespacedName{Namespace: crr.Namespace, Name: crr.Spec.PodName})
+	if w, ok := r.tracker.workloadOf(uid); ok && uid != "" {
+		add(q, r.tracker.heldPods(w, "", "")...)
+	}
+}
+
+// leaseChanged wakes the held pods of the Lease's node (DaemonNotReporting may be over).
+func (r *DecisionReconciler) leaseChanged(_ context.Context, o client.Object) []reconcile.Request {
+	node := strings.TrimPrefix(o.GetName(), appsv1alpha1.DaemonLeasePrefix)
+	var out []reconcile.Request
+	for _, k := range r.tracker.heldPods("", node, "") {
+		out = append(out, reconcile.Request{NamespacedName: k})
+	}
+	return out
+}
+
+// policyChanged wakes the held pods of the policy's namespace: the budget, mode or blacklist
+// may now allow them.
+func (r *DecisionReconciler) policyChanged(_ context.Context, o client.Object) []reconcile.Request {
+	var out []reconcile.Request
+	for _, k := range r.tracker.heldPods("", "", o.GetNamespace()) {
+		out = append(out, reconcile.Request{NamespacedName: k})
+	}
+	return out
+}
+
+// workloadChanged wakes the held pods of a workload whose desired replicas may have changed.
+func (r *DecisionReconciler) workloadChanged(kind string) handler.MapFunc {
+	return func(_ context.Context, o client.Object) []reconcile.Request {
+		var out []reconcile.Request
+		for _, k := range r.tracker.heldPods(o.GetNamespace()+"/"+kind+"/"+o.GetName(), "", "") {
+			out = append(out, reconcile.Request{NamespacedName: k})
+		}
+		return out
+	}
+}

@@ -1,0 +1,419 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package policy
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
+)
+
+// Field indexes on the manager cache.
+const (
+	indexPodController = "enhancedliveness.controllerUID" // pods and ReplicaSets by controller UID
+	indexPodNode       = "enhancedliveness.nodeName"      // pods by spec.nodeName
+	indexCRRPod        = "enhancedliveness.podUID"        // CRRs by the pod they restart
+)
+
+// unsafe reads skip the cache's deep copy. Everything read this way is only looked at, never
+// modified or kept beyond the reconcile.
+var unsafeGet = &client.GetOptions{UnsafeDisableDeepCopy: ptr.To(true)}
+
+// view reads the cluster state one reconcile needs, from the cache, remembering what it read.
+type view struct {
+	c       client.Reader
+	tracker *tracker
+	now     time.Time
+	opNS    string
+
+	probes map[string]map[types.UID]*appsv1alpha1.PodProbeStatus // node -> pod UID -> status
+	npps   map[string]*appsv1alpha1.NodePodProbe
+}
+
+func newView(c client.Reader, t *tracker, now time.Time, opNS string) *view {
+	return &view{c: c, tracker: t, now: now, opNS: opNS,
+		probes: map[string]map[types.UID]*appsv1alpha1.PodProbeStatus{},
+		npps:   map[string]*appsv1alpha1.NodePodProbe{}}
+}
+
+// nodeProbe returns the node's NodePodProbe (nil if there is none).
+func (v *view) nodeProbe(ctx context.Context, node string) (*appsv1alpha1.NodePodProbe, error) {
+	if npp, ok := v.npps[node]; ok {
+		return npp, nil
+	}
+	npp := &appsv1alpha1.NodePodProbe{}
+	if err := v.c.Get(ctx, client.ObjectKey{Name: node}, npp, unsafeGet); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+		npp = nil
+	}
+	v.npps[node] = npp
+	m := map[types.UID]*appsv1alpha1.PodProbeStatus{}
+	if npp != nil {
+		for i := range npp.Status.PodProbeStatuses {
+			m[npp.Status.PodProbeStatuses[i].UID] = &npp.Status.PodProbeStatuses[i]
+		}
+	}
+	v.probes[node] = m
+	return npp, nil
+}
+
+// probeStatus returns the reported probe states of a pod.
+func (v *view) probeStatus(ctx context.Context, pod *corev1.Pod) (*appsv1alpha1.PodProbeStatus, error) {
+	if pod.Spec.NodeName == "" {
+		return nil, nil
+	}
+	if _, err := v.nodeProbe(ctx, pod.Spec.NodeName); err != nil {
+		return nil, err
+	}
+	return v.probes[pod.Spec.NodeName][pod.UID], nil
+}
+
+// failingStates counts a pod's Failed states.
+func (v *view) failingStates(ctx context.Context, pod *corev1.Pod) (int, error) {
+	ps, err := v.probeStatus(ctx, pod)
+	if err != nil || ps == nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range ps.ProbeStates {
+		if s.State == appsv1alpha1.ProbeFailed {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// leaseCurrent reports whether the node's daemon Lease was renewed within its duration.
+func (v *view) leaseCurrent(ctx context.Context, node string) (bool, error) {
+	l := &coordinationv1.Lease{}
+	err := v.c.Get(ctx, client.ObjectKey{Namespace: v.opNS, Name: appsv1alpha1.DaemonLeasePrefix + node}, l, unsafeGet)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if l.Spec.RenewTime == nil {
+		return false, nil
+	}
+	d := int32(appsv1alpha1.DaemonLeaseDuration)
+	if l.Spec.LeaseDurationSeconds != nil {
+		d = *l.Spec.LeaseDurationSeconds
+	}
+	return l.Spec.RenewTime.Add(time.Duration(d) * time.Second).After(v.now), nil
+}
+
+// activeCRR reports whether the pod has an active ContainerRecreateRequest in the cache, or one
+// this controller created that the cache has not shown yet.
+func (v *view) activeCRR(ctx context.Context, pod *corev1.Pod) (bool, error) {
+	list := &appsv1alpha1.ContainerRecreateRequestList{}
+	if err := v.c.List(ctx, list, client.InNamespace(pod.Namespace),
+		client.MatchingFields{indexCRRPod: string(pod.UID)}, client.UnsafeDisableDeepCopy); err != nil {
+		return false, err
+	}
+	active := false
+	for i := range list.Items {
+		crr := &list.Items[i]
+		v.tracker.observed(pod.UID, crr.Name)
+		if crrActive(crr) {
+			active = true
+		}
+	}
+	return active || v.tracker.isExpected(pod.UID), nil
+}
+
+// crrActive: labelled active, or not finished yet.
+func crrActive(crr *appsv1alpha1.ContainerRecreateRequest) bool {
+	if crr.Labels[appsv1alpha1.LabelCRRActive] == appsv1alpha1.TrueValue {
+		return true
+	}
+	return crr.Status.Phase != appsv1alpha1.RecreateSucceeded && crr.Status.Phase != appsv1alpha1.RecreateFailed
+}
+
+// ownerLookup reads the controllers the workload resolution can follow: apps/v1 ReplicaSet,
+// Deployment, StatefulSet and DaemonSet. Other kinds end the walk (their pods are counted to
+// get the desired replicas). A reference whose UID no longer matches is treated as gone.
+func (v *view) ownerLookup(ctx context.Context, ns string) protection.OwnerLookup {
+	return func(ref metav1.OwnerReference) (*protection.Owner, error) {
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil || gv.Group != appsv1.GroupName {
+			return nil, nil
+		}
+		var obj client.Object
+		switch ref.Kind {
+		case "ReplicaSet":
+			obj = &appsv1.ReplicaSet{}
+		case "Deployment":
+			obj = &appsv1.Deployment{}
+		case "StatefulSet":
+			obj = &appsv1.StatefulSet{}
+		case "DaemonSet":
+			obj = &appsv1.DaemonSet{}
+		default:
+			return nil, nil
+		}
+		if err := v.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, obj, unsafeGet); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, nil
+			}
+			return nil, err
+		}
+		if ref.UID != "" && obj.GetUID() != ref.UID {
+			return nil, nil
+		}
+		o := &protection.Owner{Controller: metav1.GetControllerOf(obj)}
+		switch t := obj.(type) {
+		case *appsv1.ReplicaSet:
+			o.Replicas = replicasOrOne(t.Spec.Replicas)
+		case *appsv1.Deployment:
+			o.Replicas = replicasOrOne(t.Spec.Replicas)
+		case *appsv1.StatefulSet:
+			o.Replicas = replicasOrOne(t.Spec.Replicas)
+		case *appsv1.DaemonSet:
+			o.Replicas = ptr.To(t.Status.DesiredNumberScheduled)
+		}
+		return o, nil
+	}
+}
+
+// replicasOrOne applies the API default of spec.replicas.
+func replicasOrOne(r *int32) *int32 {
+	if r == nil {
+		return ptr.To[int32](1)
+	}
+	return r
+}
+
+// workloadKey identifies a workload across the controller: namespace/kind/name.
+func workloadKey(ns string, w protection.WorkloadRef) string {
+	return ns + "/" + w.Kind + "/" + w.Name
+}
+
+// resolve finds the pod's workload and remembers it for event fan-out.
+func (v *view) resolve(ctx context.Context, pod *corev1.Pod) (protection.Workload, error) {
+	w, err := protection.ResolveWorkload(pod, v.ownerLookup(ctx, pod.Namespace))
+	if err != nil {
+		return w, err
+	}
+	var owner types.UID
+	if ref := metav1.GetControllerOf(pod); ref != nil {
+		owner = ref.UID
+	}
+	v.tracker.learnWorkload(pod.UID, owner, workloadKey(pod.Namespace, w.Ref))
+	return w, nil
+}
+
+// workloadPods lists the cached (enrolled) pods of a workload: pods it controls directly, and
+// pods of the ReplicaSets it controls.
+func (v *view) workloadPods(ctx context.Context, pod *corev1.Pod, w protection.Workload) ([]*corev1.Pod, error) {
+	if w.Ref.Kind == "Pod" && w.Ref.APIVersion == "v1" {
+		return []*corev1.Pod{pod}, nil
+	}
+	owners := []types.UID{w.Ref.UID}
+	rsList := &appsv1.ReplicaSetList{}
+	if err := v.c.List(ctx, rsList, client.InNamespace(pod.Namespace),
+		client.MatchingFields{indexPodController: string(w.Ref.UID)}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	for i := range rsList.Items {
+		owners = append(owners, rsList.Items[i].UID)
+	}
+	var out []*corev1.Pod
+	for _, uid := range owners {
+		list := &corev1.PodList{}
+		if err := v.c.List(ctx, list, client.InNamespace(pod.Namespace),
+			client.MatchingFields{indexPodController: string(uid)}, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			out = append(out, &list.Items[i])
+		}
+	}
+	return out, nil
+}
+
+// workloadState builds what the budget and storm rules need; it also returns the state of pod.
+func (v *view) workloadState(ctx context.Context, pod *corev1.Pod, w protection.Workload) (st protection.WorkloadState, self protection.PodState, found bool, err error) {
+	pods, err := v.workloadPods(ctx, pod, w)
+	if err != nil {
+		return st, self, false, err
+	}
+	st.Ref = w.Ref
+	for _, p := range pods {
+		ps, err := v.podState(ctx, p)
+		if err != nil {
+			return st, self, false, err
+		}
+		if p.UID == pod.UID {
+			self, found = ps, true
+		}
+		st.Pods = append(st.Pods, ps)
+	}
+	if w.Desired != nil {
+		st.Desired = *w.Desired
+	} else {
+		st.Desired = int32(len(pods))
+	}
+	return st, self, found, nil
+}
+
+func (v *view) podState(ctx context.Context, p *corev1.Pod) (protection.PodState, error) {
+	active, err := v.activeCRR(ctx, p)
+	if err != nil {
+		return protection.PodState{}, err
+	}
+	failing, err := v.failingStates(ctx, p)
+	if err != nil {
+		return protection.PodState{}, err
+	}
+	return protection.PodState{
+		Ready:       podReady(p),
+		ActiveCRR:   active,
+		Failing:     failing > 0,
+		Terminating: p.DeletionTimestamp != nil,
+	}, nil
+}
+
+// nodeState counts the node's enrolled pods and failing pods, and the distinct failing workloads
+// only when the failing pods could make a storm (resolving workloads costs lookups).
+func (v *view) nodeState(ctx context.Context, node string, rule protection.NodeStormRule) (protection.NodeState, error) {
+	st := protection.NodeState{Name: node}
+	list := &corev1.PodList{}
+	if err := v.c.List(ctx, list, client.MatchingFields{indexPodNode: node}, client.UnsafeDisableDeepCopy); err != nil {
+		return st, err
+	}
+	var failing []*corev1.Pod
+	for i := range list.Items {
+		p := &list.Items[i]
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		st.Pods++
+		n, err := v.failingStates(ctx, p)
+		if err != nil {
+			return st, err
+		}
+		if n > 0 {
+			failing = append(failing, p)
+		}
+	}
+	st.FailingPods = int32(len(failing))
+	if st.FailingPods <= protection.Scaled(rule.MaxFailing, st.Pods) {
+		return st, nil
+	}
+	seen := map[string]bool{}
+	for _, p := range failing {
+		w, err := v.resolve(ctx, p)
+		if err != nil {
+			return st, err
+		}
+		seen[workloadKey(p.Namespace, w.Ref)] = true
+	}
+	st.FailingWorkloads = int32(len(seen))
+	return st, nil
+}
+
+// governing compiles the namespace's policies and selects those governing the pod. Policies that
+// do not compile are skipped (their Ready condition says so).
+func (v *view) governing(ctx context.Context, pod *corev1.Pod, def protection.Policy) (protection.Governing, error) {
+	list := &policyv1alpha1.EnhancedLivenessPolicyList{}
+	if err := v.c.List(ctx, list, client.InNamespace(pod.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	compiled := make([]protection.Policy, 0, len(list.Items))
+	for i := range list.Items {
+		p, err := protection.Compile(&list.Items[i])
+		if err != nil {
+			continue
+		}
+		compiled = append(compiled, p)
+	}
+	return protection.Select(compiled, def, pod.Namespace, pod.Labels), nil
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// runningContainerID returns the ID of the named container (regular or init/sidecar) if it is
+// running, else "", and its restart count.
+func runningContainerID(p *corev1.Pod, name string) (string, int32) {
+	for _, list := range [][]corev1.ContainerStatus{p.Status.ContainerStatuses, p.Status.InitContainerStatuses} {
+		for _, cs := range list {
+			if cs.Name == name {
+				if cs.State.Running == nil {
+					return "", cs.RestartCount
+				}
+				return cs.ContainerID, cs.RestartCount
+			}
+		}
+	}
+	return "", 0
+}
+
+// indexFuncs registers the cache indexes the controllers read through.
+func controllerUID(obj client.Object) []string {
+	if ref := metav1.GetControllerOf(obj); ref != nil {
+		return []string{string(ref.UID)}
+	}
+	return nil
+}
+
+func crrPodUID(obj client.Object) []string {
+	crr, ok := obj.(*appsv1alpha1.ContainerRecreateRequest)
+	if !ok {
+		return nil
+	}
+	if uid := crr.Labels[appsv1alpha1.LabelCRRPodUID]; uid != "" {
+		return []string{uid}
+	}
+	// A request made without the webhook: fall back to the pod owner reference.
+	for _, ref := range crr.OwnerReferences {
+		if ref.Kind == "Pod" && ref.APIVersion == "v1" {
+			return []string{string(ref.UID)}
+		}
+	}
+	return nil
+}
+
+func podNode(obj client.Object) []string {
+	if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+		return []string{p.Spec.NodeName}
+	}
+	return nil
+}
+
