@@ -76,9 +76,9 @@ type policyCounts struct {
 
 func newTracker(c clock.PassiveClock) *tracker {
 	return &tracker{
-		clock:       c,
-		expected:    map[types.UID]expectation{},
-		holds:       map[types.NamespacedName]map[string]podHold{},
+		clock:         c,
+		expected:      map[types.UID]expectation{},
+		holds:         map[types.NamespacedName]map[string]podHold{},
 		counts:        map[string]*policyCounts{},
 		podWorkload:   map[types.UID]string{},
 		ownerWorkload: map[types.UID]string{},

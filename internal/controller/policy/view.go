@@ -416,4 +416,3 @@ func podNode(obj client.Object) []string {
 	}
 	return nil
 }
-
