@@ -63,17 +63,28 @@ func (c *Cache) Signal() {
 }
 
 // Set records state for k taken on containerID at now. It returns true (and signals) when the
-// state or the container changed; a repeated state only moves LastProbeTime.
+// state or the container changed, or the reason of an Unknown state; otherwise it only moves
+// LastProbeTime. LastTransitionTime moves only with the state or the container.
 func (c *Cache) Set(k Key, state appsv1alpha1.ProbeState, containerID, message string, now time.Time) bool {
+	message = capMessage(message)
 	c.mu.Lock()
 	old, ok := c.entries[k]
 	if ok && old.State == state && old.ContainerID == containerID {
 		old.LastProbeTime = now
+		// Success output (an HTTP body) may differ on every run and is not worth a write; the
+		// reason of an Unknown state (e.g. the container stopped) is.
+		changed := state == appsv1alpha1.ProbeUnknown && old.Message != message
+		if changed {
+			old.Message = message
+		}
 		c.entries[k] = old
 		c.mu.Unlock()
-		return false
+		if changed {
+			c.Signal()
+		}
+		return changed
 	}
-	c.entries[k] = Entry{State: state, ContainerID: containerID, Message: capMessage(message), LastProbeTime: now, LastTransitionTime: now}
+	c.entries[k] = Entry{State: state, ContainerID: containerID, Message: message, LastProbeTime: now, LastTransitionTime: now}
 	c.mu.Unlock()
 	c.Signal()
 	return true

@@ -17,6 +17,8 @@ limitations under the License.
 package prober
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
 )
@@ -41,5 +43,6 @@ func (e *Events) warn(t *Target, reason, format string, args ...any) {
 		APIVersion: "v1", Kind: "Pod", Namespace: t.Namespace, Name: t.PodName, UID: t.PodUID,
 		FieldPath: "spec.containers{" + t.Container + "}",
 	}
-	e.Recorder.Eventf(ref, nil, corev1.EventTypeWarning, reason, eventAction, format, args...)
+	// events.k8s.io caps a note at 1 KiB; probe output can be 10 KiB.
+	e.Recorder.Eventf(ref, nil, corev1.EventTypeWarning, reason, eventAction, "%s", capMessage(fmt.Sprintf(format, args...)))
 }

@@ -1,0 +1,172 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
+package prober
+
+import (
+	"context"
+	"os"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri/critest"
+)
+
+func TestCache_TransitionsSignalRepeatsDoNot(t *testing.T) {
+	c := NewCache()
+	k := Key{PodUID: "u", Container: "c", Probe: "p"}
+	t0 := time.Unix(100, 0)
+	if !c.Set(k, appsv1alpha1.ProbeSucceeded, "id1", "body 1", t0) {
+		t.Fatal("first result is a transition")
+	}
+	<-c.Changed()
+	if c.Set(k, appsv1alpha1.ProbeSucceeded, "id1", "body 2", t0.Add(time.Second)) {
+		t.Fatal("same state, other body: not a transition")
+	}
+	select {
+	case <-c.Changed():
+		t.Fatal("signalled without a transition")
+	default:
+	}
+	e, _ := c.Get(k)
+	if e.Message != "body 1" || !e.LastProbeTime.Equal(t0.Add(time.Second)) || !e.LastTransitionTime.Equal(t0) {
+		t.Fatalf("entry %+v", e)
+	}
+	if !c.Set(k, appsv1alpha1.ProbeSucceeded, "id2", "", t0.Add(2*time.Second)) {
+		t.Fatal("a new container is a transition")
+	}
+	if !c.Set(k, appsv1alpha1.ProbeUnknown, "id2", "", t0) || !c.Set(k, appsv1alpha1.ProbeUnknown, "id2", MessageNotRunning, t0) {
+		t.Fatal("a new Unknown reason is a change")
+	}
+	c.Touch(k, t0.Add(time.Hour))
+	if e, _ := c.Get(k); !e.LastProbeTime.Equal(t0.Add(time.Hour)) {
+		t.Fatal("Touch did not move lastProbeTime")
+	}
+	c.Delete(k)
+	if _, ok := c.Get(k); ok || c.Len() != 0 {
+		t.Fatal("Delete kept the entry")
+	}
+}
+
+func TestCache_MessageCappedAt1KiBOnRuneBoundary(t *testing.T) {
+	for _, in := range []string{strings.Repeat("é", 2000), strings.Repeat("x", 1023) + "é", "bad \xff utf8"} {
+		got := capMessage(in)
+		if len(got) > MaxMessageBytes || !utf8.ValidString(got) {
+			t.Errorf("capMessage(%d bytes) = %d bytes, valid %v", len(in), len(got), utf8.ValidString(got))
+		}
+	}
+	if got := capMessage("short"); got != "short" {
+		t.Errorf("short message changed: %q", got)
+	}
+}
+
+func TestBuildStatus_OnlySpecPodsAndProbesWithResults(t *testing.T) {
+	c := NewCache()
+	now := time.Unix(1000, 0)
+	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a", "", now)
+	c.Set(Key{"u1", "side", "p2"}, appsv1alpha1.ProbeFailed, "containerd://b", "HTTP probe failed with statuscode: 500", now)
+	c.Set(Key{"u3", "app", "gone"}, appsv1alpha1.ProbeFailed, "containerd://z", "", now) // pod left the spec
+	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "n", Generation: 4}}
+	npp.Spec.PodProbes = []appsv1alpha1.PodProbe{
+		{Name: "a", Namespace: "ns", UID: "u1", Probes: []appsv1alpha1.ContainerProbe{{Name: "p1", ContainerName: "app"}, {Name: "p2", ContainerName: "side"}, {Name: "p9", ContainerName: "x"}}},
+		{Name: "b", Namespace: "ns", UID: "u2", Probes: []appsv1alpha1.ContainerProbe{{Name: "p1", ContainerName: "app"}}},
+	}
+	st := BuildStatus(npp, c, 7)
+	if st.ObservedGeneration != 4 {
+		t.Errorf("observedGeneration %d, want capped at the object's 4", st.ObservedGeneration)
+	}
+	if st.ProbedPods != 1 || st.FailingProbes != 1 || len(st.PodProbeStatuses) != 1 {
+		t.Fatalf("status %+v", st)
+	}
+	ps := st.PodProbeStatuses[0]
+	if ps.UID != "u1" || ps.Name != "a" || len(ps.ProbeStates) != 2 || ps.ProbeStates[1].ContainerID != "containerd://b" ||
+		ps.ProbeStates[1].Message != "HTTP probe failed with statuscode: 500" || !ps.ProbeStates[1].LastTransitionTime.Time.Equal(now) {
+		t.Errorf("pod status %+v", ps)
+	}
+	// A repeated computation with a moved lastProbeTime needs no write.
+	c.Touch(Key{"u1", "app", "p1"}, now.Add(time.Minute))
+	again := BuildStatus(npp, c, 4)
+	if !sameReport(&st, &again) {
+		t.Error("a lastProbeTime change alone must not cause a write")
+	}
+	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeFailed, "containerd://a", "x", now)
+	changed := BuildStatus(npp, c, 4)
+	if sameReport(&st, &changed) {
+		t.Error("a transition must cause a write")
+	}
+}
+
+func TestWorker_14_26_ExecThroughCRI(t *testing.T) {
+	dir, err := os.MkdirTemp("", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	srv := &critest.Server{}
+	var fail atomic.Bool
+	srv.ExecFunc = func(r *runtimeapi.ExecSyncRequest) critest.ExecResult {
+		if fail.Load() {
+			return critest.ExecResult{Err: status.Error(codes.Unavailable, "runtime restarting")}
+		}
+		return critest.ExecResult{Stdout: "fine"}
+	}
+	ep, err := srv.Start(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	id := srv.AddContainer("sb", "app")
+	rt, err := cri.Connect(context.Background(), ep, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	f := newFixture(t)
+	f.m.Runtime = rt
+	p := f.pod.DeepCopy()
+	p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "PORT", Value: "8080"}}
+	p.Status.ContainerStatuses[0].ContainerID = "containerd://" + id
+	f.setPod(p)
+	tg := f.target(3)
+	tg.Probe.HTTPGet = nil
+	tg.Probe.Exec = &corev1.ExecAction{Command: []string{"check", "--port=$(PORT)"}}
+	w := f.worker(tg)
+	f.run(w, 0)
+	calls := srv.Calls("ExecSync")
+	if len(calls) != 1 || calls[0].ContainerID != id || !reflect.DeepEqual(calls[0].Cmd, []string{"check", "--port=8080"}) || calls[0].Timeout != 1 {
+		t.Fatalf("ExecSync calls %+v", calls)
+	}
+	mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded)
+
+	fail.Store(true)
+	f.run(w, 0)
+	if n := len(srv.Calls("ExecSync")); n != 1+maxProbeRetries {
+		t.Errorf("%d ExecSync calls, want 1 + %d retries of the errored run", n, maxProbeRetries)
+	}
+	mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded) // the error changed nothing
+}

@@ -1,0 +1,373 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
+package prober
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+)
+
+func TestWorker_6_NoProbeBeforeInitialDelayFromContainerStart(t *testing.T) {
+	f := newFixture(t)
+	f.newContainer("containerd://c1") // started now
+	tg := f.target(3)
+	tg.Probe.InitialDelaySeconds = 10
+	w := f.worker(tg)
+	f.run(w, 200)
+	f.clk.Step(9 * time.Second)
+	f.run(w, 200)
+	if n := f.requests.Load(); n != 0 {
+		t.Fatalf("%d probes before initialDelaySeconds", n)
+	}
+	f.clk.Step(time.Second)
+	f.run(w, 200)
+	if n := f.requests.Load(); n != 1 {
+		t.Fatalf("%d probes once the delay passed, want 1", n)
+	}
+	mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded)
+}
+
+func TestWorker_6_OneWorkerPerPodContainerProbe(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m := &Manager{UserAgent: "kube-probe/1.37", Clock: f.clk}
+	done := make(chan error)
+	go func() { done <- m.Start(ctx) }()
+	a := f.target(3)
+	b := a
+	b.Key.Probe = "second-probe-of-app"
+	c := a
+	c.Key.PodUID = "uid-2"
+	m.Sync([]Target{a, b, c, a}, []*corev1.Pod{f.pod})
+	waitFor(t, func() bool { return m.WorkerCount() == 3 })
+	m.Sync([]Target{a}, nil)
+	if n := m.WorkerCount(); n != 1 {
+		t.Errorf("after removing two probes: %d workers, want 1", n)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := m.WorkerCount(); n != 0 {
+		t.Errorf("after stop: %d workers", n)
+	}
+}
+
+func TestWorker_7_FirstRunSpreadWithinOnePeriodOfDaemonStart(t *testing.T) {
+	f := newFixture(t)
+	f.m.started = f.clk.Now()
+	f.m.Jitter = func(p time.Duration) time.Duration {
+		if p != 10*time.Second {
+			t.Errorf("jitter asked for period %v", p)
+		}
+		return 4 * time.Second
+	}
+	w := f.worker(f.target(3))
+	go w.run(context.Background())
+	defer close(w.stop)
+	waitFor(t, f.clk.HasWaiters)
+	f.clk.Step(3 * time.Second)
+	time.Sleep(50 * time.Millisecond)
+	if n := f.requests.Load(); n != 0 {
+		t.Fatalf("probe ran %d times before its spread delay", n)
+	}
+	f.clk.Step(time.Second)
+	waitFor(t, func() bool { return f.requests.Load() == 1 })
+}
+
+func TestWorker_7_FirstRunImmediateLongAfterDaemonStart(t *testing.T) {
+	f := newFixture(t)
+	f.m.started = f.clk.Now().Add(-11 * time.Second)
+	f.m.Jitter = func(time.Duration) time.Duration { t.Error("jitter used after the first period"); return 0 }
+	w := f.worker(f.target(3))
+	go w.run(context.Background())
+	defer close(w.stop)
+	waitFor(t, func() bool { return f.requests.Load() == 1 })
+}
+
+func TestWorker_7_DefaultJitterIsWithinThePeriod(t *testing.T) {
+	m := &Manager{}
+	m.init()
+	for range 1000 {
+		if d := m.Jitter(time.Second); d < 0 || d >= time.Second {
+			t.Fatalf("jitter %v outside [0, 1s)", d)
+		}
+	}
+}
+
+func TestWorker_7_PeriodChangeAppliesWithoutRestart(t *testing.T) {
+	f := newFixture(t)
+	tg := f.target(3)
+	w := f.worker(tg)
+	go w.run(context.Background())
+	defer close(w.stop)
+	waitFor(t, func() bool { return f.requests.Load() == 1 && f.clk.HasWaiters() })
+	f.clk.Step(10 * time.Second)
+	waitFor(t, func() bool { return f.requests.Load() == 2 && f.clk.HasWaiters() })
+
+	tg.Probe.PeriodSeconds = 2
+	w.setTarget(&tg)
+	// The new period counts from the last run: 2 s later, not 10.
+	waitFor(t, func() bool { return len(w.updated) == 0 && f.clk.HasWaiters() })
+	time.Sleep(20 * time.Millisecond)
+	f.clk.Step(2 * time.Second)
+	waitFor(t, func() bool { return f.requests.Load() == 3 && f.clk.HasWaiters() })
+	f.clk.Step(2 * time.Second)
+	waitFor(t, func() bool { return f.requests.Load() == 4 })
+}
+
+func TestWorker_8_FailureOnlyWhenRunReachesThreshold(t *testing.T) {
+	f := newFixture(t)
+	tg := f.target(3)
+	w := f.worker(tg)
+	for _, code := range []int{500, 500, 200, 500, 500} {
+		f.run(w, code)
+	}
+	mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded) // F,F,S,F,F: no failure
+	f.run(w, 500)
+	e := mustState(t, f, tg.Key, appsv1alpha1.ProbeFailed) // the third F in a row
+	if e.Message != "HTTP probe failed with statuscode: 500" {
+		t.Errorf("message %q", e.Message)
+	}
+}
+
+func TestWorker_9_HoldsAfterFailureUntilNewContainer(t *testing.T) {
+	f := newFixture(t)
+	tg := f.target(1)
+	w := f.worker(tg)
+	f.run(w, 500)
+	mustState(t, f, tg.Key, appsv1alpha1.ProbeFailed)
+	for range 5 {
+		f.run(w, 200)
+	}
+	if n := f.requests.Load(); n != 1 {
+		t.Fatalf("%d probes while holding after a failure, want 1", n)
+	}
+	mustState(t, f, tg.Key, appsv1alpha1.ProbeFailed)
+
+	f.newContainer("containerd://c2")
+	f.run(w, 200)
+	e := mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded)
+	if e.ContainerID != "containerd://c2" || f.requests.Load() != 2 {
+		t.Errorf("after the new container: %+v, %d probes", e, f.requests.Load())
+	}
+}
+
+func TestWorker_10_DeltaCountersResetOnNewContainer(t *testing.T) {
+	f := newFixture(t)
+	tg := f.target(3)
+	w := f.worker(tg)
+	f.run(w, 500)
+	f.run(w, 500)
+	f.newContainer("containerd://c2")
+	f.run(w, 500) // the kubelet would count this as the third failure and kill c2
+	if e, _ := f.state(tg.Key); e.State == appsv1alpha1.ProbeFailed {
+		t.Fatalf("a fresh container failed on its first failure: %+v", e)
+	}
+	f.run(w, 500)
+	f.run(w, 500)
+	mustState(t, f, tg.Key, appsv1alpha1.ProbeFailed)
+}
+
+func TestWorker_11_ContainerNotRunningIsNeverFailed(t *testing.T) {
+	f := newFixture(t)
+	tg := f.target(1)
+	w := f.worker(tg)
+	p := f.pod.DeepCopy()
+	p.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+	f.setPod(p)
+	for range 3 {
+		if !f.run(w, 500) {
+			t.Fatal("worker stopped")
+		}
+	}
+	if n := f.requests.Load(); n != 0 {
+		t.Fatalf("%d probes of a container that is not running", n)
+	}
+	e := mustState(t, f, tg.Key, appsv1alpha1.ProbeUnknown)
+	if e.Message != MessageNotRunning || e.ContainerID != "containerd://c1" {
+		t.Errorf("entry %+v", e)
+	}
+}
+
+func TestWorker_12_TerminatingPodStopsWorkerWithoutFailure(t *testing.T) {
+	f := newFixture(t)
+	tg := f.target(1)
+	w := f.worker(tg)
+	p := f.pod.DeepCopy()
+	p.DeletionTimestamp = ptr.To(metav1.NewTime(f.clk.Now()))
+	f.setPod(p)
+	if f.run(w, 500) {
+		t.Fatal("worker kept running for a terminating pod")
+	}
+	if e, ok := f.state(tg.Key); ok && e.State == appsv1alpha1.ProbeFailed {
+		t.Fatalf("failure reported for a terminating pod: %+v", e)
+	}
+	if f.requests.Load() != 0 {
+		t.Fatal("probed a terminating pod")
+	}
+
+	// Sync gives a terminating pod's probe no worker at all.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m := &Manager{UserAgent: "kube-probe/1.37", Clock: f.clk}
+	go func() { _ = m.Start(ctx) }()
+	waitFor(t, func() bool { m.mu.RLock(); defer m.mu.RUnlock(); return m.ctx != nil })
+	m.Sync([]Target{tg}, []*corev1.Pod{p})
+	if n := m.WorkerCount(); n != 0 {
+		t.Errorf("%d workers for a terminating pod", n)
+	}
+}
+
+func TestWorker_13_StartupGatingUntilStarted(t *testing.T) {
+	f := newFixture(t)
+	tg := f.target(1)
+	w := f.worker(tg)
+	p := f.pod.DeepCopy()
+	p.Spec.Containers[0].StartupProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(1)}}}
+	p.Status.ContainerStatuses[0].Started = ptr.To(false)
+	f.setPod(p)
+	f.run(w, 500)
+	if f.requests.Load() != 0 {
+		t.Fatal("liveness ran before the startup probe passed")
+	}
+	p = p.DeepCopy()
+	p.Status.ContainerStatuses[0].Started = ptr.To(true)
+	f.setPod(p)
+	f.run(w, 200)
+	if f.requests.Load() != 1 {
+		t.Fatal("liveness did not run once started")
+	}
+}
+
+func TestWorker_14_ErrorRetriedThreeTimesThenDroppedCountersUnchanged(t *testing.T) {
+	f := newFixture(t)
+	tg := f.target(3)
+	w := f.worker(tg)
+	f.run(w, 500)
+	f.run(w, 500)
+	// An unresolvable named port: the request cannot be built.
+	bad := tg
+	bad.Probe.HTTPGet = &corev1.HTTPGetAction{Path: "/", Port: intstr.FromString("metrics")}
+	w.target.Store(&bad)
+	f.run(w, 500)
+	f.run(w, 500)
+	if n := f.requests.Load(); n != 2 {
+		t.Fatalf("%d requests, want 2 (errored runs send nothing)", n)
+	}
+	ev := f.events()
+	if len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning Unhealthy Liveness probe errored") || !strings.Contains(ev[0], `port "metrics" not found`) {
+		t.Fatalf("events %q, want one errored warning", ev)
+	}
+	w.target.Store(&tg)
+	f.run(w, 500) // the third failure in a row: the errors neither reset nor counted
+	mustState(t, f, tg.Key, appsv1alpha1.ProbeFailed)
+}
+
+func TestWorker_15_ResultCarriesContainerID(t *testing.T) {
+	f := newFixture(t)
+	tg := f.target(1)
+	w := f.worker(tg)
+	f.run(w, 200)
+	if e := mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded); e.ContainerID != "containerd://c1" {
+		t.Errorf("containerID %q", e.ContainerID)
+	}
+	f.run(w, 500)
+	if e := mustState(t, f, tg.Key, appsv1alpha1.ProbeFailed); e.ContainerID != "containerd://c1" {
+		t.Errorf("containerID %q", e.ContainerID)
+	}
+}
+
+func TestWorker_20_29_EventsOnlyOnTransitions(t *testing.T) {
+	f := newFixture(t)
+	tg := f.target(1)
+	w := f.worker(tg)
+	for range 3 {
+		f.run(w, 302) // unfollowed redirect: success with a warning
+	}
+	mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded)
+	f.run(w, 500)
+	ev := f.events()
+	want := []string{
+		"Warning ProbeWarning Liveness probe warning: Probe terminated redirects, Response body: code 302",
+		"Warning Unhealthy Liveness probe failed: HTTP probe failed with statuscode: 500",
+	}
+	if strings.Join(ev, "|") != strings.Join(want, "|") {
+		t.Errorf("events:\n%q\nwant\n%q", ev, want)
+	}
+}
+
+func TestWorker_30_ProbeCounterAndDurationLabelledLikeKubelet(t *testing.T) {
+	f := newFixture(t)
+	tg := f.target(3)
+	tg.Key.PodUID = "uid-metrics"
+	p := f.pod.DeepCopy()
+	p.UID = "uid-metrics"
+	f.setPod(p)
+	w := f.worker(tg)
+	f.run(w, 200)
+	f.run(w, 500)
+	f.run(w, 500)
+	lv := []string{"Liveness", "app", "web", "ns", "uid-metrics"}
+	if v := counterValue(t, ProbeTotal.WithLabelValues(append(lv, "successful")...)); v != 1 {
+		t.Errorf("successful = %v", v)
+	}
+	if v := counterValue(t, ProbeTotal.WithLabelValues(append(lv, "failed")...)); v != 2 {
+		t.Errorf("failed = %v", v)
+	}
+	var m dto.Metric
+	if err := ProbeDuration.WithLabelValues(lv...).(prometheus.Metric).Write(&m); err != nil || m.GetHistogram().GetSampleCount() != 3 {
+		t.Errorf("duration samples = %d (%v), want 3", m.GetHistogram().GetSampleCount(), err)
+	}
+	forgetProbeMetrics(&tg)
+	if v := counterValue(t, ProbeTotal.WithLabelValues(append(lv, "failed")...)); v != 0 {
+		t.Errorf("series kept after the worker stopped: %v", v)
+	}
+}
+
+func counterValue(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}
+
+// waitFor polls cond for up to 5 s (goroutines on a fake clock need a moment to park).
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for range 500 {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("condition not met within 5s")
+}
