@@ -62,7 +62,15 @@ func (e *Executor) execute(ctx context.Context, crr *appsv1alpha1.ContainerRecre
 		for _, name := range plan.Kill {
 			if !attempted[name] {
 				kill = append(kill, name)
+				continue
 			}
+			// Tried in this reconcile already (it had exited): keep what that attempt recorded.
+			for i := range plan.States {
+				if plan.States[i].Name == name {
+					plan.States[i] = states[i]
+				}
+			}
+			plan.Phase, plan.Message = Summarize(crr.Spec.Strategy.FailurePolicy, plan.States, e.Clock.Now(), deadline, deadlineSecs)
 		}
 		// Record the instances about to be stopped before stopping them (see ContainerRecreateState.containerID).
 		var err error

@@ -167,8 +167,11 @@ func step(c appsv1alpha1.ContainerRecreateRequestContainer, st appsv1alpha1.Cont
 	if obs.ContainerID == st.ContainerID {
 		switch {
 		case !st.IsKilled && obs.Running:
-			// Recorded as about to be stopped, but the stop did not happen or was not recorded.
-			st.Message = "stopping " + st.ContainerID
+			// Recorded as about to be stopped, but the stop did not happen or was not recorded. The
+			// message stays as the last attempt left it, so that retrying writes nothing new.
+			if st.Message == "" {
+				st.Message = "stopping " + st.ContainerID
+			}
 			return st, true, 0
 		case st.IsKilled && obs.ExitedZero && obs.RestartPolicy == corev1.RestartPolicyOnFailure:
 			return failed(st, "exited with code 0 and restartPolicy is OnFailure: the kubelet will not start it again"), false, 0

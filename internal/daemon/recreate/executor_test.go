@@ -1,0 +1,429 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package recreate
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
+)
+
+func TestStopThenSucceedWhenNewContainerRuns(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "app")
+	old := h.containerID("web", "app")
+	h.crr("r1", "web", nil, "app")
+	okBefore := counterValue(t, "succeeded")
+	stopsBefore := stopCount(t)
+
+	h.reconcile("r1")
+	if got := h.stops(); !slices.Equal(got, []string{cri.TrimContainerID(old) + "/30"}) {
+		t.Fatalf("stops = %v, want the old instance with the pod's default 30 s", got)
+	}
+	r := h.expectPhase("r1", appsv1alpha1.RecreateRecreating, "container app: stopped "+old+" with a grace period of 30s")
+	if s := r.Status.ContainerRecreateStates; len(s) != 1 || s[0].Phase != appsv1alpha1.RecreateRecreating || !s[0].IsKilled || s[0].ContainerID != old {
+		t.Fatalf("states = %+v", s)
+	}
+	if ev := h.events(); !hasEvent(ev, "Normal Killing Stopping container app by ContainerRecreateRequest r1") {
+		t.Fatalf("events = %v", ev)
+	}
+
+	// Reconciling again before the kubelet reacted stops nothing more.
+	h.reconcile("r1")
+	if len(h.stops()) != 1 {
+		t.Fatalf("second stop: %v", h.stops())
+	}
+
+	newID := h.kubeletRestart("web", "app")
+	h.reconcile("r1")
+	r = h.expectPhase("r1", appsv1alpha1.RecreateSucceeded, "all 1 container(s) restarted")
+	if s := r.Status.ContainerRecreateStates[0]; s.Phase != appsv1alpha1.RecreateSucceeded || s.Message != "stopped "+old+"; new container "+newID+" running" {
+		t.Fatalf("state = %+v", s)
+	}
+	if ev := h.events(); !hasEvent(ev, "Normal Succeeded all 1 container(s) restarted") {
+		t.Fatalf("events = %v", ev)
+	}
+	if d := counterValue(t, "succeeded") - okBefore; d != 1 {
+		t.Fatalf("crr_executed_total{result=succeeded} grew by %v", d)
+	}
+	if d := stopCount(t) - stopsBefore; d != 1 {
+		t.Fatalf("container_stop_duration_seconds observed %d stops, want 1", d)
+	}
+
+	// A finished request is left alone.
+	h.reconcile("r1")
+	if len(h.stops()) != 1 {
+		t.Fatalf("stopped after finishing: %v", h.stops())
+	}
+}
+
+func TestGracePeriodSelection(t *testing.T) {
+	cases := []struct {
+		name     string
+		strategy *int64
+		pod      *int64
+		want     string
+	}{
+		{"request (probe) value", ptr.To[int64](7), ptr.To[int64](60), "/7"},
+		{"pod value", nil, ptr.To[int64](45), "/45"},
+		{"default", nil, nil, "/30"},
+		{"floor of 2 s", ptr.To[int64](0), nil, "/2"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.pod("web", func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = tc.pod }, "app")
+			h.crr("r", "web", func(r *appsv1alpha1.ContainerRecreateRequest) {
+				r.Spec.Strategy.TerminationGracePeriodSeconds = tc.strategy
+			}, "app")
+			h.reconcile("r")
+			if s := h.stops(); len(s) != 1 || !strings.HasSuffix(s[0], tc.want) {
+				t.Fatalf("stops = %v, want timeout %s", s, tc.want)
+			}
+		})
+	}
+}
+
+func TestAlreadyRestartedIsNotStoppedAgain(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "app")
+	h.crr("r", "web", nil, "app")
+	newID := h.kubeletRestart("web", "app") // restarted by itself before the daemon got to it
+	h.reconcile("r")
+	if len(h.stops()) != 0 {
+		t.Fatalf("stopped a replacement: %v", h.stops())
+	}
+	r := h.expectPhase("r", appsv1alpha1.RecreateSucceeded, "")
+	if s := r.Status.ContainerRecreateStates[0]; s.IsKilled || !strings.Contains(s.Message, "had already been replaced; new container "+newID) {
+		t.Fatalf("state = %+v", s)
+	}
+}
+
+func TestForceRecreateStopsTheReplacement(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "app")
+	h.crr("r", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { r.Spec.Strategy.ForceRecreate = true }, "app")
+	replacement := h.kubeletRestart("web", "app")
+	h.reconcile("r")
+	if s := h.stops(); len(s) != 1 || !strings.HasPrefix(s[0], cri.TrimContainerID(replacement)+"/") {
+		t.Fatalf("stops = %v, want the replacement %s", s, replacement)
+	}
+	if s := h.get("r").Status.ContainerRecreateStates[0]; s.ContainerID != replacement || !s.IsKilled {
+		t.Fatalf("state = %+v", s)
+	}
+	h.kubeletRestart("web", "app")
+	h.reconcile("r")
+	h.expectPhase("r", appsv1alpha1.RecreateSucceeded, "")
+}
+
+func TestOrderedRecreateOneAfterTheOther(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "a", "b")
+	a1, b1 := h.containerID("web", "a"), h.containerID("web", "b")
+	h.crr("r", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { r.Spec.Strategy.OrderedRecreate = true }, "a", "b")
+
+	h.reconcile("r")
+	if s := h.stops(); len(s) != 1 || !strings.HasPrefix(s[0], cri.TrimContainerID(a1)) {
+		t.Fatalf("first pass stops = %v, want only a", s)
+	}
+	st := h.get("r").Status.ContainerRecreateStates
+	if st[1].Phase != appsv1alpha1.RecreatePending || !strings.Contains(st[1].Message, "waiting for container a") {
+		t.Fatalf("b = %+v", st[1])
+	}
+	h.reconcile("r") // a not back yet: b still waits
+	if len(h.stops()) != 1 {
+		t.Fatalf("stops = %v", h.stops())
+	}
+	h.kubeletRestart("web", "a")
+	h.reconcile("r")
+	if s := h.stops(); len(s) != 2 || !strings.HasPrefix(s[1], cri.TrimContainerID(b1)) {
+		t.Fatalf("stops = %v, want b second", s)
+	}
+	h.kubeletRestart("web", "b")
+	h.reconcile("r")
+	h.expectPhase("r", appsv1alpha1.RecreateSucceeded, "all 2 container(s) restarted")
+}
+
+func TestUnorderedRecreateAllAtOnce(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "a", "b")
+	h.crr("r", "web", nil, "a", "b")
+	h.reconcile("r")
+	if s := h.stops(); len(s) != 2 {
+		t.Fatalf("stops = %v, want both", s)
+	}
+	h.kubeletRestart("web", "b")
+	h.reconcile("r")
+	h.expectPhase("r", appsv1alpha1.RecreateRecreating, "container a:")
+	h.kubeletRestart("web", "a")
+	h.reconcile("r")
+	h.expectPhase("r", appsv1alpha1.RecreateSucceeded, "")
+}
+
+func TestMinStartedSeconds(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "app")
+	h.crr("r", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { r.Spec.Strategy.MinStartedSeconds = 20 }, "app")
+	h.reconcile("r")
+	h.kubeletRestart("web", "app")
+	h.clock.Step(5 * time.Second)
+	if res := h.reconcile("r"); res.RequeueAfter != 10*time.Second {
+		// the poll interval (10 s) is shorter than the 15 s still to run
+		t.Fatalf("RequeueAfter = %v", res.RequeueAfter)
+	}
+	h.expectPhase("r", appsv1alpha1.RecreateRecreating, "minStartedSeconds (20)")
+	h.clock.Step(10 * time.Second)
+	if res := h.reconcile("r"); res.RequeueAfter != 5*time.Second {
+		t.Fatalf("RequeueAfter = %v, want the 5 s left", res.RequeueAfter)
+	}
+	h.clock.Step(5 * time.Second)
+	h.reconcile("r")
+	h.expectPhase("r", appsv1alpha1.RecreateSucceeded, "")
+}
+
+func TestDeadlineFailsAContainerThatNeverComesBack(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "app")
+	h.crr("r", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { r.Spec.ActiveDeadlineSeconds = ptr.To[int64](60) }, "app")
+	failedBefore := counterValue(t, "failed")
+	h.reconcile("r")
+	h.clock.Step(55 * time.Second)
+	if res := h.reconcile("r"); res.RequeueAfter != 5*time.Second {
+		t.Fatalf("RequeueAfter = %v, want the time to the deadline", res.RequeueAfter)
+	}
+	h.clock.Step(5 * time.Second)
+	h.reconcile("r")
+	h.expectPhase("r", appsv1alpha1.RecreateFailed, "not finished within activeDeadlineSeconds (60): container app: stopped")
+	if d := counterValue(t, "failed") - failedBefore; d != 1 {
+		t.Fatalf("crr_executed_total{result=failed} grew by %v", d)
+	}
+	if ev := h.events(); !slices.ContainsFunc(ev, func(e string) bool { return strings.HasPrefix(e, "Warning Failed not finished") }) {
+		t.Fatalf("events = %v", ev)
+	}
+}
+
+func TestFailurePolicies(t *testing.T) {
+	for _, policy := range []appsv1alpha1.ContainerRecreateRequestFailurePolicy{appsv1alpha1.FailurePolicyFail, appsv1alpha1.FailurePolicyIgnore} {
+		t.Run(string(policy), func(t *testing.T) {
+			h := newHarness(t)
+			h.pod("web", nil, "a", "b")
+			b1 := cri.TrimContainerID(h.containerID("web", "b"))
+			h.srv.StopFunc = func(id string, _ int64) error {
+				if id == b1 {
+					return grpcstatus.Error(codes.Internal, "runc: permission denied")
+				}
+				return nil
+			}
+			h.crr("r", "web", func(r *appsv1alpha1.ContainerRecreateRequest) {
+				r.Spec.Strategy.FailurePolicy = policy
+				r.Spec.Strategy.OrderedRecreate = true
+			}, "b", "a")
+			h.reconcile("r")
+			if policy == appsv1alpha1.FailurePolicyFail {
+				h.expectPhase("r", appsv1alpha1.RecreateFailed, "container b: stopping critest://"+b1+" failed")
+				if len(h.stops()) != 1 {
+					t.Fatalf("a must not be stopped after b failed: %v", h.stops())
+				}
+				return
+			}
+			// Ignore: b is recorded as failed and a, next in order, is stopped in the same pass.
+			if len(h.stops()) != 2 {
+				t.Fatalf("stops = %v", h.stops())
+			}
+			h.kubeletRestart("web", "a")
+			h.reconcile("r")
+			r := h.expectPhase("r", appsv1alpha1.RecreateSucceeded, "not restarted (failurePolicy Ignore): b: stopping")
+			if s := r.Status.ContainerRecreateStates; s[0].Phase != appsv1alpha1.RecreateFailed || s[1].Phase != appsv1alpha1.RecreateSucceeded {
+				t.Fatalf("states = %+v", s)
+			}
+		})
+	}
+}
+
+func TestPodGoneFails(t *testing.T) {
+	cases := map[string]struct {
+		change func(h *harness, p *corev1.Pod)
+		want   string
+	}{
+		"deleted": {func(h *harness, p *corev1.Pod) { _ = h.c.Delete(h.ctx, p) }, "pod web no longer exists"},
+		"replaced": {func(h *harness, p *corev1.Pod) {
+			_ = h.c.Delete(h.ctx, p)
+			p.ResourceVersion = ""
+			p.UID = "other"
+			_ = h.c.Create(h.ctx, p)
+		}, "pod web was replaced"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			p := h.pod("web", nil, "app")
+			h.crr("r", "web", nil, "app")
+			h.reconcile("r")
+			tc.change(h, p)
+			h.reconcile("r")
+			h.expectPhase("r", appsv1alpha1.RecreateFailed, tc.want)
+		})
+	}
+}
+
+func TestRestartPolicyNeverIsRefused(t *testing.T) {
+	h := newHarness(t)
+	h.pod("job", func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyNever }, "app")
+	h.crr("r", "job", nil, "app")
+	h.reconcile("r")
+	h.expectPhase("r", appsv1alpha1.RecreateFailed, "container app: restartPolicy is Never")
+	if len(h.stops()) != 0 {
+		t.Fatalf("stopped a container of a Never pod: %v", h.stops())
+	}
+}
+
+func TestDecisionControllerKillingMessage(t *testing.T) {
+	for name, mutate := range map[string]func(*appsv1alpha1.ContainerRecreateRequest){
+		"label": func(r *appsv1alpha1.ContainerRecreateRequest) {
+			r.Labels[appsv1alpha1.LabelManagedBy] = appsv1alpha1.ManagedByDecisionController
+		},
+		"annotation": func(r *appsv1alpha1.ContainerRecreateRequest) {
+			r.Annotations = map[string]string{appsv1alpha1.AnnotationCRRProbe: "liveness"}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			h.pod("web", nil, "app")
+			h.crr("r", "web", mutate, "app")
+			h.reconcile("r")
+			if ev := h.events(); !hasEvent(ev, "Normal Killing Container app failed liveness probe, will be restarted") {
+				t.Fatalf("events = %v", ev)
+			}
+		})
+	}
+}
+
+func TestDaemonRestartMidwayDoesNotStopTwice(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "app")
+	old := h.containerID("web", "app")
+	h.crr("r", "web", nil, "app")
+	// A previous daemon recorded the target and stopped it, but died before recording the stop.
+	r := h.get("r")
+	r.Status = appsv1alpha1.ContainerRecreateRequestStatus{Phase: appsv1alpha1.RecreateRecreating,
+		ContainerRecreateStates: []appsv1alpha1.ContainerRecreateState{{Name: "app", Phase: appsv1alpha1.RecreateRecreating, ContainerID: old}}}
+	if err := h.c.Status().Update(h.ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.e.Runtime.StopContainer(h.ctx, cri.TrimContainerID(old), 2); err != nil {
+		t.Fatal(err)
+	}
+	h.reconcile("r")
+	if len(h.stops()) != 1 {
+		t.Fatalf("stopped an exited container again: %v", h.stops())
+	}
+	rv := h.expectPhase("r", appsv1alpha1.RecreateRecreating, "has already exited").ResourceVersion
+	h.reconcile("r") // pod status still lags: nothing new to write, so no write (no event loop)
+	if got := h.get("r").ResourceVersion; got != rv || len(h.stops()) != 1 {
+		t.Fatalf("resourceVersion %s -> %s, stops %v", rv, got, h.stops())
+	}
+	h.kubeletRestart("web", "app")
+	h.reconcile("r")
+	h.expectPhase("r", appsv1alpha1.RecreateSucceeded, "")
+}
+
+func TestRequestsNotOursAreIgnored(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "app")
+	h.crr("other-node", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { r.Labels[appsv1alpha1.LabelCRRNodeName] = "node-b" }, "app")
+	h.crr("inactive", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { delete(r.Labels, appsv1alpha1.LabelCRRActive) }, "app")
+	h.reconcile("other-node")
+	h.reconcile("inactive")
+	if len(h.stops()) != 0 || h.get("other-node").Status.Phase != "" || h.get("inactive").Status.Phase != "" {
+		t.Fatal("acted on a request of another node or an inactive one")
+	}
+	if reqs := h.e.requestsForCRR(h.ctx, h.get("other-node")); len(reqs) != 0 {
+		t.Fatalf("enqueued %v for another node", reqs)
+	}
+}
+
+func TestManagerFailureIsNotOverwritten(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "app")
+	h.crr("r", "web", nil, "app")
+	stale := h.get("r")
+	fresh := stale.DeepCopy()
+	fresh.Status.Phase, fresh.Status.Message = appsv1alpha1.RecreateFailed, "no daemon picked it up"
+	fresh.Status.CompletionTime = ptr.To(metav1.NewTime(h.clock.Now()))
+	if err := h.c.Status().Update(h.ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.e.writeStates(h.ctx, stale, nil, appsv1alpha1.RecreateRecreating, "x")
+	if !errors.Is(err, errSuperseded) {
+		t.Fatalf("writeStates on a stale copy = %v, want errSuperseded", err)
+	}
+	h.expectPhase("r", appsv1alpha1.RecreateFailed, "no daemon picked it up")
+}
+
+func TestTwoRequestsOfOnePodRunOneAfterTheOther(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "app")
+	h.crr("first", "web", nil, "app")
+	h.clock.Step(time.Second)
+	h.crr("second", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { r.Spec.Strategy.ForceRecreate = true }, "app")
+
+	h.reconcile("second")
+	h.expectPhase("second", appsv1alpha1.RecreatePending, "waiting for ContainerRecreateRequest first of the same pod to finish")
+	if len(h.stops()) != 0 {
+		t.Fatalf("second ran before first: %v", h.stops())
+	}
+	// the first request's status changes enqueue the second
+	if reqs := h.e.requestsForCRR(h.ctx, h.get("first")); len(reqs) != 2 {
+		t.Fatalf("requestsForCRR(first) = %v, want first and second", reqs)
+	}
+	h.reconcile("first")
+	h.reconcile("second")
+	h.expectPhase("second", appsv1alpha1.RecreatePending, "")
+	h.kubeletRestart("web", "app")
+	h.reconcile("first")
+	h.expectPhase("first", appsv1alpha1.RecreateSucceeded, "")
+	h.reconcile("second")
+	h.expectPhase("second", appsv1alpha1.RecreateRecreating, "")
+	if len(h.stops()) != 2 {
+		t.Fatalf("stops = %v", h.stops())
+	}
+}
+
+func TestWaitingRequestFailsAtItsDeadline(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "app")
+	h.crr("first", "web", nil, "app")
+	h.crr("second", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { r.Spec.ActiveDeadlineSeconds = ptr.To[int64](30) }, "app")
+	h.reconcile("first")
+	if res := h.reconcile("second"); res.RequeueAfter != 30*time.Second {
+		t.Fatalf("RequeueAfter = %v, want the deadline", res.RequeueAfter)
+	}
+	h.clock.Step(30 * time.Second)
+	h.reconcile("second")
+	h.expectPhase("second", appsv1alpha1.RecreateFailed, "not started within activeDeadlineSeconds (30): ContainerRecreateRequest first")
+}
