@@ -149,4 +149,3 @@ func mustState(t *testing.T, f *fixture, k Key, want appsv1alpha1.ProbeState) En
 	}
 	return e
 }
-
