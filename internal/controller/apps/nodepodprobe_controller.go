@@ -1,0 +1,239 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apps
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probe"
+)
+
+// PodNodeNameIndex indexes the cached (enrolled) pods by spec.nodeName.
+const PodNodeNameIndex = "nodepodprobe.spec.nodeName"
+
+// DefaultMappingBatchDelay is how long pod events for one node are collected before the node's
+// NodePodProbe is written once for all of them.
+const DefaultMappingBatchDelay = 500 * time.Millisecond
+
+// EnrolledPodsOnly is the manager cache setting for Pods: only enrolled pods are cached, so a
+// cluster's other pods cost the manager nothing. Code that must see any pod uses the API reader.
+func EnrolledPodsOnly() cache.ByObject {
+	return cache.ByObject{Label: labels.SelectorFromSet(labels.Set{appsv1alpha1.LabelEnrolled: appsv1alpha1.TrueValue})}
+}
+
+// NodePodProbeReconciler keeps one NodePodProbe per node listing the liveness probes of the
+// enrolled pods bound to it. The reconcile key is the node, so many pod events make one write.
+type NodePodProbeReconciler struct {
+	client.Client
+	// APIReader reads the NodePodProbe fresh when a status patch conflicts.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	// BatchDelay defaults to DefaultMappingBatchDelay.
+	BatchDelay time.Duration
+}
+
+// +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=nodepodprobes,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=nodepodprobes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile writes the NodePodProbe of node req.Name from the enrolled pods bound to it.
+func (r *NodePodProbeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := logf.FromContext(ctx)
+	nodeName := req.Name
+
+	node := &metav1.PartialObjectMetadata{}
+	node.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
+	nodeGone := false
+	if err := r.Get(ctx, types.NamespacedName{Name: nodeName}, node); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		nodeGone = true
+	}
+
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.MatchingFields{PodNodeNameIndex: nodeName}); err != nil {
+		return ctrl.Result{}, err
+	}
+	desired, problems := desiredPodProbes(pods.Items)
+	for _, p := range problems {
+		r.Recorder.Eventf(p.pod, nil, corev1.EventTypeWarning, "LivenessProbeNotMapped", "MapProbe",
+			"liveness probe not handed to the node daemon: %s", p.message)
+	}
+
+	npp := &appsv1alpha1.NodePodProbe{}
+	exists := true
+	if err := r.Get(ctx, types.NamespacedName{Name: nodeName}, npp); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		exists = false
+	}
+
+	switch {
+	case nodeGone || len(desired) == 0:
+		if !exists {
+			return ctrl.Result{}, nil
+		}
+		log.V(1).Info("deleting NodePodProbe", "nodeGone", nodeGone)
+		err := r.Delete(ctx, npp, client.Preconditions{UID: &npp.UID, ResourceVersion: &npp.ResourceVersion})
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	case !exists:
+		npp = &appsv1alpha1.NodePodProbe{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: nodeName,
+				// Lets the garbage collector remove it with the node even while the manager is down.
+				OwnerReferences: []metav1.OwnerReference{{
+					APIVersion: "v1", Kind: "Node", Name: nodeName, UID: node.UID,
+					BlockOwnerDeletion: ptr.To(false),
+				}},
+			},
+			Spec: appsv1alpha1.NodePodProbeSpec{PodProbes: desired},
+		}
+		log.V(1).Info("creating NodePodProbe", "pods", len(desired))
+		return ctrl.Result{}, r.Create(ctx, npp)
+	case !equality.Semantic.DeepEqual(npp.Spec.PodProbes, desired):
+		// Update carries the cached resourceVersion: a conflict requeues and recomputes from pods,
+		// so no entry is lost.
+		npp.Spec.PodProbes = desired
+		log.V(1).Info("updating NodePodProbe", "pods", len(desired))
+		if err := r.Update(ctx, npp); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, r.pruneStatus(ctx, npp)
+}
+
+// pruneStatus drops the daemon's states of pods that left the spec, as an optimistic-lock merge
+// patch of the status subresource, recomputed from a fresh read on conflict.
+func (r *NodePodProbeReconciler) pruneStatus(ctx context.Context, npp *appsv1alpha1.NodePodProbe) error {
+	first := true
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if !first {
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(npp), npp); err != nil {
+				return client.IgnoreNotFound(err)
+			}
+		}
+		first = false
+		pruned, changed := prunedStatuses(npp.Status.PodProbeStatuses, npp.Spec.PodProbes)
+		if !changed {
+			return nil
+		}
+		patch := client.MergeFromWithOptions(npp.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		npp.Status.PodProbeStatuses = pruned
+		npp.Status.ProbedPods, npp.Status.FailingProbes = statusCounters(pruned)
+		return r.Status().Patch(ctx, npp, patch)
+	})
+}
+
+// SetupWithManager indexes pods by node and watches NodePodProbes, enrolled pods and node
+// creation/deletion, all batched per node.
+func (r *NodePodProbeReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.BatchDelay == 0 {
+		r.BatchDelay = DefaultMappingBatchDelay
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, PodNodeNameIndex, func(o client.Object) []string {
+		if n := o.(*corev1.Pod).Spec.NodeName; n != "" {
+			return []string{n}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	batch := batchByNode{delay: r.BatchDelay}
+	nodeLifecycle := predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("apps-nodepodprobe").
+		Watches(&appsv1alpha1.NodePodProbe{}, batch).
+		Watches(&corev1.Pod{}, batch).
+		WatchesMetadata(&corev1.Node{}, batch, builder.WithPredicates(nodeLifecycle)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
+		Complete(r)
+}
+
+// batchByNode enqueues the node of a pod, NodePodProbe or Node after a delay; the workqueue keeps
+// one entry per node, so every event of the window (our own writes included) lands in one reconcile.
+type batchByNode struct{ delay time.Duration }
+
+type requestQueue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+func (b batchByNode) add(o client.Object, q requestQueue) {
+	node := o.GetName() // a NodePodProbe is named after its node
+	if pod, ok := o.(*corev1.Pod); ok {
+		node = pod.Spec.NodeName
+	}
+	if node != "" {
+		q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Name: node}}, b.delay)
+	}
+}
+
+func (b batchByNode) Create(_ context.Context, e event.CreateEvent, q requestQueue) {
+	b.add(e.Object, q)
+}
+
+func (b batchByNode) Update(_ context.Context, e event.UpdateEvent, q requestQueue) {
+	oldPod, ok1 := e.ObjectOld.(*corev1.Pod)
+	newPod, ok2 := e.ObjectNew.(*corev1.Pod)
+	if ok1 && ok2 && !mappingRelevantChange(oldPod, newPod) {
+		return
+	}
+	b.add(e.ObjectNew, q)
+}
+
+func (b batchByNode) Delete(_ context.Context, e event.DeleteEvent, q requestQueue) {
+	b.add(e.Object, q)
+}
+
+func (b batchByNode) Generic(_ context.Context, e event.GenericEvent, q requestQueue) {
+	b.add(e.Object, q)
+}
+
+// mappingRelevantChange ignores the pod updates (readiness, conditions, container states) that
+// cannot change the pod's NodePodProbe entry.
+func mappingRelevantChange(o, n *corev1.Pod) bool {
+	return o.Spec.NodeName != n.Spec.NodeName ||
+		o.Status.PodIP != n.Status.PodIP ||
+		o.Status.Phase != n.Status.Phase ||
+		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
+		o.Labels[appsv1alpha1.LabelEnrolled] != n.Labels[appsv1alpha1.LabelEnrolled] ||
+		probe.AnnotationKey(o.Annotations) != probe.AnnotationKey(n.Annotations) ||
+		o.Annotations[probe.AnnotationKey(o.Annotations)] != n.Annotations[probe.AnnotationKey(n.Annotations)]
+}

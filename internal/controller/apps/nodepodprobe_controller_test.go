@@ -1,0 +1,404 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apps
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probe"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+)
+
+// nppWriteCounter counts the write requests the reconciler sends for each NodePodProbe.
+type nppWriteCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *nppWriteCounter) count(obj client.Object) {
+	if _, ok := obj.(*appsv1alpha1.NodePodProbe); !ok {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n[obj.GetName()]++
+}
+
+func (c *nppWriteCounter) get(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[name]
+}
+
+type countingClient struct {
+	client.Client
+	c *nppWriteCounter
+}
+
+func (w countingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	w.c.count(obj)
+	return w.Client.Create(ctx, obj, opts...)
+}
+
+func (w countingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	w.c.count(obj)
+	return w.Client.Update(ctx, obj, opts...)
+}
+
+func (w countingClient) Patch(ctx context.Context, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+	w.c.count(obj)
+	return w.Client.Patch(ctx, obj, p, opts...)
+}
+
+func (w countingClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	w.c.count(obj)
+	return w.Client.Delete(ctx, obj, opts...)
+}
+
+func (w countingClient) Status() client.SubResourceWriter {
+	return countingStatus{w.Client.Status(), w.c}
+}
+
+type countingStatus struct {
+	client.SubResourceWriter
+	c *nppWriteCounter
+}
+
+func (w countingStatus) Patch(ctx context.Context, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+	w.c.count(obj)
+	return w.SubResourceWriter.Patch(ctx, obj, p, opts...)
+}
+
+func (w countingStatus) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	w.c.count(obj)
+	return w.SubResourceWriter.Update(ctx, obj, opts...)
+}
+
+const (
+	mapNS      = "npp-mapping"
+	mapTimeout = 10 * time.Second
+)
+
+func createNamespace(name string) {
+	GinkgoHelper()
+	err := k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if !apierrors.IsAlreadyExists(err) {
+		Expect(err).NotTo(HaveOccurred())
+	}
+}
+
+func createNode(name string) {
+	GinkgoHelper()
+	Expect(k8sClient.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
+}
+
+// probeContext is what the Pod webhook writes for mappedPod's containers.
+func probeContext() string {
+	GinkgoHelper()
+	s, err := probe.Encode([]probe.ContainerProbe{
+		{Name: "proxy", LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(15000)}}}},
+		{Name: "web", LivenessProbe: &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}},
+			PeriodSeconds: 5, TerminationGracePeriodSeconds: ptr.To[int64](9)}},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	return s
+}
+
+// mappedPod is an enrolled pod (as the webhook leaves it) bound to node, with a sidecar.
+func mappedPod(name, node string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: mapNS, Name: name,
+			Labels:      map[string]string{appsv1alpha1.LabelEnrolled: "true"},
+			Annotations: map[string]string{appsv1alpha1.AnnotationEnabled: "true", appsv1alpha1.AnnotationProbeContext: probeContext()},
+		},
+		Spec: corev1.PodSpec{
+			NodeName:       node,
+			InitContainers: []corev1.Container{{Name: "proxy", Image: "x", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)}},
+			Containers: []corev1.Container{{Name: "web", Image: "x",
+				Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}}}},
+		},
+	}
+}
+
+// createRunning creates pod and, when ip is set, reports it Running with that IP.
+func createRunning(pod *corev1.Pod, ip string) *corev1.Pod {
+	GinkgoHelper()
+	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+	if ip != "" {
+		setPodStatus(pod, corev1.PodRunning, ip)
+	}
+	return pod
+}
+
+func setPodStatus(pod *corev1.Pod, phase corev1.PodPhase, ip string) {
+	GinkgoHelper()
+	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+	pod.Status.Phase = phase
+	pod.Status.PodIP = ip
+	pod.Status.PodIPs = []corev1.PodIP{{IP: ip}}
+	Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+}
+
+func getNPP(g Gomega, node string) *appsv1alpha1.NodePodProbe {
+	npp := &appsv1alpha1.NodePodProbe{}
+	g.Expect(k8sClient.Get(ctx, types.NamespacedName{Name: node}, npp)).To(Succeed())
+	return npp
+}
+
+// entries summarises a NodePodProbe as "name/uid@ip" per pod.
+func entries(npp *appsv1alpha1.NodePodProbe) []string {
+	var out []string
+	for _, p := range npp.Spec.PodProbes {
+		out = append(out, fmt.Sprintf("%s/%s@%s", p.Name, p.UID, p.IP))
+	}
+	return out
+}
+
+func entry(pod *corev1.Pod, ip string) string {
+	return fmt.Sprintf("%s/%s@%s", pod.Name, pod.UID, ip)
+}
+
+func expectNoNPP(node string) {
+	GinkgoHelper()
+	Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(ctx, types.NamespacedName{Name: node}, &appsv1alpha1.NodePodProbe{}))
+	}, mapTimeout).Should(BeTrue())
+}
+
+var _ = Describe("NodePodProbe mapping", Ordered, func() {
+	var (
+		stop    func()
+		writes  = &nppWriteCounter{n: map[string]int{}}
+		podA1   *corev1.Pod
+		podA2   *corev1.Pod
+		podB1   *corev1.Pod
+		podC1   *corev1.Pod
+		nodeA   = "npp-node-a"
+		nodeB   = "npp-node-b"
+		nodeC   = "npp-node-c"
+		nodeDup = "npp-node-burst"
+	)
+
+	BeforeAll(func() {
+		createNamespace(mapNS)
+		var err error
+		stop, err = testutil.StartManager(ctx, cfg, ctrl.Options{
+			Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: EnrolledPodsOnly()}},
+		}, func(mgr ctrl.Manager) error {
+			return (&NodePodProbeReconciler{
+				Client:    countingClient{mgr.GetClient(), writes},
+				APIReader: mgr.GetAPIReader(),
+				Recorder:  mgr.GetEventRecorder("nodepodprobe-controller"),
+			}).SetupWithManager(mgr)
+		})
+		Expect(err).NotTo(HaveOccurred())
+	})
+	AfterAll(func() { stop() })
+
+	It("maps enrolled pods on 3 nodes into 3 NodePodProbes", func() {
+		for _, n := range []string{nodeA, nodeB, nodeC} {
+			createNode(n)
+		}
+		podA1 = createRunning(mappedPod("a1", nodeA), "10.0.0.1")
+		podA2 = createRunning(mappedPod("a2", nodeA), "10.0.0.2")
+		podB1 = createRunning(mappedPod("b1", nodeB), "10.0.1.1")
+		kruise := mappedPod("c1", nodeC)
+		kruise.Annotations = map[string]string{
+			appsv1alpha1.AnnotationKruiseEnabled: "true", appsv1alpha1.AnnotationKruiseProbeContext: probeContext()}
+		podC1 = createRunning(kruise, "10.0.2.1")
+
+		notEnrolled := mappedPod("not-enrolled", nodeA)
+		notEnrolled.Labels = nil
+		createRunning(notEnrolled, "10.0.0.9")
+		createRunning(mappedPod("no-ip", nodeA), "")
+
+		Eventually(func(g Gomega) {
+			g.Expect(entries(getNPP(g, nodeA))).To(Equal([]string{entry(podA1, "10.0.0.1"), entry(podA2, "10.0.0.2")}))
+			g.Expect(entries(getNPP(g, nodeB))).To(Equal([]string{entry(podB1, "10.0.1.1")}))
+			g.Expect(entries(getNPP(g, nodeC))).To(Equal([]string{entry(podC1, "10.0.2.1")}))
+		}, mapTimeout).Should(Succeed())
+
+		npp := getNPP(Default, nodeA)
+		Expect(npp.OwnerReferences).To(HaveLen(1))
+		Expect(npp.OwnerReferences[0].Kind).To(Equal("Node"))
+		Expect(npp.OwnerReferences[0].Name).To(Equal(nodeA))
+		a1 := npp.Spec.PodProbes[0]
+		Expect(a1.Namespace).To(Equal(mapNS))
+		Expect(a1.Probes).To(HaveLen(2))
+		Expect(a1.Probes[0].Name).To(Equal("a1-proxy"))
+		Expect(a1.Probes[0].ContainerName).To(Equal("proxy"))
+		Expect(a1.Probes[0].Probe.TCPSocket.Port).To(Equal(intstr.FromInt32(15000)))
+		web := a1.Probes[1]
+		Expect(web.Name).To(Equal("a1-web"))
+		Expect(web.ContainerName).To(Equal("web"))
+		Expect(web.Probe.HTTPGet.Port).To(Equal(intstr.FromInt32(8080)), "named port resolved")
+		Expect(web.Probe.HTTPGet.Scheme).To(Equal(corev1.URISchemeHTTP))
+		Expect(web.Probe.PeriodSeconds).To(BeEquivalentTo(5))
+		Expect(web.Probe.TimeoutSeconds).To(BeEquivalentTo(1))
+		Expect(web.Probe.SuccessThreshold).To(BeEquivalentTo(1))
+		Expect(web.Probe.FailureThreshold).To(BeEquivalentTo(3))
+		Expect(*web.Probe.TerminationGracePeriodSeconds).To(BeEquivalentTo(9))
+	})
+
+	It("adds a pod once it has an IP and follows IP changes", func() {
+		late := createRunning(mappedPod("late", nodeB), "")
+		Consistently(func(g Gomega) {
+			g.Expect(entries(getNPP(g, nodeB))).To(Equal([]string{entry(podB1, "10.0.1.1")}))
+		}, "1s").Should(Succeed())
+		setPodStatus(late, corev1.PodRunning, "10.0.1.2")
+		Eventually(func(g Gomega) {
+			g.Expect(entries(getNPP(g, nodeB))).To(Equal([]string{entry(podB1, "10.0.1.1"), entry(late, "10.0.1.2")}))
+		}, mapTimeout).Should(Succeed())
+		setPodStatus(late, corev1.PodRunning, "10.0.1.3")
+		Eventually(func(g Gomega) {
+			g.Expect(entries(getNPP(g, nodeB))).To(Equal([]string{entry(podB1, "10.0.1.1"), entry(late, "10.0.1.3")}))
+		}, mapTimeout).Should(Succeed())
+	})
+
+	It("drops the daemon's states of pods that left the spec, and only those", func() {
+		npp := getNPP(Default, nodeA)
+		now := metav1.Now()
+		state := func(name string, st appsv1alpha1.ProbeState) []appsv1alpha1.ContainerProbeState {
+			return []appsv1alpha1.ContainerProbeState{{Name: name, State: st, ContainerID: "containerd://1", LastProbeTime: now, LastTransitionTime: now}}
+		}
+		npp.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{
+			{Name: "a1", Namespace: mapNS, UID: podA1.UID, ProbeStates: state("a1-web", appsv1alpha1.ProbeFailed)},
+			{Name: "gone", Namespace: mapNS, UID: "0e4b3c4e-0000-0000-0000-000000000000", ProbeStates: state("gone-web", appsv1alpha1.ProbeFailed)},
+		}
+		npp.Status.ProbedPods, npp.Status.FailingProbes = 2, 2
+		Expect(k8sClient.Status().Update(ctx, npp)).To(Succeed())
+		Eventually(func(g Gomega) {
+			st := getNPP(g, nodeA).Status
+			g.Expect(st.PodProbeStatuses).To(HaveLen(1))
+			g.Expect(st.PodProbeStatuses[0].UID).To(Equal(podA1.UID))
+			g.Expect(st.PodProbeStatuses[0].ProbeStates[0].State).To(Equal(appsv1alpha1.ProbeFailed))
+			g.Expect(st.ProbedPods).To(BeEquivalentTo(1))
+			g.Expect(st.FailingProbes).To(BeEquivalentTo(1))
+		}, mapTimeout).Should(Succeed())
+	})
+
+	It("removes deleted and replaced pods, dropping their states", func() {
+		Expect(k8sClient.Delete(ctx, podA1, client.GracePeriodSeconds(0))).To(Succeed())
+		Eventually(func(g Gomega) {
+			npp := getNPP(g, nodeA)
+			g.Expect(entries(npp)).To(Equal([]string{entry(podA2, "10.0.0.2")}))
+			g.Expect(npp.Status.PodProbeStatuses).To(BeEmpty(), "a1's state left with it")
+		}, mapTimeout).Should(Succeed())
+
+		oldUID := podA2.UID
+		Expect(k8sClient.Delete(ctx, podA2, client.GracePeriodSeconds(0))).To(Succeed())
+		replacement := createRunning(mappedPod("a2", nodeA), "10.0.0.3")
+		Expect(replacement.UID).NotTo(Equal(oldUID))
+		Eventually(func(g Gomega) {
+			g.Expect(entries(getNPP(g, nodeA))).To(Equal([]string{entry(replacement, "10.0.0.3")}))
+		}, mapTimeout).Should(Succeed())
+	})
+
+	It("removes a finished pod and deletes the emptied NodePodProbe", func() {
+		setPodStatus(podC1, corev1.PodSucceeded, "10.0.2.1")
+		expectNoNPP(nodeC)
+	})
+
+	It("removes a terminating pod", func() {
+		term := mappedPod("terminating", nodeC)
+		term.Finalizers = []string{"example.test/hold"}
+		createRunning(term, "10.0.2.7")
+		Eventually(func(g Gomega) {
+			g.Expect(entries(getNPP(g, nodeC))).To(Equal([]string{entry(term, "10.0.2.7")}))
+		}, mapTimeout).Should(Succeed())
+		Expect(k8sClient.Delete(ctx, term)).To(Succeed())
+		expectNoNPP(nodeC)
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(term), term)).To(Succeed(), "still terminating")
+		term.Finalizers = nil
+		Expect(k8sClient.Update(ctx, term)).To(Succeed())
+	})
+
+	It("deletes the NodePodProbe of a deleted node and does not recreate it", func() {
+		Expect(k8sClient.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeB}})).To(Succeed())
+		expectNoNPP(nodeB)
+		// b1 and late are still bound to the deleted node; another event for them changes nothing.
+		setPodStatus(podB1, corev1.PodRunning, "10.0.1.9")
+		Consistently(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, types.NamespacedName{Name: nodeB}, &appsv1alpha1.NodePodProbe{}))
+		}, "2s").Should(BeTrue())
+	})
+
+	It("converges 200 pods created at once on one node with few NodePodProbe writes", func() {
+		createNode(nodeDup)
+		const n = 200
+		pods := make([]*corev1.Pod, n)
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for w := range 8 {
+			wg.Add(1)
+			go func() {
+				defer GinkgoRecover()
+				defer wg.Done()
+				for i := w; i < n; i += 8 {
+					pod := mappedPod(fmt.Sprintf("burst-%03d", i), nodeDup)
+					if err := k8sClient.Create(ctx, pod); err != nil {
+						errs <- err
+						continue
+					}
+					pod.Status.Phase = corev1.PodRunning
+					pod.Status.PodIP = fmt.Sprintf("10.1.%d.%d", i/250, i%250+1)
+					if err := k8sClient.Status().Update(ctx, pod); err != nil {
+						errs <- err
+					}
+					pods[i] = pod
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			Expect(err).NotTo(HaveOccurred())
+		}
+		var want []string
+		for _, p := range pods {
+			want = append(want, entry(p, p.Status.PodIP))
+		}
+		Eventually(func(g Gomega) {
+			g.Expect(entries(getNPP(g, nodeDup))).To(Equal(want))
+		}, "30s").Should(Succeed())
+		// Let any reconcile still queued finish before counting.
+		time.Sleep(2 * DefaultMappingBatchDelay)
+		count := writes.get(nodeDup)
+		AddReportEntry("NodePodProbe writes for 200 pods", count)
+		GinkgoWriter.Printf("NodePodProbe writes for %d pods on one node: %d\n", n, count)
+		Expect(count).To(BeNumerically("<=", 20))
+	})
+})

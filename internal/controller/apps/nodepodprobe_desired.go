@@ -1,0 +1,129 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apps
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probe"
+)
+
+// ProbeName is the stable name of a container's probe in a NodePodProbe.
+func ProbeName(podName, container string) string {
+	return podName + "-" + container
+}
+
+// mappingProblem is a probe of an enrolled pod that cannot be handed to the daemon.
+type mappingProblem struct {
+	pod     *corev1.Pod
+	message string
+}
+
+// desiredPodProbes computes the spec.podProbes of one node from the pods bound to it: every
+// enrolled, running (not finished, not terminating) pod with an IP, one probe per container
+// entry of its probe context, with named ports resolved and defaults explicit. Pods are sorted by
+// namespace, name and UID so that equal input gives an equal spec.
+func desiredPodProbes(pods []corev1.Pod) ([]appsv1alpha1.PodProbe, []mappingProblem) {
+	var out []appsv1alpha1.PodProbe
+	var problems []mappingProblem
+	for i := range pods {
+		pod := &pods[i]
+		if !mapped(pod) {
+			continue
+		}
+		pctx, errs := probe.FromAnnotations(pod.Annotations)
+		if len(errs) > 0 {
+			problems = append(problems, mappingProblem{pod, "probe context annotation: " + errs.ToAggregate().Error()})
+			continue
+		}
+		var probes []appsv1alpha1.ContainerProbe
+		for _, e := range pctx.Entries {
+			pc, ok := probe.FindProbedContainer(&pod.Spec, e.Name)
+			if !ok {
+				problems = append(problems, mappingProblem{pod, fmt.Sprintf("probe context names container %q, which the pod does not have", e.Name)})
+				continue
+			}
+			resolved, err := probe.Resolve(e.LivenessProbe, pc.Container)
+			if err != nil {
+				problems = append(problems, mappingProblem{pod, err.Error()})
+				continue
+			}
+			probes = append(probes, appsv1alpha1.ContainerProbe{
+				Name: ProbeName(pod.Name, e.Name), ContainerName: e.Name, Probe: *resolved,
+			})
+		}
+		if len(probes) == 0 {
+			continue
+		}
+		out = append(out, appsv1alpha1.PodProbe{
+			Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, IP: pod.Status.PodIP, Probes: probes,
+		})
+	}
+	slices.SortFunc(out, func(a, b appsv1alpha1.PodProbe) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.UID, b.UID))
+	})
+	return out, problems
+}
+
+// mapped reports whether a pod's probes belong in its node's NodePodProbe.
+func mapped(pod *corev1.Pod) bool {
+	return pod.Labels[appsv1alpha1.LabelEnrolled] == appsv1alpha1.TrueValue &&
+		pod.Spec.NodeName != "" &&
+		pod.Status.PodIP != "" &&
+		pod.DeletionTimestamp == nil &&
+		pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
+}
+
+// prunedStatuses drops the probe states of pods that left the spec. It returns nil, false when
+// nothing is dropped.
+func prunedStatuses(statuses []appsv1alpha1.PodProbeStatus, spec []appsv1alpha1.PodProbe) ([]appsv1alpha1.PodProbeStatus, bool) {
+	keep := make(map[types.UID]bool, len(spec))
+	for _, p := range spec {
+		keep[p.UID] = true
+	}
+	out := make([]appsv1alpha1.PodProbeStatus, 0, len(statuses))
+	for _, s := range statuses {
+		if keep[s.UID] {
+			out = append(out, s)
+		}
+	}
+	if len(out) == len(statuses) {
+		return nil, false
+	}
+	return out, true
+}
+
+// statusCounters recomputes the summary counters the daemon keeps next to the statuses.
+func statusCounters(statuses []appsv1alpha1.PodProbeStatus) (probedPods, failingProbes int32) {
+	for _, s := range statuses {
+		if len(s.ProbeStates) > 0 {
+			probedPods++
+		}
+		for _, st := range s.ProbeStates {
+			if st.State == appsv1alpha1.ProbeFailed {
+				failingProbes++
+			}
+		}
+	}
+	return probedPods, failingProbes
+}
