@@ -30,15 +30,11 @@ import (
 
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -47,7 +43,6 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/heartbeat"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/node"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
 )
@@ -100,21 +95,6 @@ func parseFlags() (options, zap.Options) {
 	return o, zo
 }
 
-// cacheOptions restrict the daemon's informers to its own node: watching every pod of the
-// cluster from every node would multiply apiserver load by the node count.
-func cacheOptions(node, namespace string) cache.Options {
-	return cache.Options{
-		ByObject: map[client.Object]cache.ByObject{
-			&appsv1alpha1.NodePodProbe{}: {Field: fields.OneTermEqualSelector("metadata.name", node)},
-			&corev1.Pod{}:                {Field: fields.OneTermEqualSelector("spec.nodeName", node)},
-			&appsv1alpha1.ContainerRecreateRequest{}: {
-				Label: labels.SelectorFromSet(labels.Set{appsv1alpha1.LabelCRRNodeName: node}),
-			},
-			&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{namespace: {}}},
-		},
-	}
-}
-
 func main() {
 	o, zo := parseFlags()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zo)))
@@ -158,44 +138,28 @@ func run(o options) error {
 		Metrics:                metricsOpts,
 		HealthProbeBindAddress: o.probeAddr,
 		LeaderElection:         false,
-		Cache:                  cacheOptions(o.nodeName, o.namespace),
+		Cache:                  node.CacheOptions(o.nodeName, o.namespace),
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 
-	if err := mgr.Add(&heartbeat.Heartbeat{Client: mgr.GetClient(), NodeName: o.nodeName, Namespace: o.namespace}); err != nil {
-		return err
-	}
-
-	// Probe engine: workers, result cache, status writer, and the controller that syncs them.
+	// Probe engine: workers, result cache, status writer, Lease heartbeat, and the controller
+	// that keeps the workers in step with the NodePodProbe spec and the node's pods.
 	kubeletVersion := o.kubeletVersion
 	if kubeletVersion == "" {
 		kubeletVersion = nodeKubeletVersion(ctx, mgr.GetAPIReader(), o.nodeName)
 	}
-	probes := prober.NewManager(rt, prober.UserAgent(kubeletVersion),
-		&prober.Events{Recorder: mgr.GetEventRecorder(EventRecorderName)})
-	status := &prober.StatusWriter{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), NodeName: o.nodeName,
-		Results: probes.Results, Window: o.writeWindow,
-	}
-	if err := node.IndexPodsByNode(ctx, mgr); err != nil {
-		return err
-	}
-	if err := mgr.Add(probes); err != nil {
-		return err
-	}
-	if err := mgr.Add(status); err != nil {
-		return err
-	}
-	if err := (&node.Reconciler{Client: mgr.GetClient(), NodeName: o.nodeName, Probes: probes, Status: status}).
-		SetupWithManager(mgr); err != nil {
-		return err
+	if _, err := node.Setup(ctx, mgr, node.Options{
+		NodeName: o.nodeName, Namespace: o.namespace, Runtime: rt,
+		UserAgent: prober.UserAgent(kubeletVersion), Recorder: mgr.GetEventRecorder(EventRecorderName),
+		WriteWindow: o.writeWindow,
+	}); err != nil {
+		return fmt.Errorf("setting up the probe engine: %w", err)
 	}
 
 	// recreate executor: registered below, e.g.
 	// recreate.(...).SetupWithManager(mgr, rt, ...) with mgr.GetEventRecorder(EventRecorderName).
-	_ = rt
 
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err

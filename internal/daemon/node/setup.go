@@ -1,0 +1,102 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
+package node
+
+import (
+	"context"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/heartbeat"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/probe"
+)
+
+// CacheOptions restrict the daemon's informers to its own node: its NodePodProbe, the pods bound
+// to it, the ContainerRecreateRequests labelled with it, and Leases of the operator namespace.
+// Watching every pod of the cluster from every node would multiply apiserver load by the node count.
+func CacheOptions(nodeName, namespace string) cache.Options {
+	return cache.Options{
+		ByObject: map[client.Object]cache.ByObject{
+			&appsv1alpha1.NodePodProbe{}: {Field: fields.OneTermEqualSelector("metadata.name", nodeName)},
+			&corev1.Pod{}:                {Field: fields.OneTermEqualSelector("spec.nodeName", nodeName)},
+			&appsv1alpha1.ContainerRecreateRequest{}: {
+				Label: labels.SelectorFromSet(labels.Set{appsv1alpha1.LabelCRRNodeName: nodeName}),
+			},
+			&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{namespace: {}}},
+		},
+	}
+}
+
+// Options configure the probe engine of one node.
+type Options struct {
+	NodeName, Namespace string
+	// Runtime runs exec probes.
+	Runtime probe.Execer
+	// UserAgent of HTTP and gRPC probes (prober.UserAgent).
+	UserAgent string
+	// Recorder emits the probe events; nil emits none.
+	Recorder events.EventRecorder
+	// WriteWindow gathers status changes (prober.DefaultWriteWindow when zero).
+	WriteWindow time.Duration
+	// LeaseInterval between heartbeats (DaemonLeaseRenewSeconds when zero).
+	LeaseInterval time.Duration
+}
+
+// Engine is what Setup added to the manager.
+type Engine struct {
+	Probes    *prober.Manager
+	Status    *prober.StatusWriter
+	Heartbeat *heartbeat.Heartbeat
+}
+
+// Setup adds the probe workers, the status writer, the heartbeat and the node controller to mgr,
+// whose cache must be built with CacheOptions.
+func Setup(ctx context.Context, mgr ctrl.Manager, o Options) (*Engine, error) {
+	probes := prober.NewManager(o.Runtime, o.UserAgent, &prober.Events{Recorder: o.Recorder})
+	e := &Engine{
+		Probes: probes,
+		Status: &prober.StatusWriter{
+			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), NodeName: o.NodeName,
+			Results: probes.Results, Window: o.WriteWindow,
+		},
+		Heartbeat: &heartbeat.Heartbeat{Client: mgr.GetClient(), NodeName: o.NodeName, Namespace: o.Namespace, Interval: o.LeaseInterval},
+	}
+	if err := IndexPodsByNode(ctx, mgr); err != nil {
+		return nil, err
+	}
+	for _, r := range []manager.Runnable{e.Probes, e.Status, e.Heartbeat} {
+		if err := mgr.Add(r); err != nil {
+			return nil, err
+		}
+	}
+	r := &Reconciler{Client: mgr.GetClient(), NodeName: o.NodeName, Probes: e.Probes, Status: e.Status}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
