@@ -1,5 +1,4 @@
 //go:build e2e
-// +build e2e
 
 /*
 Copyright 2026 The enhanced-liveness-operator Authors.
@@ -17,6 +16,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// Package e2e is the real-node end-to-end suite: it runs against the one-node cluster that
+// hack/local-cluster/up.sh starts (kubelet + containerd built on this machine), deploys the
+// operator from config/default like a user does, and kills and restarts real containers.
+// Run it with `make test-e2e` (hack/local-cluster/e2e.sh sets the environment it reads).
 package e2e
 
 import (
@@ -24,96 +27,90 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/utils"
 )
 
 var (
-	// managerImage is the manager image to be built and loaded for testing.
-	managerImage = "example.com/enhanced-liveness-operator:v0.0.1"
-	// shouldCleanupCertManager tracks whether CertManager was installed by this suite.
-	shouldCleanupCertManager = false
+	// k8s is a typed client for the cluster; cs serves logs and scale.
+	k8s client.Client
+	cs  *kubernetes.Clientset
+
+	operatorImage = envOr("E2E_OPERATOR_IMAGE", "localhost/enhanced-liveness-operator:e2e")
+	appImage      = envOr("E2E_APP_IMAGE", "localhost/e2e-app:e2e")
+	operatorNS    = envOr("E2E_OPERATOR_NAMESPACE", appsv1alpha1.DefaultOperatorNamespace)
+	reportDir     = envOr("E2E_REPORT_DIR", "bin/e2e-report")
 )
 
-// TestE2E runs the e2e test suite to validate the solution in an isolated environment.
-// The default setup requires Kind and CertManager.
-//
-// To enable kubectl kuberc (use custom kubectl configurations), set: KUBECTL_KUBERC=true
-// By default, kuberc is disabled to ensure consistent test behavior across different environments.
-// To skip CertManager installation, set: CERT_MANAGER_INSTALL_SKIP=true
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// TestE2E runs the suite. It needs KUBECONFIG pointing at the local cluster and the images
+// imported there: `make test-e2e` does both.
 func TestE2E(t *testing.T) {
 	RegisterFailHandler(Fail)
-	_, _ = fmt.Fprintf(GinkgoWriter, "Starting enhanced-liveness-operator e2e test suite\n")
-	RunSpecs(t, "e2e suite")
+	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
+	SetDefaultConsistentlyPollingInterval(500 * time.Millisecond)
+	RunSpecs(t, "real-node e2e suite")
 }
 
 var _ = BeforeSuite(func() {
-	By("building the manager image")
-	cmd := exec.Command("make", "docker-build", fmt.Sprintf("IMG=%s", managerImage))
-	_, err := utils.Run(cmd)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred(), "Failed to build the manager image")
+	Expect(os.Getenv("KUBECONFIG")).NotTo(BeEmpty(),
+		"KUBECONFIG must point at the local cluster: run `make test-e2e` (hack/local-cluster/e2e.sh)")
+	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
+	Expect(err).NotTo(HaveOccurred())
+	cfg.QPS, cfg.Burst = 50, 100
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
+	utilruntime.Must(policyv1alpha1.AddToScheme(scheme))
+	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	cs, err = kubernetes.NewForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.MkdirAll(reportDir, 0o755)).To(Succeed())
 
-	// TODO(user): If you want to change the e2e test vendor from Kind,
-	// ensure the image is built and available, then remove the following block.
-	By("loading the manager image on Kind")
-	err = utils.LoadImageToKindClusterWithName(managerImage)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred(), "Failed to load the manager image into Kind")
+	By("deploying the operator from config/default (the manager then creates the daemon DaemonSet)")
+	out, err := utils.Run(exec.Command("hack/local-cluster/deploy.sh", operatorImage))
+	Expect(err).NotTo(HaveOccurred(), out)
+	_, _ = fmt.Fprint(GinkgoWriter, out)
 
-	configureKubectlKubeRC()
-	setupCertManager()
+	By("waiting for the node daemon's Lease (its heartbeat)")
+	Eventually(daemonLeaseFresh).WithTimeout(90 * time.Second).Should(BeTrue())
 })
 
 var _ = AfterSuite(func() {
-	teardownCertManager()
+	if k8s == nil {
+		return
+	}
+	By("undeploying the operator")
+	out, err := utils.Run(exec.Command("hack/local-cluster/deploy.sh", "--delete", operatorImage))
+	if err != nil {
+		_, _ = fmt.Fprintf(GinkgoWriter, "undeploy: %v\n%s", err, out)
+	}
 })
 
-// Disable kubectl kuberc by default for test isolation.
-// This prevents local kubectl configurations from affecting test behavior.
-// To enable kuberc, set: KUBECTL_KUBERC=true
-func configureKubectlKubeRC() {
-	if os.Getenv("KUBECTL_KUBERC") != "true" {
-		By("disabling kubectl kuberc for test isolation")
-		err := os.Setenv("KUBECTL_KUBERC", "false")
-		ExpectWithOffset(1, err).NotTo(HaveOccurred(), "Failed to disable kubectl kuberc")
-		_, _ = fmt.Fprintf(GinkgoWriter,
-			"kubectl kuberc disabled for consistent test behavior (override with KUBECTL_KUBERC=true)\n")
-	} else {
-		_, _ = fmt.Fprintf(GinkgoWriter, "kubectl kuberc enabled (KUBECTL_KUBERC=true)\n")
+var _ = BeforeEach(func() { specNamespaces = nil })
+
+// On failure, print what a person would look at first (before the spec's cleanups run).
+var _ = JustAfterEach(func() {
+	if CurrentSpecReport().Failed() && k8s != nil {
+		dumpDiagnostics()
 	}
-}
-
-// setupCertManager installs CertManager if needed for webhook tests.
-// Skips installation if CERT_MANAGER_INSTALL_SKIP=true or if already present.
-func setupCertManager() {
-	if os.Getenv("CERT_MANAGER_INSTALL_SKIP") == "true" {
-		_, _ = fmt.Fprintf(GinkgoWriter, "Skipping CertManager installation (CERT_MANAGER_INSTALL_SKIP=true)\n")
-		return
-	}
-
-	By("checking if CertManager is already installed")
-	if utils.IsCertManagerCRDsInstalled() {
-		_, _ = fmt.Fprintf(GinkgoWriter, "CertManager is already installed. Skipping installation.\n")
-		return
-	}
-
-	// Mark for cleanup before installation to handle interruptions and partial installs.
-	shouldCleanupCertManager = true
-
-	By("installing CertManager")
-	Expect(utils.InstallCertManager()).To(Succeed(), "Failed to install CertManager")
-}
-
-// teardownCertManager uninstalls CertManager if it was installed by setupCertManager.
-// This ensures we only remove what we installed.
-func teardownCertManager() {
-	if !shouldCleanupCertManager {
-		_, _ = fmt.Fprintf(GinkgoWriter, "Skipping CertManager cleanup (not installed by this suite)\n")
-		return
-	}
-
-	By("uninstalling CertManager")
-	utils.UninstallCertManager()
-}
+})
