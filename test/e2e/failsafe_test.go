@@ -1,0 +1,182 @@
+//go:build e2e
+
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/utils"
+)
+
+// Scenarios 5 and 6 of the e2e issue: the operator's parts going away never makes things worse.
+
+// probeFailed: the node's NodePodProbe status reports a Failed liveness result for the pod.
+func probeFailed(node string, uid types.UID) func() bool {
+	return func() bool {
+		npp := &appsv1alpha1.NodePodProbe{}
+		if err := k8s.Get(context.Background(), client.ObjectKey{Name: node}, npp); err != nil {
+			return false
+		}
+		for _, ps := range npp.Status.PodProbeStatuses {
+			if ps.UID != uid {
+				continue
+			}
+			for _, s := range ps.ProbeStates {
+				if s.State == appsv1alpha1.ProbeFailed {
+					return true
+				}
+			}
+		}
+		return false
+	}
+}
+
+// daemonPID is the host PID of the node daemon's container process (the e2e runs on the node).
+func daemonPID() int {
+	var pods corev1.PodList
+	Expect(k8s.List(context.Background(), &pods, client.InNamespace(operatorNS))).To(Succeed())
+	var id string
+	for _, p := range pods.Items {
+		for _, o := range p.OwnerReferences {
+			if o.Kind == "DaemonSet" && p.Status.Phase == corev1.PodRunning && len(p.Status.ContainerStatuses) > 0 {
+				id = p.Status.ContainerStatuses[0].ContainerID
+			}
+		}
+	}
+	Expect(id).To(HavePrefix("containerd://"), "a running daemon pod")
+	crictl := strings.Fields(envOr("E2E_CRICTL", "crictl"))
+	out, err := utils.Run(exec.Command(crictl[0], append(crictl[1:], "inspect", strings.TrimPrefix(id, "containerd://"))...))
+	Expect(err).NotTo(HaveOccurred())
+	var inspect struct {
+		Info struct {
+			Pid int `json:"pid"`
+		} `json:"info"`
+	}
+	Expect(json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &inspect)).To(Succeed())
+	Expect(inspect.Info.Pid).To(BeNumerically(">", 1))
+	return inspect.Info.Pid
+}
+
+var _ = Describe("the node daemon stopped (scenario 5)", func() {
+	It("restarts nothing while its Lease is stale, and restarts a still-failing container when it returns", func() {
+		ns := newNamespace("daemon")
+		deployApp(ns, app{name: "web", replicas: 1, probe: httpProbe(), enrolled: true, stickySickness: true,
+			annotations: map[string]string{appsv1alpha1.AnnotationRestartDisabled: appsv1alpha1.TrueValue}})
+		pod := onlyPod(ns, "web")
+		setSick(pod, true)
+		By("the daemon reports the failure; the pod's emergency switch holds the restart")
+		Eventually(probeFailed(pod.Spec.NodeName, pod.UID)).WithTimeout(60 * time.Second).Should(BeTrue())
+
+		By("stopping the daemon process (SIGSTOP) until its Lease is stale")
+		pid := daemonPID()
+		Expect(syscall.Kill(pid, syscall.SIGSTOP)).To(Succeed())
+		DeferCleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+		Eventually(daemonLeaseFresh).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(BeFalse())
+
+		By("allowing restarts of the pod: still nothing, the failure on record comes from a silent daemon")
+		patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, appsv1alpha1.AnnotationRestartDisabled))
+		Expect(k8s.Patch(context.Background(), &pod, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+		Expect(probeFailed(pod.Spec.NodeName, pod.UID)()).To(BeTrue())
+		Consistently(restartCount(ns, pod.Name)).WithTimeout(15 * time.Second).Should(BeEquivalentTo(0))
+		Expect(crrsIn(ns)).To(BeEmpty())
+
+		By("the daemon returns (SIGCONT): its Lease is renewed and the still-failing container is restarted")
+		Expect(syscall.Kill(pid, syscall.SIGCONT)).To(Succeed())
+		Eventually(daemonLeaseFresh).WithTimeout(60 * time.Second).Should(BeTrue())
+		Eventually(restartCount(ns, pod.Name)).WithTimeout(90 * time.Second).Should(BeNumerically(">=", 1))
+		Expect(crrsIn(ns)).NotTo(BeEmpty())
+	})
+})
+
+var _ = Describe("the manager scaled to 0 (scenario 6)", func() {
+	It("lets a new opted-in pod keep its native livenessProbe (webhook fails open); the kubelet restarts it", func() {
+		mgr := managerDeployment()
+		replicas := ptr.Deref(mgr.Spec.Replicas, 1)
+		scale := func(n int32) {
+			patch := []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, n))
+			Expect(k8s.Patch(context.Background(), mgr, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+		}
+		DeferCleanup(func() {
+			By("scaling the manager back and waiting for its webhook")
+			scale(replicas)
+			Eventually(func(g Gomega) {
+				g.Expect(k8s.Get(context.Background(), clientKey(mgr), mgr)).To(Succeed())
+				g.Expect(mgr.Status.AvailableReplicas).To(Equal(replicas))
+			}).WithTimeout(120 * time.Second).Should(Succeed())
+			Eventually(webhookServing).WithTimeout(60 * time.Second).Should(BeTrue())
+		})
+		By("scaling the manager Deployment to 0 and waiting for its pods to be gone")
+		scale(0)
+		Eventually(func() int {
+			var pods corev1.PodList
+			Expect(k8s.List(context.Background(), &pods, client.InNamespace(operatorNS),
+				client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+			return len(pods.Items)
+		}).WithTimeout(60 * time.Second).Should(BeZero())
+
+		ns := newNamespace("failopen")
+		deployApp(ns, app{name: "web", replicas: 1, probe: httpProbe(), enrolled: true})
+		pod := onlyPod(ns, "web")
+		By("the pod was created without the webhook: native probe kept, not enrolled")
+		Expect(pod.Annotations).To(HaveKeyWithValue(appsv1alpha1.AnnotationEnabled, appsv1alpha1.TrueValue))
+		Expect(pod.Spec.Containers[0].LivenessProbe).NotTo(BeNil())
+		Expect(pod.Labels).NotTo(HaveKey(appsv1alpha1.LabelEnrolled))
+
+		setSick(pod, true)
+		By("the kubelet probes and restarts it natively")
+		Eventually(restartCount(ns, pod.Name)).WithTimeout(60 * time.Second).Should(BeNumerically(">=", 1))
+		Eventually(hasEvent(ns, pod.Name, "Unhealthy", "kubelet", "Liveness")).WithTimeout(30 * time.Second).Should(BeTrue())
+		Expect(hasEvent(ns, pod.Name, "Killing", "kubelet", "")()).To(BeTrue())
+		Expect(crrsIn(ns)).To(BeEmpty())
+	})
+})
+
+// webhookServing: the webhook Service of the operator has a ready endpoint.
+func webhookServing() bool {
+	var slices discoveryv1.EndpointSliceList
+	if err := k8s.List(context.Background(), &slices, client.InNamespace(operatorNS)); err != nil {
+		return false
+	}
+	for _, s := range slices.Items {
+		if !strings.Contains(s.Labels["kubernetes.io/service-name"], "webhook") {
+			continue
+		}
+		for _, e := range s.Endpoints {
+			if e.Conditions.Ready != nil && *e.Conditions.Ready {
+				return true
+			}
+		}
+	}
+	return false
+}
