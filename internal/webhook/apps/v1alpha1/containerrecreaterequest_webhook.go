@@ -14,88 +14,262 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// Package v1alpha1 holds the ContainerRecreateRequest webhooks: defaulting from the pod on
+// CREATE (labels, statusContext, grace period, failure policy, TTL) with the checks that need the
+// pod, and immutability of the spec and the identity labels on UPDATE.
 package v1alpha1
 
 import (
 	"context"
+	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probe"
 )
 
-// nolint:unused
-// log is for logging in this package.
-var containerrecreaterequestlog = logf.Log.WithName("containerrecreaterequest-resource")
+const (
+	// DefaultTTLSecondsAfterFinished keeps finished requests from piling up.
+	DefaultTTLSecondsAfterFinished int32 = 300
+	// MinActiveDeadlineSeconds leaves the daemon time to pick a request up and stop a container.
+	MinActiveDeadlineSeconds int64 = 3
+	// defaultPodGracePeriod is the apiserver's default for spec.terminationGracePeriodSeconds.
+	defaultPodGracePeriod int64 = 30
+)
 
-// SetupContainerRecreateRequestWebhookWithManager registers the webhook for ContainerRecreateRequest in the manager.
+// SetupContainerRecreateRequestWebhookWithManager registers the CRR webhooks. Pods are read with
+// the API reader: a person may restart a container of any pod, enrolled (cached) or not.
 func SetupContainerRecreateRequestWebhookWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewWebhookManagedBy(mgr, &appsv1alpha1.ContainerRecreateRequest{}).
+		WithDefaulter(&ContainerRecreateRequestDefaulter{Pods: mgr.GetAPIReader()}).
 		WithValidator(&ContainerRecreateRequestValidator{}).
-		WithDefaulter(&ContainerRecreateRequestDefaulter{}).
 		Complete()
 }
 
-// TODO(user): EDIT THIS FILE!  THIS IS SCAFFOLDING FOR YOU TO OWN!
+// +kubebuilder:webhook:path=/mutate-apps-enhancedliveness-io-v1alpha1-containerrecreaterequest,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps.enhancedliveness.io,resources=containerrecreaterequests,verbs=create,versions=v1alpha1,name=mcontainerrecreaterequest-v1alpha1.kb.io,admissionReviewVersions=v1,timeoutSeconds=10
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 
-// +kubebuilder:webhook:path=/mutate-apps-enhancedliveness-io-v1alpha1-containerrecreaterequest,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps.enhancedliveness.io,resources=containerrecreaterequests,verbs=create;update,versions=v1alpha1,name=mcontainerrecreaterequest-v1alpha1.kb.io,admissionReviewVersions=v1
-
-// ContainerRecreateRequestDefaulter struct is responsible for setting default values on the custom resource of the
-// Kind ContainerRecreateRequest when those are created or updated.
-//
-// NOTE: The +kubebuilder:object:generate=false marker prevents controller-gen from generating DeepCopy methods,
-// as it is used only for temporary operations and does not need to be deeply copied.
+// ContainerRecreateRequestDefaulter fills a new request from its pod and denies requests that
+// cannot be carried out.
 type ContainerRecreateRequestDefaulter struct {
-	// TODO(user): Add more fields as needed for defaulting
+	// Pods reads pods uncached.
+	Pods client.Reader
 }
 
-// Default implements admission.Defaulter so a webhook will be registered for the Kind ContainerRecreateRequest.
-func (d *ContainerRecreateRequestDefaulter) Default(_ context.Context, obj *appsv1alpha1.ContainerRecreateRequest) error {
-	containerrecreaterequestlog.Info("Defaulting for ContainerRecreateRequest", "name", obj.GetName())
+var crrGK = schema.GroupKind{Group: appsv1alpha1.GroupVersion.Group, Kind: "ContainerRecreateRequest"}
 
-	// TODO(user): fill in your defaulting logic.
+func invalid(crr *appsv1alpha1.ContainerRecreateRequest, errs field.ErrorList) error {
+	name := crr.Name
+	if name == "" {
+		name = crr.GenerateName
+	}
+	return apierrors.NewInvalid(crrGK, name, errs)
+}
 
+func labelPath(key string) *field.Path {
+	return field.NewPath("metadata", "labels").Key(key)
+}
+
+// Default fills labels, statusContext, failurePolicy, the grace period and the TTL on CREATE.
+func (d *ContainerRecreateRequestDefaulter) Default(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) error {
+	ns := crr.Namespace
+	if req, err := admission.RequestFromContext(ctx); err == nil && req.Namespace != "" {
+		ns = req.Namespace
+	}
+	specPath := field.NewPath("spec")
+	if d := crr.Spec.ActiveDeadlineSeconds; d != nil && *d < MinActiveDeadlineSeconds {
+		return invalid(crr, field.ErrorList{field.Invalid(specPath.Child("activeDeadlineSeconds"), *d,
+			fmt.Sprintf("must be greater than or equal to %d", MinActiveDeadlineSeconds))})
+	}
+	pod := &corev1.Pod{}
+	podPath := specPath.Child("podName")
+	if err := d.Pods.Get(ctx, types.NamespacedName{Namespace: ns, Name: crr.Spec.PodName}, pod); err != nil {
+		if apierrors.IsNotFound(err) {
+			return invalid(crr, field.ErrorList{field.NotFound(podPath, crr.Spec.PodName)})
+		}
+		return apierrors.NewInternalError(fmt.Errorf("reading pod %s/%s: %w", ns, crr.Spec.PodName, err))
+	}
+	if errs := validateAgainstPod(crr, pod); len(errs) > 0 {
+		return invalid(crr, errs)
+	}
+	applyDefaults(crr, pod)
 	return nil
 }
 
-// TODO(user): change verbs to "verbs=create;update;delete" if you want to enable deletion validation.
-// NOTE: If you want to customise the 'path', use the flags '--defaulting-path' or '--validation-path'.
-// +kubebuilder:webhook:path=/validate-apps-enhancedliveness-io-v1alpha1-containerrecreaterequest,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.enhancedliveness.io,resources=containerrecreaterequests,verbs=create;update,versions=v1alpha1,name=vcontainerrecreaterequest-v1alpha1.kb.io,admissionReviewVersions=v1
+// validateAgainstPod holds every CREATE rule that needs the pod.
+func validateAgainstPod(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod) field.ErrorList {
+	var errs field.ErrorList
+	podPath := field.NewPath("spec", "podName")
+	switch {
+	case pod.Spec.NodeName == "":
+		errs = append(errs, field.Invalid(podPath, pod.Name, "the pod is not scheduled to a node yet"))
+	case pod.DeletionTimestamp != nil:
+		errs = append(errs, field.Invalid(podPath, pod.Name, "the pod is terminating"))
+	case pod.Spec.RestartPolicy == corev1.RestartPolicyNever:
+		errs = append(errs, field.Invalid(podPath, pod.Name,
+			"the pod has restartPolicy Never: a stopped container would not be started again"))
+	}
+	if v, ok := crr.Labels[appsv1alpha1.LabelCRRPodUID]; ok && v != string(pod.UID) {
+		errs = append(errs, field.Invalid(labelPath(appsv1alpha1.LabelCRRPodUID), v,
+			fmt.Sprintf("must be the UID of pod %q (%s)", pod.Name, pod.UID)))
+	}
+	if v, ok := crr.Labels[appsv1alpha1.LabelCRRNodeName]; ok && v != pod.Spec.NodeName {
+		errs = append(errs, field.Invalid(labelPath(appsv1alpha1.LabelCRRNodeName), v,
+			fmt.Sprintf("must be the node of pod %q (%s)", pod.Name, pod.Spec.NodeName)))
+	}
 
-// ContainerRecreateRequestValidator struct is responsible for validating the ContainerRecreateRequest resource
-// when it is created, updated, or deleted.
-//
-// NOTE: The +kubebuilder:object:generate=false marker prevents controller-gen from generating DeepCopy methods,
-// as this struct is used only for temporary operations and does not need to be deeply copied.
-type ContainerRecreateRequestValidator struct {
-	// TODO(user): Add more fields as needed for validation
+	seen := map[string]bool{}
+	for i, c := range crr.Spec.Containers {
+		p := field.NewPath("spec", "containers").Index(i).Child("name")
+		if seen[c.Name] {
+			errs = append(errs, field.Duplicate(p, c.Name))
+			continue
+		}
+		seen[c.Name] = true
+		if _, ok := probe.FindProbedContainer(&pod.Spec, c.Name); !ok {
+			if isInitContainer(pod, c.Name) {
+				errs = append(errs, field.Invalid(p, c.Name, "is an init container that is not restartable (restartPolicy: Always)"))
+			} else {
+				errs = append(errs, field.NotFound(p, c.Name))
+			}
+			continue
+		}
+		if st := containerStatus(pod, c.Name); st == nil || st.State.Running == nil || st.ContainerID == "" {
+			errs = append(errs, field.Invalid(p, c.Name, "the container has no running containerID"))
+		}
+	}
+	return errs
 }
 
-// ValidateCreate implements admission.Validator so a webhook will be registered for the type ContainerRecreateRequest.
-func (v *ContainerRecreateRequestValidator) ValidateCreate(_ context.Context, obj *appsv1alpha1.ContainerRecreateRequest) (admission.Warnings, error) {
-	containerrecreaterequestlog.Info("Validation for ContainerRecreateRequest upon creation", "name", obj.GetName())
+func applyDefaults(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod) {
+	if crr.Labels == nil {
+		crr.Labels = map[string]string{}
+	}
+	crr.Labels[appsv1alpha1.LabelCRRPodUID] = string(pod.UID)
+	crr.Labels[appsv1alpha1.LabelCRRNodeName] = pod.Spec.NodeName
+	crr.Labels[appsv1alpha1.LabelCRRActive] = appsv1alpha1.TrueValue
 
-	// TODO(user): fill in your validation logic upon object creation.
+	for i := range crr.Spec.Containers {
+		c := &crr.Spec.Containers[i]
+		// A context given by the creator names the instance it meant; if that instance is gone
+		// already, the daemon counts the container as restarted instead of stopping its successor.
+		if c.StatusContext == nil {
+			st := containerStatus(pod, c.Name)
+			c.StatusContext = &appsv1alpha1.ContainerRecreateRequestContainerContext{
+				ContainerID: st.ContainerID, RestartCount: st.RestartCount,
+			}
+		}
+	}
+	s := &crr.Spec.Strategy
+	if s.FailurePolicy == "" {
+		s.FailurePolicy = appsv1alpha1.FailurePolicyFail
+	}
+	if s.TerminationGracePeriodSeconds == nil {
+		g := gracePeriod(crr, pod)
+		s.TerminationGracePeriodSeconds = &g
+	}
+	if crr.Spec.TTLSecondsAfterFinished == nil {
+		ttl := DefaultTTLSecondsAfterFinished
+		crr.Spec.TTLSecondsAfterFinished = &ttl
+	}
+}
 
+// gracePeriod is, per container, the liveness probe's terminationGracePeriodSeconds when set,
+// else the pod's; one request gets the longest of its containers', so none is cut short.
+func gracePeriod(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod) int64 {
+	podGrace := defaultPodGracePeriod
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		podGrace = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	pctx, _ := probe.FromAnnotations(pod.Annotations) // the Pod webhook validated it
+	var longest int64 = -1
+	for _, c := range crr.Spec.Containers {
+		g := podGrace
+		if e := pctx.Lookup(c.Name); e != nil && e.LivenessProbe.TerminationGracePeriodSeconds != nil {
+			g = *e.LivenessProbe.TerminationGracePeriodSeconds
+		} else if pc, ok := probe.FindProbedContainer(&pod.Spec, c.Name); ok &&
+			pc.Container.LivenessProbe != nil && pc.Container.LivenessProbe.TerminationGracePeriodSeconds != nil {
+			g = *pc.Container.LivenessProbe.TerminationGracePeriodSeconds
+		}
+		longest = max(longest, g)
+	}
+	return longest
+}
+
+func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+func isInitContainer(pod *corev1.Pod, name string) bool {
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// +kubebuilder:webhook:path=/validate-apps-enhancedliveness-io-v1alpha1-containerrecreaterequest,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.enhancedliveness.io,resources=containerrecreaterequests,verbs=create;update,versions=v1alpha1,name=vcontainerrecreaterequest-v1alpha1.kb.io,admissionReviewVersions=v1,timeoutSeconds=10
+
+// ContainerRecreateRequestValidator checks that a new request went through defaulting, and that
+// the spec and the identity labels never change afterwards.
+type ContainerRecreateRequestValidator struct{}
+
+// ValidateCreate requires the labels the defaulter sets; a request without them would be
+// invisible to the node daemon.
+func (v *ContainerRecreateRequestValidator) ValidateCreate(_ context.Context, crr *appsv1alpha1.ContainerRecreateRequest) (admission.Warnings, error) {
+	var errs field.ErrorList
+	for _, key := range []string{appsv1alpha1.LabelCRRPodUID, appsv1alpha1.LabelCRRNodeName, appsv1alpha1.LabelCRRActive} {
+		if crr.Labels[key] == "" {
+			errs = append(errs, field.Required(labelPath(key), "set by the defaulting webhook"))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, invalid(crr, errs)
+	}
 	return nil, nil
 }
 
-// ValidateUpdate implements admission.Validator so a webhook will be registered for the type ContainerRecreateRequest.
-func (v *ContainerRecreateRequestValidator) ValidateUpdate(_ context.Context, oldObj, newObj *appsv1alpha1.ContainerRecreateRequest) (admission.Warnings, error) {
-	containerrecreaterequestlog.Info("Validation for ContainerRecreateRequest upon update", "name", newObj.GetName())
-
-	// TODO(user): fill in your validation logic upon object update.
-
+// ValidateUpdate keeps the spec and the identity labels as created; the active label may only be
+// removed (by the manager, once the request finished).
+func (v *ContainerRecreateRequestValidator) ValidateUpdate(_ context.Context, oldCRR, newCRR *appsv1alpha1.ContainerRecreateRequest) (admission.Warnings, error) {
+	var errs field.ErrorList
+	if !equality.Semantic.DeepEqual(oldCRR.Spec, newCRR.Spec) {
+		errs = append(errs, field.Forbidden(field.NewPath("spec"), "spec is immutable after creation"))
+	}
+	for _, key := range []string{appsv1alpha1.LabelCRRPodUID, appsv1alpha1.LabelCRRNodeName} {
+		oldV, oldOK := oldCRR.Labels[key]
+		newV, newOK := newCRR.Labels[key]
+		if oldOK != newOK || oldV != newV {
+			errs = append(errs, field.Forbidden(labelPath(key), "is immutable"))
+		}
+	}
+	if oldV, newV := oldCRR.Labels[appsv1alpha1.LabelCRRActive], newCRR.Labels[appsv1alpha1.LabelCRRActive]; newV != oldV && newV != "" {
+		errs = append(errs, field.Forbidden(labelPath(appsv1alpha1.LabelCRRActive), "may only be removed"))
+	}
+	if len(errs) > 0 {
+		return nil, invalid(newCRR, errs)
+	}
 	return nil, nil
 }
 
-// ValidateDelete implements admission.Validator so a webhook will be registered for the type ContainerRecreateRequest.
-func (v *ContainerRecreateRequestValidator) ValidateDelete(_ context.Context, obj *appsv1alpha1.ContainerRecreateRequest) (admission.Warnings, error) {
-	containerrecreaterequestlog.Info("Validation for ContainerRecreateRequest upon deletion", "name", obj.GetName())
-
-	// TODO(user): fill in your validation logic upon object deletion.
-
+// ValidateDelete allows every deletion.
+func (v *ContainerRecreateRequestValidator) ValidateDelete(context.Context, *appsv1alpha1.ContainerRecreateRequest) (admission.Warnings, error) {
 	return nil, nil
 }

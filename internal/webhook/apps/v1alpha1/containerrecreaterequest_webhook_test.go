@@ -20,67 +20,224 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	// TODO (user): Add any additional imports if needed
 )
 
-var _ = Describe("ContainerRecreateRequest Webhook", func() {
-	var (
-		obj       *appsv1alpha1.ContainerRecreateRequest
-		oldObj    *appsv1alpha1.ContainerRecreateRequest
-		validator ContainerRecreateRequestValidator
-		defaulter ContainerRecreateRequestDefaulter
-	)
+const crrNS = "crr-webhook"
 
-	BeforeEach(func() {
-		obj = &appsv1alpha1.ContainerRecreateRequest{}
-		oldObj = &appsv1alpha1.ContainerRecreateRequest{}
-		validator = ContainerRecreateRequestValidator{}
-		Expect(validator).NotTo(BeNil(), "Expected validator to be initialized")
-		defaulter = ContainerRecreateRequestDefaulter{}
-		Expect(defaulter).NotTo(BeNil(), "Expected defaulter to be initialized")
-		Expect(oldObj).NotTo(BeNil(), "Expected oldObj to be initialized")
-		Expect(obj).NotTo(BeNil(), "Expected obj to be initialized")
+const probeContext = `[{"name":"web","livenessProbe":{"httpGet":{"path":"/","port":8080},"terminationGracePeriodSeconds":7}},` +
+	`{"name":"proxy","livenessProbe":{"tcpSocket":{"port":15000}}}]`
+
+// runningPod creates a pod bound to node-1 whose containers web, worker and the sidecar proxy run;
+// plain init container migrate has finished.
+func runningPod(name string, mutate func(*corev1.Pod)) *corev1.Pod {
+	GinkgoHelper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: crrNS, Name: name,
+			Annotations: map[string]string{appsv1alpha1.AnnotationProbeContext: probeContext}},
+		Spec: corev1.PodSpec{
+			NodeName:                      "node-1",
+			TerminationGracePeriodSeconds: ptr.To[int64](45),
+			InitContainers: []corev1.Container{
+				{Name: "migrate", Image: "x"},
+				{Name: "proxy", Image: "x", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)},
+			},
+			Containers: []corev1.Container{{Name: "web", Image: "x"}, {Name: "worker", Image: "x"}},
+		},
+	}
+	if mutate != nil {
+		mutate(pod)
+	}
+	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{
+		{Name: "migrate", ContainerID: "containerd://m1", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}}},
+		{Name: "proxy", ContainerID: "containerd://p1", RestartCount: 1, State: running},
+	}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{
+		{Name: "web", ContainerID: "containerd://w1", RestartCount: 2, State: running},
+		{Name: "worker", ContainerID: "containerd://k1", State: running},
+	}
+	Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+	return pod
+}
+
+func crrFor(pod string, containers ...string) *appsv1alpha1.ContainerRecreateRequest {
+	crr := &appsv1alpha1.ContainerRecreateRequest{
+		ObjectMeta: metav1.ObjectMeta{Namespace: crrNS, GenerateName: pod + "-"},
+		Spec:       appsv1alpha1.ContainerRecreateRequestSpec{PodName: pod},
+	}
+	for _, c := range containers {
+		crr.Spec.Containers = append(crr.Spec.Containers, appsv1alpha1.ContainerRecreateRequestContainer{Name: c})
+	}
+	return crr
+}
+
+func expectDenied(crr *appsv1alpha1.ContainerRecreateRequest, want string) {
+	GinkgoHelper()
+	err := k8sClient.Create(ctx, crr)
+	Expect(err).To(HaveOccurred())
+	Expect(apierrors.IsInvalid(err) || apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
+	Expect(err.Error()).To(ContainSubstring(want))
+}
+
+var _ = Describe("ContainerRecreateRequest webhook", Ordered, func() {
+	var pod *corev1.Pod
+
+	BeforeAll(func() {
+		Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: crrNS}})).To(Succeed())
+		pod = runningPod("app", nil)
 	})
 
-	AfterEach(func() {
-		// TODO (user): Add any teardown logic common to all tests
+	It("fills the labels, statusContext, failure policy, grace period and TTL from the pod", func() {
+		crr := crrFor("app", "web")
+		Expect(k8sClient.Create(ctx, crr)).To(Succeed())
+		Expect(crr.Labels).To(Equal(map[string]string{
+			appsv1alpha1.LabelCRRPodUID:   string(pod.UID),
+			appsv1alpha1.LabelCRRNodeName: "node-1",
+			appsv1alpha1.LabelCRRActive:   "true",
+		}))
+		Expect(crr.Spec.Containers[0].StatusContext).To(Equal(&appsv1alpha1.ContainerRecreateRequestContainerContext{
+			ContainerID: "containerd://w1", RestartCount: 2}))
+		Expect(crr.Spec.Strategy.FailurePolicy).To(Equal(appsv1alpha1.FailurePolicyFail))
+		Expect(*crr.Spec.Strategy.TerminationGracePeriodSeconds).To(BeEquivalentTo(7), "the probe's grace period wins")
+		Expect(*crr.Spec.TTLSecondsAfterFinished).To(BeEquivalentTo(300))
+		Expect(crr.Status.Phase).To(BeEmpty())
 	})
 
-	Context("When creating ContainerRecreateRequest under Defaulting Webhook", func() {
-		// TODO (user): Add logic for defaulting webhooks
-		// Example:
-		// It("Should apply defaults when a required field is empty", func() {
-		//     By("simulating a scenario where defaults should be applied")
-		//     obj.SomeFieldWithDefault = ""
-		//     By("calling the Default method to apply defaults")
-		//     defaulter.Default(ctx, obj)
-		//     By("checking that the default values are set")
-		//     Expect(obj.SomeFieldWithDefault).To(Equal("default_value"))
-		// })
+	It("uses the pod's grace period for a container whose probe sets none, and the longest of several", func() {
+		crr := crrFor("app", "proxy")
+		Expect(k8sClient.Create(ctx, crr)).To(Succeed())
+		Expect(*crr.Spec.Strategy.TerminationGracePeriodSeconds).To(BeEquivalentTo(45))
+		Expect(crr.Spec.Containers[0].StatusContext.ContainerID).To(Equal("containerd://p1"), "sidecars can be restarted")
+
+		both := crrFor("app", "web", "worker")
+		Expect(k8sClient.Create(ctx, both)).To(Succeed())
+		Expect(*both.Spec.Strategy.TerminationGracePeriodSeconds).To(BeEquivalentTo(45))
+		Expect(both.Spec.Containers[1].StatusContext.ContainerID).To(Equal("containerd://k1"))
 	})
 
-	Context("When creating or updating ContainerRecreateRequest under Validating Webhook", func() {
-		// TODO (user): Add logic for validating webhooks
-		// Example:
-		// It("Should deny creation if a required field is missing", func() {
-		//     By("simulating an invalid creation scenario")
-		//     obj.SomeRequiredField = ""
-		//     Expect(validator.ValidateCreate(ctx, obj)).Error().To(HaveOccurred())
-		// })
-		//
-		// It("Should admit creation if all required fields are present", func() {
-		//     By("simulating an invalid creation scenario")
-		//     obj.SomeRequiredField = "valid_value"
-		//     Expect(validator.ValidateCreate(ctx, obj)).To(BeNil())
-		// })
-		//
-		// It("Should validate updates correctly", func() {
-		//     By("simulating a valid update scenario")
-		//     oldObj.SomeRequiredField = "updated_value"
-		//     obj.SomeRequiredField = "updated_value"
-		//     Expect(validator.ValidateUpdate(ctx, oldObj, obj)).To(BeNil())
-		// })
+	It("keeps what the creator set: grace period, failure policy, TTL, statusContext and correct labels", func() {
+		crr := crrFor("app", "web")
+		crr.Labels = map[string]string{
+			appsv1alpha1.LabelCRRPodUID: string(pod.UID), appsv1alpha1.LabelCRRNodeName: "node-1",
+			appsv1alpha1.LabelCRRActive: "true", appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByDecisionController,
+		}
+		crr.Spec.Containers[0].StatusContext = &appsv1alpha1.ContainerRecreateRequestContainerContext{ContainerID: "containerd://w0", RestartCount: 1}
+		crr.Spec.Strategy = appsv1alpha1.ContainerRecreateRequestStrategy{
+			FailurePolicy: appsv1alpha1.FailurePolicyIgnore, TerminationGracePeriodSeconds: ptr.To[int64](3)}
+		crr.Spec.TTLSecondsAfterFinished = ptr.To[int32](60)
+		crr.Spec.ActiveDeadlineSeconds = ptr.To[int64](3)
+		Expect(k8sClient.Create(ctx, crr)).To(Succeed())
+		Expect(crr.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelManagedBy, appsv1alpha1.ManagedByDecisionController))
+		Expect(crr.Spec.Containers[0].StatusContext.ContainerID).To(Equal("containerd://w0"))
+		Expect(crr.Spec.Strategy.FailurePolicy).To(Equal(appsv1alpha1.FailurePolicyIgnore))
+		Expect(*crr.Spec.Strategy.TerminationGracePeriodSeconds).To(BeEquivalentTo(3))
+		Expect(*crr.Spec.TTLSecondsAfterFinished).To(BeEquivalentTo(60))
 	})
 
+	It("overwrites a wrong active label value", func() {
+		crr := crrFor("app", "web")
+		crr.Labels = map[string]string{appsv1alpha1.LabelCRRActive: "false"}
+		Expect(k8sClient.Create(ctx, crr)).To(Succeed())
+		Expect(crr.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelCRRActive, "true"))
+	})
+
+	It("denies a missing pod", func() {
+		expectDenied(crrFor("nope", "web"), `spec.podName: Not found: "nope"`)
+	})
+
+	It("denies an unscheduled pod", func() {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: crrNS, Name: "pending"},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "x"}}}}
+		Expect(k8sClient.Create(ctx, p)).To(Succeed())
+		expectDenied(crrFor("pending", "web"), `spec.podName: Invalid value: "pending": the pod is not scheduled to a node yet`)
+	})
+
+	It("denies a terminating pod", func() {
+		runningPod("terminating", func(p *corev1.Pod) { p.Finalizers = []string{"example.test/hold"} })
+		term := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: crrNS, Name: "terminating"}}
+		Expect(k8sClient.Delete(ctx, term)).To(Succeed())
+		expectDenied(crrFor("terminating", "web"), `spec.podName: Invalid value: "terminating": the pod is terminating`)
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(term), term)).To(Succeed())
+		term.Finalizers = nil
+		Expect(k8sClient.Update(ctx, term)).To(Succeed())
+	})
+
+	It("denies a pod with restartPolicy Never", func() {
+		runningPod("never", func(p *corev1.Pod) {
+			p.Spec.RestartPolicy = corev1.RestartPolicyNever
+			p.Spec.InitContainers = p.Spec.InitContainers[:1]
+		})
+		expectDenied(crrFor("never", "web"), "the pod has restartPolicy Never")
+	})
+
+	It("denies unknown, duplicate and non-restartable init containers", func() {
+		expectDenied(crrFor("app", "nginx"), `spec.containers[0].name: Not found: "nginx"`)
+		expectDenied(crrFor("app", "web", "web"), `spec.containers[1].name: Duplicate value: "web"`)
+		expectDenied(crrFor("app", "migrate"), `spec.containers[0].name: Invalid value: "migrate": is an init container that is not restartable`)
+	})
+
+	It("denies a container without a running containerID", func() {
+		stopped := runningPod("stopped", nil)
+		stopped.Status.ContainerStatuses[1] = corev1.ContainerStatus{Name: "worker",
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}
+		Expect(k8sClient.Status().Update(ctx, stopped)).To(Succeed())
+		expectDenied(crrFor("stopped", "worker"), `spec.containers[0].name: Invalid value: "worker": the container has no running containerID`)
+	})
+
+	It("denies activeDeadlineSeconds below 3", func() {
+		crr := crrFor("app", "web")
+		crr.Spec.ActiveDeadlineSeconds = ptr.To[int64](2)
+		expectDenied(crr, "spec.activeDeadlineSeconds: Invalid value: 2: must be greater than or equal to 3")
+	})
+
+	It("denies identity labels that contradict the pod", func() {
+		crr := crrFor("app", "web")
+		crr.Labels = map[string]string{appsv1alpha1.LabelCRRPodUID: "0b0b0b0b-0000-0000-0000-000000000000"}
+		expectDenied(crr, `metadata.labels[crr.enhancedliveness.io/pod-uid]: Invalid value: "0b0b0b0b-0000-0000-0000-000000000000": must be the UID of pod "app"`)
+		crr = crrFor("app", "web")
+		crr.Labels = map[string]string{appsv1alpha1.LabelCRRNodeName: "node-2"}
+		expectDenied(crr, `metadata.labels[crr.enhancedliveness.io/node-name]: Invalid value: "node-2": must be the node of pod "app" (node-1)`)
+	})
+
+	It("keeps the spec and the identity labels immutable, and lets the active label only be removed", func() {
+		crr := crrFor("app", "web")
+		Expect(k8sClient.Create(ctx, crr)).To(Succeed())
+
+		changed := crr.DeepCopy()
+		changed.Spec.TTLSecondsAfterFinished = ptr.To[int32](1)
+		err := k8sClient.Update(ctx, changed)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("spec is immutable after creation"))
+
+		for _, key := range []string{appsv1alpha1.LabelCRRPodUID, appsv1alpha1.LabelCRRNodeName} {
+			relabelled := crr.DeepCopy()
+			relabelled.Labels[key] = "other"
+			err := k8sClient.Update(ctx, relabelled)
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(ContainSubstring("metadata.labels[" + key + "]: Forbidden: is immutable"))
+			unlabelled := crr.DeepCopy()
+			delete(unlabelled.Labels, key)
+			Expect(k8sClient.Update(ctx, unlabelled)).NotTo(Succeed())
+		}
+
+		finished := crr.DeepCopy()
+		delete(finished.Labels, appsv1alpha1.LabelCRRActive)
+		finished.Labels["team"] = "shop"
+		Expect(k8sClient.Update(ctx, finished)).To(Succeed(), "removing active and adding other labels is allowed")
+
+		reactivated := finished.DeepCopy()
+		reactivated.Labels[appsv1alpha1.LabelCRRActive] = "true"
+		err = k8sClient.Update(ctx, reactivated)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("metadata.labels[crr.enhancedliveness.io/active]: Forbidden: may only be removed"))
+	})
 })
