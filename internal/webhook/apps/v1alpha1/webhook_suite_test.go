@@ -41,7 +41,6 @@ import (
 // The suite runs a real apiserver with only the CRR webhooks registered, served by a manager
 // running SetupContainerRecreateRequestWebhookWithManager, so every spec goes through real admission.
 
-
 var (
 	ctx       context.Context
 	cancel    context.CancelFunc
