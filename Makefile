@@ -94,6 +94,14 @@ cluster-down: ## Stop the local cluster and undo every host change it made.
 test-e2e: manifests generate fmt vet kustomize ## Run the real-node e2e suite on a local cluster started and stopped for the run.
 	KUSTOMIZE="$(KUSTOMIZE)" hack/local-cluster/e2e.sh
 
+.PHONY: demo
+demo: manifests generate kustomize ## Start the node, deploy the operator and a demo app, make part of it sick, narrate; leaves it up.
+	KUSTOMIZE="$(KUSTOMIZE)" hack/local-cluster/demo.sh
+
+.PHONY: demo-down
+demo-down: ## Stop the demo cluster and undo every host change (same as cluster-down).
+	hack/local-cluster/down.sh
+
 
 .PHONY: lint
 lint: golangci-lint ## Run golangci-lint linter
