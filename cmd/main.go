@@ -40,6 +40,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
 	appscontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/apps"
 	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
 	webhookappsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/apps/v1alpha1"
@@ -96,6 +97,7 @@ func main() {
 	}
 	opts.BindFlags(flag.CommandLine)
 	policyFlags := bindPolicyFlags(flag.CommandLine)
+	pkgFlags := bindPackagingFlags(flag.CommandLine)
 	flag.Parse()
 
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
@@ -131,7 +133,12 @@ func main() {
 		webhookServerOptions.KeyName = webhookCertKey
 	}
 
-	webhookServer := webhook.NewServer(webhookServerOptions)
+	// The webhook server starts once its serving certificate is in place (internal/certs).
+	if webhookServerOptions.CertDir == "" {
+		webhookServerOptions.CertDir = certs.DefaultCertDir
+	}
+	certsReady := make(chan struct{})
+	webhookServer := certs.GateServer(webhook.NewServer(webhookServerOptions), certsReady)
 
 	// Metrics endpoint is enabled in 'config/default/kustomization.yaml'. The Metrics options configure the server.
 	// More info:
@@ -168,6 +175,7 @@ func main() {
 		metricsServerOptions.KeyName = metricsCertKey
 	}
 
+	daemonSetCacheKey, daemonSetCache := appscontroller.DaemonSetCacheByObject(policyFlags.operatorNamespace)
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsServerOptions,
@@ -177,7 +185,8 @@ func main() {
 		LeaderElectionID:       "bcbe718c.enhancedliveness.io",
 		// Only enrolled pods are cached; whatever must see other pods reads with mgr.GetAPIReader().
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}: appscontroller.EnrolledPodsOnly(),
+			&corev1.Pod{}:     appscontroller.EnrolledPodsOnly(),
+			daemonSetCacheKey: daemonSetCache,
 		}},
 		// LeaderElectionReleaseOnCancel defines if the leader should step down voluntarily
 		// when the Manager ends. This requires the binary to immediately end when the
@@ -238,6 +247,36 @@ func main() {
 	if os.Getenv("ENABLE_WEBHOOKS") != "false" {
 		if err := webhookpolicyv1alpha1.SetupEnhancedLivenessPolicyWebhookWithManager(mgr); err != nil {
 			setupLog.Error(err, "Failed to create webhook", "webhook", "EnhancedLivenessPolicy")
+			os.Exit(1)
+		}
+	}
+	daemonConfig, err := pkgFlags.daemonConfig(policyFlags.operatorNamespace)
+	if err != nil {
+		setupLog.Error(err, "Invalid flag")
+		os.Exit(1)
+	}
+	if err := (&appscontroller.DaemonSetReconciler{
+		Client:          mgr.GetClient(),
+		APIReader:       mgr.GetAPIReader(),
+		Config:          daemonConfig,
+		OwnerDeployment: pkgFlags.managerDeployment,
+	}).SetupWithManager(mgr); err != nil {
+		setupLog.Error(err, "Failed to create controller", "controller", "apps-daemonset")
+		os.Exit(1)
+	}
+	// nolint:goconst
+	if os.Getenv("ENABLE_WEBHOOKS") != "false" {
+		certOpts, err := pkgFlags.certOptions(policyFlags.operatorNamespace, webhookServerOptions.CertDir)
+		if err == nil {
+			err = certs.Setup(mgr, certOpts, certsReady)
+		}
+		if err != nil {
+			setupLog.Error(err, "Failed to set up webhook certificates")
+			os.Exit(1)
+		}
+		// Not ready until the webhook server serves with a valid certificate.
+		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+			setupLog.Error(err, "Failed to set up webhook ready check")
 			os.Exit(1)
 		}
 	}
