@@ -206,8 +206,9 @@ func main() {
 	}
 
 	if err := (&appscontroller.ContainerRecreateRequestReconciler{
-		Client: mgr.GetClient(),
-		Scheme: mgr.GetScheme(),
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  mgr.GetEventRecorder("containerrecreaterequest-controller"),
 	}).SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "Failed to create controller", "controller", "apps-containerrecreaterequest")
 		os.Exit(1)

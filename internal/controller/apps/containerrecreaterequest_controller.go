@@ -18,46 +18,223 @@ package apps
 
 import (
 	"context"
+	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
 
-// ContainerRecreateRequestReconciler reconciles a ContainerRecreateRequest object
+// Defaults of the CRR lifecycle controller.
+const (
+	DefaultCRRPickupTimeout         = time.Minute
+	DefaultCRRActiveDeadline        = 10 * time.Minute
+	DefaultCRRPodCheckInterval      = 30 * time.Second
+	DefaultCRRTTLSecondsAfterFinish = 300
+)
+
+// ContainerRecreateRequestReconciler is the manager's side of a CRR's life: the node daemon runs
+// the request and reports progress; this controller fails requests that cannot finish (pod gone
+// or replaced, no daemon picked them up, deadline passed), removes the active label once they
+// finished (the daemon may only write status) and deletes them after their TTL.
 type ContainerRecreateRequestReconciler struct {
 	client.Client
-	Scheme *runtime.Scheme
+	// APIReader reads pods uncached (hand-made requests may target pods the cache does not hold)
+	// and requests fresh on conflict.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Clock     clock.PassiveClock
+
+	// PickupTimeout fails a request whose status.phase is still empty this long after creation.
+	PickupTimeout time.Duration
+	// DefaultActiveDeadline applies to requests without spec.activeDeadlineSeconds.
+	DefaultActiveDeadline time.Duration
+	// PodCheckInterval bounds how long an unfinished request goes without checking its pod, for
+	// pods outside the cache whose deletion no event announces.
+	PodCheckInterval time.Duration
 }
 
 // +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=containerrecreaterequests,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=containerrecreaterequests/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=containerrecreaterequests/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile is part of the main kubernetes reconciliation loop which aims to
-// move the current state of the cluster closer to the desired state.
-// TODO(user): Modify the Reconcile function to compare the state specified by
-// the ContainerRecreateRequest object against the actual cluster state, and then
-// perform operations to make the cluster state reflect the state specified by
-// the user.
-//
-// For more details, check Reconcile and its Result here:
-// - https://pkg.go.dev/sigs.k8s.io/controller-runtime@v0.25.0/pkg/reconcile
+// Reconcile moves one request along its lifecycle and requeues for its next deadline.
 func (r *ContainerRecreateRequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	_ = logf.FromContext(ctx)
-
-	// TODO(user): your logic here
-
-	return ctrl.Result{}, nil
+	crr := &appsv1alpha1.ContainerRecreateRequest{}
+	if err := r.Get(ctx, req.NamespacedName, crr); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if crr.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	if crrFinished(crr) {
+		return r.reconcileFinished(ctx, crr)
+	}
+	now := r.Clock.Now()
+	msg, next, err := r.failureReason(ctx, crr, now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if msg == "" {
+		return ctrl.Result{RequeueAfter: next.Sub(now)}, nil
+	}
+	failed, err := r.fail(ctx, crr, msg)
+	if err != nil || !failed {
+		return ctrl.Result{}, err
+	}
+	logf.FromContext(ctx).Info("request failed", "reason", msg)
+	r.Recorder.Eventf(crr, nil, corev1.EventTypeWarning, "RecreateFailed", "Complete", msg)
+	return r.reconcileFinished(ctx, crr)
 }
 
-// SetupWithManager sets up the controller with the Manager.
+func crrFinished(crr *appsv1alpha1.ContainerRecreateRequest) bool {
+	return crr.Status.Phase == appsv1alpha1.RecreateSucceeded || crr.Status.Phase == appsv1alpha1.RecreateFailed
+}
+
+// failureReason says why an unfinished request must fail now, or when to look again.
+func (r *ContainerRecreateRequestReconciler) failureReason(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest, now time.Time) (string, time.Time, error) {
+	pod := &corev1.Pod{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return "", time.Time{}, err
+		}
+		return podGoneMessage(crr.Spec.PodName), time.Time{}, nil
+	}
+	if uid := crr.Labels[appsv1alpha1.LabelCRRPodUID]; uid != "" && uid != string(pod.UID) {
+		return podReplacedMessage(crr.Spec.PodName, uid, string(pod.UID)), time.Time{}, nil
+	}
+	node := crr.Labels[appsv1alpha1.LabelCRRNodeName]
+	if node == "" {
+		node = pod.Spec.NodeName
+	}
+	created := crr.CreationTimestamp.Time
+	deadline := r.DefaultActiveDeadline
+	if d := crr.Spec.ActiveDeadlineSeconds; d != nil {
+		deadline = time.Duration(*d) * time.Second
+	}
+	next := now.Add(r.PodCheckInterval)
+	if end := created.Add(deadline); !now.Before(end) {
+		return deadlineMessage(deadline), time.Time{}, nil
+	} else if end.Before(next) {
+		next = end
+	}
+	if crr.Status.Phase == "" {
+		if end := created.Add(r.PickupTimeout); !now.Before(end) {
+			return notPickedUpMessage(r.PickupTimeout, node), time.Time{}, nil
+		} else if end.Before(next) {
+			next = end
+		}
+	}
+	return "", next, nil
+}
+
+// fail records the request as Failed with a merge patch under optimistic lock. On conflict it
+// rereads the request and gives up if the daemon finished it meanwhile.
+func (r *ContainerRecreateRequestReconciler) fail(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest, msg string) (bool, error) {
+	failed := false
+	first := true
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if !first {
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(crr), crr); err != nil {
+				return err
+			}
+		}
+		first = false
+		if crrFinished(crr) {
+			return nil
+		}
+		patch := client.MergeFromWithOptions(crr.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		crr.Status.Phase = appsv1alpha1.RecreateFailed
+		crr.Status.Message = msg
+		crr.Status.CompletionTime = &metav1.Time{Time: r.Clock.Now()}
+		if err := r.Status().Patch(ctx, crr, patch); err != nil {
+			return err
+		}
+		failed = true
+		return nil
+	})
+	return failed, client.IgnoreNotFound(err)
+}
+
+// reconcileFinished removes the active label and deletes the request once its TTL passed.
+func (r *ContainerRecreateRequestReconciler) reconcileFinished(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) (ctrl.Result, error) {
+	if crr.Status.CompletionTime == nil {
+		// A finished request without completionTime would never expire: date it now.
+		patch := client.MergeFromWithOptions(crr.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		crr.Status.CompletionTime = &metav1.Time{Time: r.Clock.Now()}
+		if err := r.Status().Patch(ctx, crr, patch); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	if _, ok := crr.Labels[appsv1alpha1.LabelCRRActive]; ok {
+		patch := client.MergeFrom(crr.DeepCopy())
+		delete(crr.Labels, appsv1alpha1.LabelCRRActive)
+		if err := r.Patch(ctx, crr, patch); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	ttl := time.Duration(DefaultCRRTTLSecondsAfterFinish) * time.Second
+	if t := crr.Spec.TTLSecondsAfterFinished; t != nil {
+		ttl = time.Duration(*t) * time.Second
+	}
+	if left := crr.Status.CompletionTime.Add(ttl).Sub(r.Clock.Now()); left > 0 {
+		return ctrl.Result{RequeueAfter: left}, nil
+	}
+	err := r.Delete(ctx, crr, client.Preconditions{UID: &crr.UID})
+	return ctrl.Result{}, client.IgnoreNotFound(err)
+}
+
+// SetupWithManager watches requests, and enrolled pods' deletions so that requests of a deleted
+// pod fail at once instead of at the next pod check.
 func (r *ContainerRecreateRequestReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.PickupTimeout == 0 {
+		r.PickupTimeout = DefaultCRRPickupTimeout
+	}
+	if r.DefaultActiveDeadline == 0 {
+		r.DefaultActiveDeadline = DefaultCRRActiveDeadline
+	}
+	if r.PodCheckInterval == 0 {
+		r.PodCheckInterval = DefaultCRRPodCheckInterval
+	}
+	onlyDeletes := predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&appsv1alpha1.ContainerRecreateRequest{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.requestsOfPod), builder.WithPredicates(onlyDeletes)).
 		Named("apps-containerrecreaterequest").
 		Complete(r)
+}
+
+func (r *ContainerRecreateRequestReconciler) requestsOfPod(ctx context.Context, o client.Object) []reconcile.Request {
+	var list appsv1alpha1.ContainerRecreateRequestList
+	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()),
+		client.MatchingLabels{appsv1alpha1.LabelCRRPodUID: string(o.GetUID()), appsv1alpha1.LabelCRRActive: appsv1alpha1.TrueValue}); err != nil {
+		logf.FromContext(ctx).Error(err, "listing requests of a deleted pod", "pod", o.GetName())
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return out
 }

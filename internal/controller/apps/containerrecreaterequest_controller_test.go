@@ -1,0 +1,240 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apps
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+)
+
+const (
+	lifeNS      = "crr-lifecycle"
+	lifeNode    = "crr-node-1"
+	lifeTimeout = 10 * time.Second
+	pickup      = 2 * time.Second
+)
+
+// lifePod creates a pod on lifeNode; enrolled pods are in the manager's cache, others are not.
+func lifePod(name string, enrolled bool) *corev1.Pod {
+	GinkgoHelper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: lifeNS, Name: name},
+		Spec:       corev1.PodSpec{NodeName: lifeNode, Containers: []corev1.Container{{Name: "web", Image: "x"}}},
+	}
+	if enrolled {
+		pod.Labels = map[string]string{appsv1alpha1.LabelEnrolled: "true"}
+	}
+	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+	return pod
+}
+
+// lifeCRR creates a request for pod as the CRR webhook leaves it (this suite runs no webhooks).
+func lifeCRR(pod *corev1.Pod, mutate func(*appsv1alpha1.ContainerRecreateRequest)) *appsv1alpha1.ContainerRecreateRequest {
+	GinkgoHelper()
+	crr := &appsv1alpha1.ContainerRecreateRequest{
+		ObjectMeta: metav1.ObjectMeta{Namespace: lifeNS, GenerateName: pod.Name + "-",
+			Labels: map[string]string{
+				appsv1alpha1.LabelCRRPodUID: string(pod.UID), appsv1alpha1.LabelCRRNodeName: lifeNode,
+				appsv1alpha1.LabelCRRActive: "true",
+			}},
+		Spec: appsv1alpha1.ContainerRecreateRequestSpec{
+			PodName: pod.Name,
+			Containers: []appsv1alpha1.ContainerRecreateRequestContainer{{Name: "web",
+				StatusContext: &appsv1alpha1.ContainerRecreateRequestContainerContext{ContainerID: "containerd://1"}}},
+			TTLSecondsAfterFinished: ptr.To[int32](300),
+		},
+	}
+	if mutate != nil {
+		mutate(crr)
+	}
+	Expect(k8sClient.Create(ctx, crr)).To(Succeed())
+	return crr
+}
+
+// daemonSets writes status as the node daemon does.
+func daemonSets(crr *appsv1alpha1.ContainerRecreateRequest, phase appsv1alpha1.ContainerRecreateRequestPhase, completed *metav1.Time) {
+	GinkgoHelper()
+	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(crr), crr)).To(Succeed())
+	crr.Status.Phase = phase
+	crr.Status.CompletionTime = completed
+	Expect(k8sClient.Status().Update(ctx, crr)).To(Succeed())
+}
+
+func getCRR(g Gomega, crr *appsv1alpha1.ContainerRecreateRequest) *appsv1alpha1.ContainerRecreateRequest {
+	out := &appsv1alpha1.ContainerRecreateRequest{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(crr), out)).To(Succeed())
+	return out
+}
+
+func expectFailed(crr *appsv1alpha1.ContainerRecreateRequest, message string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		got := getCRR(g, crr)
+		g.Expect(got.Status.Phase).To(Equal(appsv1alpha1.RecreateFailed))
+		g.Expect(got.Status.Message).To(Equal(message))
+		g.Expect(got.Status.CompletionTime).NotTo(BeNil())
+		g.Expect(got.Labels).NotTo(HaveKey(appsv1alpha1.LabelCRRActive))
+		g.Expect(got.Labels).To(HaveKey(appsv1alpha1.LabelCRRPodUID))
+	}, lifeTimeout).Should(Succeed())
+}
+
+func expectGone(crr *appsv1alpha1.ContainerRecreateRequest) {
+	GinkgoHelper()
+	Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(crr), &appsv1alpha1.ContainerRecreateRequest{}))
+	}, lifeTimeout).Should(BeTrue())
+}
+
+var _ = Describe("ContainerRecreateRequest lifecycle", Ordered, func() {
+	var stop func()
+
+	BeforeAll(func() {
+		createNamespace(lifeNS)
+		var err error
+		stop, err = testutil.StartManager(ctx, cfg, ctrl.Options{
+			Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: EnrolledPodsOnly()}},
+		}, func(mgr ctrl.Manager) error {
+			return (&ContainerRecreateRequestReconciler{
+				Client:           mgr.GetClient(),
+				APIReader:        mgr.GetAPIReader(),
+				Recorder:         mgr.GetEventRecorder("containerrecreaterequest-controller"),
+				PickupTimeout:    pickup,
+				PodCheckInterval: time.Second,
+			}).SetupWithManager(mgr)
+		})
+		Expect(err).NotTo(HaveOccurred())
+	})
+	AfterAll(func() { stop() })
+
+	It("fails a request no daemon picked up, naming the node", func() {
+		crr := lifeCRR(lifePod("unpicked", false), nil)
+		expectFailed(crr, "no node daemon picked up the request within 2s; is the daemon running on node crr-node-1?")
+		Eventually(func(g Gomega) {
+			list := &eventsv1.EventList{}
+			g.Expect(k8sClient.List(ctx, list, client.InNamespace(lifeNS))).To(Succeed())
+			g.Expect(eventReasons(list, crr.Name)).To(ContainElement("RecreateFailed"))
+		}, lifeTimeout).Should(Succeed())
+	})
+
+	It("leaves a picked-up request to the daemon", func() {
+		crr := lifeCRR(lifePod("picked", false), nil)
+		daemonSets(crr, appsv1alpha1.RecreatePending, nil)
+		Consistently(func(g Gomega) {
+			got := getCRR(g, crr)
+			g.Expect(got.Status.Phase).To(Equal(appsv1alpha1.RecreatePending))
+			g.Expect(got.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelCRRActive, "true"))
+		}, 2*pickup).Should(Succeed())
+	})
+
+	It("fails a request whose activeDeadlineSeconds passed", func() {
+		crr := lifeCRR(lifePod("slow", false), func(c *appsv1alpha1.ContainerRecreateRequest) {
+			c.Spec.ActiveDeadlineSeconds = ptr.To[int64](3)
+		})
+		daemonSets(crr, appsv1alpha1.RecreateRecreating, nil)
+		expectFailed(crr, "the request did not finish within its active deadline of 3s")
+	})
+
+	It("fails a request whose enrolled pod was deleted, at once", func() {
+		pod := lifePod("deleted-enrolled", true)
+		crr := lifeCRR(pod, nil)
+		daemonSets(crr, appsv1alpha1.RecreateRecreating, nil)
+		Expect(k8sClient.Delete(ctx, pod, client.GracePeriodSeconds(0))).To(Succeed())
+		expectFailed(crr, `pod "deleted-enrolled" no longer exists`)
+	})
+
+	It("fails a request whose pod, outside the cache, was deleted", func() {
+		pod := lifePod("deleted-plain", false)
+		crr := lifeCRR(pod, nil)
+		daemonSets(crr, appsv1alpha1.RecreatePending, nil)
+		Expect(k8sClient.Delete(ctx, pod, client.GracePeriodSeconds(0))).To(Succeed())
+		expectFailed(crr, `pod "deleted-plain" no longer exists`)
+	})
+
+	It("fails a request whose pod was replaced by one with a new UID", func() {
+		pod := lifePod("replaced", false)
+		crr := lifeCRR(pod, nil)
+		daemonSets(crr, appsv1alpha1.RecreatePending, nil)
+		Expect(k8sClient.Delete(ctx, pod, client.GracePeriodSeconds(0))).To(Succeed())
+		replacement := lifePod("replaced", false)
+		expectFailed(crr, `pod "replaced" was replaced by a new pod (UID `+string(replacement.UID)+
+			`, the request was for UID `+string(pod.UID)+`)`)
+	})
+
+	It("removes the active label of a request the daemon finished, and deletes it after its TTL", func() {
+		crr := lifeCRR(lifePod("done", false), func(c *appsv1alpha1.ContainerRecreateRequest) {
+			c.Spec.TTLSecondsAfterFinished = ptr.To[int32](2)
+		})
+		daemonSets(crr, appsv1alpha1.RecreateSucceeded, ptr.To(metav1.Now()))
+		Eventually(func(g Gomega) {
+			got := getCRR(g, crr)
+			g.Expect(got.Labels).NotTo(HaveKey(appsv1alpha1.LabelCRRActive))
+			g.Expect(got.Status.Phase).To(Equal(appsv1alpha1.RecreateSucceeded), "the daemon's result stands")
+		}, lifeTimeout).Should(Succeed())
+		expectGone(crr)
+	})
+
+	It("deletes a request with TTL 0 as soon as it finished", func() {
+		crr := lifeCRR(lifePod("ttl-zero", false), func(c *appsv1alpha1.ContainerRecreateRequest) {
+			c.Spec.TTLSecondsAfterFinished = ptr.To[int32](0)
+		})
+		daemonSets(crr, appsv1alpha1.RecreateFailed, ptr.To(metav1.Now()))
+		expectGone(crr)
+	})
+
+	It("applies the 300 s default TTL when none is set", func() {
+		pod := lifePod("default-ttl", false)
+		recent := lifeCRR(pod, func(c *appsv1alpha1.ContainerRecreateRequest) { c.Spec.TTLSecondsAfterFinished = nil })
+		old := lifeCRR(pod, func(c *appsv1alpha1.ContainerRecreateRequest) { c.Spec.TTLSecondsAfterFinished = nil })
+		daemonSets(recent, appsv1alpha1.RecreateSucceeded, &metav1.Time{Time: time.Now().Add(-295 * time.Second)})
+		daemonSets(old, appsv1alpha1.RecreateSucceeded, &metav1.Time{Time: time.Now().Add(-301 * time.Second)})
+		expectGone(old)
+		Consistently(func(g Gomega) { getCRR(g, recent) }, "2s").Should(Succeed())
+		expectGone(recent) // 300 s after completion: about 5 s from now
+	})
+
+	It("dates a finished request that has no completionTime, so that it expires", func() {
+		crr := lifeCRR(lifePod("undated", false), func(c *appsv1alpha1.ContainerRecreateRequest) {
+			c.Spec.TTLSecondsAfterFinished = ptr.To[int32](1)
+		})
+		daemonSets(crr, appsv1alpha1.RecreateFailed, nil)
+		expectGone(crr)
+	})
+})
+
+func eventReasons(list *eventsv1.EventList, name string) []string {
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Name == name {
+			out = append(out, e.Reason)
+		}
+	}
+	return out
+}

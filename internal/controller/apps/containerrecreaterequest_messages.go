@@ -1,0 +1,40 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apps
+
+import (
+	"fmt"
+	"time"
+)
+
+// Why the manager failed a request, for status.message and the Warning event.
+
+func podGoneMessage(pod string) string {
+	return fmt.Sprintf("pod %q no longer exists", pod)
+}
+
+func podReplacedMessage(pod, requestedUID, currentUID string) string {
+	return fmt.Sprintf("pod %q was replaced by a new pod (UID %s, the request was for UID %s)", pod, currentUID, requestedUID)
+}
+
+func deadlineMessage(deadline time.Duration) string {
+	return fmt.Sprintf("the request did not finish within its active deadline of %s", deadline)
+}
+
+func notPickedUpMessage(timeout time.Duration, node string) string {
+	return fmt.Sprintf("no node daemon picked up the request within %s; is the daemon running on node %s?", timeout, node)
+}
