@@ -1,0 +1,403 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
+package node
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri/critest"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/heartbeat"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+)
+
+const ns = "default"
+
+// targets are the loopback endpoints probes point at: HTTP /ok and /fail, a TCP listener, and
+// the test CRI server whose exec of "ok" exits 0 and of anything else exits 1.
+type targets struct {
+	httpPort, tcpPort int
+	cri               *critest.Server
+	rt                cri.Runtime
+}
+
+func startTargets() *targets {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	mux.HandleFunc("/fail", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(500) })
+	srv := httptest.NewServer(mux)
+	DeferCleanup(srv.Close)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	dir, err := os.MkdirTemp("", "x")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { _ = os.RemoveAll(dir) })
+	cs := &critest.Server{ExecFunc: func(r *runtimeapi.ExecSyncRequest) critest.ExecResult {
+		if r.Cmd[0] == "ok" {
+			return critest.ExecResult{Stdout: "fine"}
+		}
+		return critest.ExecResult{Stdout: "broken", ExitCode: 1}
+	}}
+	ep, err := cs.Start(dir)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(cs.Close)
+	rt, err := cri.Connect(ctx, ep, 5*time.Second)
+	Expect(err).NotTo(HaveOccurred())
+	_, hp, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	httpPort, _ := strconv.Atoi(hp)
+	return &targets{httpPort: httpPort, tcpPort: l.Addr().(*net.TCPAddr).Port, cri: cs, rt: rt}
+}
+
+// startDaemon runs the daemon's controllers for nodeName until the spec ends.
+func startDaemon(nodeName string, rt cri.Runtime) *Engine {
+	var eng *Engine
+	stop, err := testutil.StartManager(ctx, cfg, ctrl.Options{Cache: CacheOptions(nodeName, appsv1alpha1.DefaultOperatorNamespace)},
+		func(mgr ctrl.Manager) error {
+			var err error
+			eng, err = Setup(ctx, mgr, Options{
+				NodeName: nodeName, Namespace: appsv1alpha1.DefaultOperatorNamespace, Runtime: rt,
+				UserAgent: prober.UserAgent("v1.37.2"), Recorder: mgr.GetEventRecorder("enhanced-liveness-daemon"),
+				LeaseInterval: time.Second,
+			})
+			return err
+		})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(stop)
+	return eng
+}
+
+// createPod creates a running pod bound to nodeName with one container "app" whose container ID
+// is containerID ("" leaves the container status out).
+func createPod(nodeName, name, containerID string) *corev1.Pod {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec:       corev1.PodSpec{NodeName: nodeName, Containers: []corev1.Container{{Name: "app", Image: "app:1"}}},
+	}
+	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "127.0.0.1", PodIPs: []corev1.PodIP{{IP: "127.0.0.1"}}}
+	if containerID != "" {
+		started := true
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
+			Name: "app", Image: "app:1", ImageID: "app@sha256:0", ContainerID: containerID, Ready: true, Started: &started,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Now().Add(-time.Minute))}},
+		}}
+	}
+	Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+	return pod
+}
+
+func podProbe(pod *corev1.Pod, handler corev1.ProbeHandler) appsv1alpha1.PodProbe {
+	return appsv1alpha1.PodProbe{
+		Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, IP: "127.0.0.1",
+		Probes: []appsv1alpha1.ContainerProbe{{
+			Name: pod.Name + "-app", ContainerName: "app",
+			Probe: corev1.Probe{ProbeHandler: handler, TimeoutSeconds: 1, PeriodSeconds: 1, SuccessThreshold: 1, FailureThreshold: 1},
+		}},
+	}
+}
+
+func getNPP(name string) *appsv1alpha1.NodePodProbe {
+	npp := &appsv1alpha1.NodePodProbe{}
+	Expect(k8sClient.Get(ctx, types.NamespacedName{Name: name}, npp)).To(Succeed())
+	return npp
+}
+
+// stateOf maps pod name -> reported state of its single probe.
+func stateOf(npp *appsv1alpha1.NodePodProbe) map[string]appsv1alpha1.ContainerProbeState {
+	out := map[string]appsv1alpha1.ContainerProbeState{}
+	for _, ps := range npp.Status.PodProbeStatuses {
+		for _, s := range ps.ProbeStates {
+			out[ps.Name] = s
+		}
+	}
+	return out
+}
+
+var _ = Describe("node daemon probe engine", func() {
+	It("reports correct status for 50 pods with HTTP, TCP and exec probes, and drops removed pods", func() {
+		tg := startTargets()
+		node := "node-fifty"
+		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
+		want := map[string]appsv1alpha1.ProbeState{}
+		wantID := map[string]string{}
+		for i := range 50 {
+			name := fmt.Sprintf("fifty-%02d", i)
+			var h corev1.ProbeHandler
+			id := fmt.Sprintf("containerd://fifty-%02d", i)
+			state := appsv1alpha1.ProbeSucceeded
+			switch {
+			case i < 20:
+				h.HTTPGet = &corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromInt32(int32(tg.httpPort))}
+			case i < 30:
+				h.HTTPGet = &corev1.HTTPGetAction{Path: "/fail", Port: intstr.FromInt32(int32(tg.httpPort))}
+				state = appsv1alpha1.ProbeFailed
+			case i < 40:
+				h.TCPSocket = &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(tg.tcpPort))}
+			default:
+				cmd := "ok"
+				if i >= 45 {
+					cmd, state = "fail", appsv1alpha1.ProbeFailed
+				}
+				h.Exec = &corev1.ExecAction{Command: []string{cmd}}
+				id = "containerd://" + tg.cri.AddContainer("sb-"+name, "app")
+			}
+			pod := createPod(node, name, id)
+			npp.Spec.PodProbes = append(npp.Spec.PodProbes, podProbe(pod, h))
+			want[name], wantID[name] = state, id
+		}
+		Expect(k8sClient.Create(ctx, npp)).To(Succeed())
+		eng := startDaemon(node, tg.rt)
+
+		Eventually(func(g Gomega) {
+			got := getNPP(node)
+			g.Expect(got.Status.ProbedPods).To(BeEquivalentTo(50))
+			g.Expect(got.Status.FailingProbes).To(BeEquivalentTo(15))
+			g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+			states := stateOf(got)
+			for name, st := range want {
+				g.Expect(states[name].State).To(Equal(st), name)
+				g.Expect(states[name].ContainerID).To(Equal(wantID[name]), name)
+				g.Expect(states[name].LastProbeTime.Time.IsZero()).To(BeFalse())
+				g.Expect(states[name].LastTransitionTime.Time.IsZero()).To(BeFalse())
+			}
+			g.Expect(states["fifty-25"].Message).To(Equal("HTTP probe failed with statuscode: 500"))
+			g.Expect(states["fifty-47"].Message).To(Equal("broken"))
+		}).WithTimeout(20 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+		Expect(eng.Probes.WorkerCount()).To(Equal(50))
+
+		By("a Warning Unhealthy event on a failing pod")
+		Eventually(func(g Gomega) {
+			var evs eventsv1.EventList
+			g.Expect(k8sClient.List(ctx, &evs, client.InNamespace(ns))).To(Succeed())
+			found := false
+			for _, e := range evs.Items {
+				if e.Regarding.Name == "fifty-25" && e.Reason == "Unhealthy" && e.Type == corev1.EventTypeWarning &&
+					e.Note == "Liveness probe failed: HTTP probe failed with statuscode: 500" && e.Regarding.FieldPath == "spec.containers{app}" {
+					found = true
+				}
+			}
+			g.Expect(found).To(BeTrue())
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+
+		By("removing 10 pods from the spec")
+		cur := getNPP(node)
+		cur.Spec.PodProbes = cur.Spec.PodProbes[10:]
+		Expect(k8sClient.Update(ctx, cur)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getNPP(node)
+			g.Expect(got.Status.ProbedPods).To(BeEquivalentTo(40))
+			g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+			states := stateOf(got)
+			g.Expect(states).NotTo(HaveKey("fifty-00"))
+			g.Expect(states).NotTo(HaveKey("fifty-09"))
+			g.Expect(states).To(HaveKey("fifty-10"))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		Eventually(eng.Probes.WorkerCount).Should(Equal(40))
+	})
+
+	It("coalesces a probe flipping 200 times within one second into a handful of writes", func() {
+		node := "node-flip"
+		pod := createPod(node, "flip", "") // no container status: its worker stays idle
+		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
+		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{podProbe(pod, corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(1)}})}
+		Expect(k8sClient.Create(ctx, npp)).To(Succeed())
+		eng := startDaemon(node, nil)
+		Eventually(func() int64 { return getNPP(node).Status.ObservedGeneration }).Should(BeEquivalentTo(1))
+		Eventually(eng.Probes.WorkerCount).Should(Equal(1))
+		time.Sleep(time.Second) // let the generation write settle
+		before := eng.Status.Writes()
+
+		// What the worker reports on each threshold crossing, 200 times in one second.
+		key := prober.Key{PodUID: pod.UID, Container: "app", Probe: "flip-app"}
+		start := time.Now()
+		for i := range 200 {
+			st := appsv1alpha1.ProbeFailed
+			if i%2 == 1 {
+				st = appsv1alpha1.ProbeSucceeded
+			}
+			eng.Probes.Results.Set(key, st, "containerd://flip", fmt.Sprintf("flip %d", i), time.Now())
+			time.Sleep(5 * time.Millisecond)
+		}
+		elapsed := time.Since(start)
+		Eventually(func(g Gomega) {
+			s := stateOf(getNPP(node))["flip"]
+			g.Expect(s.State).To(Equal(appsv1alpha1.ProbeSucceeded))
+			g.Expect(s.Message).To(Equal("flip 199"))
+		}).WithTimeout(5 * time.Second).Should(Succeed())
+		time.Sleep(time.Second)
+		writes := eng.Status.Writes() - before
+		AddReportEntry("status writes for 200 flips", writes)
+		_, _ = fmt.Fprintf(GinkgoWriter, "200 flips in %v -> %d status writes\n", elapsed, writes)
+		Expect(writes).To(BeNumerically(">=", 1))
+		Expect(writes).To(BeNumerically("<=", 8))
+	})
+
+	It("renews its Lease and never touches another node's NodePodProbe", func() {
+		tg := startTargets()
+		other := "node-other"
+		otherPod := createPod(other, "other-pod", "containerd://other")
+		otherNPP := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: other}}
+		otherNPP.Spec.PodProbes = []appsv1alpha1.PodProbe{podProbe(otherPod, corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/fail", Port: intstr.FromInt32(int32(tg.httpPort))}})}
+		Expect(k8sClient.Create(ctx, otherNPP)).To(Succeed())
+		otherRV := getNPP(other).ResourceVersion
+
+		node := "node-lease"
+		pod := createPod(node, "lease-pod", "containerd://lease")
+		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
+		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{podProbe(pod, corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromInt32(int32(tg.httpPort))}})}
+		Expect(k8sClient.Create(ctx, npp)).To(Succeed())
+		eng := startDaemon(node, tg.rt)
+
+		lease := &coordinationv1.Lease{}
+		key := types.NamespacedName{Namespace: appsv1alpha1.DefaultOperatorNamespace, Name: heartbeat.LeaseName(node)}
+		Eventually(func() error { return k8sClient.Get(ctx, key, lease) }).Should(Succeed())
+		Expect(*lease.Spec.HolderIdentity).To(Equal(node))
+		Expect(*lease.Spec.LeaseDurationSeconds).To(BeEquivalentTo(appsv1alpha1.DaemonLeaseDuration))
+		first := lease.Spec.RenewTime.Time
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, key, lease)).To(Succeed())
+			g.Expect(lease.Spec.RenewTime.Time.After(first)).To(BeTrue())
+		}).WithTimeout(5 * time.Second).Should(Succeed())
+
+		Eventually(func() appsv1alpha1.ProbeState { return stateOf(getNPP(node))["lease-pod"].State }).
+			WithTimeout(10 * time.Second).Should(Equal(appsv1alpha1.ProbeSucceeded))
+		Consistently(func(g Gomega) {
+			o := getNPP(other)
+			g.Expect(o.ResourceVersion).To(Equal(otherRV))
+			g.Expect(o.Status.PodProbeStatuses).To(BeEmpty())
+		}).WithTimeout(2 * time.Second).Should(Succeed())
+		Expect(eng.Probes.WorkerCount()).To(Equal(1))
+	})
+
+	It("recomputes from a fresh read when its patch conflicts, and flushes on shutdown", func() {
+		node := "node-conflict"
+		pod := createPod(node, "conflict-pod", "")
+		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
+		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{podProbe(pod, corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(1)}})}
+		Expect(k8sClient.Create(ctx, npp)).To(Succeed())
+		var eng *Engine
+		stop, err := testutil.StartManager(ctx, cfg, ctrl.Options{Cache: CacheOptions(node, appsv1alpha1.DefaultOperatorNamespace)},
+			func(mgr ctrl.Manager) error {
+				var err error
+				eng, err = Setup(ctx, mgr, Options{NodeName: node, Namespace: appsv1alpha1.DefaultOperatorNamespace, UserAgent: "kube-probe/1.37"})
+				return err
+			})
+		Expect(err).NotTo(HaveOccurred())
+		stopped := false
+		defer func() {
+			if !stopped {
+				stop()
+			}
+		}()
+		key := prober.Key{PodUID: pod.UID, Container: "app", Probe: "conflict-pod-app"}
+		eng.Probes.Results.Set(key, appsv1alpha1.ProbeSucceeded, "containerd://c1", "", time.Now())
+		Eventually(func() appsv1alpha1.ProbeState { return stateOf(getNPP(node))["conflict-pod"].State }).Should(Equal(appsv1alpha1.ProbeSucceeded))
+
+		By("another writer changing the status behind the daemon's cache")
+		cur := getNPP(node)
+		cur.Status.PodProbeStatuses[0].ProbeStates[0].Message = "written by someone else"
+		Expect(k8sClient.Status().Update(ctx, cur)).To(Succeed())
+		eng.Probes.Results.Set(key, appsv1alpha1.ProbeFailed, "containerd://c1", "boom", time.Now())
+		Eventually(func(g Gomega) {
+			s := stateOf(getNPP(node))["conflict-pod"]
+			g.Expect(s.State).To(Equal(appsv1alpha1.ProbeFailed))
+			g.Expect(s.Message).To(Equal("boom"))
+		}).WithTimeout(5 * time.Second).Should(Succeed())
+
+		By("a writer whose first read is stale: the patch conflicts, is recomputed from a fresh read and lands")
+		stale := getNPP(node)
+		stale.Status.PodProbeStatuses[0].ProbeStates[0].Message = "an older message the cache still shows"
+		cur = getNPP(node)
+		cur.Status.PodProbeStatuses[0].ProbeStates[0].Message = "written by someone else again"
+		Expect(k8sClient.Status().Update(ctx, cur)).To(Succeed())
+		reads, freshReads := 0, 0
+		staleClient, err := client.NewWithWatch(cfg, client.Options{Scheme: testutil.Scheme()})
+		Expect(err).NotTo(HaveOccurred())
+		w := &prober.StatusWriter{
+			Client: interceptor.NewClient(staleClient, interceptor.Funcs{
+				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+					reads++
+					if reads == 1 {
+						stale.DeepCopyInto(obj.(*appsv1alpha1.NodePodProbe))
+						return nil
+					}
+					return c.Get(ctx, key, obj, opts...)
+				},
+			}),
+			APIReader: &countingReader{Reader: k8sClient, n: &freshReads}, NodeName: node, Results: eng.Probes.Results,
+		}
+		w.SetObservedGeneration(1)
+		Expect(w.Flush(ctx)).To(Succeed())
+		Expect(w.Writes()).To(BeEquivalentTo(1))
+		Expect([]int{reads, freshReads}).To(Equal([]int{1, 1}), "one stale cached read, then one fresh read after the conflict")
+		s := stateOf(getNPP(node))["conflict-pod"]
+		Expect(s.Message).To(Equal("boom"))
+
+		By("a transition right before shutdown is still written")
+		eng.Probes.Results.Set(key, appsv1alpha1.ProbeUnknown, "containerd://c2", "", time.Now())
+		stop()
+		stopped = true
+		s = stateOf(getNPP(node))["conflict-pod"]
+		Expect(s.ContainerID).To(Equal("containerd://c2"))
+		Expect(s.State).To(Equal(appsv1alpha1.ProbeUnknown))
+	})
+})
+
+// countingReader counts the reads that go straight to the apiserver.
+type countingReader struct {
+	client.Reader
+	n *int
+}
+
+func (r *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	*r.n++
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
