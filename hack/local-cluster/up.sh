@@ -36,7 +36,7 @@ fi
 # --- prerequisites -------------------------------------------------------------------------
 "$HERE/prereqs.sh"
 
-trap 'rc=$?; if [ $rc -ne 0 ]; then log "up failed (rc=$rc): logs in $LOGS; running down.sh"; cp -r "$LOGS" "${STATE%/}-failed-logs" 2>/dev/null || true; "$HERE/down.sh" || true; fi' EXIT
+trap 'rc=$?; if [ $rc -ne 0 ]; then log "up failed (rc=$rc): running down.sh (it keeps the logs in bin/local-cluster-logs)"; "$HERE/down.sh" || true; fi' EXIT
 
 mkdir -p "$PIDS" "$LOGS" "$PKI"
 # --- record the host state that down.sh restores -------------------------------------------
@@ -87,7 +87,7 @@ start etcd "$K8S_BIN/etcd" "$K8S_BIN/etcd" --name default --data-dir "$STATE/etc
   --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
   --initial-cluster "default=http://127.0.0.1:$ETCD_PEER_PORT" --listen-metrics-urls "" \
   --unsafe-no-fsync --log-level warn
-wait_for etcd 30 curl -sf "http://127.0.0.1:$ETCD_PORT/health"
+wait_for etcd 30 curl -sf -m 2 "http://127.0.0.1:$ETCD_PORT/health"
 
 start kube-apiserver "$K8S_BIN/kube-apiserver" "$K8S_BIN/kube-apiserver" \
   --etcd-servers "http://127.0.0.1:$ETCD_PORT" --bind-address 0.0.0.0 --secure-port "$APISERVER_PORT" \
