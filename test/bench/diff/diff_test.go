@@ -89,7 +89,9 @@ func httpServer(t *testing.T, tls bool) *httptest.Server {
 		_, _ = w.Write([]byte("body of " + strconv.Itoa(code)))
 	})
 	mux.HandleFunc("/redirect-same", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/echo", http.StatusFound) })
-	mux.HandleFunc("/redirect-to-500", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/code/500", http.StatusMovedPermanently) })
+	mux.HandleFunc("/redirect-to-500", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/code/500", http.StatusMovedPermanently)
+	})
 	mux.HandleFunc("/redirect-other", func(w http.ResponseWriter, r *http.Request) {
 		u, _ := url.Parse("http://" + r.Host)
 		http.Redirect(w, r, "http://localhost:"+u.Port()+"/echo", http.StatusFound)
@@ -113,7 +115,9 @@ func httpServer(t *testing.T, tls bool) *httptest.Server {
 		case <-r.Context().Done():
 		}
 	})
-	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(strings.Repeat("0123456789", 100_000))) })
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(strings.Repeat("0123456789", 100_000)))
+	})
 	var srv *httptest.Server
 	if tls {
 		srv = httptest.NewTLSServer(mux)
