@@ -1,0 +1,226 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apps
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+)
+
+// What config/default does to config/rbac and config/vap (namespace, namePrefix), so that
+// these specs exercise the shipped files themselves.
+const (
+	shippedNamespace = "enhanced-liveness-system"
+	shippedPrefix    = "enhanced-liveness-operator-"
+	daemonUser       = "system:serviceaccount:" + shippedNamespace + ":" + shippedPrefix + "daemon"
+	nodeNameExtra    = "authentication.kubernetes.io/node-name"
+)
+
+// loadShipped reads manifests under config/ and applies the kustomize namespace and name prefix.
+func loadShipped(files ...string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, f := range files {
+		fh, err := os.Open(filepath.Join(testutil.RepoRoot(), "config", f))
+		Expect(err).NotTo(HaveOccurred())
+		dec := utilyaml.NewYAMLOrJSONDecoder(fh, 4096)
+		for {
+			u := &unstructured.Unstructured{}
+			if err := dec.Decode(&u.Object); err != nil {
+				Expect(errors.Is(err, io.EOF)).To(BeTrue(), "decoding %s: %v", f, err)
+				break
+			}
+			if len(u.Object) == 0 {
+				continue
+			}
+			out = append(out, kustomizeLike(u))
+		}
+		Expect(fh.Close()).To(Succeed())
+	}
+	return out
+}
+
+func kustomizeLike(u *unstructured.Unstructured) *unstructured.Unstructured {
+	u.SetName(shippedPrefix + u.GetName())
+	if u.GetNamespace() != "" {
+		u.SetNamespace(shippedNamespace)
+	}
+	switch u.GetKind() {
+	case "RoleBinding", "ClusterRoleBinding":
+		name, _, _ := unstructured.NestedString(u.Object, "roleRef", "name")
+		Expect(unstructured.SetNestedField(u.Object, shippedPrefix+name, "roleRef", "name")).To(Succeed())
+		subjects, _, _ := unstructured.NestedSlice(u.Object, "subjects")
+		for i := range subjects {
+			s := subjects[i].(map[string]any)
+			s["name"] = shippedPrefix + s["name"].(string)
+			s["namespace"] = shippedNamespace
+		}
+		Expect(unstructured.SetNestedSlice(u.Object, subjects, "subjects")).To(Succeed())
+	case "ValidatingAdmissionPolicyBinding":
+		name, _, _ := unstructured.NestedString(u.Object, "spec", "policyName")
+		Expect(unstructured.SetNestedField(u.Object, shippedPrefix+name, "spec", "policyName")).To(Succeed())
+	}
+	return u
+}
+
+// clientAs impersonates the daemon ServiceAccount, with its token's node binding when node != "".
+func clientAs(user, node string) client.Client {
+	c := rest.CopyConfig(cfg)
+	c.Impersonate = rest.ImpersonationConfig{UserName: user,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + shippedNamespace, "system:authenticated"}}
+	if node != "" {
+		c.Impersonate.Extra = map[string][]string{nodeNameExtra: {node}}
+	}
+	cl, err := client.New(c, client.Options{Scheme: testutil.Scheme()})
+	Expect(err).NotTo(HaveOccurred())
+	return cl
+}
+
+var patchSeq int
+
+// patchNPPStatus writes a status entry into NodePodProbe name.
+func patchNPPStatus(c client.Client, name string) error {
+	patchSeq++
+	p := fmt.Sprintf(`{"status":{"podProbeStatuses":[{"name":"p","namespace":"default","uid":"uid-%d",`+
+		`"probeStates":[{"name":"liveness","state":"Succeeded"}]}]}}`, patchSeq)
+	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	return c.Status().Patch(ctx, npp, client.RawPatch(types.MergePatchType, []byte(p)))
+}
+
+func patchCRRStatus(c client.Client, ns, name string) error {
+	patchSeq++
+	crr := &appsv1alpha1.ContainerRecreateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	return c.Status().Patch(ctx, crr, client.RawPatch(types.MergePatchType,
+		fmt.Appendf(nil, `{"status":{"message":"update %d"}}`, patchSeq)))
+}
+
+func createLease(c client.Client, name string) error {
+	return c.Create(ctx, &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: shippedNamespace, Name: name},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To("x"), LeaseDurationSeconds: ptr.To[int32](40)},
+	})
+}
+
+// deniedByPolicy is an admission denial by the node-scope policy (not an RBAC refusal).
+func deniedByPolicy(err error, fragment string) bool {
+	return (apierrors.IsForbidden(err) || apierrors.IsInvalid(err)) &&
+		strings.Contains(err.Error(), "ValidatingAdmissionPolicy") && strings.Contains(err.Error(), fragment)
+}
+
+var _ = Describe("Node daemon access (hand-kept RBAC + ValidatingAdmissionPolicy)", Ordered, func() {
+	const crrNS = "elo-daemon-access"
+
+	BeforeAll(func() {
+		for _, ns := range []string{shippedNamespace, crrNS} {
+			err := k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+			Expect(client.IgnoreAlreadyExists(err)).To(Succeed())
+		}
+		for _, u := range loadShipped("rbac/daemon_service_account.yaml", "rbac/daemon_role.yaml",
+			"rbac/daemon_role_binding.yaml", "rbac/daemon_lease_role.yaml", "vap/daemon_node_scope.yaml") {
+			Expect(k8sClient.Create(ctx, u)).To(Succeed(), "creating %s %s", u.GetKind(), u.GetName())
+		}
+		for _, n := range []string{"node-a", "node-b"} {
+			Expect(k8sClient.Create(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: n}})).To(Succeed())
+			Expect(k8sClient.Create(ctx, &appsv1alpha1.ContainerRecreateRequest{
+				ObjectMeta: metav1.ObjectMeta{Namespace: crrNS, Name: "crr-on-" + n,
+					Labels: map[string]string{appsv1alpha1.LabelCRRNodeName: n}},
+				Spec: appsv1alpha1.ContainerRecreateRequestSpec{PodName: "p",
+					Containers: []appsv1alpha1.ContainerRecreateRequestContainer{{Name: "c"}}},
+			})).To(Succeed())
+		}
+		// The policy is enforced once the API server has loaded it.
+		daemonA := clientAs(daemonUser, "node-a")
+		Eventually(func() bool { return deniedByPolicy(patchNPPStatus(daemonA, "node-b"), "node-a") }).Should(BeTrue())
+	})
+
+	It("lets the daemon of node-a write the status of NodePodProbe node-a only", func() {
+		daemonA := clientAs(daemonUser, "node-a")
+		Expect(patchNPPStatus(daemonA, "node-a")).To(Succeed())
+		err := patchNPPStatus(daemonA, "node-b")
+		Expect(deniedByPolicy(err, "may write only NodePodProbe node-a")).To(BeTrue(), "got %v", err)
+	})
+
+	It("lets the daemon of node-a write the status of CRRs labelled node-a only", func() {
+		daemonA := clientAs(daemonUser, "node-a")
+		Expect(patchCRRStatus(daemonA, crrNS, "crr-on-node-a")).To(Succeed())
+		err := patchCRRStatus(daemonA, crrNS, "crr-on-node-b")
+		Expect(deniedByPolicy(err, "crr.enhancedliveness.io/node-name=node-a")).To(BeTrue(), "got %v", err)
+	})
+
+	It("lets the daemon of node-a write only its own heartbeat Lease", func() {
+		daemonA := clientAs(daemonUser, "node-a")
+		Expect(createLease(daemonA, appsv1alpha1.DaemonLeasePrefix+"node-a")).To(Succeed())
+		err := createLease(daemonA, appsv1alpha1.DaemonLeasePrefix+"node-b")
+		Expect(deniedByPolicy(err, "may write only Lease enhanced-liveness-daemon-node-a")).To(BeTrue(), "got %v", err)
+	})
+
+	It("denies every write of the daemon ServiceAccount without a node-bound token", func() {
+		unbound := clientAs(daemonUser, "")
+		for _, err := range []error{
+			patchNPPStatus(unbound, "node-a"),
+			patchCRRStatus(unbound, crrNS, "crr-on-node-a"),
+			createLease(unbound, appsv1alpha1.DaemonLeasePrefix+"node-a"),
+		} {
+			Expect(deniedByPolicy(err, "token bound to a node")).To(BeTrue(), "got %v", err)
+		}
+	})
+
+	It("grants the daemon reads but no writes beyond status (RBAC)", func() {
+		daemonA := clientAs(daemonUser, "node-a")
+		Expect(daemonA.List(ctx, &corev1.PodList{})).To(Succeed())
+		Expect(daemonA.List(ctx, &appsv1alpha1.NodePodProbeList{})).To(Succeed())
+		Expect(daemonA.List(ctx, &appsv1alpha1.ContainerRecreateRequestList{}, client.InNamespace(crrNS))).To(Succeed())
+
+		npp := &appsv1alpha1.NodePodProbe{}
+		Expect(daemonA.Get(ctx, types.NamespacedName{Name: "node-a"}, npp)).To(Succeed())
+		npp.Labels = map[string]string{"x": "y"}
+		Expect(apierrors.IsForbidden(daemonA.Update(ctx, npp))).To(BeTrue(), "spec/metadata writes are not granted")
+		Expect(apierrors.IsForbidden(daemonA.Delete(ctx, npp))).To(BeTrue())
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: crrNS, Name: "x"},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
+		Expect(apierrors.IsForbidden(daemonA.Create(ctx, pod))).To(BeTrue())
+		Expect(apierrors.IsForbidden(daemonA.List(ctx, &corev1.SecretList{}, client.InNamespace(shippedNamespace)))).To(BeTrue())
+	})
+
+	It("does not restrict other users", func() {
+		Expect(patchNPPStatus(k8sClient, "node-b")).To(Succeed())
+		other := clientAs("system:serviceaccount:"+shippedNamespace+":someone-else", "node-a")
+		err := patchNPPStatus(other, "node-b")
+		Expect(apierrors.IsForbidden(err)).To(BeTrue())
+		Expect(err.Error()).NotTo(ContainSubstring("ValidatingAdmissionPolicy"), "RBAC, not the policy, refuses strangers")
+	})
+})
