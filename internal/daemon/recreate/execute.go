@@ -72,10 +72,11 @@ func (e *Executor) execute(ctx context.Context, crr *appsv1alpha1.ContainerRecre
 			}
 			plan.Phase, plan.Message = Summarize(crr.Spec.Strategy.FailurePolicy, plan.States, e.Clock.Now(), deadline, deadlineSecs)
 		}
-		// Record the instances about to be stopped before stopping them (see ContainerRecreateState.containerID).
+		// Record the instances about to be stopped before stopping them (see
+		// ContainerRecreateState.containerID); the write also proves the plan's status is current.
 		var err error
-		if crr, err = e.writeStates(ctx, crr, plan.States, plan.Phase, plan.Message); err != nil {
-			return ctrl.Result{}, ignoreSuperseded(err)
+		if crr, err = e.writeStates(ctx, crr, len(kill) > 0, plan.States, plan.Phase, plan.Message); err != nil {
+			return ctrl.Result{}, err
 		}
 		states = plan.States
 		if len(kill) == 0 {
@@ -104,8 +105,8 @@ func (e *Executor) execute(ctx context.Context, crr *appsv1alpha1.ContainerRecre
 		if IsFinished(phase) {
 			return ctrl.Result{}, e.finish(ctx, crr, states, phase, msg)
 		}
-		if crr, err = e.writeStates(ctx, crr, states, phase, msg); err != nil {
-			return ctrl.Result{}, ignoreSuperseded(err)
+		if crr, err = e.writeStates(ctx, crr, false, states, phase, msg); err != nil {
+			return ctrl.Result{}, err
 		}
 		if !again {
 			break
@@ -177,7 +178,13 @@ func (e *Executor) stopAll(ctx context.Context, pod *corev1.Pod, crr *appsv1alph
 	out := map[string]stopResult{}
 	for _, name := range names {
 		wg.Go(func() {
-			r := e.stop(ctx, pod, crr, name, ids[name])
+			r, done := e.recallStop(crr, ids[name])
+			if !done {
+				r = e.stop(ctx, pod, crr, name, ids[name])
+				if r.outcome == stopped {
+					e.rememberStop(crr, ids[name], r)
+				}
+			}
 			mu.Lock()
 			out[name] = r
 			mu.Unlock()

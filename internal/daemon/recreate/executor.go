@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -65,6 +66,16 @@ type Executor struct {
 	MaxConcurrentReconciles int
 	// HookUserAgent is the User-Agent of HTTP preStop hooks (default "kube-lifecycle").
 	HookUserAgent string
+
+	// stops remembers the stops this process made, per request and instance, so that a step
+	// planned from a status that lags behind the stop records its result instead of stopping again.
+	stopsMu sync.Mutex
+	stops   map[types.NamespacedName]*stopMemory
+}
+
+type stopMemory struct {
+	uid     types.UID
+	results map[string]stopResult // by container instance
 }
 
 func (e *Executor) defaults() {
@@ -164,13 +175,34 @@ func (e *Executor) listActive(ctx context.Context, namespace, podUID string) ([]
 
 // Reconcile moves one request forward: wait for an older request of the pod, stop containers,
 // watch their replacements come up, and finish.
+//
+// Every status write carries the resourceVersion the plan was made from. The cache can lag behind
+// the executor's own last write; such a write conflicts, and the whole step is made again from a
+// fresh read, never by re-applying a plan made from stale status.
 func (e *Executor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	e.defaults()
 	crr := &appsv1alpha1.ContainerRecreateRequest{}
 	if err := e.Client.Get(ctx, req.NamespacedName, crr); err != nil {
+		if apierrors.IsNotFound(err) {
+			e.forgetStops(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	for attempt := 0; ; attempt++ {
+		res, err := e.reconcileRequest(ctx, crr)
+		if !errors.Is(err, errConflict) || attempt >= conflictRetries {
+			return res, ignoreSuperseded(err)
+		}
+		crr = &appsv1alpha1.ContainerRecreateRequest{}
+		if err := e.APIReader.Get(ctx, req.NamespacedName, crr); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+}
+
+func (e *Executor) reconcileRequest(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) (ctrl.Result, error) {
 	if !e.owns(crr) || IsFinished(crr.Status.Phase) || crr.DeletionTimestamp != nil {
+		e.forgetStops(client.ObjectKeyFromObject(crr))
 		return ctrl.Result{}, nil
 	}
 	now := e.Clock.Now()
@@ -194,10 +226,10 @@ func (e *Executor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 				"not started within activeDeadlineSeconds (%d): ContainerRecreateRequest %s of the same pod was still running", deadlineSecs, next.Name))
 		}
 		msg := fmt.Sprintf("waiting for ContainerRecreateRequest %s of the same pod to finish", next.Name)
-		if _, err := e.writeStatus(ctx, crr, func(s *appsv1alpha1.ContainerRecreateRequestStatus) {
+		if _, err := e.writeStatus(ctx, crr, false, func(s *appsv1alpha1.ContainerRecreateRequestStatus) {
 			s.Phase, s.Message = appsv1alpha1.RecreatePending, msg
 		}); err != nil {
-			return ctrl.Result{}, ignoreSuperseded(err)
+			return ctrl.Result{}, err
 		}
 		return ctrl.Result{RequeueAfter: deadline.Sub(now)}, nil
 	}
@@ -229,4 +261,35 @@ func (e *Executor) getPod(ctx context.Context, crr *appsv1alpha1.ContainerRecrea
 		return nil, fmt.Sprintf("pod %s is not on node %s", pod.Name, e.NodeName), nil
 	}
 	return pod, "", nil
+}
+
+// recallStop returns the result of a stop this process already made for the request's instance.
+func (e *Executor) recallStop(crr *appsv1alpha1.ContainerRecreateRequest, instance string) (stopResult, bool) {
+	e.stopsMu.Lock()
+	defer e.stopsMu.Unlock()
+	m := e.stops[client.ObjectKeyFromObject(crr)]
+	if m == nil || m.uid != crr.UID {
+		return stopResult{}, false
+	}
+	r, ok := m.results[instance]
+	return r, ok
+}
+
+func (e *Executor) rememberStop(crr *appsv1alpha1.ContainerRecreateRequest, instance string, r stopResult) {
+	e.stopsMu.Lock()
+	defer e.stopsMu.Unlock()
+	key := client.ObjectKeyFromObject(crr)
+	if e.stops == nil {
+		e.stops = map[types.NamespacedName]*stopMemory{}
+	}
+	if m := e.stops[key]; m == nil || m.uid != crr.UID {
+		e.stops[key] = &stopMemory{uid: crr.UID, results: map[string]stopResult{}}
+	}
+	e.stops[key].results[instance] = r
+}
+
+func (e *Executor) forgetStops(key types.NamespacedName) {
+	e.stopsMu.Lock()
+	defer e.stopsMu.Unlock()
+	delete(e.stops, key)
 }

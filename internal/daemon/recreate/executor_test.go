@@ -17,7 +17,6 @@ limitations under the License.
 package recreate
 
 import (
-	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -26,7 +25,6 @@ import (
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
@@ -321,109 +319,4 @@ func TestDecisionControllerKillingMessage(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestDaemonRestartMidwayDoesNotStopTwice(t *testing.T) {
-	h := newHarness(t)
-	h.pod("web", nil, "app")
-	old := h.containerID("web", "app")
-	h.crr("r", "web", nil, "app")
-	// A previous daemon recorded the target and stopped it, but died before recording the stop.
-	r := h.get("r")
-	r.Status = appsv1alpha1.ContainerRecreateRequestStatus{Phase: appsv1alpha1.RecreateRecreating,
-		ContainerRecreateStates: []appsv1alpha1.ContainerRecreateState{{Name: "app", Phase: appsv1alpha1.RecreateRecreating, ContainerID: old}}}
-	if err := h.c.Status().Update(h.ctx, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.e.Runtime.StopContainer(h.ctx, cri.TrimContainerID(old), 2); err != nil {
-		t.Fatal(err)
-	}
-	h.reconcile("r")
-	if len(h.stops()) != 1 {
-		t.Fatalf("stopped an exited container again: %v", h.stops())
-	}
-	rv := h.expectPhase("r", appsv1alpha1.RecreateRecreating, "has already exited").ResourceVersion
-	h.reconcile("r") // pod status still lags: nothing new to write, so no write (no event loop)
-	if got := h.get("r").ResourceVersion; got != rv || len(h.stops()) != 1 {
-		t.Fatalf("resourceVersion %s -> %s, stops %v", rv, got, h.stops())
-	}
-	h.kubeletRestart("web", "app")
-	h.reconcile("r")
-	h.expectPhase("r", appsv1alpha1.RecreateSucceeded, "")
-}
-
-func TestRequestsNotOursAreIgnored(t *testing.T) {
-	h := newHarness(t)
-	h.pod("web", nil, "app")
-	h.crr("other-node", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { r.Labels[appsv1alpha1.LabelCRRNodeName] = "node-b" }, "app")
-	h.crr("inactive", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { delete(r.Labels, appsv1alpha1.LabelCRRActive) }, "app")
-	h.reconcile("other-node")
-	h.reconcile("inactive")
-	if len(h.stops()) != 0 || h.get("other-node").Status.Phase != "" || h.get("inactive").Status.Phase != "" {
-		t.Fatal("acted on a request of another node or an inactive one")
-	}
-	if reqs := h.e.requestsForCRR(h.ctx, h.get("other-node")); len(reqs) != 0 {
-		t.Fatalf("enqueued %v for another node", reqs)
-	}
-}
-
-func TestManagerFailureIsNotOverwritten(t *testing.T) {
-	h := newHarness(t)
-	h.pod("web", nil, "app")
-	h.crr("r", "web", nil, "app")
-	stale := h.get("r")
-	fresh := stale.DeepCopy()
-	fresh.Status.Phase, fresh.Status.Message = appsv1alpha1.RecreateFailed, "no daemon picked it up"
-	fresh.Status.CompletionTime = ptr.To(metav1.NewTime(h.clock.Now()))
-	if err := h.c.Status().Update(h.ctx, fresh); err != nil {
-		t.Fatal(err)
-	}
-	_, err := h.e.writeStates(h.ctx, stale, nil, appsv1alpha1.RecreateRecreating, "x")
-	if !errors.Is(err, errSuperseded) {
-		t.Fatalf("writeStates on a stale copy = %v, want errSuperseded", err)
-	}
-	h.expectPhase("r", appsv1alpha1.RecreateFailed, "no daemon picked it up")
-}
-
-func TestTwoRequestsOfOnePodRunOneAfterTheOther(t *testing.T) {
-	h := newHarness(t)
-	h.pod("web", nil, "app")
-	h.crr("first", "web", nil, "app")
-	h.clock.Step(time.Second)
-	h.crr("second", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { r.Spec.Strategy.ForceRecreate = true }, "app")
-
-	h.reconcile("second")
-	h.expectPhase("second", appsv1alpha1.RecreatePending, "waiting for ContainerRecreateRequest first of the same pod to finish")
-	if len(h.stops()) != 0 {
-		t.Fatalf("second ran before first: %v", h.stops())
-	}
-	// the first request's status changes enqueue the second
-	if reqs := h.e.requestsForCRR(h.ctx, h.get("first")); len(reqs) != 2 {
-		t.Fatalf("requestsForCRR(first) = %v, want first and second", reqs)
-	}
-	h.reconcile("first")
-	h.reconcile("second")
-	h.expectPhase("second", appsv1alpha1.RecreatePending, "")
-	h.kubeletRestart("web", "app")
-	h.reconcile("first")
-	h.expectPhase("first", appsv1alpha1.RecreateSucceeded, "")
-	h.reconcile("second")
-	h.expectPhase("second", appsv1alpha1.RecreateRecreating, "")
-	if len(h.stops()) != 2 {
-		t.Fatalf("stops = %v", h.stops())
-	}
-}
-
-func TestWaitingRequestFailsAtItsDeadline(t *testing.T) {
-	h := newHarness(t)
-	h.pod("web", nil, "app")
-	h.crr("first", "web", nil, "app")
-	h.crr("second", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { r.Spec.ActiveDeadlineSeconds = ptr.To[int64](30) }, "app")
-	h.reconcile("first")
-	if res := h.reconcile("second"); res.RequeueAfter != 30*time.Second {
-		t.Fatalf("RequeueAfter = %v, want the deadline", res.RequeueAfter)
-	}
-	h.clock.Step(30 * time.Second)
-	h.reconcile("second")
-	h.expectPhase("second", appsv1alpha1.RecreateFailed, "not started within activeDeadlineSeconds (30): ContainerRecreateRequest first")
 }

@@ -34,8 +34,11 @@ import (
 // maxMessage is the API's limit on status messages.
 const maxMessage = 1024
 
-// conflictRetries bounds how often a status write is retried after a conflict.
+// conflictRetries bounds how often a step is made again after a write conflict.
 const conflictRetries = 5
+
+// errConflict means the request changed since it was read; plan again from a fresh read.
+var errConflict = errors.New("request changed since it was read")
 
 // errSuperseded means the request finished or stopped being active while the daemon worked on it
 // (the manager failed it, or removed its active label): nothing more to write.
@@ -49,43 +52,36 @@ func ignoreSuperseded(err error) error {
 }
 
 // writeStatus applies mutate to the request's status and writes it as a merge patch that carries
-// the resourceVersion, so a concurrent write by the manager is never overwritten. On a conflict it
-// re-reads the request from the apiserver and applies mutate again.
-func (e *Executor) writeStatus(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest,
+// the resourceVersion it was computed from, so neither a concurrent write by the manager nor a
+// newer write of the executor's own (which a lagging cache has not shown yet) is overwritten. A
+// conflict returns errConflict, and the caller plans again from a fresh read. fence writes even
+// when nothing changed: it proves the status the plan came from is current before a stop.
+func (e *Executor) writeStatus(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest, fence bool,
 	mutate func(*appsv1alpha1.ContainerRecreateRequestStatus)) (*appsv1alpha1.ContainerRecreateRequest, error) {
 	cur := crr.DeepCopy()
-	for attempt := 0; ; attempt++ {
-		base := cur.DeepCopy()
-		mutate(&cur.Status)
-		truncateMessages(&cur.Status)
-		if equality.Semantic.DeepEqual(base.Status, cur.Status) {
-			return cur, nil
-		}
-		err := e.Client.Status().Patch(ctx, cur, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
-		if err == nil {
-			return cur, nil
-		}
-		if !apierrors.IsConflict(err) || attempt >= conflictRetries {
-			return nil, fmt.Errorf("writing status of ContainerRecreateRequest %s/%s: %w", crr.Namespace, crr.Name, err)
-		}
-		fresh := &appsv1alpha1.ContainerRecreateRequest{}
-		if err := e.APIReader.Get(ctx, client.ObjectKeyFromObject(crr), fresh); err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil, errSuperseded
-			}
-			return nil, err
-		}
-		if IsFinished(fresh.Status.Phase) || !e.owns(fresh) || fresh.UID != crr.UID {
-			return nil, errSuperseded
-		}
-		cur = fresh
+	base := crr.DeepCopy()
+	mutate(&cur.Status)
+	truncateMessages(&cur.Status)
+	if !fence && equality.Semantic.DeepEqual(base.Status, cur.Status) {
+		return cur, nil
+	}
+	err := e.Client.Status().Patch(ctx, cur, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+	switch {
+	case err == nil:
+		return cur, nil
+	case apierrors.IsConflict(err):
+		return nil, errConflict
+	case apierrors.IsNotFound(err):
+		return nil, errSuperseded
+	default:
+		return nil, fmt.Errorf("writing status of ContainerRecreateRequest %s/%s: %w", crr.Namespace, crr.Name, err)
 	}
 }
 
 // writeStates records per-container states and the request's phase.
-func (e *Executor) writeStates(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest,
+func (e *Executor) writeStates(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest, fence bool,
 	states []appsv1alpha1.ContainerRecreateState, phase appsv1alpha1.ContainerRecreateRequestPhase, msg string) (*appsv1alpha1.ContainerRecreateRequest, error) {
-	return e.writeStatus(ctx, crr, func(s *appsv1alpha1.ContainerRecreateRequestStatus) {
+	return e.writeStatus(ctx, crr, fence, func(s *appsv1alpha1.ContainerRecreateRequestStatus) {
 		s.Phase, s.Message = phase, msg
 		s.ContainerRecreateStates = append([]appsv1alpha1.ContainerRecreateState(nil), states...)
 	})
@@ -95,15 +91,16 @@ func (e *Executor) writeStates(ctx context.Context, crr *appsv1alpha1.ContainerR
 func (e *Executor) finish(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest,
 	states []appsv1alpha1.ContainerRecreateState, phase appsv1alpha1.ContainerRecreateRequestPhase, msg string) error {
 	now := metav1.NewTime(e.Clock.Now())
-	done, err := e.writeStatus(ctx, crr, func(s *appsv1alpha1.ContainerRecreateRequestStatus) {
+	done, err := e.writeStatus(ctx, crr, false, func(s *appsv1alpha1.ContainerRecreateRequestStatus) {
 		s.Phase, s.Message, s.CompletionTime = phase, msg, &now
 		if states != nil {
 			s.ContainerRecreateStates = append([]appsv1alpha1.ContainerRecreateState(nil), states...)
 		}
 	})
 	if err != nil {
-		return ignoreSuperseded(err)
+		return err
 	}
+	e.forgetStops(client.ObjectKeyFromObject(crr))
 	result, eventType, reason := "succeeded", corev1.EventTypeNormal, ReasonSucceeded
 	if phase == appsv1alpha1.RecreateFailed {
 		result, eventType, reason = "failed", corev1.EventTypeWarning, ReasonFailed

@@ -1,0 +1,169 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package recreate
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
+)
+
+func TestDaemonRestartMidwayDoesNotStopTwice(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "app")
+	old := h.containerID("web", "app")
+	h.crr("r", "web", nil, "app")
+	// A previous daemon recorded the target and stopped it, but died before recording the stop.
+	r := h.get("r")
+	r.Status = appsv1alpha1.ContainerRecreateRequestStatus{Phase: appsv1alpha1.RecreateRecreating,
+		ContainerRecreateStates: []appsv1alpha1.ContainerRecreateState{{Name: "app", Phase: appsv1alpha1.RecreateRecreating, ContainerID: old}}}
+	if err := h.c.Status().Update(h.ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.e.Runtime.StopContainer(h.ctx, cri.TrimContainerID(old), 2); err != nil {
+		t.Fatal(err)
+	}
+	h.reconcile("r")
+	if len(h.stops()) != 1 {
+		t.Fatalf("stopped an exited container again: %v", h.stops())
+	}
+	before := h.expectPhase("r", appsv1alpha1.RecreateRecreating, "has already exited").Status
+	h.reconcile("r") // pod status still lags: the status stays the same (no write loop), no stop
+	if got := h.get("r").Status; !equality.Semantic.DeepEqual(got, before) || len(h.stops()) != 1 {
+		t.Fatalf("status %+v -> %+v, stops %v", before, got, h.stops())
+	}
+	h.kubeletRestart("web", "app")
+	h.reconcile("r")
+	h.expectPhase("r", appsv1alpha1.RecreateSucceeded, "")
+}
+
+func TestRequestsNotOursAreIgnored(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "app")
+	h.crr("other-node", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { r.Labels[appsv1alpha1.LabelCRRNodeName] = "node-b" }, "app")
+	h.crr("inactive", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { delete(r.Labels, appsv1alpha1.LabelCRRActive) }, "app")
+	h.reconcile("other-node")
+	h.reconcile("inactive")
+	if len(h.stops()) != 0 || h.get("other-node").Status.Phase != "" || h.get("inactive").Status.Phase != "" {
+		t.Fatal("acted on a request of another node or an inactive one")
+	}
+	if reqs := h.e.requestsForCRR(h.ctx, h.get("other-node")); len(reqs) != 0 {
+		t.Fatalf("enqueued %v for another node", reqs)
+	}
+}
+
+func TestManagerFailureIsNotOverwritten(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "app")
+	h.crr("r", "web", nil, "app")
+	stale := h.get("r")
+	fresh := stale.DeepCopy()
+	fresh.Status.Phase, fresh.Status.Message = appsv1alpha1.RecreateFailed, "no daemon picked it up"
+	fresh.Status.CompletionTime = ptr.To(metav1.NewTime(h.clock.Now()))
+	if err := h.c.Status().Update(h.ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.e.writeStates(h.ctx, stale, false, nil, appsv1alpha1.RecreateRecreating, "x")
+	if !errors.Is(err, errConflict) {
+		t.Fatalf("writeStates on a stale copy = %v, want errConflict", err)
+	}
+	h.expectPhase("r", appsv1alpha1.RecreateFailed, "no daemon picked it up")
+}
+
+func TestTwoRequestsOfOnePodRunOneAfterTheOther(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "app")
+	h.crr("first", "web", nil, "app")
+	h.clock.Step(time.Second)
+	h.crr("second", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { r.Spec.Strategy.ForceRecreate = true }, "app")
+
+	h.reconcile("second")
+	h.expectPhase("second", appsv1alpha1.RecreatePending, "waiting for ContainerRecreateRequest first of the same pod to finish")
+	if len(h.stops()) != 0 {
+		t.Fatalf("second ran before first: %v", h.stops())
+	}
+	// the first request's status changes enqueue the second
+	if reqs := h.e.requestsForCRR(h.ctx, h.get("first")); len(reqs) != 2 {
+		t.Fatalf("requestsForCRR(first) = %v, want first and second", reqs)
+	}
+	h.reconcile("first")
+	h.reconcile("second")
+	h.expectPhase("second", appsv1alpha1.RecreatePending, "")
+	h.kubeletRestart("web", "app")
+	h.reconcile("first")
+	h.expectPhase("first", appsv1alpha1.RecreateSucceeded, "")
+	h.reconcile("second")
+	h.expectPhase("second", appsv1alpha1.RecreateRecreating, "")
+	if len(h.stops()) != 2 {
+		t.Fatalf("stops = %v", h.stops())
+	}
+}
+
+func TestWaitingRequestFailsAtItsDeadline(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "app")
+	h.crr("first", "web", nil, "app")
+	h.crr("second", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { r.Spec.ActiveDeadlineSeconds = ptr.To[int64](30) }, "app")
+	h.reconcile("first")
+	if res := h.reconcile("second"); res.RequeueAfter != 30*time.Second {
+		t.Fatalf("RequeueAfter = %v, want the deadline", res.RequeueAfter)
+	}
+	h.clock.Step(30 * time.Second)
+	h.reconcile("second")
+	h.expectPhase("second", appsv1alpha1.RecreateFailed, "not started within activeDeadlineSeconds (30): ContainerRecreateRequest first")
+}
+
+// The cache can show a request from before the executor's own last write. A step planned from
+// that stale copy must neither stop the container again nor overwrite the newer status.
+func TestStaleCopyNeitherStopsAgainNorRegresses(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "app")
+	h.crr("r", "web", nil, "app")
+	stale := h.get("r") // as a lagging cache would still show it
+	h.reconcile("r")
+	if len(h.stops()) != 1 || !h.get("r").Status.ContainerRecreateStates[0].IsKilled {
+		t.Fatalf("first step: stops %v", h.stops())
+	}
+	res, err := h.e.reconcileRequest(h.ctx, stale)
+	if !errors.Is(err, errConflict) {
+		t.Fatalf("step from a stale copy = %v, %v; want errConflict", res, err)
+	}
+	if len(h.stops()) != 1 {
+		t.Fatalf("stopped again: %v", h.stops())
+	}
+	if s := h.get("r").Status.ContainerRecreateStates[0]; !s.IsKilled {
+		t.Fatalf("status regressed: %+v", s)
+	}
+	// Even with the recorded target but no isKilled (the write after the stop was lost), the
+	// executor remembers its own stop and records it instead of stopping again.
+	r := h.get("r")
+	r.Status.ContainerRecreateStates[0].IsKilled = false
+	if err := h.c.Status().Update(h.ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	h.reconcile("r")
+	if s := h.get("r").Status.ContainerRecreateStates[0]; !s.IsKilled || len(h.stops()) != 1 {
+		t.Fatalf("state %+v stops %v", s, h.stops())
+	}
+}
