@@ -26,6 +26,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
@@ -45,6 +46,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/node"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/recreate"
 )
 
 // EventRecorderName is the reporting controller of every event the daemon emits.
@@ -158,8 +160,14 @@ func run(o options) error {
 		return fmt.Errorf("setting up the probe engine: %w", err)
 	}
 
-	// recreate executor: registered below, e.g.
-	// recreate.(...).SetupWithManager(mgr, rt, ...) with mgr.GetEventRecorder(EventRecorderName).
+	// CRR executor: runs this node's ContainerRecreateRequests (preStop, CRI stop, status).
+	if err := (&recreate.Executor{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Runtime: rt, NodeName: o.nodeName,
+		Recorder:      mgr.GetEventRecorder(EventRecorderName),
+		HookUserAgent: strings.Replace(prober.UserAgent(kubeletVersion), "kube-probe/", "kube-lifecycle/", 1),
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the CRR executor: %w", err)
+	}
 
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
