@@ -29,12 +29,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -43,6 +40,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri/critest"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/node"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
@@ -93,13 +91,8 @@ var _ = BeforeSuite(func() {
 	kubelet = newFakeKubelet(k8sClient, srv)
 	go kubelet.run(envCtx)
 
-	// The same restriction as cmd/daemon: only this node's pods and requests are cached.
-	opts := ctrl.Options{Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}: {Field: fields.OneTermEqualSelector("spec.nodeName", envNode)},
-		&appsv1alpha1.ContainerRecreateRequest{}: {
-			Label: labels.SelectorFromSet(labels.Set{appsv1alpha1.LabelCRRNodeName: envNode}),
-		},
-	}}}
+	// The daemon's own cache restriction: only this node's pods and requests are seen.
+	opts := ctrl.Options{Cache: node.CacheOptions(envNode, appsv1alpha1.DefaultOperatorNamespace)}
 	stopMgr, err = testutil.StartManager(envCtx, cfg, opts, func(mgr ctrl.Manager) error {
 		return (&Executor{Runtime: rt, NodeName: envNode, PollInterval: time.Second}).SetupWithManager(mgr)
 	})
