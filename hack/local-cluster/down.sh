@@ -93,7 +93,7 @@ if [ -f "$STATE/host.saved" ]; then
       echo "$b" > "/proc/sys/$a" 2>/dev/null && log "restored $a=$b" || log "cannot restore $a=$b"
     fi
   done < "$STATE/host.saved"
-  for d in /run/containerd /var/lib/cni /var/log/containers /var/log/pods /run/netns /etc/cni; do
+  for d in /run/containerd /run/crio /var/lib/cni /var/log/containers /var/log/pods /run/netns /etc/cni; do
     grep -qx "existed $d" "$STATE/host.saved" || { [ -e "$d" ] && rm -rf "$d" && log "removed $d"; }
   done
 fi

@@ -15,7 +15,7 @@ snapshot() {
   awk '{print "mount " $2}' /proc/mounts
   ls -d /sys/fs/cgroup/*/kubepods* 2>/dev/null | sed 's/^/cgroup /' || true
   ip -o link | awk '{print "link " $2}' | sed 's/@.*//'
-  for d in /run/containerd /var/lib/cni /var/log/containers /var/log/pods /run/netns /etc/cni "$STATE"; do
+  for d in /run/containerd /run/crio /var/lib/cni /var/log/containers /var/log/pods /run/netns /etc/cni "$STATE"; do
     [ -e "$d" ] && echo "path $d"
   done
   pgrep -f "$STATE|containerd-shim" | sed 's/^/process /' || true

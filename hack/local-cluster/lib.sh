@@ -13,7 +13,9 @@ PIDS=$STATE/pids
 LOGS=$STATE/logs
 PKI=$STATE/pki
 KUBECONFIG_FILE=$PKI/admin.kubeconfig
-CONTAINERD_SOCK=$STATE/containerd/containerd.sock
+# containerd listens on the standard socket path, so the operator's daemon finds it as on any node
+# (its DaemonSet mounts /run/containerd). up.sh refuses to start if another containerd owns it.
+CONTAINERD_SOCK=/run/containerd/containerd.sock
 
 NODE_NAME=${ELO_NODE_NAME:-elo-node}
 ETCD_PORT=32379

@@ -34,6 +34,10 @@ if [ -d "$PIDS" ]; then
 fi
 
 # --- prerequisites -------------------------------------------------------------------------
+if [ -S "$CONTAINERD_SOCK" ]; then
+  log "$CONTAINERD_SOCK exists and no local cluster of ours is running: another containerd owns it; stop it first"
+  exit 1
+fi
 "$HERE/prereqs.sh"
 
 trap 'rc=$?; if [ $rc -ne 0 ]; then log "up failed (rc=$rc): running down.sh (it keeps the logs in bin/local-cluster-logs)"; "$HERE/down.sh" || true; fi' EXIT
@@ -45,7 +49,7 @@ if [ ! -f "$STATE/host.saved" ]; then
     for s in "${SYSCTLS[@]}"; do
       [ -f "/proc/sys/$s" ] && echo "sysctl $s $(cat "/proc/sys/$s")"
     done
-    for d in /run/containerd /var/lib/cni /var/log/containers /var/log/pods /run/netns /etc/cni; do
+    for d in /run/containerd /run/crio /var/lib/cni /var/log/containers /var/log/pods /run/netns /etc/cni; do
       [ -e "$d" ] && echo "existed $d"
     done
     command -v nft >/dev/null && nft list tables 2>/dev/null | sed 's/^table /nfttable /'

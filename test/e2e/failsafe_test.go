@@ -20,23 +20,20 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/test/utils"
 )
 
 // Scenarios 5 and 6 of the e2e issue: the operator's parts going away never makes things worse.
@@ -62,30 +59,28 @@ func probeFailed(node string, uid types.UID) func() bool {
 	}
 }
 
-// daemonPID is the host PID of the node daemon's container process (the e2e runs on the node).
-func daemonPID() int {
+// setNodeOS relabels the node's kubernetes.io/os: the daemon DaemonSet selects linux nodes, so
+// another value makes the DaemonSet controller remove the daemon from the node (the manager
+// keeps the DaemonSet itself as it wants it, but does not touch node labels).
+func setNodeOS(node, os string) {
+	patch := []byte(fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, corev1.LabelOSStable, os))
+	Expect(k8s.Patch(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}},
+		client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+}
+
+// daemonPods counts the daemon pods (owned by a DaemonSet in the operator namespace).
+func daemonPods() int {
 	var pods corev1.PodList
 	Expect(k8s.List(context.Background(), &pods, client.InNamespace(operatorNS))).To(Succeed())
-	var id string
+	n := 0
 	for _, p := range pods.Items {
 		for _, o := range p.OwnerReferences {
-			if o.Kind == "DaemonSet" && p.Status.Phase == corev1.PodRunning && len(p.Status.ContainerStatuses) > 0 {
-				id = p.Status.ContainerStatuses[0].ContainerID
+			if o.Kind == "DaemonSet" {
+				n++
 			}
 		}
 	}
-	Expect(id).To(HavePrefix("containerd://"), "a running daemon pod")
-	crictl := strings.Fields(envOr("E2E_CRICTL", "crictl"))
-	out, err := utils.Run(exec.Command(crictl[0], append(crictl[1:], "inspect", strings.TrimPrefix(id, "containerd://"))...))
-	Expect(err).NotTo(HaveOccurred())
-	var inspect struct {
-		Info struct {
-			Pid int `json:"pid"`
-		} `json:"info"`
-	}
-	Expect(json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &inspect)).To(Succeed())
-	Expect(inspect.Info.Pid).To(BeNumerically(">", 1))
-	return inspect.Info.Pid
+	return n
 }
 
 var _ = Describe("the node daemon stopped (scenario 5)", func() {
@@ -98,10 +93,10 @@ var _ = Describe("the node daemon stopped (scenario 5)", func() {
 		By("the daemon reports the failure; the pod's emergency switch holds the restart")
 		Eventually(probeFailed(pod.Spec.NodeName, pod.UID)).WithTimeout(60 * time.Second).Should(BeTrue())
 
-		By("stopping the daemon process (SIGSTOP) until its Lease is stale")
-		pid := daemonPID()
-		Expect(syscall.Kill(pid, syscall.SIGSTOP)).To(Succeed())
-		DeferCleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+		By("taking the daemon off the node until its Lease is stale")
+		setNodeOS(pod.Spec.NodeName, "e2e-no-daemon")
+		DeferCleanup(func() { setNodeOS(pod.Spec.NodeName, "linux") })
+		Eventually(daemonPods).WithTimeout(90 * time.Second).Should(BeZero())
 		Eventually(daemonLeaseFresh).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(BeFalse())
 
 		By("allowing restarts of the pod: still nothing, the failure on record comes from a silent daemon")
@@ -111,8 +106,8 @@ var _ = Describe("the node daemon stopped (scenario 5)", func() {
 		Consistently(restartCount(ns, pod.Name)).WithTimeout(15 * time.Second).Should(BeEquivalentTo(0))
 		Expect(crrsIn(ns)).To(BeEmpty())
 
-		By("the daemon returns (SIGCONT): its Lease is renewed and the still-failing container is restarted")
-		Expect(syscall.Kill(pid, syscall.SIGCONT)).To(Succeed())
+		By("the daemon returns: its Lease is renewed and the still-failing container is restarted")
+		setNodeOS(pod.Spec.NodeName, "linux")
 		Eventually(daemonLeaseFresh).WithTimeout(60 * time.Second).Should(BeTrue())
 		Eventually(restartCount(ns, pod.Name)).WithTimeout(90 * time.Second).Should(BeNumerically(">=", 1))
 		Expect(crrsIn(ns)).NotTo(BeEmpty())
