@@ -19,6 +19,7 @@ package prober
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -40,15 +41,34 @@ type Entry struct {
 
 // Cache holds the reported result of every probe of the node, keyed by (pod UID, container,
 // probe name). Changes that the NodePodProbe status must show raise a signal on Changed().
+// A run that changes nothing only moves an atomic timestamp under the read lock, so thousands of
+// workers do not serialise on the cache.
 type Cache struct {
 	mu      sync.RWMutex
-	entries map[Key]Entry
+	entries map[Key]*entry
 	changed chan struct{}
+}
+
+type entry struct {
+	Entry     // LastProbeTime is kept in lastProbe
+	lastProbe atomic.Int64
+}
+
+func newEntry(e Entry) *entry {
+	n := &entry{Entry: e}
+	n.lastProbe.Store(e.LastProbeTime.UnixNano())
+	return n
+}
+
+func (e *entry) get() Entry {
+	out := e.Entry
+	out.LastProbeTime = time.Unix(0, e.lastProbe.Load()).UTC()
+	return out
 }
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{entries: map[Key]Entry{}, changed: make(chan struct{}, 1)}
+	return &Cache{entries: map[Key]*entry{}, changed: make(chan struct{}, 1)}
 }
 
 // Changed receives a value after one or more reportable changes (coalesced).
@@ -70,21 +90,22 @@ func (c *Cache) Set(k Key, state appsv1alpha1.ProbeState, containerID, message s
 	c.mu.Lock()
 	old, ok := c.entries[k]
 	if ok && old.State == state && old.ContainerID == containerID {
-		old.LastProbeTime = now
+		old.lastProbe.Store(now.UnixNano())
 		// Success output (an HTTP body) may differ on every run and is not worth a write; the
 		// reason of an Unknown state (e.g. the container stopped) is.
 		changed := state == appsv1alpha1.ProbeUnknown && old.Message != message
 		if changed {
-			old.Message = message
+			e := old.get()
+			e.Message = message
+			c.entries[k] = newEntry(e)
 		}
-		c.entries[k] = old
 		c.mu.Unlock()
 		if changed {
 			c.Signal()
 		}
 		return changed
 	}
-	c.entries[k] = Entry{State: state, ContainerID: containerID, Message: message, LastProbeTime: now, LastTransitionTime: now}
+	c.entries[k] = newEntry(Entry{State: state, ContainerID: containerID, Message: message, LastProbeTime: now, LastTransitionTime: now})
 	c.mu.Unlock()
 	c.Signal()
 	return true
@@ -92,12 +113,11 @@ func (c *Cache) Set(k Key, state appsv1alpha1.ProbeState, containerID, message s
 
 // Touch moves LastProbeTime of an existing entry (a run that changed nothing reportable).
 func (c *Cache) Touch(k Key, now time.Time) {
-	c.mu.Lock()
+	c.mu.RLock()
 	if e, ok := c.entries[k]; ok {
-		e.LastProbeTime = now
-		c.entries[k] = e
+		e.lastProbe.Store(now.UnixNano())
 	}
-	c.mu.Unlock()
+	c.mu.RUnlock()
 }
 
 // Get returns the entry of k.
@@ -105,7 +125,10 @@ func (c *Cache) Get(k Key) (Entry, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	e, ok := c.entries[k]
-	return e, ok
+	if !ok {
+		return Entry{}, false
+	}
+	return e.get(), true
 }
 
 // Delete forgets k (its worker stopped) and signals if it was reported.

@@ -47,6 +47,9 @@ type Manager struct {
 	// Jitter returns the delay of a worker's first run when the daemon started less than one
 	// period ago; a uniform random fraction of the period when nil.
 	Jitter func(period time.Duration) time.Duration
+	// LagObserver, when set, also receives every run's schedule lag (benchmarks, diagnostics);
+	// the enhanced_liveness_daemon_probe_schedule_lag_seconds histogram always does.
+	LagObserver func(time.Duration)
 
 	started time.Time
 

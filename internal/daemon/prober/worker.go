@@ -56,6 +56,9 @@ type worker struct {
 	resultRun   int
 	erroring    bool
 	warned      bool
+	// successReported: Succeeded is the cached state of this container; a further success
+	// only moves lastProbeTime.
+	successReported bool
 
 	succ, fail, unk prometheus.Counter
 	dur             prometheus.Observer
@@ -122,7 +125,11 @@ func (w *worker) run(ctx context.Context) {
 			}
 		}
 		start := clk.Now()
-		ScheduleLag.Observe(start.Sub(next).Seconds())
+		lag := start.Sub(next)
+		ScheduleLag.Observe(lag.Seconds())
+		if w.m.LagObserver != nil {
+			w.m.LagObserver(lag)
+		}
 		last = start
 		if !w.doProbe(ctx) {
 			return
@@ -171,7 +178,7 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		w.containerID = cs.ContainerID
 		w.onHold = false
 		w.lastResult, w.resultRun = probe.Unknown, 0
-		w.erroring, w.warned = false, false
+		w.erroring, w.warned, w.successReported = false, false, false
 		if w.containerID != "" {
 			w.m.report(w, appsv1alpha1.ProbeUnknown, "", w.m.Clock.Now())
 		}
@@ -180,6 +187,7 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		return true
 	}
 	if cs.State.Running == nil {
+		w.successReported = false
 		w.m.report(w, appsv1alpha1.ProbeUnknown, MessageNotRunning, w.m.Clock.Now())
 		return true // item 11: never a failure for a container that is not running
 	}
@@ -232,9 +240,15 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		return true
 	}
 	if res == probe.Success {
-		w.m.report(w, appsv1alpha1.ProbeSucceeded, out, start)
+		if w.successReported {
+			w.m.touch(w, start) // the common case: nothing to report
+		} else {
+			w.m.report(w, appsv1alpha1.ProbeSucceeded, out, start)
+			w.successReported = true
+		}
 		return true
 	}
+	w.successReported = false
 	if w.m.report(w, appsv1alpha1.ProbeFailed, out, start) {
 		w.m.Events.warn(t, ReasonUnhealthy, "Liveness probe failed: %s", out)
 	}

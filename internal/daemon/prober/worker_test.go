@@ -371,3 +371,14 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("condition not met within 5s")
 }
+
+func TestUserAgent_17_KubeletMajorMinor(t *testing.T) {
+	for in, want := range map[string]string{"v1.37.2": "kube-probe/1.37", "v1.36.0-eks-1": "kube-probe/1.36", "1.40.1": "kube-probe/1.40"} {
+		if got := UserAgent(in); got != want {
+			t.Errorf("UserAgent(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := UserAgent(""); !strings.HasPrefix(got, "kube-probe/1.") {
+		t.Errorf("fallback User-Agent %q", got)
+	}
+}

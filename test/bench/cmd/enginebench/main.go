@@ -1,0 +1,334 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
+// Command enginebench measures the daemon's probe engine with N HTTP workers at a fixed period
+// against a loopback server, and the kubelet's own pkg/probe/http prober driven the same way
+// (one goroutine and ticker per probe, a new request per run). Each side runs in a child process
+// of its own, and the HTTP server in a third, so that CPU time and RSS are each side's alone.
+//
+//	go run ./cmd/enginebench -workers 5000 -period 1s -warmup 5s -duration 20s
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	khttp "k8s.io/kubernetes/pkg/probe/http"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+)
+
+type config struct {
+	mode, target             string
+	workers                  int
+	period, warmup, duration time.Duration
+}
+
+// Report is what a measuring child prints as JSON.
+type Report struct {
+	Engine      string  `json:"engine"`
+	Workers     int     `json:"workers"`
+	Probes      int64   `json:"probes"`
+	Errors      int64   `json:"errors"`
+	Seconds     float64 `json:"seconds"`
+	CPUSeconds  float64 `json:"cpuSeconds"`
+	CPUPerProbe float64 `json:"cpuSecondsPerProbe"`
+	LagP50ms    float64 `json:"lagP50ms"`
+	LagP99ms    float64 `json:"lagP99ms"`
+	LagMaxms    float64 `json:"lagMaxms"`
+	RSS         float64 `json:"rssMiB"`
+	PeakRSS     float64 `json:"peakRssMiB"`
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.mode, "mode", "driver", "driver | server | ours | kubelet")
+	flag.StringVar(&c.target, "target", "", "host:port of the HTTP server (children)")
+	flag.IntVar(&c.workers, "workers", 5000, "number of HTTP probe workers")
+	flag.DurationVar(&c.period, "period", time.Second, "probe period")
+	flag.DurationVar(&c.warmup, "warmup", 5*time.Second, "time before measuring (first runs are spread over one period)")
+	flag.DurationVar(&c.duration, "duration", 20*time.Second, "measured time")
+	flag.Parse()
+	var err error
+	switch c.mode {
+	case "server":
+		err = serve()
+	case "ours", "kubelet":
+		var r Report
+		if r, err = measure(c); err == nil {
+			err = json.NewEncoder(os.Stdout).Encode(r)
+		}
+	case "driver":
+		err = drive(c)
+	default:
+		err = fmt.Errorf("-mode %q: want driver, server, ours or kubelet", c.mode)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "enginebench:", err)
+		os.Exit(1)
+	}
+}
+
+// serve answers every request with 200 "ok" until stdin closes (the driver exits).
+func serve() error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	fmt.Println(l.Addr().String())
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }),
+		ReadHeaderTimeout: 5 * time.Second}
+	go func() { _, _ = bufio.NewReader(os.Stdin).ReadString('\n'); _ = l.Close() }()
+	err = srv.Serve(l)
+	if err == http.ErrServerClosed || strings.Contains(fmt.Sprint(err), "use of closed") {
+		return nil
+	}
+	return err
+}
+
+func drive(c config) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	server := exec.Command(self, "-mode=server")
+	stdin, _ := server.StdinPipe()
+	out, _ := server.StdoutPipe()
+	server.Stderr = os.Stderr
+	if err := server.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = stdin.Close(); _ = server.Wait() }()
+	addr, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("server address: %w", err)
+	}
+	addr = strings.TrimSpace(addr)
+
+	var reports []Report
+	for _, mode := range []string{"ours", "kubelet"} {
+		cmd := exec.Command(self, "-mode="+mode, "-target="+addr, "-workers="+strconv.Itoa(c.workers),
+			"-period="+c.period.String(), "-warmup="+c.warmup.String(), "-duration="+c.duration.String())
+		cmd.Stderr = os.Stderr
+		b, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("%s: %w", mode, err)
+		}
+		var r Report
+		if err := json.Unmarshal(b, &r); err != nil {
+			return fmt.Errorf("%s report %q: %w", mode, b, err)
+		}
+		reports = append(reports, r)
+	}
+	fmt.Printf("%d HTTP workers, period %v, measured %v after %v warm-up (GOMAXPROCS=%s)\n",
+		c.workers, c.period, c.duration, c.warmup, os.Getenv("GOMAXPROCS"))
+	fmt.Printf("%-8s %10s %7s %14s %10s %10s %10s %9s %9s\n", "engine", "probes", "errors", "CPU s/probe", "lag p50", "lag p99", "lag max", "RSS MiB", "peak MiB")
+	for _, r := range reports {
+		fmt.Printf("%-8s %10d %7d %14.3g %8.2fms %8.2fms %8.2fms %9.1f %9.1f\n", r.Engine, r.Probes, r.Errors, r.CPUPerProbe, r.LagP50ms, r.LagP99ms, r.LagMaxms, r.RSS, r.PeakRSS)
+	}
+	if reports[1].CPUPerProbe > 0 {
+		fmt.Printf("CPU per probe, ours / kubelet's prober: %.2f\n", reports[0].CPUPerProbe/reports[1].CPUPerProbe)
+	}
+	return nil
+}
+
+// lagRecorder keeps the schedule lags observed while measuring.
+type lagRecorder struct {
+	on   atomic.Bool
+	mu   sync.Mutex
+	lags []time.Duration
+}
+
+func (l *lagRecorder) add(d time.Duration) {
+	if !l.on.Load() {
+		return
+	}
+	l.mu.Lock()
+	l.lags = append(l.lags, d)
+	l.mu.Unlock()
+}
+
+func measure(c config) (Report, error) {
+	host, portStr, err := net.SplitHostPort(c.target)
+	if err != nil {
+		return Report{}, fmt.Errorf("-target: %w", err)
+	}
+	port, _ := strconv.Atoi(portStr)
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer cancel()
+	rec := &lagRecorder{}
+	var probes, errs atomic.Int64
+	switch c.mode {
+	case "ours":
+		runOurs(ctx, c, host, port, rec, &probes)
+	case "kubelet":
+		runKubelet(ctx, c, host, port, rec, &probes, &errs)
+	}
+	time.Sleep(c.warmup)
+	cpu0, n0, t0 := cpuSeconds(), probes.Load(), time.Now()
+	rec.on.Store(true)
+	time.Sleep(c.duration)
+	rec.on.Store(false)
+	cpu1, n1, t1 := cpuSeconds(), probes.Load(), time.Now()
+	if c.mode == "ours" {
+		errs.Store(int64(failures()))
+	}
+	r := Report{Engine: c.mode, Workers: c.workers, Probes: n1 - n0, Errors: errs.Load(), Seconds: t1.Sub(t0).Seconds(), CPUSeconds: cpu1 - cpu0}
+	if r.Probes > 0 {
+		r.CPUPerProbe = r.CPUSeconds / float64(r.Probes)
+	}
+	rec.mu.Lock()
+	lags := rec.lags
+	rec.mu.Unlock()
+	sort.Slice(lags, func(i, j int) bool { return lags[i] < lags[j] })
+	if len(lags) > 0 {
+		r.LagP50ms = ms(lags[len(lags)*50/100])
+		r.LagP99ms = ms(lags[len(lags)*99/100])
+		r.LagMaxms = ms(lags[len(lags)-1])
+	}
+	r.RSS, r.PeakRSS = procStatusMiB("VmRSS"), procStatusMiB("VmHWM")
+	return r, nil
+}
+
+// runOurs starts the daemon's probe manager with one pod per worker, as the node controller would.
+func runOurs(ctx context.Context, c config, host string, port int, rec *lagRecorder, probes *atomic.Int64) {
+	m := prober.NewManager(nil, "kube-probe/1.37", nil)
+	m.LagObserver = func(d time.Duration) { probes.Add(1); rec.add(d) }
+	go func() { _ = m.Start(ctx) }()
+	started := metav1.NewTime(time.Now().Add(-time.Hour))
+	pods := make([]*corev1.Pod, 0, c.workers)
+	targets := make([]prober.Target, 0, c.workers)
+	for i := range c.workers {
+		uid := types.UID(fmt.Sprintf("uid-%05d", i))
+		pods = append(pods, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%05d", i), Namespace: "bench", UID: uid},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: host, ContainerStatuses: []corev1.ContainerStatus{{
+				Name: "app", ContainerID: fmt.Sprintf("containerd://%05d", i),
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}},
+			}}},
+		})
+		targets = append(targets, prober.Target{
+			Key: prober.Key{PodUID: uid, Container: "app", Probe: "liveness"}, PodName: fmt.Sprintf("pod-%05d", i), Namespace: "bench",
+			Probe: corev1.Probe{
+				ProbeHandler:   corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(port))}},
+				TimeoutSeconds: 1, PeriodSeconds: int32(c.period / time.Second), FailureThreshold: 3, SuccessThreshold: 1,
+			},
+		})
+	}
+	// Start waits for the manager's context; Sync before it is applied when it starts.
+	m.Sync(targets, pods)
+}
+
+// failures counts the failed runs of our engine from its metrics.
+func failures() float64 {
+	mfs, err := prometheusGather()
+	if err != nil {
+		return -1
+	}
+	var n float64
+	for _, mf := range mfs {
+		if mf.GetName() != "enhanced_liveness_daemon_probe_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" && l.GetValue() != "successful" {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
+}
+
+// runKubelet drives the kubelet's HTTP prober the way its worker does: one goroutine and one
+// ticker per probe, first run spread over a period, a new request built for every run.
+func runKubelet(ctx context.Context, c config, host string, port int, rec *lagRecorder, probes, errs *atomic.Int64) {
+	kp := khttp.New(false)
+	for range c.workers {
+		go func() {
+			container := corev1.Container{Name: "app"}
+			action := corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(port))}
+			next := time.Now().Add(time.Duration(rand.Float64() * float64(c.period)))
+			time.Sleep(time.Until(next))
+			t := time.NewTicker(c.period)
+			defer t.Stop()
+			for {
+				rec.add(time.Since(next))
+				probes.Add(1)
+				req, err := khttp.NewRequestForHTTPGetAction(&action, &container, host, "probe")
+				if err != nil {
+					errs.Add(1)
+				} else if res, _, err := kp.Probe(req, time.Second); err != nil || res != "success" {
+					errs.Add(1)
+				}
+				next = next.Add(c.period)
+				if now := time.Now(); !next.After(now) {
+					next = next.Add((now.Sub(next)/c.period + 1) * c.period)
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+			}
+		}()
+	}
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+func procStatusMiB(field string) float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, field+":") {
+			f := strings.Fields(line)
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
