@@ -131,11 +131,14 @@ func (r *NodePodProbeReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		log.V(1).Info("creating NodePodProbe", "pods", len(desired))
 		return ctrl.Result{}, r.Create(ctx, npp)
 	case !equality.Semantic.DeepEqual(npp.Spec.PodProbes, desired):
-		// Update carries the cached resourceVersion: a conflict requeues and recomputes from pods,
-		// so no entry is lost.
+		// The spec has one writer (this controller, one reconcile per node at a time) and is
+		// recomputed whole from the pods, so a merge patch that replaces spec.podProbes needs no
+		// optimistic lock: a cache that lags behind our last write cannot make it conflict or lose
+		// an entry. The daemon's status is patched separately, under optimistic lock.
+		patch := client.MergeFrom(npp.DeepCopy())
 		npp.Spec.PodProbes = desired
 		log.V(1).Info("updating NodePodProbe", "pods", len(desired))
-		if err := r.Update(ctx, npp); err != nil {
+		if err := r.Patch(ctx, npp, patch); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

@@ -26,6 +26,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -201,6 +202,7 @@ func expectNoNPP(node string) {
 var _ = Describe("NodePodProbe mapping", Ordered, func() {
 	var (
 		stop    func()
+		rec     *NodePodProbeReconciler
 		writes  = &nppWriteCounter{n: map[string]int{}}
 		podA1   *corev1.Pod
 		podA2   *corev1.Pod
@@ -218,11 +220,12 @@ var _ = Describe("NodePodProbe mapping", Ordered, func() {
 		stop, err = testutil.StartManager(ctx, cfg, ctrl.Options{
 			Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: EnrolledPodsOnly()}},
 		}, func(mgr ctrl.Manager) error {
-			return (&NodePodProbeReconciler{
+			rec = &NodePodProbeReconciler{
 				Client:    countingClient{mgr.GetClient(), writes},
 				APIReader: mgr.GetAPIReader(),
 				Recorder:  mgr.GetEventRecorder("nodepodprobe-controller"),
-			}).SetupWithManager(mgr)
+			}
+			return rec.SetupWithManager(mgr)
 		})
 		Expect(err).NotTo(HaveOccurred())
 	})
@@ -310,12 +313,61 @@ var _ = Describe("NodePodProbe mapping", Ordered, func() {
 		}, mapTimeout).Should(Succeed())
 	})
 
+	It("recomputes the status pruning from a fresh read when the daemon wrote in between", func() {
+		stale := getNPP(Default, nodeA)
+		stale.Status.PodProbeStatuses = append(stale.Status.PodProbeStatuses, appsv1alpha1.PodProbeStatus{
+			Name: "gone-too", Namespace: mapNS, UID: "0e4b3c4e-0000-0000-0000-000000000001"})
+		// The daemon writes a new state for a2 after our copy was read.
+		fresh := getNPP(Default, nodeA)
+		now := metav1.Now()
+		fresh.Status.PodProbeStatuses = append(fresh.Status.PodProbeStatuses, appsv1alpha1.PodProbeStatus{
+			Name: "a2", Namespace: mapNS, UID: podA2.UID, ProbeStates: []appsv1alpha1.ContainerProbeState{
+				{Name: "a2-web", State: appsv1alpha1.ProbeSucceeded, LastProbeTime: now, LastTransitionTime: now}}})
+		Expect(k8sClient.Status().Update(ctx, fresh)).To(Succeed())
+
+		Expect(rec.pruneStatus(ctx, stale)).To(Succeed())
+		st := getNPP(Default, nodeA).Status
+		var uids []types.UID
+		for _, s := range st.PodProbeStatuses {
+			uids = append(uids, s.UID)
+		}
+		Expect(uids).To(ConsistOf(podA1.UID, podA2.UID), "the daemon's a2 entry survived the stale prune")
+	})
+
+	It("leaves out a probe it cannot map and says why on the pod", func() {
+		broken := mappedPod("broken-port", nodeA)
+		s, err := probe.Encode([]probe.ContainerProbe{
+			{Name: "web", LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("admin")}}}},
+			{Name: "proxy", LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(15000)}}}},
+		})
+		Expect(err).NotTo(HaveOccurred())
+		broken.Annotations[appsv1alpha1.AnnotationProbeContext] = s
+		createRunning(broken, "10.0.0.8")
+		Eventually(func(g Gomega) {
+			npp := getNPP(g, nodeA)
+			var probes []string
+			for _, p := range npp.Spec.PodProbes {
+				if p.UID == broken.UID {
+					for _, pr := range p.Probes {
+						probes = append(probes, pr.Name)
+					}
+				}
+			}
+			g.Expect(probes).To(Equal([]string{"broken-port-proxy"}))
+			list := &eventsv1.EventList{}
+			g.Expect(k8sClient.List(ctx, list, client.InNamespace(mapNS))).To(Succeed())
+			g.Expect(eventReasons(list, "broken-port")).To(ContainElement("LivenessProbeNotMapped"))
+		}, mapTimeout).Should(Succeed())
+		Expect(k8sClient.Delete(ctx, broken, client.GracePeriodSeconds(0))).To(Succeed())
+	})
+
 	It("removes deleted and replaced pods, dropping their states", func() {
 		Expect(k8sClient.Delete(ctx, podA1, client.GracePeriodSeconds(0))).To(Succeed())
 		Eventually(func(g Gomega) {
 			npp := getNPP(g, nodeA)
 			g.Expect(entries(npp)).To(Equal([]string{entry(podA2, "10.0.0.2")}))
-			g.Expect(npp.Status.PodProbeStatuses).To(BeEmpty(), "a1's state left with it")
+			g.Expect(npp.Status.PodProbeStatuses).To(HaveLen(1), "a1's state left with it")
+			g.Expect(npp.Status.PodProbeStatuses[0].UID).To(Equal(podA2.UID))
 		}, mapTimeout).Should(Succeed())
 
 		oldUID := podA2.UID
@@ -323,7 +375,9 @@ var _ = Describe("NodePodProbe mapping", Ordered, func() {
 		replacement := createRunning(mappedPod("a2", nodeA), "10.0.0.3")
 		Expect(replacement.UID).NotTo(Equal(oldUID))
 		Eventually(func(g Gomega) {
-			g.Expect(entries(getNPP(g, nodeA))).To(Equal([]string{entry(replacement, "10.0.0.3")}))
+			npp := getNPP(g, nodeA)
+			g.Expect(entries(npp)).To(Equal([]string{entry(replacement, "10.0.0.3")}))
+			g.Expect(npp.Status.PodProbeStatuses).To(BeEmpty(), "the replaced pod's state left with it")
 		}, mapTimeout).Should(Succeed())
 	})
 
@@ -371,12 +425,6 @@ var _ = Describe("NodePodProbe mapping", Ordered, func() {
 					pod := mappedPod(fmt.Sprintf("burst-%03d", i), nodeDup)
 					if err := k8sClient.Create(ctx, pod); err != nil {
 						errs <- err
-						continue
-					}
-					pod.Status.Phase = corev1.PodRunning
-					pod.Status.PodIP = fmt.Sprintf("10.1.%d.%d", i/250, i%250+1)
-					if err := k8sClient.Status().Update(ctx, pod); err != nil {
-						errs <- err
 					}
 					pods[i] = pod
 				}
@@ -387,6 +435,15 @@ var _ = Describe("NodePodProbe mapping", Ordered, func() {
 		for err := range errs {
 			Expect(err).NotTo(HaveOccurred())
 		}
+		// The kubelet starts them over a few seconds: one IP every 10 ms, each its own event.
+		start := time.Now()
+		for i, pod := range pods {
+			pod.Status.Phase = corev1.PodRunning
+			pod.Status.PodIP = fmt.Sprintf("10.1.%d.%d", i/250, i%250+1)
+			Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+			time.Sleep(10 * time.Millisecond)
+		}
+		spread := time.Since(start)
 		var want []string
 		for _, p := range pods {
 			want = append(want, entry(p, p.Status.PodIP))
@@ -398,7 +455,12 @@ var _ = Describe("NodePodProbe mapping", Ordered, func() {
 		time.Sleep(2 * DefaultMappingBatchDelay)
 		count := writes.get(nodeDup)
 		AddReportEntry("NodePodProbe writes for 200 pods", count)
-		GinkgoWriter.Printf("NodePodProbe writes for %d pods on one node: %d\n", n, count)
-		Expect(count).To(BeNumerically("<=", 20))
+		windows := int(spread/DefaultMappingBatchDelay) + 1
+		GinkgoWriter.Printf("NodePodProbe writes for %d pods on one node: %d (IPs arrived over %s = %d batch windows)\n",
+			n, count, spread.Round(time.Millisecond), windows)
+		// About one write per batch window while the IPs arrive, never one per pod. The slack
+		// covers windows that start while a reconcile is still running; without batching this
+		// run makes about 25 writes.
+		Expect(count).To(BeNumerically("<=", windows*3/2+2))
 	})
 })
