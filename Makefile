@@ -66,6 +66,19 @@ RACE_PKGS ?= ./internal/...
 test: manifests generate fmt vet setup-envtest ## Run unit and envtest tests (the README's test command).
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $$(go list ./... | grep -v /test/e2e) -coverprofile cover.out
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test -race $$(go list $(RACE_PKGS) | grep -v /test/e2e)
+	$(MAKE) test-bench-diff
+
+# test/bench is a separate Go module (it imports k8s.io/kubernetes to compare with the kubelet's prober).
+.PHONY: test-bench-diff
+test-bench-diff: ## Differential test: our HTTP/TCP/gRPC probers vs the kubelet's pkg/probe (PROBE-SEMANTICS 16-25).
+	cd test/bench && go vet ./... && go test ./...
+
+BENCH_WORKERS ?= 5000
+BENCH_DURATION ?= 20s
+.PHONY: bench
+bench: ## Probe engine benchmark: BENCH_WORKERS HTTP workers at 1 s, ours vs the kubelet's prober (lag, CPU/probe, RSS).
+	cd test/bench && go test -run '^$$' -bench . -benchtime 2000x ./engine
+	cd test/bench && go run ./cmd/enginebench -workers $(BENCH_WORKERS) -period 1s -warmup 5s -duration $(BENCH_DURATION)
 
 .PHONY: verify
 verify: manifests generate fmt ## Regenerate everything and fail if the committed files differ.
