@@ -37,7 +37,6 @@ import (
 const (
 	EventRestartHeld      = "RestartHeld"
 	EventRestartRequested = "RestartRequested"
-	eventAction           = "DecideRestart"
 )
 
 // act carries out a decision and returns when to decide again (0: only on a watch event).
@@ -61,7 +60,9 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, f failure
 			reason: d.Reason, workload: d.workload, node: pod.Spec.NodeName, policies: d.policies,
 		}) {
 			restartsHeld.WithLabelValues(string(d.Reason)).Inc()
-			r.recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventRestartHeld, eventAction,
+			// The action carries the hold reason: the events API merges events that differ only
+			// in their note into one series, and a new reason must show as a new event.
+			r.recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventRestartHeld, string(d.Reason),
 				"%s: %s (probe %s, container %s, %s)", d.Reason, d.Message, f.state.Name, f.container, f.state.ContainerID)
 			r.tracker.markDirty(d.policies)
 		}
@@ -88,7 +89,7 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, f failure
 	if !f.state.LastTransitionTime.IsZero() {
 		decisionLatency.Observe(crr.CreationTimestamp.Sub(f.state.LastTransitionTime.Time).Seconds())
 	}
-	r.recorder.Eventf(pod, crr, corev1.EventTypeNormal, EventRestartRequested, eventAction,
+	r.recorder.Eventf(pod, crr, corev1.EventTypeNormal, EventRestartRequested, "Restart",
 		"restarting container %s (%s) after liveness probe %s failed: ContainerRecreateRequest %s",
 		f.container, f.state.ContainerID, f.state.Name, crr.Name)
 	r.tracker.markDirty(d.policies)

@@ -109,7 +109,7 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 	}
 	if c := meta.FindStatusCondition(st.Conditions, policyv1alpha1.ConditionStormDetected); c != nil &&
 		c.Status == metav1.ConditionTrue && !wasStorm {
-		r.recorder.Eventf(pol, nil, corev1.EventTypeWarning, string(protection.ReasonFailureStorm), eventAction, "%s", c.Message)
+		r.recorder.Eventf(pol, nil, corev1.EventTypeWarning, string(protection.ReasonFailureStorm), "HoldRestarts", "%s", c.Message)
 	}
 	return ctrl.Result{RequeueAfter: r.cfg.StatusResyncInterval}, nil
 }
