@@ -160,6 +160,17 @@ var _ = Describe("Pod webhook", func() {
 		Expect(pod.Annotations).NotTo(HaveKey(appsv1alpha1.AnnotationProbeContext))
 	})
 
+	It("fails open: while the manager is down, pods are created with their native probe", func() {
+		stopMgr()
+		pod := appPod(ns, "manager-down", optIn())
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		expectUntouched(pod)
+		startWebhookManager()
+		pod = appPod(ns, "manager-back", optIn())
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		expectEnrolled(pod)
+	})
+
 	It("skips kube-system and the operator's namespace", func() {
 		ensureNamespace(operatorNamespace)
 		for _, skipped := range []string{metav1.NamespaceSystem, operatorNamespace} {

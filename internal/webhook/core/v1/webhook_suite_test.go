@@ -72,7 +72,14 @@ var _ = BeforeSuite(func() {
 	k8sClient, err = client.New(cfg, client.Options{Scheme: testutil.Scheme()})
 	Expect(err).NotTo(HaveOccurred())
 
+	startWebhookManager()
+})
+
+// startWebhookManager serves the Pod webhook and waits until its TLS port answers.
+func startWebhookManager() {
+	GinkgoHelper()
 	wo := &testEnv.WebhookInstallOptions
+	var err error
 	stopMgr, err = testutil.StartManager(ctx, cfg, ctrl.Options{
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host: wo.LocalServingHost, Port: wo.LocalServingPort, CertDir: wo.LocalServingCertDir,
@@ -89,7 +96,7 @@ var _ = BeforeSuite(func() {
 		}
 		return conn.Close()
 	}).Should(Succeed())
-})
+}
 
 var _ = AfterSuite(func() {
 	if stopMgr != nil {
