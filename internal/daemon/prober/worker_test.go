@@ -382,3 +382,22 @@ func TestUserAgent_17_KubeletMajorMinor(t *testing.T) {
 		t.Errorf("fallback User-Agent %q", got)
 	}
 }
+
+func TestWorker_6_SidecarContainerIsProbed(t *testing.T) {
+	f := newFixture(t)
+	p := f.pod.DeepCopy()
+	always := corev1.ContainerRestartPolicyAlways
+	p.Spec.InitContainers = []corev1.Container{{Name: "proxy", RestartPolicy: &always}}
+	p.Status.InitContainerStatuses = []corev1.ContainerStatus{{
+		Name: "proxy", ContainerID: "containerd://side", Started: ptr.To(true),
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(f.clk.Now().Add(-time.Minute))}},
+	}}
+	f.setPod(p)
+	tg := f.target(1)
+	tg.Key.Container = "proxy"
+	w := f.worker(tg)
+	f.run(w, 500)
+	if e := mustState(t, f, tg.Key, appsv1alpha1.ProbeFailed); e.ContainerID != "containerd://side" {
+		t.Errorf("containerID %q", e.ContainerID)
+	}
+}
