@@ -81,7 +81,7 @@ bench: ## Probe engine benchmark: BENCH_WORKERS HTTP workers at 1 s, ours vs the
 	cd test/bench && go run ./cmd/enginebench -workers $(BENCH_WORKERS) -period 1s -warmup 5s -duration $(BENCH_DURATION)
 
 .PHONY: verify
-verify: manifests generate fmt ## Regenerate everything and fail if the committed files differ.
+verify: manifests generate fmt bundle ## Regenerate everything (CRDs, RBAC, webhooks, deepcopy, bundle) and fail if the committed files differ.
 	@if [ -n "$$(git status --porcelain --untracked-files=all -- . ':!bin' ':!cover.out')" ]; then \
 		echo "verify: generated or formatted files differ from the commit:"; git status --porcelain --untracked-files=all; git --no-pager diff --stat; exit 1; \
 	fi
@@ -169,11 +169,20 @@ docker-buildx: ## Build and push docker image for the manager for cross-platform
 	- $(CONTAINER_TOOL) buildx rm enhanced-liveness-operator-builder
 	rm Dockerfile.cross
 
+# render-default prints config/default with the manager image set to $(IMG). The image is set in
+# a throw-away overlay, so deploying never edits a committed file (make verify stays clean).
+define render-default
+d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+printf 'resources:\n- %s\n' "$$(realpath --relative-to="$$d" config/default)" > "$$d/kustomization.yaml" && \
+(cd "$$d" && "$(KUSTOMIZE)" edit set image controller=$(IMG)) && \
+"$(KUSTOMIZE)" build "$$d"
+endef
+
 .PHONY: build-installer
-build-installer: manifests generate kustomize ## Generate a consolidated YAML with CRDs and deployment.
+build-installer: manifests generate kustomize ## Write dist/install.yaml: everything `make deploy` applies, with IMG.
 	mkdir -p dist
-	cd config/manager && "$(KUSTOMIZE)" edit set image controller=${IMG}
-	"$(KUSTOMIZE)" build config/default > dist/install.yaml
+	@$(render-default) > dist/install.yaml
+	@echo "build-installer: wrote dist/install.yaml (image $(IMG))"
 
 ##@ Deployment
 
@@ -184,7 +193,7 @@ endif
 .PHONY: install
 install: manifests kustomize ## Install CRDs into the K8s cluster specified in ~/.kube/config.
 	@out="$$( "$(KUSTOMIZE)" build config/crd 2>/dev/null || true )"; \
-	if [ -n "$$out" ]; then echo "$$out" | "$(KUBECTL)" apply -f -; else echo "No CRDs to install; skipping."; fi
+	if [ -n "$$out" ]; then echo "$$out" | "$(KUBECTL)" apply --server-side --force-conflicts -f -; else echo "No CRDs to install; skipping."; fi
 
 .PHONY: uninstall
 uninstall: manifests kustomize ## Uninstall CRDs from the K8s cluster specified in ~/.kube/config. Call with ignore-not-found=true to ignore resource not found errors during deletion.
@@ -192,13 +201,44 @@ uninstall: manifests kustomize ## Uninstall CRDs from the K8s cluster specified 
 	if [ -n "$$out" ]; then echo "$$out" | "$(KUBECTL)" delete --ignore-not-found=$(ignore-not-found) -f -; else echo "No CRDs to delete; skipping."; fi
 
 .PHONY: deploy
-deploy: manifests kustomize ## Deploy controller to the K8s cluster specified in ~/.kube/config.
-	cd config/manager && "$(KUSTOMIZE)" edit set image controller=${IMG}
-	"$(KUSTOMIZE)" build config/default | "$(KUBECTL)" apply -f -
+deploy: manifests kustomize ## Deploy the operator (config/default, image IMG) to the cluster of ~/.kube/config or KUBECONFIG.
+	@$(render-default) | "$(KUBECTL)" apply --server-side --force-conflicts -f -
 
+# The manager's DaemonSet is owned by its Deployment and goes with it (and with the namespace).
 .PHONY: undeploy
-undeploy: kustomize ## Undeploy controller from the K8s cluster specified in ~/.kube/config. Call with ignore-not-found=true to ignore resource not found errors during deletion.
-	"$(KUSTOMIZE)" build config/default | "$(KUBECTL)" delete --ignore-not-found=$(ignore-not-found) -f -
+undeploy: kustomize ## Remove everything `make deploy` installed, CRDs included. ignore-not-found=true ignores missing objects.
+	@$(render-default) | "$(KUBECTL)" delete --ignore-not-found=$(ignore-not-found) -f -
+
+##@ Bundle (OLM)
+
+# VERSION of the operator in the bundle (semver, no leading v): make bundle VERSION=0.2.0
+VERSION ?= 0.1.0
+IMAGE_TAG_BASE ?= ghcr.io/enhanced-liveness/enhanced-liveness-operator
+# The bundle's manager image: IMG when given on the command line, else the release image.
+BUNDLE_MANAGER_IMG ?= $(if $(filter command line,$(origin IMG)),$(IMG),$(IMAGE_TAG_BASE):v$(VERSION))
+BUNDLE_DAEMON_IMG ?= $(BUNDLE_MANAGER_IMG)
+BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(VERSION)
+BUNDLE_CHANNELS ?= stable
+BUNDLE_DEFAULT_CHANNEL ?= stable
+# Fixed, so that regenerating an unchanged bundle changes nothing (make verify).
+BUNDLE_CREATED_AT ?= 2026-11-30T00:00:00Z
+# Deprecated-API checks target the Kubernetes version the project builds against (1.37).
+BUNDLE_K8S_VERSION ?= $(patsubst v%,%,$(basename $(K8S_VERSION)))
+
+.PHONY: bundle
+bundle: manifests kustomize ## Generate bundle/ and bundle.Dockerfile from config/ (hack/bundle) and validate them.
+	"$(KUSTOMIZE)" build config/manifests | go run ./hack/bundle generate --version $(VERSION) \
+		--image $(BUNDLE_MANAGER_IMG) --daemon-image $(BUNDLE_DAEMON_IMG) --created-at $(BUNDLE_CREATED_AT) \
+		--channels $(BUNDLE_CHANNELS) --default-channel $(BUNDLE_DEFAULT_CHANNEL) --output-dir bundle --dockerfile bundle.Dockerfile
+	go run ./hack/bundle validate --dir bundle --dockerfile bundle.Dockerfile --k8s-version $(BUNDLE_K8S_VERSION)
+
+.PHONY: bundle-build
+bundle-build: ## Build the bundle image BUNDLE_IMG.
+	$(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
+
+.PHONY: bundle-push
+bundle-push: ## Push the bundle image BUNDLE_IMG.
+	$(CONTAINER_TOOL) push $(BUNDLE_IMG)
 
 ##@ Dependencies
 

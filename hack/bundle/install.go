@@ -1,0 +1,395 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// OLMCertDir is where OLM mounts the webhook serving certificate of a CSV's Deployment.
+const OLMCertDir = "/tmp/k8s-webhook-server/serving-certs"
+
+// supportedKinds are the kinds OLM installs from a registry+v1 bundle besides the CSV and CRDs
+// (the operator-registry list). Everything else is left out of the bundle and reported.
+var supportedKinds = map[string]bool{
+	"Secret": true, "ClusterRole": true, "ClusterRoleBinding": true, "ConfigMap": true,
+	"ServiceAccount": true, "Service": true, "Role": true, "RoleBinding": true,
+	"PrometheusRule": true, "ServiceMonitor": true, "PodDisruptionBudget": true,
+	"PriorityClass": true, "VerticalPodAutoscaler": true, "ConsoleYAMLSample": true,
+}
+
+type install struct {
+	strategy operatorsv1alpha1.StrategyDetailsDeployment
+	webhooks []operatorsv1alpha1.WebhookDescription
+	extra    []*unstructured.Unstructured
+	dropped  []string
+}
+
+// installStrategy builds the CSV's Deployment, permissions of every ServiceAccount and webhook
+// definitions, and returns the objects that stay plain bundle manifests.
+func installStrategy(in *inputs, o Options) (*install, error) {
+	res := &install{}
+	dep := in.deployments[0].DeepCopy()
+	removedSecrets := olmize(dep, o)
+	res.strategy.DeploymentSpecs = []operatorsv1alpha1.StrategyDeploymentSpec{{
+		Name: dep.Name, Spec: dep.Spec, Label: dep.Labels,
+	}}
+
+	var sas []string
+	var rest []*unstructured.Unstructured
+	services := map[string]*corev1.Service{}
+	var mutating []admissionv1.MutatingWebhookConfiguration
+	var validating []admissionv1.ValidatingWebhookConfiguration
+	rbac := newRBACIndex()
+	for _, u := range in.others {
+		var err error
+		switch u.GetKind() {
+		case "ServiceAccount":
+			sas = append(sas, u.GetName())
+		case "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding":
+			err = rbac.add(u)
+		case "MutatingWebhookConfiguration":
+			m := admissionv1.MutatingWebhookConfiguration{}
+			err = fromUnstructured(u, &m)
+			mutating = append(mutating, m)
+		case "ValidatingWebhookConfiguration":
+			v := admissionv1.ValidatingWebhookConfiguration{}
+			err = fromUnstructured(u, &v)
+			validating = append(validating, v)
+		case "Service":
+			s := &corev1.Service{}
+			err = fromUnstructured(u, s)
+			services[s.Name] = s
+			rest = append(rest, u)
+		default:
+			rest = append(rest, u)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if !contains(sas, dep.Spec.Template.Spec.ServiceAccountName) {
+		return nil, fmt.Errorf("the Deployment's ServiceAccount %q is not among the manifests", dep.Spec.Template.Spec.ServiceAccountName)
+	}
+	sort.Strings(sas)
+	for _, sa := range sas {
+		cluster, namespaced := rbac.rulesOf(sa)
+		if len(cluster) > 0 {
+			res.strategy.ClusterPermissions = append(res.strategy.ClusterPermissions,
+				operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: sa, Rules: cluster})
+		}
+		if len(namespaced) > 0 {
+			res.strategy.Permissions = append(res.strategy.Permissions,
+				operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: sa, Rules: namespaced})
+		}
+		res.dropped = append(res.dropped, "ServiceAccount/"+sa+": created by OLM from the CSV permissions")
+	}
+	leftover, consumed := rbac.leftover()
+	res.extra = append(res.extra, leftover...)
+	res.dropped = append(res.dropped, consumed...)
+
+	hooks, webhookServices, err := webhookDefinitions(dep.Name, mutating, validating, services)
+	if err != nil {
+		return nil, err
+	}
+	res.webhooks = hooks
+	for _, m := range mutating {
+		res.dropped = append(res.dropped, "MutatingWebhookConfiguration/"+m.Name+": became webhookdefinitions (OLM creates it)")
+	}
+	for _, v := range validating {
+		res.dropped = append(res.dropped, "ValidatingWebhookConfiguration/"+v.Name+": became webhookdefinitions (OLM creates it)")
+	}
+
+	sort.SliceStable(rest, func(i, j int) bool { return manifestFileName(rest[i]) < manifestFileName(rest[j]) })
+	for _, u := range rest {
+		kind, name := u.GetKind(), u.GetName()
+		switch {
+		case kind == "Service" && webhookServices[name]:
+			res.dropped = append(res.dropped, "Service/"+name+": OLM creates the webhook Service of the Deployment")
+		case kind == "Secret" && removedSecrets[name]:
+			res.dropped = append(res.dropped, "Secret/"+name+": self-managed certificate; OLM provides the certificate")
+		case !supportedKinds[kind]:
+			res.dropped = append(res.dropped, kind+"/"+name+": not a kind OLM installs from a bundle")
+		default:
+			c := u.DeepCopy()
+			c.SetNamespace("")
+			res.extra = append(res.extra, c)
+		}
+	}
+	return res, nil
+}
+
+// olmize adapts the manager Deployment to OLM: OLM's certificate instead of the self-managed
+// one (whose Secret volume would collide with OLM's mount), the bundle's images. It returns
+// the Secrets whose volumes were removed.
+func olmize(d *appsv1.Deployment, o Options) map[string]bool {
+	removed := map[string]bool{}
+	spec := &d.Spec.Template.Spec
+	dropVolumes := map[string]bool{}
+	for i := range spec.Containers {
+		c := &spec.Containers[i]
+		if c.Name != "manager" {
+			continue
+		}
+		c.Image = o.ManagerImage
+		c.Args = setArg(c.Args, "--cert-mode", "olm")
+		var mounts []corev1.VolumeMount
+		for _, m := range c.VolumeMounts {
+			if m.MountPath == OLMCertDir {
+				dropVolumes[m.Name] = true
+				continue
+			}
+			mounts = append(mounts, m)
+		}
+		c.VolumeMounts = mounts
+		c.Env = setEnv(c.Env, "RELATED_IMAGE_DAEMON", o.DaemonImage)
+	}
+	var volumes []corev1.Volume
+	for _, v := range spec.Volumes {
+		if dropVolumes[v.Name] {
+			if v.Secret != nil {
+				removed[v.Secret.SecretName] = true
+			}
+			continue
+		}
+		volumes = append(volumes, v)
+	}
+	spec.Volumes = volumes
+	return removed
+}
+
+// setArg sets --name=value, replacing an existing --name=... or --name value.
+func setArg(args []string, name, value string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == name {
+			i++ // skip its value
+			continue
+		}
+		if strings.HasPrefix(a, name+"=") {
+			continue
+		}
+		out = append(out, a)
+	}
+	return append(out, name+"="+value)
+}
+
+func setEnv(env []corev1.EnvVar, name, value string) []corev1.EnvVar {
+	for i := range env {
+		if env[i].Name == name {
+			env[i] = corev1.EnvVar{Name: name, Value: value}
+			return env
+		}
+	}
+	return append(env, corev1.EnvVar{Name: name, Value: value})
+}
+
+// webhookDefinitions describes the webhooks for OLM, which creates the configurations, the
+// Service and the certificate. OLM has no namespaceSelector in a webhook description (it sets
+// one from the OperatorGroup): the manager's Pod webhook skips excluded namespaces itself.
+func webhookDefinitions(deployment string, mutating []admissionv1.MutatingWebhookConfiguration,
+	validating []admissionv1.ValidatingWebhookConfiguration, services map[string]*corev1.Service,
+) ([]operatorsv1alpha1.WebhookDescription, map[string]bool, error) {
+	used := map[string]bool{}
+	var out []operatorsv1alpha1.WebhookDescription
+	describe := func(typ operatorsv1alpha1.WebhookAdmissionType, name string, cc admissionv1.WebhookClientConfig) (operatorsv1alpha1.WebhookDescription, error) {
+		if cc.Service == nil {
+			return operatorsv1alpha1.WebhookDescription{}, fmt.Errorf("webhook %s has no service reference", name)
+		}
+		svc, ok := services[cc.Service.Name]
+		if !ok || len(svc.Spec.Ports) == 0 {
+			return operatorsv1alpha1.WebhookDescription{}, fmt.Errorf("webhook %s: Service %s not found", name, cc.Service.Name)
+		}
+		used[svc.Name] = true
+		port := int32(443)
+		if cc.Service.Port != nil {
+			port = *cc.Service.Port
+		}
+		target := intstr.FromInt32(port)
+		for _, p := range svc.Spec.Ports {
+			if p.Port == port {
+				target = p.TargetPort
+			}
+		}
+		return operatorsv1alpha1.WebhookDescription{
+			GenerateName: name, Type: typ, DeploymentName: deployment,
+			ContainerPort: port, TargetPort: &target, WebhookPath: cc.Service.Path,
+		}, nil
+	}
+	for _, cfg := range mutating {
+		for _, w := range cfg.Webhooks {
+			d, err := describe(operatorsv1alpha1.MutatingAdmissionWebhook, w.Name, w.ClientConfig)
+			if err != nil {
+				return nil, nil, err
+			}
+			d.Rules, d.FailurePolicy, d.MatchPolicy, d.ObjectSelector = w.Rules, w.FailurePolicy, w.MatchPolicy, w.ObjectSelector
+			d.SideEffects, d.TimeoutSeconds, d.AdmissionReviewVersions = w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions
+			d.ReinvocationPolicy = w.ReinvocationPolicy
+			out = append(out, d)
+		}
+	}
+	for _, cfg := range validating {
+		for _, w := range cfg.Webhooks {
+			d, err := describe(operatorsv1alpha1.ValidatingAdmissionWebhook, w.Name, w.ClientConfig)
+			if err != nil {
+				return nil, nil, err
+			}
+			d.Rules, d.FailurePolicy, d.MatchPolicy, d.ObjectSelector = w.Rules, w.FailurePolicy, w.MatchPolicy, w.ObjectSelector
+			d.SideEffects, d.TimeoutSeconds, d.AdmissionReviewVersions = w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions
+			out = append(out, d)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Type != out[j].Type {
+			return out[i].Type < out[j].Type
+		}
+		return out[i].GenerateName < out[j].GenerateName
+	})
+	return out, used, nil
+}
+
+// rbacIndex resolves which rules each ServiceAccount is granted through the manifests' bindings.
+type rbacIndex struct {
+	roles        map[string]*unstructured.Unstructured // "Role/name" or "ClusterRole/name"
+	bindings     []*unstructured.Unstructured
+	usedRoles    map[string]bool
+	usedBindings map[string]bool
+}
+
+func newRBACIndex() *rbacIndex {
+	return &rbacIndex{roles: map[string]*unstructured.Unstructured{}, usedRoles: map[string]bool{}, usedBindings: map[string]bool{}}
+}
+
+func (r *rbacIndex) add(u *unstructured.Unstructured) error {
+	switch u.GetKind() {
+	case "Role", "ClusterRole":
+		r.roles[u.GetKind()+"/"+u.GetName()] = u
+	default:
+		r.bindings = append(r.bindings, u)
+	}
+	return nil
+}
+
+// rulesOf returns the cluster-wide rules (ClusterRoleBindings) and the namespaced rules
+// (RoleBindings, to a Role or a ClusterRole) of ServiceAccount sa, in binding-name order.
+func (r *rbacIndex) rulesOf(sa string) (cluster, namespaced []rbacv1.PolicyRule) {
+	sorted := append([]*unstructured.Unstructured(nil), r.bindings...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].GetName() < sorted[j].GetName() })
+	for _, u := range sorted {
+		var subjects []rbacv1.Subject
+		var ref rbacv1.RoleRef
+		if u.GetKind() == "ClusterRoleBinding" {
+			b := &rbacv1.ClusterRoleBinding{}
+			if fromUnstructured(u, b) != nil {
+				continue
+			}
+			subjects, ref = b.Subjects, b.RoleRef
+		} else {
+			b := &rbacv1.RoleBinding{}
+			if fromUnstructured(u, b) != nil {
+				continue
+			}
+			subjects, ref = b.Subjects, b.RoleRef
+		}
+		if !hasServiceAccount(subjects, sa) {
+			continue
+		}
+		key := ref.Kind + "/" + ref.Name
+		role, ok := r.roles[key]
+		if !ok {
+			continue
+		}
+		rules := rulesOfRole(role)
+		r.usedRoles[key] = true
+		r.usedBindings[u.GetKind()+"/"+u.GetName()] = true
+		if u.GetKind() == "ClusterRoleBinding" {
+			cluster = append(cluster, rules...)
+		} else {
+			namespaced = append(namespaced, rules...)
+		}
+	}
+	return cluster, namespaced
+}
+
+// leftover returns roles and bindings that grant nothing to a bundle ServiceAccount (they stay
+// manifests, e.g. the aggregated viewer roles) and reports the consumed ones.
+func (r *rbacIndex) leftover() (keep []*unstructured.Unstructured, consumed []string) {
+	for key, u := range r.roles {
+		if r.usedRoles[key] {
+			consumed = append(consumed, key+": became CSV permissions")
+			continue
+		}
+		c := u.DeepCopy()
+		c.SetNamespace("")
+		keep = append(keep, c)
+	}
+	for _, u := range r.bindings {
+		key := u.GetKind() + "/" + u.GetName()
+		if r.usedBindings[key] {
+			consumed = append(consumed, key+": became CSV permissions")
+			continue
+		}
+		c := u.DeepCopy()
+		c.SetNamespace("")
+		keep = append(keep, c)
+	}
+	sort.SliceStable(keep, func(i, j int) bool { return manifestFileName(keep[i]) < manifestFileName(keep[j]) })
+	return keep, consumed
+}
+
+func hasServiceAccount(subjects []rbacv1.Subject, sa string) bool {
+	for _, s := range subjects {
+		if s.Kind == rbacv1.ServiceAccountKind && s.Name == sa {
+			return true
+		}
+	}
+	return false
+}
+
+func rulesOfRole(u *unstructured.Unstructured) []rbacv1.PolicyRule {
+	cr := &rbacv1.ClusterRole{}
+	if err := fromUnstructured(u, cr); err != nil {
+		return nil
+	}
+	return cr.Rules
+}
+
+// manifestFileName names a bundle manifest the way bundles conventionally do.
+func manifestFileName(u *unstructured.Unstructured) string {
+	gvk := u.GroupVersionKind()
+	if gvk.Kind == "CustomResourceDefinition" {
+		plural, _, _ := unstructured.NestedString(u.Object, "spec", "names", "plural")
+		group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
+		return group + "_" + plural + ".yaml"
+	}
+	gv := gvk.Version
+	if gvk.Group != "" {
+		gv = gvk.Group + "_" + gvk.Version
+	}
+	return strings.ToLower(u.GetName() + "_" + gv + "_" + gvk.Kind + ".yaml")
+}
