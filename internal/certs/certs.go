@@ -68,7 +68,7 @@ func ParseMode(s string) (Mode, error) {
 }
 
 // Options configure self-managed certificates. Durations left zero take the library defaults
-// (CA 10 years, serving certificate 10 years, renewal 90 days ahead, checked every 12 hours).
+// (CA 10 years, serving certificate 1 year, renewal 90 days ahead, checked every 12 hours).
 type Options struct {
 	Mode Mode
 	// Namespace and SecretName locate the Secret holding ca.crt, ca.key, tls.crt and tls.key.
