@@ -287,8 +287,11 @@ func runKubelet(ctx context.Context, c config, host string, port int, rec *lagRe
 			time.Sleep(time.Until(next))
 			t := time.NewTicker(c.period)
 			defer t.Stop()
+			// Lag is measured against the ticker's own ticks (a ticker drops ticks after an
+			// overrun and delivers the buffered one late), the first run against its start.
+			scheduled := next
 			for {
-				rec.add(time.Since(next))
+				rec.add(time.Since(scheduled))
 				probes.Add(1)
 				req, err := khttp.NewRequestForHTTPGetAction(&action, &container, host, "probe")
 				if err != nil {
@@ -296,14 +299,10 @@ func runKubelet(ctx context.Context, c config, host string, port int, rec *lagRe
 				} else if res, _, err := kp.Probe(req, time.Second); err != nil || res != "success" {
 					errs.Add(1)
 				}
-				next = next.Add(c.period)
-				if now := time.Now(); !next.After(now) {
-					next = next.Add((now.Sub(next)/c.period + 1) * c.period)
-				}
 				select {
 				case <-ctx.Done():
 					return
-				case <-t.C:
+				case scheduled = <-t.C:
 				}
 			}
 		}()
