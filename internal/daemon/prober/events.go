@@ -35,14 +35,24 @@ type Events struct {
 	Recorder events.EventRecorder
 }
 
-func (e *Events) warn(t *Target, reason, format string, args ...any) {
+func (e *Events) warn(t *Target, pod *corev1.Pod, reason, format string, args ...any) {
 	if e == nil || e.Recorder == nil {
 		return
 	}
 	ref := &corev1.ObjectReference{
 		APIVersion: "v1", Kind: "Pod", Namespace: t.Namespace, Name: t.PodName, UID: t.PodUID,
-		FieldPath: "spec.containers{" + t.Container + "}",
+		FieldPath: fieldPath(pod, t.Container),
 	}
 	// events.k8s.io caps a note at 1 KiB; probe output can be 10 KiB.
 	e.Recorder.Eventf(ref, nil, corev1.EventTypeWarning, reason, eventAction, "%s", capMessage(fmt.Sprintf(format, args...)))
+}
+
+// fieldPath points an event at the container, as the kubelet's events do.
+func fieldPath(pod *corev1.Pod, container string) string {
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == container {
+			return "spec.initContainers{" + container + "}"
+		}
+	}
+	return "spec.containers{" + container + "}"
 }

@@ -206,7 +206,7 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		// Item 14: dropped, counters unchanged; one event when errors start.
 		w.unk.Inc()
 		if !w.erroring {
-			w.m.Events.warn(t, ReasonUnhealthy, "Liveness probe errored and was not counted after %d attempts: %v", maxProbeRetries, err)
+			w.m.Events.warn(t, pod, ReasonUnhealthy, "Liveness probe errored and was not counted after %d attempts: %v", maxProbeRetries, err)
 		}
 		w.erroring = true
 		w.m.touch(w, start)
@@ -215,7 +215,7 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	w.erroring = false
 	if res == probe.Warning {
 		if !w.warned {
-			w.m.Events.warn(t, ReasonProbeWarning, "Liveness probe warning: %s", out)
+			w.m.Events.warn(t, pod, ReasonProbeWarning, "Liveness probe warning: %s", out)
 		}
 		w.warned = true
 		res = probe.Success
@@ -250,7 +250,7 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	}
 	w.successReported = false
 	if w.m.report(w, appsv1alpha1.ProbeFailed, out, start) {
-		w.m.Events.warn(t, ReasonUnhealthy, "Liveness probe failed: %s", out)
+		w.m.Events.warn(t, pod, ReasonUnhealthy, "Liveness probe failed: %s", out)
 	}
 	// Item 9: hold until a new container replaces this one.
 	w.onHold = true

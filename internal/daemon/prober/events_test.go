@@ -1,0 +1,42 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package prober
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
+)
+
+func TestEvents_29_PointAtTheContainerAndCapTheNote(t *testing.T) {
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}, InitContainers: []corev1.Container{{Name: "proxy"}}}}
+	if got := fieldPath(pod, "app"); got != "spec.containers{app}" {
+		t.Errorf("fieldPath(app) = %q", got)
+	}
+	if got := fieldPath(pod, "proxy"); got != "spec.initContainers{proxy}" {
+		t.Errorf("fieldPath(proxy) = %q", got)
+	}
+	rec := events.NewFakeRecorder(1)
+	(&Events{Recorder: rec}).warn(&Target{Key: Key{Container: "app"}}, pod, ReasonUnhealthy, "Liveness probe failed: %s", strings.Repeat("x", 10<<10))
+	if e := <-rec.Events; len(e) > len("Warning Unhealthy ")+MaxMessageBytes || !strings.HasPrefix(e, "Warning Unhealthy Liveness probe failed: xxx") {
+		t.Errorf("event of %d bytes: %.60q", len(e), e)
+	}
+	var nilEvents *Events
+	nilEvents.warn(&Target{}, pod, ReasonUnhealthy, "ignored") // no recorder: no panic
+}
