@@ -96,13 +96,23 @@ func TestBuildStatus_OnlySpecPodsAndProbesWithResults(t *testing.T) {
 		{Name: "a", Namespace: "ns", UID: "u1", Probes: []appsv1alpha1.ContainerProbe{{Name: "p1", ContainerName: "app"}, {Name: "p2", ContainerName: "side"}, {Name: "p9", ContainerName: "x"}}},
 		{Name: "b", Namespace: "ns", UID: "u2", Probes: []appsv1alpha1.ContainerProbe{{Name: "p1", ContainerName: "app"}}},
 	}
+	// What the object shows: a state of u2 from before a daemon restart (kept until its worker
+	// reports) and one of u3, whose pod left the spec (dropped).
+	npp.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{
+		{Name: "b", Namespace: "ns", UID: "u2", ProbeStates: []appsv1alpha1.ContainerProbeState{{Name: "p1", State: appsv1alpha1.ProbeSucceeded, ContainerID: "containerd://old"}}},
+		{Name: "c", Namespace: "ns", UID: "u3", ProbeStates: []appsv1alpha1.ContainerProbeState{{Name: "gone", State: appsv1alpha1.ProbeFailed}}},
+	}
 	st := BuildStatus(npp, c, 7)
 	if st.ObservedGeneration != 4 {
 		t.Errorf("observedGeneration %d, want capped at the object's 4", st.ObservedGeneration)
 	}
-	if st.ProbedPods != 1 || st.FailingProbes != 1 || len(st.PodProbeStatuses) != 1 {
+	if st.ProbedPods != 2 || st.FailingProbes != 1 || len(st.PodProbeStatuses) != 2 {
 		t.Fatalf("status %+v", st)
 	}
+	if kept := st.PodProbeStatuses[1]; kept.UID != "u2" || kept.ProbeStates[0].ContainerID != "containerd://old" {
+		t.Errorf("state shown before the restart not kept: %+v", kept)
+	}
+	npp.Status = st
 	ps := st.PodProbeStatuses[0]
 	if ps.UID != "u1" || ps.Name != "a" || len(ps.ProbeStates) != 2 || ps.ProbeStates[1].ContainerID != "containerd://b" ||
 		ps.ProbeStates[1].Message != "HTTP probe failed with statuscode: 500" || !ps.ProbeStates[1].LastTransitionTime.Time.Equal(now) {

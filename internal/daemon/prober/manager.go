@@ -55,6 +55,7 @@ type Manager struct {
 
 	mu      sync.RWMutex
 	ctx     context.Context
+	closed  bool
 	workers map[Key]*worker
 	pods    map[types.UID]*corev1.Pod
 	pending []Target
@@ -101,6 +102,7 @@ func (m *Manager) Start(ctx context.Context) error {
 	}
 	<-ctx.Done()
 	m.mu.Lock()
+	m.closed = true // a Sync racing with shutdown must not start workers the Wait below misses
 	for k, w := range m.workers {
 		m.stopLocked(k, w, false)
 	}
@@ -121,6 +123,9 @@ func (m *Manager) Sync(targets []Target, pods []*corev1.Pod) {
 			idx[p.UID] = p
 		}
 		m.pods = idx
+	}
+	if m.closed {
+		return
 	}
 	if m.ctx == nil {
 		m.pending = append(m.pending[:0], targets...)

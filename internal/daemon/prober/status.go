@@ -24,6 +24,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -154,27 +155,44 @@ func (s *StatusWriter) Flush(ctx context.Context) error {
 }
 
 // BuildStatus computes the status of npp from the cache: one entry per pod of the spec that has
-// at least one result, one state per probe of the spec that has a result. Pods and probes that
-// left the spec disappear; nothing outside the spec is kept.
+// at least one result, one state per probe of the spec that has a result. A probe of the spec
+// without a result in the cache (its worker has not run since the daemon started, or it stopped
+// for a terminating pod) keeps the state the object shows, so a daemon restart does not wipe
+// the node's status. Pods and probes that left the spec disappear.
 func BuildStatus(npp *appsv1alpha1.NodePodProbe, results *Cache, observedGeneration int64) appsv1alpha1.NodePodProbeStatus {
 	st := appsv1alpha1.NodePodProbeStatus{ObservedGeneration: observedGeneration}
 	if st.ObservedGeneration > npp.Generation {
 		st.ObservedGeneration = npp.Generation
+	}
+	type probeRef struct {
+		uid  types.UID
+		name string
+	}
+	shown := map[probeRef]*appsv1alpha1.ContainerProbeState{}
+	for i := range npp.Status.PodProbeStatuses {
+		ps := &npp.Status.PodProbeStatuses[i]
+		for j := range ps.ProbeStates {
+			shown[probeRef{ps.UID, ps.ProbeStates[j].Name}] = &ps.ProbeStates[j]
+		}
 	}
 	for i := range npp.Spec.PodProbes {
 		pp := &npp.Spec.PodProbes[i]
 		var states []appsv1alpha1.ContainerProbeState
 		for j := range pp.Probes {
 			p := &pp.Probes[j]
-			e, ok := results.Get(Key{PodUID: pp.UID, Container: p.ContainerName, Probe: p.Name})
-			if !ok {
+			var state appsv1alpha1.ContainerProbeState
+			if e, ok := results.Get(Key{PodUID: pp.UID, Container: p.ContainerName, Probe: p.Name}); ok {
+				state = appsv1alpha1.ContainerProbeState{
+					Name: p.Name, ContainerID: e.ContainerID, State: e.State, Message: e.Message,
+					LastProbeTime: metav1.NewTime(e.LastProbeTime), LastTransitionTime: metav1.NewTime(e.LastTransitionTime),
+				}
+			} else if old := shown[probeRef{pp.UID, p.Name}]; old != nil {
+				state = *old
+			} else {
 				continue
 			}
-			states = append(states, appsv1alpha1.ContainerProbeState{
-				Name: p.Name, ContainerID: e.ContainerID, State: e.State, Message: e.Message,
-				LastProbeTime: metav1.NewTime(e.LastProbeTime), LastTransitionTime: metav1.NewTime(e.LastTransitionTime),
-			})
-			if e.State == appsv1alpha1.ProbeFailed {
+			states = append(states, state)
+			if state.State == appsv1alpha1.ProbeFailed {
 				st.FailingProbes++
 			}
 		}

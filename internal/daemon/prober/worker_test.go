@@ -52,33 +52,6 @@ func TestWorker_6_NoProbeBeforeInitialDelayFromContainerStart(t *testing.T) {
 	mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded)
 }
 
-func TestWorker_6_OneWorkerPerPodContainerProbe(t *testing.T) {
-	f := newFixture(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	m := &Manager{UserAgent: "kube-probe/1.37", Clock: f.clk}
-	done := make(chan error)
-	go func() { done <- m.Start(ctx) }()
-	a := f.target(3)
-	b := a
-	b.Key.Probe = "second-probe-of-app"
-	c := a
-	c.Key.PodUID = "uid-2"
-	m.Sync([]Target{a, b, c, a}, []*corev1.Pod{f.pod})
-	waitFor(t, func() bool { return m.WorkerCount() == 3 })
-	m.Sync([]Target{a}, nil)
-	if n := m.WorkerCount(); n != 1 {
-		t.Errorf("after removing two probes: %d workers, want 1", n)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if n := m.WorkerCount(); n != 0 {
-		t.Errorf("after stop: %d workers", n)
-	}
-}
-
 func TestWorker_7_FirstRunSpreadWithinOnePeriodOfDaemonStart(t *testing.T) {
 	f := newFixture(t)
 	f.m.started = f.clk.Now()
@@ -109,16 +82,6 @@ func TestWorker_7_FirstRunImmediateLongAfterDaemonStart(t *testing.T) {
 	go w.run(context.Background())
 	defer close(w.stop)
 	waitFor(t, func() bool { return f.requests.Load() == 1 })
-}
-
-func TestWorker_7_DefaultJitterIsWithinThePeriod(t *testing.T) {
-	m := &Manager{}
-	m.init()
-	for range 1000 {
-		if d := m.Jitter(time.Second); d < 0 || d >= time.Second {
-			t.Fatalf("jitter %v outside [0, 1s)", d)
-		}
-	}
 }
 
 func TestWorker_7_PeriodChangeAppliesWithoutRestart(t *testing.T) {
@@ -370,17 +333,6 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("condition not met within 5s")
-}
-
-func TestUserAgent_17_KubeletMajorMinor(t *testing.T) {
-	for in, want := range map[string]string{"v1.37.2": "kube-probe/1.37", "v1.36.0-eks-1": "kube-probe/1.36", "1.40.1": "kube-probe/1.40"} {
-		if got := UserAgent(in); got != want {
-			t.Errorf("UserAgent(%q) = %q, want %q", in, got, want)
-		}
-	}
-	if got := UserAgent(""); !strings.HasPrefix(got, "kube-probe/1.") {
-		t.Errorf("fallback User-Agent %q", got)
-	}
 }
 
 func TestWorker_6_SidecarContainerIsProbed(t *testing.T) {
