@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -67,15 +66,7 @@ type Executor struct {
 	// HookUserAgent is the User-Agent of HTTP preStop hooks (default "kube-lifecycle").
 	HookUserAgent string
 
-	// stops remembers the stops this process made, per request and instance, so that a step
-	// planned from a status that lags behind the stop records its result instead of stopping again.
-	stopsMu sync.Mutex
-	stops   map[types.NamespacedName]*stopMemory
-}
-
-type stopMemory struct {
-	uid     types.UID
-	results map[string]stopResult // by container instance
+	memory
 }
 
 func (e *Executor) defaults() {
@@ -184,7 +175,7 @@ func (e *Executor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	crr := &appsv1alpha1.ContainerRecreateRequest{}
 	if err := e.Client.Get(ctx, req.NamespacedName, crr); err != nil {
 		if apierrors.IsNotFound(err) {
-			e.forgetStops(req.NamespacedName)
+			e.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -202,7 +193,7 @@ func (e *Executor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 
 func (e *Executor) reconcileRequest(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) (ctrl.Result, error) {
 	if !e.owns(crr) || IsFinished(crr.Status.Phase) || crr.DeletionTimestamp != nil {
-		e.forgetStops(client.ObjectKeyFromObject(crr))
+		e.forget(client.ObjectKeyFromObject(crr))
 		return ctrl.Result{}, nil
 	}
 	now := e.Clock.Now()
@@ -220,12 +211,17 @@ func (e *Executor) reconcileRequest(ctx context.Context, crr *appsv1alpha1.Conta
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if next := NextToRun(append(siblings, *crr)); next != nil && next.UID != crr.UID {
+	// The turn this process handed out wins over the cache, which may not show it yet.
+	other, mine := e.turnHolder(ctx, pod.UID, crr)
+	if next := NextToRun(append(siblings, *crr)); !mine && other == "" && next != nil && next.UID != crr.UID {
+		other = next.Name
+	}
+	if other != "" {
 		if !now.Before(deadline) {
 			return ctrl.Result{}, e.finish(ctx, crr, nil, appsv1alpha1.RecreateFailed, fmt.Sprintf(
-				"not started within activeDeadlineSeconds (%d): ContainerRecreateRequest %s of the same pod was still running", deadlineSecs, next.Name))
+				"not started within activeDeadlineSeconds (%d): ContainerRecreateRequest %s of the same pod was still running", deadlineSecs, other))
 		}
-		msg := fmt.Sprintf("waiting for ContainerRecreateRequest %s of the same pod to finish", next.Name)
+		msg := fmt.Sprintf("waiting for ContainerRecreateRequest %s of the same pod to finish", other)
 		if _, err := e.writeStatus(ctx, crr, false, func(s *appsv1alpha1.ContainerRecreateRequestStatus) {
 			s.Phase, s.Message = appsv1alpha1.RecreatePending, msg
 		}); err != nil {
@@ -233,6 +229,7 @@ func (e *Executor) reconcileRequest(ctx context.Context, crr *appsv1alpha1.Conta
 		}
 		return ctrl.Result{RequeueAfter: deadline.Sub(now)}, nil
 	}
+	e.takeTurn(pod.UID, crr)
 	return e.execute(ctx, crr, pod, deadline, deadlineSecs)
 }
 
@@ -261,35 +258,4 @@ func (e *Executor) getPod(ctx context.Context, crr *appsv1alpha1.ContainerRecrea
 		return nil, fmt.Sprintf("pod %s is not on node %s", pod.Name, e.NodeName), nil
 	}
 	return pod, "", nil
-}
-
-// recallStop returns the result of a stop this process already made for the request's instance.
-func (e *Executor) recallStop(crr *appsv1alpha1.ContainerRecreateRequest, instance string) (stopResult, bool) {
-	e.stopsMu.Lock()
-	defer e.stopsMu.Unlock()
-	m := e.stops[client.ObjectKeyFromObject(crr)]
-	if m == nil || m.uid != crr.UID {
-		return stopResult{}, false
-	}
-	r, ok := m.results[instance]
-	return r, ok
-}
-
-func (e *Executor) rememberStop(crr *appsv1alpha1.ContainerRecreateRequest, instance string, r stopResult) {
-	e.stopsMu.Lock()
-	defer e.stopsMu.Unlock()
-	key := client.ObjectKeyFromObject(crr)
-	if e.stops == nil {
-		e.stops = map[types.NamespacedName]*stopMemory{}
-	}
-	if m := e.stops[key]; m == nil || m.uid != crr.UID {
-		e.stops[key] = &stopMemory{uid: crr.UID, results: map[string]stopResult{}}
-	}
-	e.stops[key].results[instance] = r
-}
-
-func (e *Executor) forgetStops(key types.NamespacedName) {
-	e.stopsMu.Lock()
-	defer e.stopsMu.Unlock()
-	delete(e.stops, key)
 }

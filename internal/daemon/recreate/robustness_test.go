@@ -167,3 +167,35 @@ func TestStaleCopyNeitherStopsAgainNorRegresses(t *testing.T) {
 		t.Fatalf("state %+v stops %v", s, h.stops())
 	}
 }
+
+// A request that is running holds its pod's turn even while the cache does not show it as
+// Recreating yet: an older request seen meanwhile waits instead of running alongside.
+func TestTurnIsHeldAgainstALaggingCache(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "a", "b")
+	h.clock.Step(time.Second)
+	h.crr("newer", "web", nil, "a")
+	h.reconcile("newer")
+	// The older request appears only now, and the view of "newer" has lost its phase.
+	h.clock.Step(-time.Minute)
+	h.crr("older", "web", nil, "b")
+	r := h.get("newer")
+	r.Status.Phase = ""
+	if err := h.c.Status().Update(h.ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	h.reconcile("older")
+	h.expectPhase("older", appsv1alpha1.RecreatePending, "waiting for ContainerRecreateRequest newer")
+	if len(h.stops()) != 1 {
+		t.Fatalf("both requests stopped containers: %v", h.stops())
+	}
+	// Once the holder finished, the turn passes on.
+	h.kubeletRestart("web", "a")
+	h.reconcile("newer")
+	h.expectPhase("newer", appsv1alpha1.RecreateSucceeded, "")
+	h.reconcile("older")
+	h.expectPhase("older", appsv1alpha1.RecreateRecreating, "")
+	if len(h.stops()) != 2 {
+		t.Fatalf("stops = %v", h.stops())
+	}
+}

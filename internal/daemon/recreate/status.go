@@ -100,7 +100,7 @@ func (e *Executor) finish(ctx context.Context, crr *appsv1alpha1.ContainerRecrea
 	if err != nil {
 		return err
 	}
-	e.forgetStops(client.ObjectKeyFromObject(crr))
+	e.forget(client.ObjectKeyFromObject(crr))
 	result, eventType, reason := "succeeded", corev1.EventTypeNormal, ReasonSucceeded
 	if phase == appsv1alpha1.RecreateFailed {
 		result, eventType, reason = "failed", corev1.EventTypeWarning, ReasonFailed
