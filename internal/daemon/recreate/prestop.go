@@ -75,7 +75,8 @@ func (h *HookRunner) exec(ctx context.Context, containerID string, cmd []string,
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, cri.ErrCommandTimedOut) {
+	// The runtime's timeout and the hook's context end together; either way the command timed out.
+	if errors.Is(err, cri.ErrCommandTimedOut) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("exec preStop hook %q timed out after %s", strings.Join(cmd, " "), timeout)
 	}
 	out := strings.TrimSpace(string(stdout) + string(stderr))

@@ -240,3 +240,30 @@ func TestPreStopSkippedWithZeroGrace(t *testing.T) {
 		t.Fatalf("exec %v stops %v", h.srv.Calls("ExecSync"), h.stops())
 	}
 }
+
+func TestHookRunnerRejectsBadHooks(t *testing.T) {
+	h := newHarness(t)
+	runner := &HookRunner{Runtime: h.e.Runtime, Clock: h.clock}
+	c := &corev1.Container{Name: "app"}
+	noIP := &corev1.Pod{}
+	withIP := &corev1.Pod{Status: corev1.PodStatus{PodIP: "127.0.0.1"}}
+	cases := []struct {
+		name    string
+		pod     *corev1.Pod
+		handler corev1.LifecycleHandler
+		want    string // "" = no error
+	}{
+		{"no handler", withIP, corev1.LifecycleHandler{}, "preStop hook has no handler"},
+		{"empty command", withIP, corev1.LifecycleHandler{Exec: &corev1.ExecAction{}}, "exec preStop hook: command is empty"},
+		{"http without pod IP", noIP, corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(80)}}, "the pod has no IP and httpGet.host is empty"},
+		{"tcp without pod IP", noIP, corev1.LifecycleHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(80)}}, "the pod has no IP and tcpSocket.host is empty"},
+		{"port out of range", withIP, corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(0)}}, "port 0 is not in 1-65535"},
+		{"sleep cut short by the grace period", withIP, corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 60}}, ""},
+	}
+	for _, tc := range cases {
+		err := runner.Run(h.ctx, tc.pod, c, "critest://none", &tc.handler, 20*time.Millisecond)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
