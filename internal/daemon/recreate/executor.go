@@ -212,10 +212,11 @@ func (e *Executor) reconcileRequest(ctx context.Context, crr *appsv1alpha1.Conta
 		return ctrl.Result{}, err
 	}
 	// The turn this process handed out wins over the cache, which may not show it yet.
-	other, mine := e.turnHolder(ctx, pod.UID, crr)
-	if next := NextToRun(append(siblings, *crr)); !mine && other == "" && next != nil && next.UID != crr.UID {
-		other = next.Name
+	nextInCache := ""
+	if next := NextToRun(append(siblings, *crr)); next != nil && next.UID != crr.UID {
+		nextInCache = next.Name
 	}
+	other := e.claimTurn(ctx, pod.UID, crr, nextInCache)
 	if other != "" {
 		if !now.Before(deadline) {
 			return ctrl.Result{}, e.finish(ctx, crr, nil, appsv1alpha1.RecreateFailed, fmt.Sprintf(
@@ -229,7 +230,6 @@ func (e *Executor) reconcileRequest(ctx context.Context, crr *appsv1alpha1.Conta
 		}
 		return ctrl.Result{RequeueAfter: deadline.Sub(now)}, nil
 	}
-	e.takeTurn(pod.UID, crr)
 	return e.execute(ctx, crr, pod, deadline, deadlineSecs)
 }
 

@@ -86,35 +86,49 @@ func (m *memory) forget(key types.NamespacedName) {
 	}
 }
 
-func (m *memory) takeTurn(podUID types.UID, crr *appsv1alpha1.ContainerRecreateRequest) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.turns == nil {
-		m.turns = map[types.UID]turn{}
+// claimTurn gives crr its pod's turn and returns "", or names the request that has to finish
+// first: one that holds the turn in this process and is, read fresh from the apiserver, still
+// active and unfinished; else the one the cache says is next (nextInCache, "" if crr). The turn
+// is checked and taken under one lock, so two workers never both take it.
+func (e *Executor) claimTurn(ctx context.Context, podUID types.UID, crr *appsv1alpha1.ContainerRecreateRequest, nextInCache string) string {
+	e.mu.Lock()
+	t, held := e.turns[podUID]
+	e.mu.Unlock()
+	if held && t.uid != crr.UID {
+		if name := e.stillRunning(ctx, t); name != "" {
+			return name
+		}
+		e.mu.Lock()
+		if e.turns[podUID] == t {
+			delete(e.turns, podUID)
+		}
+		e.mu.Unlock()
 	}
-	m.turns[podUID] = turn{key: client.ObjectKeyFromObject(crr), uid: crr.UID}
+	mine := held && t.uid == crr.UID
+	if !mine && nextInCache != "" {
+		return nextInCache
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if cur, ok := e.turns[podUID]; ok && cur.uid != crr.UID {
+		return cur.key.Name // another worker took it meanwhile
+	}
+	if e.turns == nil {
+		e.turns = map[types.UID]turn{}
+	}
+	e.turns[podUID] = turn{key: client.ObjectKeyFromObject(crr), uid: crr.UID}
+	return ""
 }
 
-// turnHolder reports whether crr holds its pod's turn, or names another request that does and
-// is, read fresh from the apiserver, still active and unfinished ("" when none does).
-func (e *Executor) turnHolder(ctx context.Context, podUID types.UID, crr *appsv1alpha1.ContainerRecreateRequest) (other string, mine bool) {
-	e.mu.Lock()
-	t, ok := e.turns[podUID]
-	e.mu.Unlock()
-	if !ok {
-		return "", false
-	}
-	if t.uid == crr.UID {
-		return "", true
-	}
+// stillRunning returns the name of the turn's request if it is still active and unfinished.
+func (e *Executor) stillRunning(ctx context.Context, t turn) string {
 	held := &appsv1alpha1.ContainerRecreateRequest{}
 	err := e.APIReader.Get(ctx, t.key, held)
 	switch {
 	case err != nil && !apierrors.IsNotFound(err):
-		return t.key.Name, false // cannot tell: keep waiting rather than run two at once
+		return t.key.Name // cannot tell: keep waiting rather than run two at once
 	case err == nil && held.UID == t.uid && e.owns(held) && !IsFinished(held.Status.Phase) && held.DeletionTimestamp == nil:
-		return held.Name, false
+		return held.Name
 	}
-	e.forget(t.key)
-	return "", false
+	return ""
 }

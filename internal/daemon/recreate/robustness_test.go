@@ -199,3 +199,26 @@ func TestTurnIsHeldAgainstALaggingCache(t *testing.T) {
 		t.Fatalf("stops = %v", h.stops())
 	}
 }
+
+func TestOnlyOneWorkerClaimsAPodsTurn(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "a")
+	var crrs []*appsv1alpha1.ContainerRecreateRequest
+	for _, n := range []string{"r0", "r1", "r2", "r3"} {
+		h.crr(n, "web", nil, "a")
+		crrs = append(crrs, h.get(n))
+	}
+	got := make(chan string, len(crrs))
+	for _, c := range crrs {
+		go func() { got <- h.e.claimTurn(h.ctx, "uid-web", c, "") }()
+	}
+	free := 0
+	for range crrs {
+		if <-got == "" {
+			free++
+		}
+	}
+	if free != 1 {
+		t.Fatalf("%d workers took the turn, want 1", free)
+	}
+}
