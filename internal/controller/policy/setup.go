@@ -59,7 +59,8 @@ type Config struct {
 	HoldRecheckInterval time.Duration
 	// StatusResyncInterval refreshes each policy's status (enrolled and failing counts). Default 30s.
 	StatusResyncInterval time.Duration
-	// MaxConcurrentReconciles of the decision controller. Default 4.
+	// MaxConcurrentReconciles of the decision controller. Default 8: deciding is serialised under
+	// one lock and cheap (cache reads); the workers mostly wait for CRR creation.
 	MaxConcurrentReconciles int
 	// Clock is injected by tests; default the real clock.
 	Clock clock.Clock
@@ -87,7 +88,7 @@ func (c *Config) complete() error {
 		c.StatusResyncInterval = 30 * time.Second
 	}
 	if c.MaxConcurrentReconciles <= 0 {
-		c.MaxConcurrentReconciles = 4
+		c.MaxConcurrentReconciles = 8
 	}
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}

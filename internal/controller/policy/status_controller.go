@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -43,6 +45,10 @@ import (
 // maxWorkloadSummaries bounds status.workloads (the API allows 20).
 const maxWorkloadSummaries = 20
 
+// minStatusInterval spaces a policy's status refreshes: during a burst of decisions the counters
+// are written at most once a second instead of once per decision.
+const minStatusInterval = time.Second
+
 // EnhancedLivenessPolicyReconciler writes EnhancedLivenessPolicy status: observedGeneration, the
 // Ready and StormDetected conditions, enrolled pods, failing containers, the decision counters
 // (added from the decision controller's pending counts) and the per-workload summary.
@@ -52,6 +58,9 @@ type EnhancedLivenessPolicyReconciler struct {
 	recorder recorder.EventRecorder
 	tracker  *tracker
 	limiter  *protection.Limiter
+
+	mu        sync.Mutex
+	lastWrite map[string]time.Time
 }
 
 // +kubebuilder:rbac:groups=policy.enhancedliveness.io,resources=enhancedlivenesspolicies,verbs=get;list;watch
@@ -68,11 +77,17 @@ func (r *EnhancedLivenessPolicyReconciler) setup(mgr ctrl.Manager) error {
 // Reconcile refreshes one policy's status.
 func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	key := req.Namespace + "/" + req.Name
+	if wait := r.tooSoon(key); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
 	pol := &policyv1alpha1.EnhancedLivenessPolicy{}
 	if err := r.Get(ctx, req.NamespacedName, pol); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.tracker.takeCounts(key)
 			r.limiter.Forget(key)
+			r.mu.Lock()
+			delete(r.lastWrite, key)
+			r.mu.Unlock()
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -107,11 +122,31 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 		r.tracker.putBack(key, counts)
 		return ctrl.Result{}, err
 	}
+	r.mu.Lock()
+	r.lastWrite[key] = r.cfg.Clock.Now()
+	r.mu.Unlock()
 	if c := meta.FindStatusCondition(st.Conditions, policyv1alpha1.ConditionStormDetected); c != nil &&
 		c.Status == metav1.ConditionTrue && !wasStorm {
 		r.recorder.Eventf(pol, nil, corev1.EventTypeWarning, string(protection.ReasonFailureStorm), "HoldRestarts", "%s", c.Message)
 	}
 	return ctrl.Result{RequeueAfter: r.cfg.StatusResyncInterval}, nil
+}
+
+// tooSoon returns how long to wait before the policy's status may be written again.
+func (r *EnhancedLivenessPolicyReconciler) tooSoon(key string) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lastWrite == nil {
+		r.lastWrite = map[string]time.Time{}
+	}
+	last, ok := r.lastWrite[key]
+	if !ok {
+		return 0
+	}
+	if d := minStatusInterval - r.cfg.Clock.Since(last); d > 0 {
+		return d
+	}
+	return 0
 }
 
 func addCounts(st *policyv1alpha1.EnhancedLivenessPolicyStatus, c *policyCounts) {
