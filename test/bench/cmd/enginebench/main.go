@@ -34,6 +34,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,7 +54,8 @@ import (
 )
 
 type config struct {
-	mode, target             string
+	mode, target, profile    string
+	engines                  string
 	workers                  int
 	period, warmup, duration time.Duration
 }
@@ -81,6 +84,8 @@ func main() {
 	flag.DurationVar(&c.period, "period", time.Second, "probe period")
 	flag.DurationVar(&c.warmup, "warmup", 5*time.Second, "time before measuring (first runs are spread over one period)")
 	flag.DurationVar(&c.duration, "duration", 20*time.Second, "measured time")
+	flag.StringVar(&c.engines, "engines", "ours,kubelet", "engines to measure, in order (driver)")
+	flag.StringVar(&c.profile, "profile", "", "directory for CPU and heap profiles of the measured window (children)")
 	flag.Parse()
 	var err error
 	switch c.mode {
@@ -139,8 +144,11 @@ func drive(c config) error {
 	addr = strings.TrimSpace(addr)
 
 	var reports []Report
-	for _, mode := range []string{"ours", "kubelet"} {
-		cmd := exec.Command(self, "-mode="+mode, "-target="+addr, "-workers="+strconv.Itoa(c.workers),
+	for _, mode := range strings.Split(c.engines, ",") {
+		if mode != "ours" && mode != "kubelet" {
+			return fmt.Errorf("-engines: unknown engine %q", mode)
+		}
+		cmd := exec.Command(self, "-mode="+mode, "-target="+addr, "-workers="+strconv.Itoa(c.workers), "-profile="+c.profile,
 			"-period="+c.period.String(), "-warmup="+c.warmup.String(), "-duration="+c.duration.String())
 		cmd.Stderr = os.Stderr
 		b, err := cmd.Output()
@@ -159,8 +167,12 @@ func drive(c config) error {
 	for _, r := range reports {
 		fmt.Printf("%-8s %10d %7d %14.3g %8.2fms %8.2fms %8.2fms %9.1f %9.1f\n", r.Engine, r.Probes, r.Errors, r.CPUPerProbe, r.LagP50ms, r.LagP99ms, r.LagMaxms, r.RSS, r.PeakRSS)
 	}
-	if reports[1].CPUPerProbe > 0 {
-		fmt.Printf("CPU per probe, ours / kubelet's prober: %.2f\n", reports[0].CPUPerProbe/reports[1].CPUPerProbe)
+	per := map[string]float64{}
+	for _, r := range reports {
+		per[r.Engine] = r.CPUPerProbe
+	}
+	if per["ours"] > 0 && per["kubelet"] > 0 {
+		fmt.Printf("CPU per probe, ours / kubelet's prober: %.2f\n", per["ours"]/per["kubelet"])
 	}
 	return nil
 }
@@ -198,11 +210,13 @@ func measure(c config) (Report, error) {
 		runKubelet(ctx, c, host, port, rec, &probes, &errs)
 	}
 	time.Sleep(c.warmup)
+	stopProfile := startProfile(c.profile, c.mode)
 	cpu0, n0, t0 := cpuSeconds(), probes.Load(), time.Now()
 	rec.on.Store(true)
 	time.Sleep(c.duration)
 	rec.on.Store(false)
 	cpu1, n1, t1 := cpuSeconds(), probes.Load(), time.Now()
+	stopProfile()
 	if c.mode == "ours" {
 		errs.Store(int64(failures()))
 	}
@@ -331,3 +345,24 @@ func procStatusMiB(field string) float64 {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// startProfile writes <dir>/<mode>.cpu.pprof for the measured window and <mode>.heap.pprof at its end.
+func startProfile(dir, mode string) func() {
+	if dir == "" {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(dir, mode+".cpu.pprof"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profile:", err)
+		return func() {}
+	}
+	_ = pprof.StartCPUProfile(f)
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+		if h, err := os.Create(filepath.Join(dir, mode+".heap.pprof")); err == nil {
+			_ = pprof.WriteHeapProfile(h)
+			_ = h.Close()
+		}
+	}
+}
