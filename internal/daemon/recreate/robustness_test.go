@@ -17,13 +17,17 @@ limitations under the License.
 package recreate
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
@@ -220,5 +224,63 @@ func TestOnlyOneWorkerClaimsAPodsTurn(t *testing.T) {
 	}
 	if free != 1 {
 		t.Fatalf("%d workers took the turn, want 1", free)
+	}
+}
+
+// staleReads serves one stale copy of a request from Get, as a lagging cache would.
+type staleReads struct {
+	client.Client
+	stale *appsv1alpha1.ContainerRecreateRequest
+}
+
+func (s *staleReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if r, ok := obj.(*appsv1alpha1.ContainerRecreateRequest); ok && s.stale != nil && key == client.ObjectKeyFromObject(s.stale) {
+		s.stale.DeepCopyInto(r)
+		s.stale = nil
+		return nil
+	}
+	return s.Client.Get(ctx, key, obj, opts...)
+}
+
+// Reconcile handles a conflict by planning again from a fresh read: here the stale copy predates
+// the stop, and the fresh one shows the replacement running, so the request simply succeeds.
+func TestReconcileRetriesFromAFreshRead(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "app")
+	h.crr("r", "web", nil, "app")
+	stale := h.get("r")
+	h.reconcile("r")
+	h.kubeletRestart("web", "app")
+	h.e.Client = &staleReads{Client: h.c, stale: stale}
+	h.reconcile("r")
+	h.expectPhase("r", appsv1alpha1.RecreateSucceeded, "")
+	if len(h.stops()) != 1 {
+		t.Fatalf("stops = %v", h.stops())
+	}
+	if s := h.get("r").Status.ContainerRecreateStates[0]; !s.IsKilled {
+		t.Fatalf("state = %+v", s)
+	}
+}
+
+func TestPodEventsEnqueueActiveRequestsOfThePod(t *testing.T) {
+	h := newHarness(t)
+	p := h.pod("web", nil, "app")
+	h.pod("other", nil, "app")
+	h.crr("r1", "web", nil, "app")
+	h.crr("r2", "other", nil, "app")
+	h.crr("done", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { delete(r.Labels, appsv1alpha1.LabelCRRActive) }, "app")
+	reqs := h.e.requestsForPod(h.ctx, p)
+	if len(reqs) != 1 || reqs[0].Name != "r1" {
+		t.Fatalf("requestsForPod(web) = %v, want r1 only", reqs)
+	}
+}
+
+func TestMessagesAreCutToTheAPILimit(t *testing.T) {
+	s := appsv1alpha1.ContainerRecreateRequestStatus{Message: strings.Repeat("x", 2000),
+		ContainerRecreateStates: []appsv1alpha1.ContainerRecreateState{{Message: strings.Repeat("y", 1025)}, {Message: "short"}}}
+	truncateMessages(&s)
+	if len(s.Message) != maxMessage || !strings.HasSuffix(s.Message, "...") || len(s.ContainerRecreateStates[0].Message) != maxMessage ||
+		s.ContainerRecreateStates[1].Message != "short" {
+		t.Fatalf("lengths %d %d %q", len(s.Message), len(s.ContainerRecreateStates[0].Message), s.ContainerRecreateStates[1].Message)
 	}
 }
