@@ -64,7 +64,7 @@ type DecisionReconciler struct {
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch;update
-// +kubebuilder:rbac:groups=apps,resources=replicasets;deployments;statefulsets;daemonsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=replicasets;deployments;statefulsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=nodepodprobes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=containerrecreaterequests,verbs=get;list;watch;create

@@ -160,8 +160,9 @@ func crrActive(crr *appsv1alpha1.ContainerRecreateRequest) bool {
 }
 
 // ownerLookup reads the controllers the workload resolution can follow: apps/v1 ReplicaSet,
-// Deployment, StatefulSet and DaemonSet. Other kinds end the walk (their pods are counted to
-// get the desired replicas). A reference whose UID no longer matches is treated as gone.
+// Deployment and StatefulSet. Other kinds end the walk and their pods are counted to get the
+// desired replicas; that includes DaemonSets, which the manager caches only in its own namespace
+// (its daemon). A reference whose UID no longer matches is treated as gone.
 func (v *view) ownerLookup(ctx context.Context, ns string) protection.OwnerLookup {
 	return func(ref metav1.OwnerReference) (*protection.Owner, error) {
 		gv, err := schema.ParseGroupVersion(ref.APIVersion)
@@ -176,8 +177,6 @@ func (v *view) ownerLookup(ctx context.Context, ns string) protection.OwnerLooku
 			obj = &appsv1.Deployment{}
 		case "StatefulSet":
 			obj = &appsv1.StatefulSet{}
-		case "DaemonSet":
-			obj = &appsv1.DaemonSet{}
 		default:
 			return nil, nil
 		}
@@ -198,8 +197,6 @@ func (v *view) ownerLookup(ctx context.Context, ns string) protection.OwnerLooku
 			o.Replicas = replicasOrOne(t.Spec.Replicas)
 		case *appsv1.StatefulSet:
 			o.Replicas = replicasOrOne(t.Spec.Replicas)
-		case *appsv1.DaemonSet:
-			o.Replicas = ptr.To(t.Status.DesiredNumberScheduled)
 		}
 		return o, nil
 	}
