@@ -190,6 +190,16 @@ var _ = Describe("CRR executor on a node", func() {
 		Eventually(phaseOf(second)).WithTimeout(30 * time.Second).Should(Equal(appsv1alpha1.RecreateSucceeded))
 		Expect(phaseOf(first)(Default)).To(Equal(appsv1alpha1.RecreateSucceeded))
 		Expect(stoppedIDs()).To(ContainElement(b1))
+		for _, c := range []struct {
+			r    *appsv1alpha1.ContainerRecreateRequest
+			name string
+			id   string
+		}{{first, "a", a1}, {second, "b", b1}} {
+			st := getRequest(c.r)(Default).Status.ContainerRecreateStates
+			Expect(st).To(HaveLen(1))
+			Expect(st[0]).To(And(HaveField("Name", c.name), HaveField("Phase", appsv1alpha1.RecreateSucceeded),
+				HaveField("IsKilled", true), HaveField("ContainerID", c.id)))
+		}
 
 		Eventually(phases.of).WithArguments("second").Should(Equal([]string{"Pending", "Recreating", "Succeeded"}))
 		Expect(phases.of("first")).To(Equal([]string{"Recreating", "Succeeded"}))
