@@ -152,7 +152,7 @@ func run(o options) error {
 	if kubeletVersion == "" {
 		kubeletVersion = nodeKubeletVersion(ctx, mgr.GetAPIReader(), o.nodeName)
 	}
-	if _, err := node.Setup(ctx, mgr, node.Options{
+	if _, err := node.Setup(mgr, node.Options{
 		NodeName: o.nodeName, Namespace: o.namespace, Runtime: rt,
 		UserAgent: prober.UserAgent(kubeletVersion), Recorder: mgr.GetEventRecorder(EventRecorderName),
 		WriteWindow: o.writeWindow,

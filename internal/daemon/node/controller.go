@@ -46,13 +46,16 @@ type Reconciler struct {
 
 // Reconcile reads the NodePodProbe and the node's pods and hands them to the probe manager.
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	// The cache holds only this node's pods (CacheOptions); the filter guards a wider cache.
 	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods, client.MatchingFields{"spec.nodeName": r.NodeName}); err != nil {
+	if err := r.Client.List(ctx, &pods); err != nil {
 		return reconcile.Result{}, err
 	}
 	podPtrs := make([]*corev1.Pod, 0, len(pods.Items))
 	for i := range pods.Items {
-		podPtrs = append(podPtrs, &pods.Items[i])
+		if pods.Items[i].Spec.NodeName == r.NodeName {
+			podPtrs = append(podPtrs, &pods.Items[i])
+		}
 	}
 	npp := &appsv1alpha1.NodePodProbe{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Name: r.NodeName}, npp); err != nil {
@@ -84,8 +87,7 @@ func Targets(npp *appsv1alpha1.NodePodProbe) []prober.Target {
 }
 
 // SetupWithManager watches the node's NodePodProbe (spec changes only: its status is ours) and
-// the pods bound to the node. The manager's cache must be restricted to the node and must index
-// pods by spec.nodeName (IndexPodsByNode).
+// the pods bound to the node. The manager's cache should be restricted to the node (CacheOptions).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	nodeKey := reconcile.Request{NamespacedName: types.NamespacedName{Name: r.NodeName}}
 	toNode := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
@@ -101,11 +103,4 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&appsv1alpha1.NodePodProbe{}, builder.WithPredicates(isNode, predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Pod{}, toNode, builder.WithPredicates(onNode)).
 		Complete(r)
-}
-
-// IndexPodsByNode registers the spec.nodeName field index the Reconciler lists pods with.
-func IndexPodsByNode(ctx context.Context, mgr ctrl.Manager) error {
-	return mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, "spec.nodeName", func(o client.Object) []string {
-		return []string{o.(*corev1.Pod).Spec.NodeName}
-	})
 }

@@ -102,7 +102,7 @@ func startDaemon(nodeName string, rt cri.Runtime) *Engine {
 	stop, err := testutil.StartManager(ctx, cfg, ctrl.Options{Cache: CacheOptions(nodeName, appsv1alpha1.DefaultOperatorNamespace)},
 		func(mgr ctrl.Manager) error {
 			var err error
-			eng, err = Setup(ctx, mgr, Options{
+			eng, err = Setup(mgr, Options{
 				NodeName: nodeName, Namespace: appsv1alpha1.DefaultOperatorNamespace, Runtime: rt,
 				UserAgent: prober.UserAgent("v1.37.2"), Recorder: mgr.GetEventRecorder("enhanced-liveness-daemon"),
 				LeaseInterval: time.Second,
@@ -327,7 +327,7 @@ var _ = Describe("node daemon probe engine", func() {
 		stop, err := testutil.StartManager(ctx, cfg, ctrl.Options{Cache: CacheOptions(node, appsv1alpha1.DefaultOperatorNamespace)},
 			func(mgr ctrl.Manager) error {
 				var err error
-				eng, err = Setup(ctx, mgr, Options{NodeName: node, Namespace: appsv1alpha1.DefaultOperatorNamespace, UserAgent: "kube-probe/1.37"})
+				eng, err = Setup(mgr, Options{NodeName: node, Namespace: appsv1alpha1.DefaultOperatorNamespace, UserAgent: "kube-probe/1.37"})
 				return err
 			})
 		Expect(err).NotTo(HaveOccurred())

@@ -17,7 +17,6 @@ limitations under the License.
 package node
 
 import (
-	"context"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -76,7 +75,7 @@ type Engine struct {
 
 // Setup adds the probe workers, the status writer, the heartbeat and the node controller to mgr,
 // whose cache must be built with CacheOptions.
-func Setup(ctx context.Context, mgr ctrl.Manager, o Options) (*Engine, error) {
+func Setup(mgr ctrl.Manager, o Options) (*Engine, error) {
 	probes := prober.NewManager(o.Runtime, o.UserAgent, &prober.Events{Recorder: o.Recorder})
 	e := &Engine{
 		Probes: probes,
@@ -85,9 +84,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) (*Engine, error) {
 			Results: probes.Results, Window: o.WriteWindow,
 		},
 		Heartbeat: &heartbeat.Heartbeat{Client: mgr.GetClient(), NodeName: o.NodeName, Namespace: o.Namespace, Interval: o.LeaseInterval},
-	}
-	if err := IndexPodsByNode(ctx, mgr); err != nil {
-		return nil, err
 	}
 	for _, r := range []manager.Runnable{e.Probes, e.Status, e.Heartbeat} {
 		if err := mgr.Add(r); err != nil {
