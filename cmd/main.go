@@ -170,6 +170,7 @@ func main() {
 	}
 
 	daemonSetCacheKey, daemonSetCache := appscontroller.DaemonSetCacheByObject(policyFlags.operatorNamespace)
+	leaseCacheKey, leaseCache := policycontroller.LeaseCacheByObject(policyFlags.operatorNamespace)
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsServerOptions,
@@ -181,6 +182,7 @@ func main() {
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}:     appscontroller.EnrolledPodsOnly(),
 			daemonSetCacheKey: daemonSetCache,
+			leaseCacheKey:     leaseCache,
 		}},
 		// LeaderElectionReleaseOnCancel defines if the leader should step down voluntarily
 		// when the Manager ends. This requires the binary to immediately end when the

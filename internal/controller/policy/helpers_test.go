@@ -66,11 +66,14 @@ func testConfig() Config {
 	}
 }
 
-// startManager starts a manager caching only enrolled pods, as cmd/main.go does.
+// startManager starts a manager caching only enrolled pods and the operator namespace's Leases,
+// as cmd/main.go does.
 func startManager(c Config) func() {
 	enrolled := labels.SelectorFromSet(labels.Set{appsv1alpha1.LabelEnrolled: appsv1alpha1.TrueValue})
+	leaseKey, leaseCache := LeaseCacheByObject(opNS)
 	stop, err := testutil.StartManager(ctx, cfg, ctrl.Options{Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}: {Label: enrolled},
+		leaseKey:      leaseCache,
 	}}}, func(mgr ctrl.Manager) error { return SetupWithManager(mgr, c) })
 	Expect(err).NotTo(HaveOccurred())
 	return stop

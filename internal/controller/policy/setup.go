@@ -30,6 +30,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -323,4 +324,11 @@ func (r *DecisionReconciler) workloadChanged(kind string) handler.MapFunc {
 		}
 		return out
 	}
+}
+
+// LeaseCacheByObject restricts the manager's Lease cache to the operator namespace: the decision
+// controller reads only the daemons' Leases there, and every node's kubelet Lease in
+// kube-node-lease would otherwise be cached and watched for nothing.
+func LeaseCacheByObject(operatorNamespace string) (client.Object, cache.ByObject) {
+	return &coordinationv1.Lease{}, cache.ByObject{Namespaces: map[string]cache.Config{operatorNamespace: {}}}
 }
