@@ -17,7 +17,6 @@ limitations under the License.
 package apps
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -40,71 +39,6 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probe"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
-
-// nppWriteCounter counts the write requests the reconciler sends for each NodePodProbe.
-type nppWriteCounter struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (c *nppWriteCounter) count(obj client.Object) {
-	if _, ok := obj.(*appsv1alpha1.NodePodProbe); !ok {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n[obj.GetName()]++
-}
-
-func (c *nppWriteCounter) get(name string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n[name]
-}
-
-type countingClient struct {
-	client.Client
-	c *nppWriteCounter
-}
-
-func (w countingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	w.c.count(obj)
-	return w.Client.Create(ctx, obj, opts...)
-}
-
-func (w countingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	w.c.count(obj)
-	return w.Client.Update(ctx, obj, opts...)
-}
-
-func (w countingClient) Patch(ctx context.Context, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
-	w.c.count(obj)
-	return w.Client.Patch(ctx, obj, p, opts...)
-}
-
-func (w countingClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	w.c.count(obj)
-	return w.Client.Delete(ctx, obj, opts...)
-}
-
-func (w countingClient) Status() client.SubResourceWriter {
-	return countingStatus{w.Client.Status(), w.c}
-}
-
-type countingStatus struct {
-	client.SubResourceWriter
-	c *nppWriteCounter
-}
-
-func (w countingStatus) Patch(ctx context.Context, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
-	w.c.count(obj)
-	return w.SubResourceWriter.Patch(ctx, obj, p, opts...)
-}
-
-func (w countingStatus) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	w.c.count(obj)
-	return w.SubResourceWriter.Update(ctx, obj, opts...)
-}
 
 const (
 	mapNS      = "npp-mapping"
