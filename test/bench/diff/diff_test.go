@@ -70,7 +70,7 @@ func kubeletUA() string {
 
 // echo writes the request line and every header line, sorted, as the body.
 func echo(w http.ResponseWriter, r *http.Request) {
-	lines := []string{r.Method + " " + r.RequestURI + " host=" + r.Host}
+	lines := []string{r.Proto + " " + r.Method + " " + r.RequestURI + " host=" + r.Host}
 	for k, vs := range r.Header {
 		lines = append(lines, k+": "+strings.Join(vs, " | "))
 	}
@@ -79,6 +79,11 @@ func echo(w http.ResponseWriter, r *http.Request) {
 }
 
 func httpServer(t *testing.T, tls bool) *httptest.Server {
+	return newHTTPServer(t, tls, false)
+}
+
+// newHTTPServer serves the behaviours; h2 offers HTTP/2 over TLS (ALPN), as many apps do.
+func newHTTPServer(t *testing.T, tls, h2 bool) *httptest.Server {
 	t.Helper()
 	release := make(chan struct{})
 	mux := http.NewServeMux()
@@ -120,7 +125,9 @@ func httpServer(t *testing.T, tls bool) *httptest.Server {
 	})
 	var srv *httptest.Server
 	if tls {
-		srv = httptest.NewTLSServer(mux)
+		srv = httptest.NewUnstartedServer(mux)
+		srv.EnableHTTP2 = h2
+		srv.StartTLS()
 	} else {
 		srv = httptest.NewServer(mux)
 	}
@@ -141,6 +148,7 @@ func hostPort(t *testing.T, raw string) (string, int) {
 func TestDiff_HTTP_16_to_23(t *testing.T) {
 	plain := httpServer(t, false)
 	secure := httpServer(t, true)
+	secureH2 := newHTTPServer(t, true, true)
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	refusedPort := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
@@ -150,7 +158,8 @@ func TestDiff_HTTP_16_to_23(t *testing.T) {
 		srv     *httptest.Server
 		action  corev1.HTTPGetAction
 		timeout time.Duration
-		port    int // overrides the server's port
+		port    int    // overrides the server's port
+		prefix  string // the output must start with it (on both sides)
 	}
 	h := func(kv ...string) []corev1.HTTPHeader {
 		var out []corev1.HTTPHeader
@@ -167,6 +176,8 @@ func TestDiff_HTTP_16_to_23(t *testing.T) {
 		{name: "17 custom Host header", srv: plain, action: corev1.HTTPGetAction{Path: "/echo", HTTPHeaders: h("Host", "app.example.com")}},
 		{name: "17 repeated and custom headers", srv: plain, action: corev1.HTTPGetAction{Path: "/echo", HTTPHeaders: h("X-A", "1", "x-a", "2", "Accept", "application/json", "User-Agent", "mine")}},
 		{name: "18 https without verification", srv: secure, action: corev1.HTTPGetAction{Path: "/echo", Scheme: corev1.URISchemeHTTPS}},
+		{name: "18 https to a server offering HTTP/2", srv: secureH2, action: corev1.HTTPGetAction{Path: "/echo", Scheme: corev1.URISchemeHTTPS}, prefix: "HTTP/2.0 GET"},
+		{name: "18 https without HTTP/2", srv: secure, action: corev1.HTTPGetAction{Path: "/echo", Scheme: corev1.URISchemeHTTPS}, prefix: "HTTP/1.1 GET"},
 		{name: "19 slow headers", srv: plain, action: corev1.HTTPGetAction{Path: "/slow-headers"}, timeout: 200 * time.Millisecond},
 		{name: "19 slow body", srv: plain, action: corev1.HTTPGetAction{Path: "/slow-body"}, timeout: 200 * time.Millisecond},
 		{name: "20 redirect to another host not followed", srv: plain, action: corev1.HTTPGetAction{Path: "/redirect-other"}},
@@ -209,6 +220,9 @@ func TestDiff_HTTP_16_to_23(t *testing.T) {
 			o := ours(op.Probe(oreq, timeout))
 			if k != o {
 				t.Errorf("results differ:\nkubelet %+v\nours    %+v", k, o)
+			}
+			if !strings.HasPrefix(o.Output, c.prefix) {
+				t.Errorf("output %.40q, want prefix %q", o.Output, c.prefix)
 			}
 		})
 	}
