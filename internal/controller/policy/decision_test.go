@@ -330,6 +330,37 @@ var _ = Describe("Decision controller", Ordered, func() {
 		Eventually(func() []string { return crrPods(ns) }, wait, poll).Should(ConsistOf("c-0", "s-0"))
 	})
 
+	It("restarts several failed containers of one pod one after the other", func() {
+		ns, node := newNamespace(), newNode()
+		pod := createPod(ns, "multi", node, podOpts{containers: []string{"app", "sidecar"}})
+		report(node, []*corev1.Pod{pod}, failed(pod, "app", 1), failed(pod, "sidecar", 1))
+		Eventually(crrCount(ns), wait, poll).Should(Equal(1))
+		Consistently(crrCount(ns), quiet, poll).Should(Equal(1))
+		first := crrs(ns)[0]
+		Expect(first.Spec.Containers[0].Name).To(Equal("app"))
+
+		By("the app container runs again under a new ID; the request finishes; the sidecar is next")
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+		pod.Status.ContainerStatuses[0].ContainerID = containerID(pod, "app", 2)
+		pod.Status.ContainerStatuses[0].RestartCount = 1
+		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+		first.Status.Phase = appsv1alpha1.RecreateSucceeded
+		Expect(k8sClient.Status().Update(ctx, &first)).To(Succeed())
+		Consistently(crrCount(ns), quiet, poll).Should(Equal(1), "still labelled active: the lifecycle controller has not finished it")
+		delete(first.Labels, appsv1alpha1.LabelCRRActive)
+		Expect(k8sClient.Update(ctx, &first)).To(Succeed())
+		report(node, []*corev1.Pod{pod}, succeeded(pod, "app", 2), failed(pod, "sidecar", 1))
+		Eventually(crrCount(ns), wait, poll).Should(Equal(2))
+		var second appsv1alpha1.ContainerRecreateRequest
+		for _, c := range crrs(ns) {
+			if c.Name != first.Name {
+				second = c
+			}
+		}
+		Expect(second.Spec.Containers).To(Equal([]appsv1alpha1.ContainerRecreateRequestContainer{{Name: "sidecar",
+			StatusContext: &appsv1alpha1.ContainerRecreateRequestContainerContext{ContainerID: containerID(pod, "sidecar", 1)}}}))
+		Expect(second.Annotations).To(HaveKeyWithValue(appsv1alpha1.AnnotationCRRProbe, "multi-sidecar"))
+	})
 })
 
 var _ = Describe("Decision controller under concurrency", func() {
