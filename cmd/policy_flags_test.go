@@ -1,0 +1,70 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"flag"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+func TestPolicyFlags(t *testing.T) {
+	cases := []struct {
+		args    []string
+		wantErr string
+	}{
+		{nil, ""},
+		{[]string{"--restarts=disabled", "--default-max-unavailable=2", "--global-restarts-per-minute=0"}, ""},
+		{[]string{"--restarts=off"}, "--restarts: must be enabled or disabled"},
+		{[]string{"--default-max-unavailable=120%"}, "--default-max-unavailable: must be an integer >= 0 or a percent"},
+		{[]string{"--default-max-failing=-1"}, "--default-max-failing: must be an integer >= 0"},
+		{[]string{"--node-storm-max-failing=half"}, "--node-storm-max-failing: must be an integer >= 0"},
+	}
+	for _, c := range cases {
+		fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+		f := bindPolicyFlags(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		_, err := f.config()
+		if c.wantErr == "" {
+			if err != nil {
+				t.Errorf("%v: %v", c.args, err)
+			}
+			continue
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), c.wantErr) {
+			t.Errorf("%v: got %v, want %q", c.args, err, c.wantErr)
+		}
+	}
+
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	f := bindPolicyFlags(fs)
+	if err := fs.Parse([]string{"--restarts=disabled", "--default-max-unavailable=2", "--default-burst=5", "--operator-namespace=ops"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := f.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.RestartsEnabled || cfg.Defaults.MaxUnavailable != intstr.FromInt32(2) || cfg.Defaults.MaxFailing != intstr.FromString("50%") ||
+		cfg.Defaults.Burst != 5 || cfg.GlobalRate.PerMinute != 60 || cfg.GlobalRate.Burst != 30 || cfg.OperatorNamespace != "ops" {
+		t.Fatalf("unexpected config %+v", cfg)
+	}
+}
