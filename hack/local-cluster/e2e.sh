@@ -32,6 +32,7 @@ export KUBECONFIG=$KUBECONFIG_FILE
 export KUBECTL=$K8S_BIN/kubectl
 export E2E_OPERATOR_IMAGE=localhost/enhanced-liveness-operator:e2e
 export E2E_APP_IMAGE=localhost/e2e-app:e2e
+export E2E_IMAGES_DIR=$IMAGES_DIR E2E_CONTAINERD_SOCK=$CONTAINERD_SOCK
 export E2E_REPORT_DIR=${E2E_REPORT_DIR:-$ROOT/bin/e2e-report}
 export PATH=$K8S_BIN:$PATH
 cd "$ROOT"

@@ -21,7 +21,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -104,9 +105,9 @@ func run(m *testing.M, cfg *rest.Config) int {
 		return 1
 	}
 	enrolled := labels.SelectorFromSet(labels.Set{appsv1alpha1.LabelEnrolled: appsv1alpha1.TrueValue})
-	stop, err := testutil.StartManager(ctx, fast, ctrl.Options{Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}: {Label: enrolled},
-	}}}, func(mgr ctrl.Manager) error {
+	byObject := map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: enrolled}}
+	opts := ctrl.Options{Cache: cache.Options{ByObject: byObject}}
+	stop, err := testutil.StartManager(ctx, fast, opts, func(mgr ctrl.Manager) error {
 		return policycontroller.SetupWithManager(mgr, policycontroller.Config{
 			RestartsEnabled: true,
 			Defaults: protection.Defaults{MaxUnavailable: intstr.FromString("25%"), MaxFailing: intstr.FromString("50%"),
@@ -145,7 +146,8 @@ func setup(ctx context.Context) error {
 		}
 	}
 	pol := &policyv1alpha1.EnhancedLivenessPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "bench"},
-		Spec: policyv1alpha1.EnhancedLivenessPolicySpec{RateLimit: policyv1alpha1.RateLimit{RestartsPerMinute: 100000, Burst: 100000}}}
+		Spec: policyv1alpha1.EnhancedLivenessPolicySpec{
+			RateLimit: policyv1alpha1.RateLimit{RestartsPerMinute: 100000, Burst: 100000}}}
 	if err := c.Create(ctx, pol); err != nil {
 		return err
 	}
@@ -155,16 +157,18 @@ func setup(ctx context.Context) error {
 	for w := range workloads {
 		name := fmt.Sprintf("app-%02d", w)
 		podLabels := map[string]string{"app": name}
+		sel := &metav1.LabelSelector{MatchLabels: podLabels}
 		tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1"}}}}
 		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-			Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](replicas), Selector: &metav1.LabelSelector{MatchLabels: podLabels}, Template: tmpl}}
+			Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](replicas), Selector: sel, Template: tmpl}}
 		if err := c.Create(ctx, d); err != nil {
 			return err
 		}
 		rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name + "-7c9d",
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name, UID: d.UID, Controller: ptr.To(true)}}},
-			Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](replicas), Selector: &metav1.LabelSelector{MatchLabels: podLabels}, Template: tmpl}}
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name, UID: d.UID,
+				Controller: ptr.To(true)}}},
+			Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](replicas), Selector: sel, Template: tmpl}}
 		if err := c.Create(ctx, rs); err != nil {
 			return err
 		}
@@ -172,8 +176,11 @@ func setup(ctx context.Context) error {
 			node := fmt.Sprintf("node-%02d", (w*replicas+i)%nodes)
 			g.Go(func() error {
 				l := map[string]string{"app": name, appsv1alpha1.LabelEnrolled: appsv1alpha1.TrueValue}
-				p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("%s-%02d", name, i), Labels: l,
-					OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: ptr.To(true)}}},
+				owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID,
+					Controller: ptr.To(true)}
+				podName := fmt.Sprintf("%s-%02d", name, i)
+				p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: podName, Labels: l,
+					OwnerReferences: []metav1.OwnerReference{owner}},
 					Spec: corev1.PodSpec{NodeName: node, Containers: tmpl.Spec.Containers}}
 				if err := c.Create(ctx, p); err != nil {
 					return err
@@ -193,10 +200,11 @@ func setup(ctx context.Context) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	slices.SortFunc(pods, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	for n := range nodes {
 		node := fmt.Sprintf("node-%02d", n)
-		l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: opNamespace, Name: appsv1alpha1.DaemonLeasePrefix + node},
+		leaseMeta := metav1.ObjectMeta{Namespace: opNamespace, Name: appsv1alpha1.DaemonLeasePrefix + node}
+		l := &coordinationv1.Lease{ObjectMeta: leaseMeta,
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(node), LeaseDurationSeconds: ptr.To[int32](3600),
 				RenewTime: &metav1.MicroTime{Time: time.Now()}}}
 		if err := c.Create(ctx, l); err != nil {
@@ -207,9 +215,11 @@ func setup(ctx context.Context) error {
 			if podNode[p.UID] != node {
 				continue
 			}
-			npp.Spec.PodProbes = append(npp.Spec.PodProbes, appsv1alpha1.PodProbe{Name: p.Name, Namespace: p.Namespace, UID: p.UID,
+			httpGet := &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}
+			npp.Spec.PodProbes = append(npp.Spec.PodProbes, appsv1alpha1.PodProbe{
+				Name: p.Name, Namespace: p.Namespace, UID: p.UID,
 				Probes: []appsv1alpha1.ContainerProbe{{Name: p.Name + "-app", ContainerName: "app",
-					Probe: corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}}}}})
+					Probe: corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: httpGet}}}}})
 		}
 		if err := c.Create(ctx, npp); err != nil {
 			return err
@@ -225,7 +235,8 @@ func setRunning(ctx context.Context, p *corev1.Pod, g int) error {
 	now := metav1.Now()
 	p.Status = corev1.PodStatus{Phase: corev1.PodRunning,
 		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now}},
-		ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: "registry.example/app:1", ImageID: "sha256:0", Ready: true,
-			RestartCount: int32(g - 1), ContainerID: cid(p, g), State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}}
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: "registry.example/app:1", ImageID: "sha256:0",
+			Ready: true, RestartCount: int32(g - 1), ContainerID: cid(p, g),
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}}
 	return c.Status().Update(ctx, p)
 }

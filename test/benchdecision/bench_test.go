@@ -19,7 +19,7 @@ package benchdecision
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"testing"
 	"time"
 
@@ -77,7 +77,7 @@ func BenchmarkDecisions(b *testing.B) {
 		totalWall += last.Sub(start)
 		restore(ctx, b, failing)
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	slices.Sort(all)
 	q := func(f float64) time.Duration { return all[int(f*float64(len(all)-1))] }
 	b.ReportMetric(float64(len(all))/totalWall.Seconds(), "decisions/s")
 	b.ReportMetric(float64(q(0.50).Microseconds())/1000, "p50-ms")
@@ -112,9 +112,11 @@ func reportFailures(ctx context.Context, b *testing.B, failing []*corev1.Pod) (m
 		now := metav1.Now()
 		npp.Status.PodProbeStatuses = nil
 		for _, p := range ps {
-			npp.Status.PodProbeStatuses = append(npp.Status.PodProbeStatuses, appsv1alpha1.PodProbeStatus{Name: p.Name, Namespace: p.Namespace, UID: p.UID,
-				ProbeStates: []appsv1alpha1.ContainerProbeState{{Name: p.Name + "-app", ContainerID: cid(p, gen[p.UID]),
-					State: appsv1alpha1.ProbeFailed, Message: "HTTP probe failed with statuscode: 503", LastProbeTime: now, LastTransitionTime: now}}})
+			state := appsv1alpha1.ContainerProbeState{Name: p.Name + "-app", ContainerID: cid(p, gen[p.UID]),
+				State: appsv1alpha1.ProbeFailed, Message: "HTTP probe failed with statuscode: 503",
+				LastProbeTime: now, LastTransitionTime: now}
+			npp.Status.PodProbeStatuses = append(npp.Status.PodProbeStatuses, appsv1alpha1.PodProbeStatus{
+				Name: p.Name, Namespace: p.Namespace, UID: p.UID, ProbeStates: []appsv1alpha1.ContainerProbeState{state}})
 		}
 		npps[node] = npp
 	}
@@ -167,13 +169,14 @@ func restore(ctx context.Context, b *testing.B, failing []*corev1.Pod) {
 		})
 	}
 	for _, p := range failing {
-		gen[p.UID]++
+		next := gen[p.UID] + 1 // gen is only touched by this goroutine
+		gen[p.UID] = next
 		g.Go(func() error {
 			fresh := &corev1.Pod{}
 			if err := c.Get(ctx, client.ObjectKeyFromObject(p), fresh); err != nil {
 				return err
 			}
-			return setRunning(ctx, fresh, gen[p.UID])
+			return setRunning(ctx, fresh, next)
 		})
 	}
 	if err := g.Wait(); err != nil {

@@ -21,6 +21,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -28,12 +30,12 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/utils"
 )
 
 // Scenarios 5 and 6 of the e2e issue: the operator's parts going away never makes things worse.
@@ -59,28 +61,53 @@ func probeFailed(node string, uid types.UID) func() bool {
 	}
 }
 
-// setNodeOS relabels the node's kubernetes.io/os: the daemon DaemonSet selects linux nodes, so
-// another value makes the DaemonSet controller remove the daemon from the node (the manager
-// keeps the DaemonSet itself as it wants it, but does not touch node labels).
-func setNodeOS(node, os string) {
-	patch := []byte(fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, corev1.LabelOSStable, os))
-	Expect(k8s.Patch(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}},
-		client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+// nodeCtr runs ctr against the node's containerd (the suite runs on the node, as root).
+func nodeCtr(args ...string) (string, error) {
+	base := []string{"--address", envOr("E2E_CONTAINERD_SOCK", "/run/containerd/containerd.sock"), "-n", "k8s.io"}
+	return utils.Run(exec.Command("ctr", append(base, args...)...))
 }
 
-// daemonPods counts the daemon pods (owned by a DaemonSet in the operator namespace).
-func daemonPods() int {
+// daemonPodList lists the daemon pods (owned by a DaemonSet in the operator namespace).
+func daemonPodList() []corev1.Pod {
 	var pods corev1.PodList
 	Expect(k8s.List(context.Background(), &pods, client.InNamespace(operatorNS))).To(Succeed())
-	n := 0
+	var out []corev1.Pod
 	for _, p := range pods.Items {
 		for _, o := range p.OwnerReferences {
 			if o.Kind == "DaemonSet" {
-				n++
+				out = append(out, p)
 			}
 		}
 	}
-	return n
+	return out
+}
+
+func daemonRunning() bool {
+	for _, p := range daemonPodList() {
+		if p.DeletionTimestamp == nil && isReady(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// deleteDaemonPods deletes the daemon pods and waits until the old ones are gone.
+func deleteDaemonPods() {
+	old := daemonPodList()
+	for i := range old {
+		Expect(ignoreNotFound(k8s.Delete(context.Background(), &old[i]))).To(Succeed())
+	}
+	Eventually(func() []string {
+		var left []string
+		for _, p := range daemonPodList() {
+			for _, o := range old {
+				if p.UID == o.UID {
+					left = append(left, p.Name)
+				}
+			}
+		}
+		return left
+	}).WithTimeout(90 * time.Second).Should(BeEmpty())
 }
 
 var _ = Describe("the node daemon stopped (scenario 5)", func() {
@@ -93,11 +120,24 @@ var _ = Describe("the node daemon stopped (scenario 5)", func() {
 		By("the daemon reports the failure; the pod's emergency switch holds the restart")
 		Eventually(probeFailed(pod.Spec.NodeName, pod.UID)).WithTimeout(60 * time.Second).Should(BeTrue())
 
-		By("taking the daemon off the node until its Lease is stale")
-		setNodeOS(pod.Spec.NodeName, "e2e-no-daemon")
-		DeferCleanup(func() { setNodeOS(pod.Spec.NodeName, "linux") })
-		Eventually(daemonPods).WithTimeout(90 * time.Second).Should(BeZero())
+		By("stopping the daemon: its image is removed from the node and its pod deleted, so it cannot come back")
+		_, err := nodeCtr("images", "rm", operatorImage)
+		Expect(err).NotTo(HaveOccurred())
+		restored := false
+		restore := func() {
+			if restored {
+				return
+			}
+			restored = true
+			out, err := nodeCtr("images", "import", filepath.Join(envOr("E2E_IMAGES_DIR", "bin/images"), "operator.tar"))
+			Expect(err).NotTo(HaveOccurred(), out)
+			deleteDaemonPods() // the replacement in image-pull back-off
+			Eventually(daemonRunning).WithTimeout(90 * time.Second).Should(BeTrue())
+		}
+		DeferCleanup(restore)
+		deleteDaemonPods()
 		Eventually(daemonLeaseFresh).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(BeFalse())
+		Expect(daemonRunning()).To(BeFalse())
 
 		By("allowing restarts of the pod: still nothing, the failure on record comes from a silent daemon")
 		patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, appsv1alpha1.AnnotationRestartDisabled))
@@ -106,8 +146,8 @@ var _ = Describe("the node daemon stopped (scenario 5)", func() {
 		Consistently(restartCount(ns, pod.Name)).WithTimeout(15 * time.Second).Should(BeEquivalentTo(0))
 		Expect(crrsIn(ns)).To(BeEmpty())
 
-		By("the daemon returns: its Lease is renewed and the still-failing container is restarted")
-		setNodeOS(pod.Spec.NodeName, "linux")
+		By("the daemon returns (image back): its Lease is renewed and the still-failing container is restarted")
+		restore()
 		Eventually(daemonLeaseFresh).WithTimeout(60 * time.Second).Should(BeTrue())
 		Eventually(restartCount(ns, pod.Name)).WithTimeout(90 * time.Second).Should(BeNumerically(">=", 1))
 		Expect(crrsIn(ns)).NotTo(BeEmpty())

@@ -59,13 +59,18 @@ func AppLogTimes(log string) (switched, firstFailure time.Time, ok bool) {
 }
 
 // AppStarted is the "STARTED at=" time of the test application's log.
-func AppStarted(log string) (time.Time, error) {
+func AppStarted(log string) (time.Time, error) { return firstLine(log, "STARTED ") }
+
+// AppTerminated is the "TERMINATED at=" time (SIGTERM received) of the test application's log.
+func AppTerminated(log string) (time.Time, error) { return firstLine(log, "TERMINATED ") }
+
+func firstLine(log, prefix string) (time.Time, error) {
 	for line := range strings.SplitSeq(log, "\n") {
-		if strings.HasPrefix(line, "STARTED ") {
+		if strings.HasPrefix(line, prefix) {
 			return logTime(line)
 		}
 	}
-	return time.Time{}, fmt.Errorf("no STARTED line in the log")
+	return time.Time{}, fmt.Errorf("no %q line in the log", strings.TrimSpace(prefix))
 }
 
 func logTime(line string) (time.Time, error) {

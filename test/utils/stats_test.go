@@ -72,6 +72,9 @@ func TestAppLogTimes(t *testing.T) {
 	if err != nil || st.UnixNano() != 1000 {
 		t.Fatalf("AppStarted = %v %v", st.UnixNano(), err)
 	}
+	if tt, err := AppTerminated(log); err != nil || tt.UnixNano() != 5000 {
+		t.Fatalf("AppTerminated = %v %v", tt.UnixNano(), err)
+	}
 	if _, err := AppStarted("nothing\n"); err == nil {
 		t.Fatal("want an error without STARTED")
 	}
