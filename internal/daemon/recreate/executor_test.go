@@ -19,6 +19,7 @@ package recreate
 import (
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,6 +30,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri/critest"
 )
 
 func TestStopThenSucceedWhenNewContainerRuns(t *testing.T) {
@@ -228,15 +230,19 @@ func TestDeadlineFailsAContainerThatNeverComesBack(t *testing.T) {
 func TestFailurePolicies(t *testing.T) {
 	for _, policy := range []appsv1alpha1.ContainerRecreateRequestFailurePolicy{appsv1alpha1.FailurePolicyFail, appsv1alpha1.FailurePolicyIgnore} {
 		t.Run(string(policy), func(t *testing.T) {
-			h := newHarness(t)
+			var failing atomic.Value // the CRI ID whose stop fails
+			failing.Store("")
+			h := newHarness(t, func(s *critest.Server) {
+				s.StopFunc = func(id string, _ int64) error {
+					if id == failing.Load().(string) {
+						return grpcstatus.Error(codes.Internal, "runc: permission denied")
+					}
+					return nil
+				}
+			})
 			h.pod("web", nil, "a", "b")
 			b1 := cri.TrimContainerID(h.containerID("web", "b"))
-			h.srv.StopFunc = func(id string, _ int64) error {
-				if id == b1 {
-					return grpcstatus.Error(codes.Internal, "runc: permission denied")
-				}
-				return nil
-			}
+			failing.Store(b1)
 			h.crr("r", "web", func(r *appsv1alpha1.ContainerRecreateRequest) {
 				r.Spec.Strategy.FailurePolicy = policy
 				r.Spec.Strategy.OrderedRecreate = true

@@ -53,9 +53,14 @@ type harness struct {
 	e     *Executor
 }
 
-func newHarness(t *testing.T) *harness {
+// newHarness starts the test CRI server; configure sets its hooks before it serves (they are
+// read by the server's goroutines).
+func newHarness(t *testing.T, configure ...func(*critest.Server)) *harness {
 	t.Helper()
 	srv := &critest.Server{}
+	for _, c := range configure {
+		c(srv)
+	}
 	dir, err := os.MkdirTemp("", "rc")
 	if err != nil {
 		t.Fatal(err)

@@ -75,8 +75,9 @@ func TestPreStopExec(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t)
-			h.srv.ExecFunc = func(*runtimeapi.ExecSyncRequest) critest.ExecResult { return tc.result }
+			h := newHarness(t, func(s *critest.Server) {
+				s.ExecFunc = func(*runtimeapi.ExecSyncRequest) critest.ExecResult { return tc.result }
+			})
 			h.pod("web", withPreStop(corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/drain", "--now"}}}), "app")
 			id := h.containerID("web", "app")
 			h.crr("r", "web", grace(tc.grace), "app")
@@ -115,12 +116,22 @@ func TestPreStopHTTP(t *testing.T) {
 	_, portStr, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
 	port, _ := strconv.Atoi(portStr)
 
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	// A server that hangs up without answering: a transport error, on a port nobody else can take.
+	hangUp, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	closedPort := closed.Addr().(*net.TCPAddr).Port
-	_ = closed.Close()
+	defer func() { _ = hangUp.Close() }()
+	go func() {
+		for {
+			c, err := hangUp.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	hangUpPort := hangUp.Addr().(*net.TCPAddr).Port
 
 	cases := []struct {
 		name     string
@@ -131,7 +142,7 @@ func TestPreStopHTTP(t *testing.T) {
 			HTTPHeaders: []corev1.HTTPHeader{{Name: "X-Reason", Value: "crr"}, {Name: "Host", Value: "app.local"}}}, ""},
 		{"named port", corev1.HTTPGetAction{Path: "/drain", Port: intstr.FromString("http")}, ""},
 		{"unknown named port", corev1.HTTPGetAction{Port: intstr.FromString("nope")}, `container app has no port named "nope"`},
-		{"connection refused", corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(closedPort))}, "http preStop hook GET http://127.0.0.1:"},
+		{"server hangs up", corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(hangUpPort))}, "http preStop hook GET http://127.0.0.1:"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

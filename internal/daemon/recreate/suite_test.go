@@ -79,6 +79,7 @@ var _ = BeforeSuite(func() {
 
 	srv := &critest.Server{}
 	criServer = srv
+	kubelet = newFakeKubelet(k8sClient, srv) // sets the server's StopFunc, before it serves
 	dir, err := os.MkdirTemp("", "rce")
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { _ = os.RemoveAll(dir) })
@@ -88,7 +89,6 @@ var _ = BeforeSuite(func() {
 	rt, err := cri.Connect(envCtx, ep, 5*time.Second)
 	Expect(err).NotTo(HaveOccurred())
 
-	kubelet = newFakeKubelet(k8sClient, srv)
 	go kubelet.run(envCtx)
 
 	// The daemon's own cache restriction: only this node's pods and requests are seen.
