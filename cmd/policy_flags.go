@@ -65,7 +65,8 @@ func bindPolicyFlags(fs *flag.FlagSet) *policyFlags {
 		"Manager-wide token refill rate across all policies; 0 disables the manager-wide limit.")
 	fs.IntVar(&f.globalBurst, "global-burst", 30, "Manager-wide bucket size.")
 	fs.StringVar(&f.nodeStormMaxFailing, "node-storm-max-failing", "50%",
-		"Node storm: more failing enrolled pods on one node than this (integer or percent of the node's enrolled pods) holds the node's restarts; 100% disables.")
+		"Node storm: more failing enrolled pods on one node than this (integer or percent of the node's "+
+			"enrolled pods) holds the node's restarts; 100% disables.")
 	fs.IntVar(&f.nodeStormMinWorkloads, "node-storm-min-workloads", 3,
 		"Node storm: at least this many distinct workloads must be failing on the node.")
 	fs.StringVar(&f.operatorNamespace, "operator-namespace", ns,
@@ -99,7 +100,8 @@ func (f *policyFlags) config() (policycontroller.Config, error) {
 		return cfg, fmt.Errorf("--restarts: must be enabled or disabled, got %q", f.restarts)
 	}
 	var err error
-	if cfg.Defaults.MaxUnavailable, err = parseIntOrPercent("default-max-unavailable", f.defaultMaxUnavailable); err != nil {
+	cfg.Defaults.MaxUnavailable, err = parseIntOrPercent("default-max-unavailable", f.defaultMaxUnavailable)
+	if err != nil {
 		return cfg, err
 	}
 	if cfg.Defaults.MaxFailing, err = parseIntOrPercent("default-max-failing", f.defaultMaxFailing); err != nil {

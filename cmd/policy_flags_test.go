@@ -56,15 +56,17 @@ func TestPolicyFlags(t *testing.T) {
 
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	f := bindPolicyFlags(fs)
-	if err := fs.Parse([]string{"--restarts=disabled", "--default-max-unavailable=2", "--default-burst=5", "--operator-namespace=ops"}); err != nil {
+	args := []string{"--restarts=disabled", "--default-max-unavailable=2", "--default-burst=5", "--operator-namespace=ops"}
+	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := f.config()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.RestartsEnabled || cfg.Defaults.MaxUnavailable != intstr.FromInt32(2) || cfg.Defaults.MaxFailing != intstr.FromString("50%") ||
-		cfg.Defaults.Burst != 5 || cfg.GlobalRate.PerMinute != 60 || cfg.GlobalRate.Burst != 30 || cfg.OperatorNamespace != "ops" {
+	if cfg.RestartsEnabled || cfg.Defaults.MaxUnavailable != intstr.FromInt32(2) ||
+		cfg.Defaults.MaxFailing != intstr.FromString("50%") || cfg.Defaults.Burst != 5 ||
+		cfg.GlobalRate.PerMinute != 60 || cfg.GlobalRate.Burst != 30 || cfg.OperatorNamespace != "ops" {
 		t.Fatalf("unexpected config %+v", cfg)
 	}
 }

@@ -18,7 +18,8 @@ package policy
 
 import (
 	"context"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -157,7 +158,7 @@ func failedStates(npp *appsv1alpha1.NodePodProbe, pod *corev1.Pod) []failure {
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].state.Name < out[j].state.Name })
+	slices.SortFunc(out, func(a, b failure) int { return strings.Compare(a.state.Name, b.state.Name) })
 	return out
 }
 

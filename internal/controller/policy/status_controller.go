@@ -19,7 +19,7 @@ package policy
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -150,6 +150,14 @@ func (r *EnhancedLivenessPolicyReconciler) tooSoon(key string) time.Duration {
 	return 0
 }
 
+// boolFirst orders the element for which the flag is true first.
+func boolFirst(flag bool) int {
+	if flag {
+		return -1
+	}
+	return 1
+}
+
 func addCounts(st *policyv1alpha1.EnhancedLivenessPolicyStatus, c *policyCounts) {
 	if c == nil {
 		return
@@ -232,18 +240,17 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 		list = append(list, a)
 	}
 	// Worst first: storms, then held, then by failing pods, then by name for a stable order.
-	sort.Slice(list, func(i, j int) bool {
-		a, b := list[i], list[j]
+	slices.SortFunc(list, func(a, b *agg) int {
 		if a.storm != b.storm {
-			return a.storm
+			return boolFirst(a.storm)
 		}
 		if (a.sum.HeldReason != "") != (b.sum.HeldReason != "") {
-			return a.sum.HeldReason != ""
+			return boolFirst(a.sum.HeldReason != "")
 		}
 		if a.sum.FailingPods != b.sum.FailingPods {
-			return a.sum.FailingPods > b.sum.FailingPods
+			return int(b.sum.FailingPods - a.sum.FailingPods)
 		}
-		return a.sum.Workload.Kind+"/"+a.sum.Workload.Name < b.sum.Workload.Kind+"/"+b.sum.Workload.Name
+		return strings.Compare(a.sum.Workload.Kind+"/"+a.sum.Workload.Name, b.sum.Workload.Kind+"/"+b.sum.Workload.Name)
 	})
 	var storms []string
 	st.Workloads = nil
