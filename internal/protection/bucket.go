@@ -41,9 +41,7 @@ func (b *TokenBucket) refill(now time.Time) {
 		b.tokens += now.Sub(b.last).Minutes() * float64(b.rate.PerMinute)
 		b.last = now
 	}
-	if b.tokens > float64(b.rate.Burst) {
-		b.tokens = float64(b.rate.Burst)
-	}
+	b.tokens = min(b.tokens, float64(b.rate.Burst))
 }
 
 // wait is how long until the bucket holds one token (0 if it does now).
@@ -78,9 +76,7 @@ type Limiter struct {
 func NewLimiter(c clock.PassiveClock, global Rate) *Limiter {
 	l := &Limiter{clock: c, buckets: map[string]*TokenBucket{}}
 	if global.PerMinute > 0 {
-		if global.Burst < 1 {
-			global.Burst = 1
-		}
+		global.Burst = max(global.Burst, 1)
 		l.global = newBucket(global, c.Now())
 	}
 	return l
@@ -110,9 +106,7 @@ func (l *Limiter) Take(g Governing) (bool, time.Duration) {
 	var wait time.Duration
 	for _, b := range bs {
 		b.refill(now)
-		if w := b.wait(); w > wait {
-			wait = w
-		}
+		wait = max(wait, b.wait())
 	}
 	if wait > 0 {
 		return false, wait

@@ -39,7 +39,7 @@ func BenchmarkDecisions(b *testing.B) {
 	ctx := context.Background()
 	var all []time.Duration
 	var totalWall time.Duration
-	for round := 0; round < b.N; round++ {
+	for round := range b.N {
 		b.StopTimer()
 		failing := pickFailing(round)
 		mu.Lock()

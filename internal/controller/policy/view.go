@@ -382,7 +382,7 @@ func runningContainerID(p *corev1.Pod, name string) (string, int32) {
 	return "", 0
 }
 
-// indexFuncs registers the cache indexes the controllers read through.
+// controllerUID, crrPodUID and podNode are the cache index functions.
 func controllerUID(obj client.Object) []string {
 	if ref := metav1.GetControllerOf(obj); ref != nil {
 		return []string{string(ref.UID)}
