@@ -73,6 +73,20 @@ type Decision struct {
 	RequeueAfter time.Duration
 }
 
+// Stale applies the first half of step 1 alone, from the pod and the result only: a result for a
+// pod that is gone or terminating, or for a container that is no longer the running one, is
+// ignored. Callers use it to skip gathering the other facts.
+func Stale(f Facts) (Decision, bool) {
+	if !f.PodFound || f.PodTerminating {
+		return Decision{Outcome: Ignore, Message: "pod is gone or terminating"}, true
+	}
+	if f.RunningContainerID == "" || f.RunningContainerID != f.ResultContainerID {
+		return Decision{Outcome: Ignore, Message: fmt.Sprintf(
+			"stale result: reported for %q, running container is %q", f.ResultContainerID, f.RunningContainerID)}, true
+	}
+	return Decision{}, false
+}
+
 func hold(r Reason, format string, args ...any) Decision {
 	return Decision{Outcome: Hold, Reason: r, Message: fmt.Sprintf(format, args...)}
 }
@@ -82,12 +96,8 @@ func hold(r Reason, format string, args ...any) Decision {
 // rate limit.
 func Decide(f Facts, l *Limiter) Decision {
 	// 1. Fresh and real.
-	if !f.PodFound || f.PodTerminating {
-		return Decision{Outcome: Ignore, Message: "pod is gone or terminating"}
-	}
-	if f.RunningContainerID == "" || f.RunningContainerID != f.ResultContainerID {
-		return Decision{Outcome: Ignore, Message: fmt.Sprintf(
-			"stale result: reported for %q, running container is %q", f.ResultContainerID, f.RunningContainerID)}
+	if d, stale := Stale(f); stale {
+		return d
 	}
 	if !f.LeaseCurrent {
 		return hold(ReasonDaemonNotReporting,

@@ -128,3 +128,21 @@ func TestDecideRateLimited(t *testing.T) {
 		t.Fatalf("after the wait: %s %s", d.Outcome, d.Message)
 	}
 }
+
+func TestStaleNeedsOnlyThePodAndTheResult(t *testing.T) {
+	// Only the pod and the result are set: the lease, policies and workload are not known yet.
+	fresh := Facts{PodFound: true, ResultContainerID: "containerd://a", RunningContainerID: "containerd://a"}
+	if _, stale := Stale(fresh); stale {
+		t.Fatal("a result for the running container is not stale")
+	}
+	for name, f := range map[string]Facts{
+		"gone":        {ResultContainerID: "containerd://a", RunningContainerID: "containerd://a"},
+		"terminating": {PodFound: true, PodTerminating: true, ResultContainerID: "containerd://a", RunningContainerID: "containerd://a"},
+		"replaced":    {PodFound: true, ResultContainerID: "containerd://a", RunningContainerID: "containerd://b"},
+		"not running": {PodFound: true, ResultContainerID: "containerd://a"},
+	} {
+		if d, stale := Stale(f); !stale || d.Outcome != Ignore {
+			t.Errorf("%s: want Ignore, got %v %s", name, stale, d.Outcome)
+		}
+	}
+}

@@ -186,9 +186,8 @@ func (r *DecisionReconciler) decide(ctx context.Context, pod *corev1.Pod, f fail
 		NodeRule:           r.cfg.NodeStorm,
 		Node:               protection.NodeState{Name: pod.Spec.NodeName},
 	}
-	// Step 1 first and alone: a stale result needs no further reads. LeaseCurrent is still false
-	// here, so Decide stops at step 1 and never reaches the (nil) limiter.
-	if d := protection.Decide(facts, nil); d.Outcome == protection.Ignore {
+	// A stale result needs no further reads.
+	if d, stale := protection.Stale(facts); stale {
 		return decided{Decision: d}, nil
 	}
 	var err error
