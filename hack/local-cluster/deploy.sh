@@ -36,7 +36,12 @@ if [ "$action" = delete ]; then
 fi
 kc apply --server-side --force-conflicts -f "$overlay/install.yaml" >/dev/null
 log "applied config/default with image $IMG"
-kc -n "$NS" rollout status deployment --timeout=180s >&2
+# Generous: a manager becomes Ready only when its webhook serving certificate, written by the
+# manager into a Secret, has reached its Secret volume (kubelet sync) and the cert rotator's
+# exponentially backed-off file check has seen it (measured here: 20 s to 3.5 min).
+t0=$(date +%s)
+kc -n "$NS" rollout status deployment --timeout=420s >&2
+log "manager rollout complete in $(( $(date +%s) - t0 ))s"
 # the manager creates the daemon DaemonSet: wait for it to exist, then to be ready
 for _ in $(seq 1 120); do
   ds=$(kc -n "$NS" get daemonset -o name 2>/dev/null | head -1)
