@@ -57,7 +57,7 @@ for p in "${pods[@]:1:5}"; do
 done
 sleep 30
 
-banner "7. the dependency recovers: the probes pass again, the hold clears, nothing else is restarted"
+banner "7. the dependency recovers: the probes pass again; the hold should clear with nothing else restarted"
 for ip in $(kc -n demo get pods -l app=checkout -o jsonpath='{.items[*].status.podIP}'); do healthy "$ip" || true; done
 sleep 35
 kill "$narrator" 2>/dev/null; wait "$narrator" 2>/dev/null || true; narrator=

@@ -50,7 +50,8 @@ func main() {
 		ctx, cancel = context.WithTimeout(ctx, *dur)
 		defer cancel()
 	}
-	n := &narrator{c: c, ns: *ns, seen: map[string]bool{}, crrPhase: map[string]string{}, storm: map[string]string{}}
+	n := &narrator{c: c, ns: *ns, since: time.Now().Add(-2 * time.Second),
+		seen: map[string]bool{}, crrPhase: map[string]string{}, storm: map[string]string{}}
 	for {
 		n.poll(ctx)
 		select {
@@ -69,6 +70,7 @@ func fail(err error) {
 type narrator struct {
 	c        client.Client
 	ns       string
+	since    time.Time // events from before the narration started are history, not news
 	seen     map[string]bool
 	crrPhase map[string]string
 	storm    map[string]string
@@ -88,7 +90,7 @@ func (n *narrator) poll(ctx context.Context) {
 				count = e.Series.Count
 			}
 			key := fmt.Sprintf("%s/%d", e.UID, count)
-			if n.seen[key] {
+			if n.seen[key] || eventTime(e).Before(n.since) {
 				continue
 			}
 			n.seen[key] = true
