@@ -65,7 +65,8 @@ func bindPackagingFlags(fs *flag.FlagSet) *packagingFlags {
 		"cert-mode=self: ValidatingWebhookConfiguration whose caBundle the manager keeps current.")
 
 	fs.StringVar(&f.daemonImage, "daemon-image", os.Getenv("RELATED_IMAGE_DAEMON"),
-		"Image of the node daemon (default $RELATED_IMAGE_DAEMON, else the image of the manager Deployment's manager container).")
+		"Image of the node daemon (default $RELATED_IMAGE_DAEMON, else the image of the manager "+
+			"Deployment's manager container).")
 	fs.StringVar(&f.daemonName, "daemon-name", daemonset.DefaultName, "Name of the node daemon DaemonSet.")
 	fs.StringVar(&f.daemonServiceAccount, "daemon-service-account", daemonset.DefaultName,
 		"ServiceAccount of the node daemon (installed with the manifests, not created by the manager).")

@@ -17,9 +17,10 @@ limitations under the License.
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/blang/semver/v4"
@@ -114,7 +115,8 @@ func Generate(objs []*unstructured.Unstructured, o Options) (*Bundle, error) {
 	}
 	csv.Annotations["alm-examples"] = examples
 
-	if csv.Spec.CustomResourceDefinitions.Owned, err = ownedCRDs(csv.Spec.CustomResourceDefinitions.Owned, in.crds); err != nil {
+	owned := &csv.Spec.CustomResourceDefinitions.Owned
+	if *owned, err = ownedCRDs(*owned, in.crds); err != nil {
 		return nil, err
 	}
 	for _, crd := range in.crds {
@@ -136,7 +138,7 @@ func Generate(objs []*unstructured.Unstructured, o Options) (*Bundle, error) {
 	csv.Spec.WebhookDefinitions = inst.webhooks
 	b.Manifests = append(b.Manifests, inst.extra...)
 	b.Dropped = append(in.dropped, inst.dropped...)
-	sort.Strings(b.Dropped)
+	slices.Sort(b.Dropped)
 	b.CSV = csv
 	return b, nil
 }
@@ -174,7 +176,7 @@ func classify(objs []*unstructured.Unstructured) (*inputs, error) {
 	in := &inputs{}
 	crdGroups := map[string]bool{}
 	for _, u := range objs {
-		if u.GetKind() == "CustomResourceDefinition" {
+		if u.GetKind() == kindCRD {
 			crd := &apiextensionsv1.CustomResourceDefinition{}
 			if err := fromUnstructured(u, crd); err != nil {
 				return nil, err
@@ -183,13 +185,15 @@ func classify(objs []*unstructured.Unstructured) (*inputs, error) {
 			crdGroups[crd.Spec.Group] = true
 		}
 	}
-	sort.Slice(in.crds, func(i, j int) bool { return in.crds[i].Name < in.crds[j].Name })
+	slices.SortFunc(in.crds, func(a, b *apiextensionsv1.CustomResourceDefinition) int {
+		return cmp.Compare(a.Name, b.Name)
+	})
 
 	for _, u := range objs {
 		gvk := u.GroupVersionKind()
 		switch {
-		case gvk.Kind == "CustomResourceDefinition":
-		case gvk.Kind == "ClusterServiceVersion":
+		case gvk.Kind == kindCRD:
+		case gvk.Kind == kindCSV:
 			if in.baseCSV != nil {
 				return nil, fmt.Errorf("more than one ClusterServiceVersion in the input")
 			}
@@ -225,7 +229,8 @@ func classify(objs []*unstructured.Unstructured) (*inputs, error) {
 // ownedCRDs completes the base CSV's owned CRD descriptions (display names, descriptors) with
 // the served storage version and kind of every CRD, and fails on a CRD the base does not
 // describe: its description and descriptors are meant to be written by a person.
-func ownedCRDs(base []operatorsv1alpha1.CRDDescription, crds []*apiextensionsv1.CustomResourceDefinition) ([]operatorsv1alpha1.CRDDescription, error) {
+func ownedCRDs(base []operatorsv1alpha1.CRDDescription, crds []*apiextensionsv1.CustomResourceDefinition,
+) ([]operatorsv1alpha1.CRDDescription, error) {
 	byName := map[string]operatorsv1alpha1.CRDDescription{}
 	for _, d := range base {
 		byName[d.Name] = d
@@ -234,7 +239,8 @@ func ownedCRDs(base []operatorsv1alpha1.CRDDescription, crds []*apiextensionsv1.
 	for _, crd := range crds {
 		d, ok := byName[crd.Name]
 		if !ok {
-			return nil, fmt.Errorf("CRD %s has no owned entry in the base CSV (config/manifests/bases): add its displayName, description and descriptors", crd.Name)
+			return nil, fmt.Errorf("CRD %s has no owned entry in the base CSV (config/manifests/bases): "+
+				"add its displayName, description and descriptors", crd.Name)
 		}
 		delete(byName, crd.Name)
 		d.Kind = crd.Spec.Names.Kind
@@ -247,7 +253,7 @@ func ownedCRDs(base []operatorsv1alpha1.CRDDescription, crds []*apiextensionsv1.
 	for name := range byName {
 		return nil, fmt.Errorf("base CSV describes CRD %s which config/crd does not contain", name)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	slices.SortFunc(out, func(a, b operatorsv1alpha1.CRDDescription) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
@@ -263,15 +269,9 @@ func storageVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
 // almExamples renders the samples as the CSV's alm-examples JSON, sorted for reproducibility.
 func almExamples(samples []*unstructured.Unstructured) (string, error) {
 	sorted := append([]*unstructured.Unstructured(nil), samples...)
-	sort.SliceStable(sorted, func(i, j int) bool {
-		a, b := sorted[i], sorted[j]
-		if a.GetAPIVersion() != b.GetAPIVersion() {
-			return a.GetAPIVersion() < b.GetAPIVersion()
-		}
-		if a.GetKind() != b.GetKind() {
-			return a.GetKind() < b.GetKind()
-		}
-		return a.GetName() < b.GetName()
+	slices.SortStableFunc(sorted, func(a, b *unstructured.Unstructured) int {
+		return cmp.Or(cmp.Compare(a.GetAPIVersion(), b.GetAPIVersion()), cmp.Compare(a.GetKind(), b.GetKind()),
+			cmp.Compare(a.GetName(), b.GetName()))
 	})
 	list := make([]map[string]any, 0, len(sorted))
 	for _, s := range sorted {
@@ -299,11 +299,4 @@ func toUnstructured(obj any) (*unstructured.Unstructured, error) {
 	return &unstructured.Unstructured{Object: m}, nil
 }
 
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
+func contains(s []string, v string) bool { return slices.Contains(s, v) }

@@ -162,9 +162,19 @@ metadata: {name: op-policy}
 spec: {}
 `
 
+const (
+	managerImage = "registry.example/op:v1.2.3"
+	daemonImage  = "registry.example/op-daemon:v1.2.3"
+	createdAt    = "2026-01-01T00:00:00Z"
+	managerName  = "op-manager"
+	certModeOLM  = "--cert-mode=olm"
+	certModeSelf = "--cert-mode=self"
+	otherArg     = "--b"
+)
+
 func testOptions() Options {
 	return Options{Package: "op", Version: "1.2.3", Channels: []string{"stable"}, DefaultChannel: "stable",
-		ManagerImage: "registry.example/op:v1.2.3", DaemonImage: "registry.example/op-daemon:v1.2.3", CreatedAt: "2026-01-01T00:00:00Z"}
+		ManagerImage: managerImage, DaemonImage: daemonImage, CreatedAt: createdAt}
 }
 
 func generateInput(t *testing.T) *Bundle {
@@ -186,17 +196,18 @@ func TestGenerateCSV(t *testing.T) {
 	if csv.Name != "op.v1.2.3" || csv.Spec.Version.String() != "1.2.3" {
 		t.Errorf("name/version = %s/%s", csv.Name, csv.Spec.Version.String())
 	}
-	if csv.Annotations["createdAt"] != "2026-01-01T00:00:00Z" || csv.Annotations["containerImage"] != "registry.example/op:v1.2.3" {
+	if csv.Annotations["createdAt"] != createdAt || csv.Annotations["containerImage"] != managerImage {
 		t.Errorf("annotations = %v", csv.Annotations)
 	}
-	if ex := csv.Annotations["alm-examples"]; strings.Index(ex, "a-sample") > strings.Index(ex, "b-sample") || !strings.Contains(ex, `"kind": "Widget"`) {
+	ex := csv.Annotations["alm-examples"]
+	if strings.Index(ex, "a-sample") > strings.Index(ex, "b-sample") || !strings.Contains(ex, `"kind": "Widget"`) {
 		t.Errorf("alm-examples not the sorted samples: %s", ex)
 	}
 	owned := csv.Spec.CustomResourceDefinitions.Owned
 	if len(owned) != 1 || owned[0].Version != "v1" || owned[0].Description != "A widget." {
 		t.Errorf("owned = %+v, want storage version v1 with the base description", owned)
 	}
-	want := []operatorsv1alpha1.RelatedImage{{Name: "manager", Image: "registry.example/op:v1.2.3"}, {Name: "daemon", Image: "registry.example/op-daemon:v1.2.3"}}
+	want := []operatorsv1alpha1.RelatedImage{{Name: "manager", Image: managerImage}, {Name: "daemon", Image: daemonImage}}
 	if !reflect.DeepEqual(csv.Spec.RelatedImages, want) {
 		t.Errorf("relatedImages = %+v", csv.Spec.RelatedImages)
 	}
@@ -205,31 +216,34 @@ func TestGenerateCSV(t *testing.T) {
 func TestGenerateInstallStrategy(t *testing.T) {
 	b := generateInput(t)
 	st := b.CSV.Spec.InstallStrategy.StrategySpec
-	if len(st.DeploymentSpecs) != 1 || st.DeploymentSpecs[0].Name != "op-manager" {
+	if len(st.DeploymentSpecs) != 1 || st.DeploymentSpecs[0].Name != managerName {
 		t.Fatalf("deployments = %+v", st.DeploymentSpecs)
 	}
 	pod := st.DeploymentSpecs[0].Spec.Template.Spec
 	c := pod.Containers[0]
-	if c.Image != "registry.example/op:v1.2.3" {
+	if c.Image != managerImage {
 		t.Errorf("image = %s", c.Image)
 	}
-	if !reflect.DeepEqual(c.Args, []string{"--leader-elect", "--cert-mode=olm"}) {
+	if !reflect.DeepEqual(c.Args, []string{"--leader-elect", certModeOLM}) {
 		t.Errorf("args = %v", c.Args)
 	}
-	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].Name != "scratch" || len(pod.Volumes) != 1 || pod.Volumes[0].Name != "scratch" {
-		t.Errorf("the certificate volume must go (OLM mounts its own there), others stay: %+v %+v", c.VolumeMounts, pod.Volumes)
+	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].Name != "scratch" ||
+		len(pod.Volumes) != 1 || pod.Volumes[0].Name != "scratch" {
+		t.Errorf("the certificate volume must go (OLM mounts its own there), others stay: %+v %+v",
+			c.VolumeMounts, pod.Volumes)
 	}
-	if !reflect.DeepEqual(c.Env, []corev1.EnvVar{{Name: "RELATED_IMAGE_DAEMON", Value: "registry.example/op-daemon:v1.2.3"}}) {
+	if !reflect.DeepEqual(c.Env, []corev1.EnvVar{{Name: "RELATED_IMAGE_DAEMON", Value: daemonImage}}) {
 		t.Errorf("env = %+v", c.Env)
 	}
 
 	// Manager: the ClusterRole through its ClusterRoleBinding. Daemon: the Role and the
 	// ClusterRole bound in the namespace, both as namespaced permissions.
-	if len(st.ClusterPermissions) != 1 || st.ClusterPermissions[0].ServiceAccountName != "op-manager" ||
+	if len(st.ClusterPermissions) != 1 || st.ClusterPermissions[0].ServiceAccountName != managerName ||
 		st.ClusterPermissions[0].Rules[0].Verbs[0] != "get" {
 		t.Errorf("clusterPermissions = %+v", st.ClusterPermissions)
 	}
-	if len(st.Permissions) != 1 || st.Permissions[0].ServiceAccountName != "op-daemon" || len(st.Permissions[0].Rules) != 2 {
+	if len(st.Permissions) != 1 || st.Permissions[0].ServiceAccountName != "op-daemon" ||
+		len(st.Permissions[0].Rules) != 2 {
 		t.Errorf("permissions = %+v", st.Permissions)
 	}
 
@@ -238,7 +252,7 @@ func TestGenerateInstallStrategy(t *testing.T) {
 		t.Fatalf("webhooks = %+v", hooks)
 	}
 	h := hooks[0]
-	if h.Type != operatorsv1alpha1.MutatingAdmissionWebhook || h.DeploymentName != "op-manager" || h.ContainerPort != 443 ||
+	if h.Type != operatorsv1alpha1.MutatingAdmissionWebhook || h.DeploymentName != managerName || h.ContainerPort != 443 ||
 		h.TargetPort.IntValue() != 9443 || *h.WebhookPath != "/mutate" || string(*h.FailurePolicy) != "Ignore" {
 		t.Errorf("webhook = %+v", h)
 	}
@@ -246,20 +260,22 @@ func TestGenerateInstallStrategy(t *testing.T) {
 
 func TestGenerateManifests(t *testing.T) {
 	b := generateInput(t)
-	var names []string
+	names := make([]string, 0, len(b.Manifests))
 	for _, m := range b.Manifests {
 		names = append(names, manifestFileName(m))
 		if m.GetNamespace() != "" {
 			t.Errorf("%s keeps namespace %s", m.GetName(), m.GetNamespace())
 		}
 	}
-	want := []string{"example.org_widgets.yaml", "op-viewer_rbac.authorization.k8s.io_v1_clusterrole.yaml", "op-metrics_v1_service.yaml"}
+	want := []string{"example.org_widgets.yaml", "op-viewer_rbac.authorization.k8s.io_v1_clusterrole.yaml",
+		"op-metrics_v1_service.yaml"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("manifests = %v, want %v", names, want)
 	}
 	dropped := strings.Join(b.Dropped, "\n")
-	for _, d := range []string{"Namespace/op-system", "Secret/op-cert", "Service/op-webhook", "ValidatingAdmissionPolicy/op-policy",
-		"ServiceAccount/op-manager", "ServiceAccount/op-daemon", "MutatingWebhookConfiguration/op-mutating"} {
+	for _, d := range []string{"Namespace/op-system", "Secret/op-cert", "Service/op-webhook",
+		"ValidatingAdmissionPolicy/op-policy", "ServiceAccount/op-manager", "ServiceAccount/op-daemon",
+		"MutatingWebhookConfiguration/op-mutating"} {
 		if !strings.Contains(dropped, d) {
 			t.Errorf("%s not reported as left out:\n%s", d, dropped)
 		}
@@ -302,12 +318,13 @@ func TestGenerateErrors(t *testing.T) {
 		}
 		return out
 	}
-	withExtraCRD := append(append([]*unstructured.Unstructured(nil), objs...), &unstructured.Unstructured{Object: map[string]any{
+	gadgets := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
 		"metadata": map[string]any{"name": "gadgets.example.org"},
 		"spec": map[string]any{"group": "example.org", "names": map[string]any{"kind": "Gadget", "plural": "gadgets"},
 			"versions": []any{map[string]any{"name": "v1", "storage": true}}},
-	}})
+	}}
+	withExtraCRD := append(append([]*unstructured.Unstructured(nil), objs...), gadgets)
 	cases := []struct {
 		name   string
 		objs   []*unstructured.Unstructured
@@ -338,10 +355,10 @@ func TestSetArg(t *testing.T) {
 	cases := []struct {
 		in, want []string
 	}{
-		{[]string{"--a"}, []string{"--a", "--cert-mode=olm"}},
-		{[]string{"--cert-mode=self", "--b"}, []string{"--b", "--cert-mode=olm"}},
-		{[]string{"--cert-mode", "self", "--b"}, []string{"--b", "--cert-mode=olm"}},
-		{nil, []string{"--cert-mode=olm"}},
+		{[]string{"--a"}, []string{"--a", certModeOLM}},
+		{[]string{certModeSelf, otherArg}, []string{otherArg, certModeOLM}},
+		{[]string{"--cert-mode", "self", otherArg}, []string{otherArg, certModeOLM}},
+		{nil, []string{certModeOLM}},
 	}
 	for _, tc := range cases {
 		if got := setArg(tc.in, "--cert-mode", "olm"); !reflect.DeepEqual(got, tc.want) {
@@ -352,9 +369,9 @@ func TestSetArg(t *testing.T) {
 
 func TestOlmizeKeepsOtherContainers(t *testing.T) {
 	d := &appsv1.Deployment{}
-	d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "sidecar", Image: "s:1", Args: []string{"--cert-mode=self"}}}
+	d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "sidecar", Image: "s:1", Args: []string{certModeSelf}}}
 	olmize(d, testOptions())
-	if c := d.Spec.Template.Spec.Containers[0]; c.Image != "s:1" || c.Args[0] != "--cert-mode=self" {
+	if c := d.Spec.Template.Spec.Containers[0]; c.Image != "s:1" || c.Args[0] != certModeSelf {
 		t.Fatalf("sidecar changed: %+v", c)
 	}
 }

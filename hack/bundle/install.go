@@ -17,8 +17,9 @@ limitations under the License.
 package main
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
@@ -33,11 +34,21 @@ import (
 // OLMCertDir is where OLM mounts the webhook serving certificate of a CSV's Deployment.
 const OLMCertDir = "/tmp/k8s-webhook-server/serving-certs"
 
+const (
+	kindCRD                = "CustomResourceDefinition"
+	kindCSV                = "ClusterServiceVersion"
+	kindRole               = "Role"
+	kindClusterRole        = "ClusterRole"
+	kindClusterRoleBinding = "ClusterRoleBinding"
+	kindService            = "Service"
+	becameWebhooks         = ": became webhookdefinitions (OLM creates it)"
+)
+
 // supportedKinds are the kinds OLM installs from a registry+v1 bundle besides the CSV and CRDs
 // (the operator-registry list). Everything else is left out of the bundle and reported.
 var supportedKinds = map[string]bool{
-	"Secret": true, "ClusterRole": true, "ClusterRoleBinding": true, "ConfigMap": true,
-	"ServiceAccount": true, "Service": true, "Role": true, "RoleBinding": true,
+	"Secret": true, kindClusterRole: true, kindClusterRoleBinding: true, "ConfigMap": true,
+	"ServiceAccount": true, kindService: true, kindRole: true, "RoleBinding": true,
 	"PrometheusRule": true, "ServiceMonitor": true, "PodDisruptionBudget": true,
 	"PriorityClass": true, "VerticalPodAutoscaler": true, "ConsoleYAMLSample": true,
 }
@@ -70,8 +81,8 @@ func installStrategy(in *inputs, o Options) (*install, error) {
 		switch u.GetKind() {
 		case "ServiceAccount":
 			sas = append(sas, u.GetName())
-		case "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding":
-			err = rbac.add(u)
+		case kindRole, kindClusterRole, "RoleBinding", kindClusterRoleBinding:
+			rbac.add(u)
 		case "MutatingWebhookConfiguration":
 			m := admissionv1.MutatingWebhookConfiguration{}
 			err = fromUnstructured(u, &m)
@@ -80,7 +91,7 @@ func installStrategy(in *inputs, o Options) (*install, error) {
 			v := admissionv1.ValidatingWebhookConfiguration{}
 			err = fromUnstructured(u, &v)
 			validating = append(validating, v)
-		case "Service":
+		case kindService:
 			s := &corev1.Service{}
 			err = fromUnstructured(u, s)
 			services[s.Name] = s
@@ -93,9 +104,10 @@ func installStrategy(in *inputs, o Options) (*install, error) {
 		}
 	}
 	if !contains(sas, dep.Spec.Template.Spec.ServiceAccountName) {
-		return nil, fmt.Errorf("the Deployment's ServiceAccount %q is not among the manifests", dep.Spec.Template.Spec.ServiceAccountName)
+		return nil, fmt.Errorf("the Deployment's ServiceAccount %q is not among the manifests",
+			dep.Spec.Template.Spec.ServiceAccountName)
 	}
-	sort.Strings(sas)
+	slices.Sort(sas)
 	for _, sa := range sas {
 		cluster, namespaced := rbac.rulesOf(sa)
 		if len(cluster) > 0 {
@@ -118,17 +130,17 @@ func installStrategy(in *inputs, o Options) (*install, error) {
 	}
 	res.webhooks = hooks
 	for _, m := range mutating {
-		res.dropped = append(res.dropped, "MutatingWebhookConfiguration/"+m.Name+": became webhookdefinitions (OLM creates it)")
+		res.dropped = append(res.dropped, "MutatingWebhookConfiguration/"+m.Name+becameWebhooks)
 	}
 	for _, v := range validating {
-		res.dropped = append(res.dropped, "ValidatingWebhookConfiguration/"+v.Name+": became webhookdefinitions (OLM creates it)")
+		res.dropped = append(res.dropped, "ValidatingWebhookConfiguration/"+v.Name+becameWebhooks)
 	}
 
-	sort.SliceStable(rest, func(i, j int) bool { return manifestFileName(rest[i]) < manifestFileName(rest[j]) })
+	slices.SortStableFunc(rest, byFileName)
 	for _, u := range rest {
 		kind, name := u.GetKind(), u.GetName()
 		switch {
-		case kind == "Service" && webhookServices[name]:
+		case kind == kindService && webhookServices[name]:
 			res.dropped = append(res.dropped, "Service/"+name+": OLM creates the webhook Service of the Deployment")
 		case kind == "Secret" && removedSecrets[name]:
 			res.dropped = append(res.dropped, "Secret/"+name+": self-managed certificate; OLM provides the certificate")
@@ -217,7 +229,8 @@ func webhookDefinitions(deployment string, mutating []admissionv1.MutatingWebhoo
 ) ([]operatorsv1alpha1.WebhookDescription, map[string]bool, error) {
 	used := map[string]bool{}
 	var out []operatorsv1alpha1.WebhookDescription
-	describe := func(typ operatorsv1alpha1.WebhookAdmissionType, name string, cc admissionv1.WebhookClientConfig) (operatorsv1alpha1.WebhookDescription, error) {
+	describe := func(typ operatorsv1alpha1.WebhookAdmissionType, name string, cc admissionv1.WebhookClientConfig,
+	) (operatorsv1alpha1.WebhookDescription, error) {
 		if cc.Service == nil {
 			return operatorsv1alpha1.WebhookDescription{}, fmt.Errorf("webhook %s has no service reference", name)
 		}
@@ -247,9 +260,9 @@ func webhookDefinitions(deployment string, mutating []admissionv1.MutatingWebhoo
 			if err != nil {
 				return nil, nil, err
 			}
-			d.Rules, d.FailurePolicy, d.MatchPolicy, d.ObjectSelector = w.Rules, w.FailurePolicy, w.MatchPolicy, w.ObjectSelector
-			d.SideEffects, d.TimeoutSeconds, d.AdmissionReviewVersions = w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions
-			d.ReinvocationPolicy = w.ReinvocationPolicy
+			d.Rules, d.FailurePolicy, d.MatchPolicy = w.Rules, w.FailurePolicy, w.MatchPolicy
+			d.ObjectSelector, d.SideEffects, d.TimeoutSeconds = w.ObjectSelector, w.SideEffects, w.TimeoutSeconds
+			d.AdmissionReviewVersions, d.ReinvocationPolicy = w.AdmissionReviewVersions, w.ReinvocationPolicy
 			out = append(out, d)
 		}
 	}
@@ -259,16 +272,14 @@ func webhookDefinitions(deployment string, mutating []admissionv1.MutatingWebhoo
 			if err != nil {
 				return nil, nil, err
 			}
-			d.Rules, d.FailurePolicy, d.MatchPolicy, d.ObjectSelector = w.Rules, w.FailurePolicy, w.MatchPolicy, w.ObjectSelector
-			d.SideEffects, d.TimeoutSeconds, d.AdmissionReviewVersions = w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions
+			d.Rules, d.FailurePolicy, d.MatchPolicy = w.Rules, w.FailurePolicy, w.MatchPolicy
+			d.ObjectSelector, d.SideEffects, d.TimeoutSeconds = w.ObjectSelector, w.SideEffects, w.TimeoutSeconds
+			d.AdmissionReviewVersions = w.AdmissionReviewVersions
 			out = append(out, d)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Type != out[j].Type {
-			return out[i].Type < out[j].Type
-		}
-		return out[i].GenerateName < out[j].GenerateName
+	slices.SortStableFunc(out, func(a, b operatorsv1alpha1.WebhookDescription) int {
+		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.GenerateName, b.GenerateName))
 	})
 	return out, used, nil
 }
@@ -282,28 +293,32 @@ type rbacIndex struct {
 }
 
 func newRBACIndex() *rbacIndex {
-	return &rbacIndex{roles: map[string]*unstructured.Unstructured{}, usedRoles: map[string]bool{}, usedBindings: map[string]bool{}}
+	return &rbacIndex{
+		roles:     map[string]*unstructured.Unstructured{},
+		usedRoles: map[string]bool{}, usedBindings: map[string]bool{},
+	}
 }
 
-func (r *rbacIndex) add(u *unstructured.Unstructured) error {
+func (r *rbacIndex) add(u *unstructured.Unstructured) {
 	switch u.GetKind() {
-	case "Role", "ClusterRole":
+	case kindRole, kindClusterRole:
 		r.roles[u.GetKind()+"/"+u.GetName()] = u
 	default:
 		r.bindings = append(r.bindings, u)
 	}
-	return nil
 }
 
 // rulesOf returns the cluster-wide rules (ClusterRoleBindings) and the namespaced rules
 // (RoleBindings, to a Role or a ClusterRole) of ServiceAccount sa, in binding-name order.
 func (r *rbacIndex) rulesOf(sa string) (cluster, namespaced []rbacv1.PolicyRule) {
 	sorted := append([]*unstructured.Unstructured(nil), r.bindings...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].GetName() < sorted[j].GetName() })
+	slices.SortStableFunc(sorted, func(a, b *unstructured.Unstructured) int {
+		return cmp.Compare(a.GetName(), b.GetName())
+	})
 	for _, u := range sorted {
 		var subjects []rbacv1.Subject
 		var ref rbacv1.RoleRef
-		if u.GetKind() == "ClusterRoleBinding" {
+		if u.GetKind() == kindClusterRoleBinding {
 			b := &rbacv1.ClusterRoleBinding{}
 			if fromUnstructured(u, b) != nil {
 				continue
@@ -327,7 +342,7 @@ func (r *rbacIndex) rulesOf(sa string) (cluster, namespaced []rbacv1.PolicyRule)
 		rules := rulesOfRole(role)
 		r.usedRoles[key] = true
 		r.usedBindings[u.GetKind()+"/"+u.GetName()] = true
-		if u.GetKind() == "ClusterRoleBinding" {
+		if u.GetKind() == kindClusterRoleBinding {
 			cluster = append(cluster, rules...)
 		} else {
 			namespaced = append(namespaced, rules...)
@@ -358,7 +373,7 @@ func (r *rbacIndex) leftover() (keep []*unstructured.Unstructured, consumed []st
 		c.SetNamespace("")
 		keep = append(keep, c)
 	}
-	sort.SliceStable(keep, func(i, j int) bool { return manifestFileName(keep[i]) < manifestFileName(keep[j]) })
+	slices.SortStableFunc(keep, byFileName)
 	return keep, consumed
 }
 
@@ -379,10 +394,14 @@ func rulesOfRole(u *unstructured.Unstructured) []rbacv1.PolicyRule {
 	return cr.Rules
 }
 
+func byFileName(a, b *unstructured.Unstructured) int {
+	return cmp.Compare(manifestFileName(a), manifestFileName(b))
+}
+
 // manifestFileName names a bundle manifest the way bundles conventionally do.
 func manifestFileName(u *unstructured.Unstructured) string {
 	gvk := u.GroupVersionKind()
-	if gvk.Kind == "CustomResourceDefinition" {
+	if gvk.Kind == kindCRD {
 		plural, _, _ := unstructured.NestedString(u.Object, "spec", "names", "plural")
 		group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
 		return group + "_" + plural + ".yaml"

@@ -31,13 +31,19 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+const (
+	levelError        = "error"
+	levelWarning      = "warning"
+	checkBundleFormat = "BundleFormat"
+)
+
 // maxBundleSize is the limit of a bundle OLM can stage (one ConfigMap).
 const maxBundleSize = 1 << 20
 
 // Finding is one error or warning of one check.
 type Finding struct {
 	Check   string
-	Level   string // "error" or "warning"
+	Level   string // levelError or levelWarning
 	Message string
 }
 
@@ -50,8 +56,8 @@ type namedValidator struct {
 // suite is what `operator-sdk bundle validate --select-optional suite=operatorframework` runs:
 // the default bundle validators plus the optional operatorframework suite.
 var suite = []namedValidator{
-	{"ClusterServiceVersion", validation.ClusterServiceVersionValidator},
-	{"CustomResourceDefinition", validation.CustomResourceDefinitionValidator},
+	{kindCSV, validation.ClusterServiceVersionValidator},
+	{kindCRD, validation.CustomResourceDefinitionValidator},
 	{"Bundle", validation.BundleValidator},
 	{"OperatorHubV2", validation.OperatorHubV2Validator},
 	{"StandardCapabilities", validation.StandardCapabilitiesValidator},
@@ -66,7 +72,7 @@ func CheckNames() []string {
 	for _, s := range suite {
 		names = append(names, s.name)
 	}
-	return append(names, "BundleFormat")
+	return append(names, checkBundleFormat)
 }
 
 // Validate loads bundleDir like OLM does and runs the validator suite against k8sVersion, then
@@ -97,9 +103,9 @@ func Validate(bundleDir, dockerfile, k8sVersion string) ([]Finding, error) {
 }
 
 func finding(check string, e errors.Error) Finding {
-	level := "warning"
+	level := levelWarning
 	if e.Level == errors.LevelError {
-		level = "error"
+		level = levelError
 	}
 	return Finding{Check: check, Level: level, Message: e.Error()}
 }
@@ -107,7 +113,7 @@ func finding(check string, e errors.Error) Finding {
 func formatChecks(bundleDir, dockerfile string, bundle *manifests.Bundle) ([]Finding, error) {
 	var out []Finding
 	add := func(format string, args ...any) {
-		out = append(out, Finding{Check: "BundleFormat", Level: "error", Message: fmt.Sprintf(format, args...)})
+		out = append(out, Finding{Check: checkBundleFormat, Level: levelError, Message: fmt.Sprintf(format, args...)})
 	}
 
 	// metadata/annotations.yaml
@@ -170,7 +176,7 @@ func formatChecks(bundleDir, dockerfile string, bundle *manifests.Bundle) ([]Fin
 	// Only supported kinds, no namespaces.
 	for _, u := range bundle.Objects {
 		k := u.GetKind()
-		if k != "ClusterServiceVersion" && k != "CustomResourceDefinition" && !supportedKinds[k] {
+		if k != kindCSV && k != kindCRD && !supportedKinds[k] {
 			add("manifests: %s %s is not a kind OLM installs from a bundle", k, u.GetName())
 		}
 		if u.GetNamespace() != "" {
@@ -209,7 +215,7 @@ func dockerfileLabels(path string) (map[string]string, error) {
 		if !strings.HasPrefix(line, "LABEL ") {
 			continue
 		}
-		for _, kv := range strings.Fields(strings.TrimPrefix(line, "LABEL ")) {
+		for kv := range strings.FieldsSeq(strings.TrimPrefix(line, "LABEL ")) {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok {
 				return nil, fmt.Errorf("%s: malformed label %q", path, kv)
@@ -225,7 +231,7 @@ func Summary(findings []Finding) string {
 	counts := map[string][2]int{}
 	for _, f := range findings {
 		c := counts[f.Check]
-		if f.Level == "error" {
+		if f.Level == levelError {
 			c[0]++
 		} else {
 			c[1]++

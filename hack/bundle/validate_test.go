@@ -107,7 +107,7 @@ func TestValidateReportsBrokenBundles(t *testing.T) {
 			breakIt: func(t *testing.T, _, df string) {
 				editFile(t, df, func(s string) string { return strings.Replace(s, "channels.v1=stable", "channels.v1=fast", 1) })
 			},
-			check: "BundleFormat", level: "error", substring: "channels.v1",
+			check: checkBundleFormat, level: levelError, substring: "channels.v1",
 		},
 		{
 			name: "wrong media type",
@@ -116,27 +116,29 @@ func TestValidateReportsBrokenBundles(t *testing.T) {
 					editFile(t, p, func(s string) string { return strings.ReplaceAll(s, "registry+v1", "plain+v0") })
 				}
 			},
-			check: "BundleFormat", level: "error", substring: "mediatype",
+			check: checkBundleFormat, level: levelError, substring: "mediatype",
 		},
 		{
 			name: "object with a namespace",
 			breakIt: func(t *testing.T, dir, _ string) {
-				p := filepath.Join(dir, "manifests", "enhanced-liveness-operator-controller-manager-metrics-service_v1_service.yaml")
+				p := filepath.Join(dir, "manifests",
+					"enhanced-liveness-operator-controller-manager-metrics-service_v1_service.yaml")
 				editFile(t, p, func(s string) string {
 					return strings.Replace(s, "metadata:\n", "metadata:\n  namespace: enhanced-liveness-system\n", 1)
 				})
 			},
-			check: "BundleFormat", level: "error", substring: "must not name one",
+			check: checkBundleFormat, level: levelError, substring: "must not name one",
 		},
 		{
 			name: "unsupported kind",
 			breakIt: func(t *testing.T, dir, _ string) {
-				vap := "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: x\nspec: {}\n"
+				vap := "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\n" +
+					"metadata:\n  name: x\nspec: {}\n"
 				if err := os.WriteFile(filepath.Join(dir, "manifests", "x.yaml"), []byte(vap), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			},
-			check: "BundleFormat", level: "error", substring: "not a kind OLM installs",
+			check: checkBundleFormat, level: levelError, substring: "not a kind OLM installs",
 		},
 		{
 			name: "no icon",
@@ -145,7 +147,7 @@ func TestValidateReportsBrokenBundles(t *testing.T) {
 					return strings.Replace(s, "  icon:\n", "  iconRemoved:\n", 1)
 				})
 			},
-			check: "OperatorHubV2", level: "warning", substring: "Icon not specified",
+			check: "OperatorHubV2", level: levelWarning, substring: "Icon not specified",
 		},
 		{
 			name: "unknown category",
@@ -154,7 +156,7 @@ func TestValidateReportsBrokenBundles(t *testing.T) {
 					return strings.Replace(s, "categories: Monitoring", "categories: Gardening", 1)
 				})
 			},
-			check: "StandardCategories", level: "error", substring: "Gardening",
+			check: "StandardCategories", level: levelError, substring: "Gardening",
 		},
 		{
 			name: "channel outside the naming convention",
@@ -163,7 +165,7 @@ func TestValidateReportsBrokenBundles(t *testing.T) {
 					editFile(t, p, func(s string) string { return strings.ReplaceAll(s, "stable", "nightly") })
 				}
 			},
-			check: "GoodPractices", level: "warning", substring: "nightly",
+			check: "GoodPractices", level: levelWarning, substring: "nightly",
 		},
 	}
 	for _, tc := range cases {

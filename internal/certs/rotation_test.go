@@ -38,7 +38,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -94,7 +93,7 @@ const (
 // webhookConfigs are two configurations as the manifests install them: no caBundle yet.
 func webhookConfigs() []client.Object {
 	cc := admissionv1.WebhookClientConfig{Service: &admissionv1.ServiceReference{
-		Namespace: certNS, Name: serviceName, Path: ptr.To("/mutate"), Port: ptr.To[int32](443),
+		Namespace: certNS, Name: serviceName, Path: new("/mutate"), Port: new(int32(443)),
 	}}
 	rules := []admissionv1.RuleWithOperations{{
 		Operations: []admissionv1.OperationType{admissionv1.Create},

@@ -20,6 +20,7 @@ package daemonset
 
 import (
 	"errors"
+	"maps"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -126,9 +127,7 @@ func Labels() map[string]string {
 		"app.kubernetes.io/managed-by": ManagedByValue,
 		"app.kubernetes.io/part-of":    "enhanced-liveness-operator",
 	}
-	for k, v := range selectorLabels {
-		l[k] = v
-	}
+	maps.Copy(l, selectorLabels)
 	return l
 }
 
@@ -141,10 +140,7 @@ func ManagedSelector() labels.Selector {
 // so that applying it repairs any edit of those fields.
 func Build(c Config) *appsv1.DaemonSet {
 	lbls := Labels()
-	sel := map[string]string{}
-	for k, v := range selectorLabels {
-		sel[k] = v
-	}
+	sel := maps.Clone(selectorLabels)
 	pullPolicy := c.ImagePullPolicy
 	if pullPolicy == "" {
 		pullPolicy = corev1.PullIfNotPresent
@@ -152,14 +148,15 @@ func Build(c Config) *appsv1.DaemonSet {
 	maxUnavailable := intstr.FromString("10%")
 	maxSurge := intstr.FromInt32(0)
 
-	args := []string{
-		"--metrics-bind-address=:" + strconv.Itoa(int(c.MetricsPort)),
-		"--health-probe-bind-address=:" + strconv.Itoa(int(c.HealthPort)),
-	}
+	args := make([]string, 0, 2+len(c.ExtraArgs))
+	args = append(args,
+		"--metrics-bind-address=:"+strconv.Itoa(int(c.MetricsPort)),
+		"--health-probe-bind-address=:"+strconv.Itoa(int(c.HealthPort)),
+	)
 	args = append(args, c.ExtraArgs...)
 
-	var volumes []corev1.Volume
-	var mounts []corev1.VolumeMount
+	volumes := make([]corev1.Volume, 0, len(CRISocketDirs))
+	mounts := make([]corev1.VolumeMount, 0, len(CRISocketDirs))
 	for _, s := range CRISocketDirs {
 		volumes = append(volumes, corev1.Volume{
 			Name: s.Name,
@@ -234,12 +231,12 @@ func podSpec(c Config, pull corev1.PullPolicy, args []string, volumes []corev1.V
 			// capabilities, no privilege escalation and a read-only root filesystem. Exec
 			// probes and container stops are performed by the runtime, not by this process.
 			SecurityContext: &corev1.SecurityContext{
-				RunAsUser:                ptr.To[int64](0),
-				RunAsGroup:               ptr.To[int64](0),
-				RunAsNonRoot:             ptr.To(false),
-				Privileged:               ptr.To(false),
-				AllowPrivilegeEscalation: ptr.To(false),
-				ReadOnlyRootFilesystem:   ptr.To(true),
+				RunAsUser:                new(int64(0)),
+				RunAsGroup:               new(int64(0)),
+				RunAsNonRoot:             new(false),
+				Privileged:               new(false),
+				AllowPrivilegeEscalation: new(false),
+				ReadOnlyRootFilesystem:   new(true),
 				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 			},
 			VolumeMounts:             mounts,

@@ -17,6 +17,7 @@ limitations under the License.
 package daemonset
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,14 +126,7 @@ func TestBuildPullPolicy(t *testing.T) {
 	}
 }
 
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
+func contains(s []string, v string) bool { return slices.Contains(s, v) }
 
 func envField(c corev1.Container, name string) string {
 	for _, e := range c.Env {

@@ -35,7 +35,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
@@ -131,7 +130,7 @@ func patchCRRStatus(c client.Client, ns, name string) error {
 func createLease(c client.Client, name string) error {
 	return c.Create(ctx, &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Namespace: shippedNamespace, Name: name},
-		Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To("x"), LeaseDurationSeconds: ptr.To[int32](40)},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: new("x"), LeaseDurationSeconds: new(int32(40))},
 	})
 }
 

@@ -28,7 +28,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -106,7 +105,7 @@ func (r *DaemonSetReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ct
 	desired := daemonset.Build(cfg)
 	if owner != nil {
 		desired.OwnerReferences = []metav1.OwnerReference{{
-			APIVersion: "apps/v1", Kind: "Deployment", Name: owner.Name, UID: owner.UID, Controller: ptr.To(true),
+			APIVersion: "apps/v1", Kind: "Deployment", Name: owner.Name, UID: owner.UID, Controller: new(true),
 		}}
 	}
 	u, err := toApplyObject(desired)

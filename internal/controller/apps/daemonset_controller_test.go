@@ -50,7 +50,7 @@ var _ = Describe("Daemon DaemonSet controller", Ordered, func() {
 
 	BeforeAll(func() {
 		Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-		sel := map[string]string{"app": "elo-manager"}
+		sel := map[string]string{"app.kubernetes.io/name": "elo-manager"}
 		Expect(k8sClient.Create(ctx, &appsv1.Deployment{
 			ObjectMeta: metav1.ObjectMeta{Name: managerName, Namespace: ns},
 			Spec: appsv1.DeploymentSpec{
@@ -140,7 +140,7 @@ var _ = Describe("Daemon DaemonSet controller", Ordered, func() {
 
 	It("deletes a managed DaemonSet of another name and leaves unmanaged ones alone", func() {
 		mk := func(name string, lbls map[string]string) *appsv1.DaemonSet {
-			sel := map[string]string{"app": name}
+			sel := map[string]string{"app.kubernetes.io/name": name}
 			return &appsv1.DaemonSet{
 				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: lbls},
 				Spec: appsv1.DaemonSetSpec{

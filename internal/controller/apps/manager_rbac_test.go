@@ -34,7 +34,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -91,7 +90,7 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 			Expect(k8sClient.Create(ctx, u)).To(Succeed(), "creating %s %s", u.GetKind(), u.GetName())
 		}
 		cc := admissionv1.WebhookClientConfig{Service: &admissionv1.ServiceReference{
-			Namespace: shippedNamespace, Name: serviceName, Path: ptr.To("/x")}}
+			Namespace: shippedNamespace, Name: serviceName, Path: new("/x")}}
 		none := admissionv1.SideEffectClassNone
 		rules := []admissionv1.RuleWithOperations{{Operations: []admissionv1.OperationType{admissionv1.Create},
 			Rule: admissionv1.Rule{APIGroups: []string{"example.org"}, APIVersions: []string{"v1"}, Resources: []string{"things"}}}}
