@@ -67,6 +67,9 @@ func TestRotation(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	// Generous: this suite shares two CPUs with the rest of CI.
+	SetDefaultEventuallyTimeout(30 * time.Second)
+	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
 	ctx, cancel = context.WithCancel(context.TODO())
 	var err error
 	testEnv, err = testutil.NewEnvironment(false)
@@ -262,8 +265,8 @@ var _ = Describe("Self-managed webhook certificates", Ordered, func() {
 		sec.Data = nil
 		Expect(k8sClient.Update(ctx, sec)).To(Succeed())
 		_, stop, _ := startWithCerts(Options{
-			CADuration: 8 * time.Second, ServerDuration: 6 * time.Second,
-			Lookahead: 3 * time.Second, CheckFrequency: 500 * time.Millisecond,
+			CADuration: 20 * time.Second, ServerDuration: 15 * time.Second,
+			Lookahead: 8 * time.Second, CheckFrequency: 500 * time.Millisecond,
 		}, freePort())
 		defer stop()
 

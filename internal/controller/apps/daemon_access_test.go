@@ -163,7 +163,7 @@ var _ = Describe("Node daemon access (hand-kept RBAC + ValidatingAdmissionPolicy
 		}
 		// The policy is enforced once the API server has loaded it.
 		daemonA := clientAs(daemonUser, "node-a")
-		Eventually(func() bool { return deniedByPolicy(patchNPPStatus(daemonA, "node-b"), "node-a") }).Should(BeTrue())
+		Eventually(func() bool { return deniedByPolicy(patchNPPStatus(daemonA, "node-b"), "node-a") }, packagingSpecTimeout).Should(BeTrue())
 	})
 
 	It("lets the daemon of node-a write the status of NodePodProbe node-a only", func() {

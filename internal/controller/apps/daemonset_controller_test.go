@@ -32,6 +32,10 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
+// packagingSpecTimeout bounds waiting for controllers and the API server in the packaging specs; generous
+// because the suite shares two CPUs with everything else that runs in CI.
+const packagingSpecTimeout = "30s"
+
 var _ = Describe("Daemon DaemonSet controller", Ordered, func() {
 	const (
 		ns           = "elo-daemonset-test"
@@ -103,7 +107,7 @@ var _ = Describe("Daemon DaemonSet controller", Ordered, func() {
 			g.Expect(ds.OwnerReferences).To(HaveLen(1))
 			g.Expect(ds.OwnerReferences[0].Kind).To(Equal("Deployment"))
 			g.Expect(ds.OwnerReferences[0].Name).To(Equal(managerName))
-		}).Should(Succeed())
+		}, packagingSpecTimeout).Should(Succeed())
 	})
 
 	It("repairs an edited DaemonSet", func() {
@@ -121,7 +125,7 @@ var _ = Describe("Daemon DaemonSet controller", Ordered, func() {
 			g.Expect(pod.Containers[0].Image).To(Equal(managerImage))
 			g.Expect(pod.HostNetwork).To(BeTrue())
 			g.Expect(pod.Tolerations).To(ConsistOf(corev1.Toleration{Operator: corev1.TolerationOpExists}))
-		}).Should(Succeed())
+		}, packagingSpecTimeout).Should(Succeed())
 	})
 
 	It("re-creates a deleted DaemonSet", func() {
@@ -135,7 +139,7 @@ var _ = Describe("Daemon DaemonSet controller", Ordered, func() {
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(ds.UID).NotTo(Equal(oldUID))
 			g.Expect(ds.Spec.Template.Spec.Containers[0].Image).To(Equal(managerImage))
-		}).Should(Succeed())
+		}, packagingSpecTimeout).Should(Succeed())
 	})
 
 	It("deletes a managed DaemonSet of another name and leaves unmanaged ones alone", func() {
@@ -160,7 +164,7 @@ var _ = Describe("Daemon DaemonSet controller", Ordered, func() {
 		Eventually(func() bool {
 			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(stale), &appsv1.DaemonSet{})
 			return client.IgnoreNotFound(err) == nil && err != nil
-		}).Should(BeTrue())
+		}, packagingSpecTimeout).Should(BeTrue())
 		Consistently(func() error {
 			return k8sClient.Get(ctx, client.ObjectKeyFromObject(other), &appsv1.DaemonSet{})
 		}, "2s").Should(Succeed())

@@ -151,7 +151,7 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 	})
 
 	It("creates the daemon DaemonSet", func() {
-		Eventually(func() error { return k8sClient.Get(ctx, dsKey, &appsv1.DaemonSet{}) }).Should(Succeed())
+		Eventually(func() error { return k8sClient.Get(ctx, dsKey, &appsv1.DaemonSet{}) }, packagingSpecTimeout).Should(Succeed())
 	})
 
 	It("fills the certificate Secret and injects caBundle into both webhook configurations", func() {
