@@ -205,8 +205,14 @@ func probeName(pod *corev1.Pod, container string) string { return pod.Name + "-"
 
 // report plays the daemon: the node's NodePodProbe lists probes for every container of pods and
 // its status carries exactly states, in one status write. Probe grace period is 7s.
+//
+// The node's NodePodProbe is deleted when the spec ends, so that its failures are not decided
+// again by the managers of later specs (which would move the shared Prometheus counters).
 func report(node string, pods []*corev1.Pod, states ...probeState) {
 	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
+	DeferCleanup(func() {
+		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}))).To(Succeed())
+	})
 	_, err := ctrl.CreateOrUpdate(ctx, k8sClient, npp, func() error {
 		npp.Spec.PodProbes = nil
 		for _, p := range pods {
@@ -331,4 +337,3 @@ func heldCount(st policyv1alpha1.EnhancedLivenessPolicyStatus, r protection.Reas
 	return 0
 }
 
-var _ = By

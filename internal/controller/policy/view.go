@@ -20,12 +20,9 @@ import (
 	"context"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,13 +30,6 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
-)
-
-// Field indexes on the manager cache.
-const (
-	indexPodController = "enhancedliveness.controllerUID" // pods and ReplicaSets by controller UID
-	indexPodNode       = "enhancedliveness.nodeName"      // pods by spec.nodeName
-	indexCRRPod        = "enhancedliveness.podUID"        // CRRs by the pod they restart
 )
 
 // unsafe reads skip the cache's deep copy. Everything read this way is only looked at, never
@@ -157,105 +147,6 @@ func crrActive(crr *appsv1alpha1.ContainerRecreateRequest) bool {
 		return true
 	}
 	return crr.Status.Phase != appsv1alpha1.RecreateSucceeded && crr.Status.Phase != appsv1alpha1.RecreateFailed
-}
-
-// ownerLookup reads the controllers the workload resolution can follow: apps/v1 ReplicaSet,
-// Deployment and StatefulSet. Other kinds end the walk and their pods are counted to get the
-// desired replicas; that includes DaemonSets, which the manager caches only in its own namespace
-// (its daemon). A reference whose UID no longer matches is treated as gone.
-func (v *view) ownerLookup(ctx context.Context, ns string) protection.OwnerLookup {
-	return func(ref metav1.OwnerReference) (*protection.Owner, error) {
-		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err != nil || gv.Group != appsv1.GroupName {
-			return nil, nil
-		}
-		var obj client.Object
-		switch ref.Kind {
-		case "ReplicaSet":
-			obj = &appsv1.ReplicaSet{}
-		case "Deployment":
-			obj = &appsv1.Deployment{}
-		case "StatefulSet":
-			obj = &appsv1.StatefulSet{}
-		default:
-			return nil, nil
-		}
-		if err := v.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, obj, unsafeGet); err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil, nil
-			}
-			return nil, err
-		}
-		if ref.UID != "" && obj.GetUID() != ref.UID {
-			return nil, nil
-		}
-		o := &protection.Owner{Controller: metav1.GetControllerOf(obj)}
-		switch t := obj.(type) {
-		case *appsv1.ReplicaSet:
-			o.Replicas = replicasOrOne(t.Spec.Replicas)
-		case *appsv1.Deployment:
-			o.Replicas = replicasOrOne(t.Spec.Replicas)
-		case *appsv1.StatefulSet:
-			o.Replicas = replicasOrOne(t.Spec.Replicas)
-		}
-		return o, nil
-	}
-}
-
-// replicasOrOne applies the API default of spec.replicas.
-func replicasOrOne(r *int32) *int32 {
-	if r == nil {
-		return ptr.To[int32](1)
-	}
-	return r
-}
-
-// workloadKey identifies a workload across the controller: namespace/kind/name.
-func workloadKey(ns string, w protection.WorkloadRef) string {
-	return ns + "/" + w.Kind + "/" + w.Name
-}
-
-// resolve finds the pod's workload and remembers it for event fan-out.
-func (v *view) resolve(ctx context.Context, pod *corev1.Pod) (protection.Workload, error) {
-	w, err := protection.ResolveWorkload(pod, v.ownerLookup(ctx, pod.Namespace))
-	if err != nil {
-		return w, err
-	}
-	var owner types.UID
-	if ref := metav1.GetControllerOf(pod); ref != nil {
-		owner = ref.UID
-	}
-	v.tracker.learnWorkload(pod.UID, owner, workloadKey(pod.Namespace, w.Ref))
-	return w, nil
-}
-
-// workloadPods lists the cached (enrolled) pods of a workload: pods it controls directly, and
-// pods of the ReplicaSets it controls.
-func (v *view) workloadPods(ctx context.Context, pod *corev1.Pod, w protection.Workload) ([]*corev1.Pod, error) {
-	if w.Ref.Kind == "Pod" && w.Ref.APIVersion == "v1" {
-		return []*corev1.Pod{pod}, nil
-	}
-	owners := []types.UID{w.Ref.UID}
-	rsList := &appsv1.ReplicaSetList{}
-	if err := v.c.List(ctx, rsList, client.InNamespace(pod.Namespace),
-		client.MatchingFields{indexPodController: string(w.Ref.UID)}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
-	}
-	for i := range rsList.Items {
-		owners = append(owners, rsList.Items[i].UID)
-	}
-	var out []*corev1.Pod
-	for _, uid := range owners {
-		list := &corev1.PodList{}
-		if err := v.c.List(ctx, list, client.InNamespace(pod.Namespace),
-			client.MatchingFields{indexPodController: string(uid)}, client.UnsafeDisableDeepCopy); err != nil {
-			return nil, err
-		}
-		for i := range list.Items {
-			out = append(out, &list.Items[i])
-		}
-	}
-	return out, nil
 }
 
 // workloadState builds what the budget and storm rules need; it also returns the state of pod.
@@ -380,36 +271,4 @@ func runningContainerID(p *corev1.Pod, name string) (string, int32) {
 		}
 	}
 	return "", 0
-}
-
-// controllerUID, crrPodUID and podNode are the cache index functions.
-func controllerUID(obj client.Object) []string {
-	if ref := metav1.GetControllerOf(obj); ref != nil {
-		return []string{string(ref.UID)}
-	}
-	return nil
-}
-
-func crrPodUID(obj client.Object) []string {
-	crr, ok := obj.(*appsv1alpha1.ContainerRecreateRequest)
-	if !ok {
-		return nil
-	}
-	if uid := crr.Labels[appsv1alpha1.LabelCRRPodUID]; uid != "" {
-		return []string{uid}
-	}
-	// A request made without the webhook: fall back to the pod owner reference.
-	for _, ref := range crr.OwnerReferences {
-		if ref.Kind == "Pod" && ref.APIVersion == "v1" {
-			return []string{string(ref.UID)}
-		}
-	}
-	return nil
-}
-
-func podNode(obj client.Object) []string {
-	if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
-		return []string{p.Spec.NodeName}
-	}
-	return nil
 }
