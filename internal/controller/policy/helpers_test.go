@@ -336,4 +336,3 @@ func heldCount(st policyv1alpha1.EnhancedLivenessPolicyStatus, r protection.Reas
 	}
 	return 0
 }
-
