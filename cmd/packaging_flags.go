@@ -104,10 +104,8 @@ func (f *packagingFlags) daemonConfig(namespace string) (daemonset.Config, error
 		Name: f.daemonName, Namespace: namespace, ServiceAccount: f.daemonServiceAccount,
 		Image: f.daemonImage, ImagePullPolicy: pull,
 		MetricsPort: daemonset.DefaultMetricsPort, HealthPort: daemonset.DefaultHealthPort,
-		Resources: daemonset.DefaultResources(),
+		Resources: daemonset.DefaultResources(), CRIEndpoint: f.daemonCRIEndpoint,
 	}
-	if f.daemonCRIEndpoint != "" {
-		c.ExtraArgs = append(c.ExtraArgs, "--cri-endpoint="+f.daemonCRIEndpoint)
-	}
-	return c, nil
+	// The image may still be empty here: the controller falls back to the manager's own.
+	return c, daemonset.ValidateCRIEndpoint(c.CRIEndpoint)
 }

@@ -21,7 +21,10 @@ package daemonset
 import (
 	"errors"
 	"maps"
+	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -75,7 +78,10 @@ type Config struct {
 	ImagePullPolicy corev1.PullPolicy
 	MetricsPort     int32
 	HealthPort      int32
-	// ExtraArgs are appended to the daemon's command line (e.g. --cri-endpoint, --zap-log-level).
+	// CRIEndpoint overrides the daemon's CRI detection (unix://<path>); a socket outside the
+	// default directories gets its directory mounted read-only too.
+	CRIEndpoint string
+	// ExtraArgs are appended to the daemon's command line (e.g. --zap-log-level).
 	ExtraArgs []string
 	Resources corev1.ResourceRequirements
 }
@@ -118,7 +124,21 @@ func (c Config) Validate() error {
 	if c.MetricsPort == c.HealthPort {
 		errs = append(errs, errors.New("daemon metrics and health ports are equal"))
 	}
+	if err := ValidateCRIEndpoint(c.CRIEndpoint); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// ValidateCRIEndpoint accepts "" (auto-detection) or unix://<absolute path>.
+func ValidateCRIEndpoint(ep string) error {
+	if ep == "" {
+		return nil
+	}
+	if p, ok := strings.CutPrefix(ep, "unix://"); !ok || !filepath.IsAbs(p) {
+		return errors.New("daemon CRI endpoint " + ep + " is not unix:///<absolute path>")
+	}
+	return nil
 }
 
 // Labels returns the labels of the DaemonSet and its pods.
@@ -148,16 +168,24 @@ func Build(c Config) *appsv1.DaemonSet {
 	maxUnavailable := intstr.FromString("10%")
 	maxSurge := intstr.FromInt32(0)
 
-	args := make([]string, 0, 2+len(c.ExtraArgs))
+	args := make([]string, 0, 3+len(c.ExtraArgs))
 	args = append(args,
 		"--metrics-bind-address=:"+strconv.Itoa(int(c.MetricsPort)),
 		"--health-probe-bind-address=:"+strconv.Itoa(int(c.HealthPort)),
 	)
+	dirs := slices.Clone(CRISocketDirs)
+	if c.CRIEndpoint != "" {
+		args = append(args, "--cri-endpoint="+c.CRIEndpoint)
+		dir := filepath.Dir(strings.TrimPrefix(c.CRIEndpoint, "unix://"))
+		if !slices.ContainsFunc(dirs, func(d struct{ Name, Path string }) bool { return d.Path == dir }) {
+			dirs = append(dirs, struct{ Name, Path string }{Name: "cri-socket", Path: dir})
+		}
+	}
 	args = append(args, c.ExtraArgs...)
 
-	volumes := make([]corev1.Volume, 0, len(CRISocketDirs))
-	mounts := make([]corev1.VolumeMount, 0, len(CRISocketDirs))
-	for _, s := range CRISocketDirs {
+	volumes := make([]corev1.Volume, 0, len(dirs))
+	mounts := make([]corev1.VolumeMount, 0, len(dirs))
+	for _, s := range dirs {
 		volumes = append(volumes, corev1.Volume{
 			Name: s.Name,
 			VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{

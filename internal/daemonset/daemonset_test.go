@@ -35,6 +35,7 @@ func validConfig() Config {
 }
 
 func TestValidate(t *testing.T) {
+	const endpointErr = "CRI endpoint"
 	cases := []struct {
 		name    string
 		mutate  func(*Config)
@@ -48,6 +49,9 @@ func TestValidate(t *testing.T) {
 		{name: "port zero", mutate: func(c *Config) { c.MetricsPort = 0 }, wantErr: "out of range"},
 		{name: "port too high", mutate: func(c *Config) { c.HealthPort = 70000 }, wantErr: "out of range"},
 		{name: "same ports", mutate: func(c *Config) { c.HealthPort = c.MetricsPort }, wantErr: "are equal"},
+		{name: "CRI endpoint", mutate: func(c *Config) { c.CRIEndpoint = "unix:///run/k3s/containerd/containerd.sock" }},
+		{name: "CRI endpoint not unix", mutate: func(c *Config) { c.CRIEndpoint = "tcp://1.2.3.4:1" }, wantErr: endpointErr},
+		{name: "CRI endpoint relative", mutate: func(c *Config) { c.CRIEndpoint = "unix://run/x.sock" }, wantErr: endpointErr},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,7 +70,7 @@ func TestValidate(t *testing.T) {
 
 func TestBuild(t *testing.T) {
 	c := validConfig()
-	c.ExtraArgs = []string{"--cri-endpoint=unix:///run/containerd/containerd.sock"}
+	c.ExtraArgs = []string{"--zap-log-level=debug"}
 	ds := Build(c)
 	pod := ds.Spec.Template.Spec
 	ctr := pod.Containers[0]
@@ -114,6 +118,39 @@ func TestBuild(t *testing.T) {
 		m := ctr.VolumeMounts[i]
 		if m.Name != v.Name || !m.ReadOnly || m.MountPath != CRISocketDirs[i].Path {
 			t.Errorf("mount %+v is not a read-only mount of %s", m, v.Name)
+		}
+	}
+}
+
+func TestBuildCRIEndpoint(t *testing.T) {
+	cases := []struct {
+		endpoint  string
+		wantMount string // extra host directory mounted, "" for none
+	}{
+		{endpoint: ""},
+		{endpoint: "unix:///run/containerd/containerd.sock"},
+		{endpoint: "unix:///run/k3s/containerd/containerd.sock", wantMount: "/run/k3s/containerd"},
+	}
+	for _, tc := range cases {
+		c := validConfig()
+		c.CRIEndpoint = tc.endpoint
+		pod := Build(c).Spec.Template.Spec
+		ctr := pod.Containers[0]
+		if got := contains(ctr.Args, "--cri-endpoint="+tc.endpoint); got != (tc.endpoint != "") {
+			t.Errorf("%q: --cri-endpoint passed = %v", tc.endpoint, got)
+		}
+		want := len(CRISocketDirs)
+		if tc.wantMount != "" {
+			want++
+		}
+		if len(pod.Volumes) != want || len(ctr.VolumeMounts) != want {
+			t.Fatalf("%q: %d volumes, %d mounts, want %d", tc.endpoint, len(pod.Volumes), len(ctr.VolumeMounts), want)
+		}
+		if tc.wantMount != "" {
+			last := ctr.VolumeMounts[want-1]
+			if last.MountPath != tc.wantMount || !last.ReadOnly || pod.Volumes[want-1].HostPath.Path != tc.wantMount {
+				t.Errorf("%q: extra mount %+v", tc.endpoint, last)
+			}
 		}
 	}
 }
