@@ -120,6 +120,10 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 	pol.Status = *st
 	if err := r.Status().Update(ctx, pol); err != nil {
 		r.tracker.putBack(key, counts)
+		if apierrors.IsConflict(err) {
+			// Our cache has not seen our previous write yet: try again shortly, it is no error.
+			return ctrl.Result{RequeueAfter: 200 * time.Millisecond}, nil
+		}
 		return ctrl.Result{}, err
 	}
 	r.mu.Lock()
