@@ -174,6 +174,10 @@ func (r *DecisionReconciler) setup(mgr ctrl.Manager) error {
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&appsv1.ReplicaSet{}, handler.EnqueueRequestsFromMapFunc(r.workloadChanged("ReplicaSet")),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&appsv1.ReplicaSet{}, handler.Funcs{
+			// Old ReplicaSets of a Deployment go away after rollouts: forget what was learned of them.
+			DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ queue) { r.tracker.forgetOwner(e.Object.GetUID()) },
+		}).
 		Complete(r)
 }
 

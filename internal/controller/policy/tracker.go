@@ -262,6 +262,13 @@ func (t *tracker) forgetPod(key types.NamespacedName, uid types.UID) {
 	}
 }
 
+// forgetOwner drops the workload learned for a controller (a deleted ReplicaSet).
+func (t *tracker) forgetOwner(uid types.UID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.ownerWorkload, uid)
+}
+
 // workloadOf returns the workload key learned for a pod UID or a controller UID.
 func (t *tracker) workloadOf(uid types.UID) (string, bool) {
 	t.mu.Lock()
