@@ -197,6 +197,29 @@ var _ = Describe("Decision controller", Ordered, func() {
 		Expect(st.RestartsHeld).To(Equal(heldCount(st, protection.ReasonMaxUnavailable) + heldCount(st, protection.ReasonFailureStorm)))
 	})
 
+	It("restarts nothing when a probe fails on all 10 replicas in the same report", func() {
+		ns, node := newNamespace(), newNode()
+		pol := createPolicy(ns, "web", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.MaxUnavailable, s.MaxFailing = pct("25%"), pct("50%")
+		})
+		rs := deployment(ns, "web", 10, map[string]string{"app": "web"})
+		var pods []*corev1.Pod
+		var states []probeState
+		for i := range 10 {
+			p := createPod(ns, fmt.Sprintf("web-%d", i), node, podOpts{owner: rs, labels: map[string]string{"app": "web"}})
+			pods = append(pods, p)
+			states = append(states, failed(p, "app", 1))
+		}
+		report(node, pods, states...)
+		for _, p := range pods {
+			Eventually(heldEvents(ns, p.Name, protection.ReasonFailureStorm), wait, poll).Should(ConsistOf(
+				ContainSubstring("10 of 10 pods of Deployment/web are failing, more than maxFailing 5")))
+		}
+		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
+		Eventually(policyStatus(pol), wait, poll).Should(And(
+			HaveField("RestartsRequested", int64(0)), HaveField("RestartsHeld", int64(10)), HaveField("FailingContainers", int32(10))))
+	})
+
 	It("in DryRun reports what it would restart and creates nothing", func() {
 		ns, node := newNamespace(), newNode()
 		pol := createPolicy(ns, "dry", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) { s.Mode = policyv1alpha1.ModeDryRun })
