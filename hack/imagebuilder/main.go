@@ -165,13 +165,15 @@ func layer(files map[string][]byte) ([]byte, error) {
 		}
 	}
 	add := func(name string, mode int64, data []byte) error {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: int64(len(data)), ModTime: mod}); err != nil {
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: int64(len(data)), ModTime: mod}
+		if err := tw.WriteHeader(hdr); err != nil {
 			return err
 		}
 		_, err := tw.Write(data)
 		return err
 	}
-	if err := add("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n")); err != nil {
+	passwd := "root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n"
+	if err := add("etc/passwd", 0o644, []byte(passwd)); err != nil {
 		return nil, err
 	}
 	if err := add("etc/group", 0o644, []byte("root:x:0:\nnonroot:x:65532:\n")); err != nil {

@@ -3,7 +3,7 @@
 # sandboxes, containers and shims, mounts, kubepods cgroups, the CNI bridge, KUBE-*/CNI-* iptables
 # chains, the sysctls (restored to the values saved by up.sh) and the directories the node
 # created. Safe to run at any time, any number of times. Logs are kept in bin/local-cluster-logs.
-set -uo pipefail
+set -uo pipefail # no -e on purpose: every cleanup step runs even if an earlier one fails
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "down.sh must run as root" >&2; exit 1; }
 if [ ! -d "$STATE" ]; then log "nothing to stop ($STATE absent)"; exit 0; fi

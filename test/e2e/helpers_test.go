@@ -108,7 +108,8 @@ func deployApp(ns string, a app) *appsv1.Deployment {
 	if a.stickySickness {
 		c.Env = []corev1.EnvVar{{Name: "HEALTH_FILE", Value: "/health/sick"}}
 		c.VolumeMounts = []corev1.VolumeMount{{Name: "health", MountPath: "/health"}}
-		volumes = []corev1.Volume{{Name: "health", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+		volumes = []corev1.Volume{{Name: "health",
+			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 	}
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: a.name, Namespace: ns, Labels: labels},

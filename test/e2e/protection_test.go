@@ -130,7 +130,8 @@ var _ = Describe("a probe failing on all 6 replicas of a Deployment (scenario 3)
 		}
 		Eventually(stormCondition(pol)).WithTimeout(60 * time.Second).Should(Equal(metav1.ConditionTrue))
 		Eventually(hasEvent(ns, pol.Name, "FailureStorm", "", "")).WithTimeout(30 * time.Second).Should(BeTrue())
-		Eventually(hasEvent(ns, pods[5].Name, "RestartHeld", "", "FailureStorm")).WithTimeout(30 * time.Second).Should(BeTrue())
+		Eventually(hasEvent(ns, pods[5].Name, "RestartHeld", "", "FailureStorm")).
+			WithTimeout(30 * time.Second).Should(BeTrue())
 
 		By("while the storm lasts, no new restart is requested")
 		time.Sleep(3 * time.Second) // requests made just before the trip finish

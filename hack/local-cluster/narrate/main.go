@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -83,7 +83,7 @@ func say(format string, args ...any) {
 func (n *narrator) poll(ctx context.Context) {
 	var evs eventsv1.EventList
 	if err := n.c.List(ctx, &evs, client.InNamespace(n.ns)); err == nil {
-		sort.Slice(evs.Items, func(i, j int) bool { return eventTime(evs.Items[i]).Before(eventTime(evs.Items[j])) })
+		slices.SortFunc(evs.Items, func(a, b eventsv1.Event) int { return eventTime(a).Compare(eventTime(b)) })
 		for _, e := range evs.Items {
 			count := e.DeprecatedCount
 			if e.Series != nil {

@@ -37,7 +37,8 @@ func main() {
 		os.Exit(subcommand(os.Args[1], os.Args[2:], healthFile))
 	}
 	fmt.Printf("STARTED at=%d\n", time.Now().UnixNano())
-	if err := serve(healthFile, envOr("HTTP_PORT", "8080"), envOr("TCP_PORT", "8081"), envOr("GRPC_PORT", "8082")); err != nil {
+	err := serve(healthFile, envOr("HTTP_PORT", "8080"), envOr("TCP_PORT", "8081"), envOr("GRPC_PORT", "8082"))
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "app:", err)
 		os.Exit(1)
 	}
