@@ -183,7 +183,7 @@ func (w *worker) doProbe(ctx context.Context) bool {
 			w.m.report(w, appsv1alpha1.ProbeUnknown, "", w.m.Clock.Now())
 		}
 	}
-	if w.onHold || w.containerID == "" {
+	if w.containerID == "" {
 		return true
 	}
 	if cs.State.Running == nil {
@@ -228,6 +228,14 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		w.fail.Inc()
 	}
 
+	if w.onHold && res == probe.Failure {
+		// Δ item 9: after a reported failure the worker keeps probing only to see the container
+		// recover (the restart may be held by the policy); more failures say nothing new.
+		w.lastResult, w.resultRun = res, 0
+		w.m.touch(w, start)
+		return true
+	}
+
 	// Item 8: a run of identical results must reach the threshold to be reported.
 	if res == w.lastResult {
 		w.resultRun++
@@ -245,6 +253,7 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		} else {
 			w.m.report(w, appsv1alpha1.ProbeSucceeded, out, start)
 			w.successReported = true
+			w.onHold = false // recovered without a restart: the next failure counts from scratch
 		}
 		return true
 	}
@@ -252,7 +261,11 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	if w.m.report(w, appsv1alpha1.ProbeFailed, out, start) {
 		w.m.Events.warn(t, pod, ReasonUnhealthy, "Liveness probe failed: %s", out)
 	}
-	// Item 9: hold until a new container replaces this one.
+	// Item 9 (Δ): no further failure of this container is counted or reported until a new
+	// container replaces it or it recovers. The kubelet stops probing here because it kills the
+	// container at once; here the decision controller may hold the restart (failure storm, budget,
+	// rate limit, dry run, blacklist), and a held container that is never probed again would stay
+	// Failed forever, so a storm could never end by itself.
 	w.onHold = true
 	w.resultRun = 0
 	return true

@@ -13,7 +13,6 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
 package prober
 
 import (
@@ -120,25 +119,53 @@ func TestWorker_8_FailureOnlyWhenRunReachesThreshold(t *testing.T) {
 	}
 }
 
-func TestWorker_9_HoldsAfterFailureUntilNewContainer(t *testing.T) {
+func TestWorker_9_DeltaAfterFailureOnlyRecoveryIsReported(t *testing.T) {
 	f := newFixture(t)
 	tg := f.target(1)
 	w := f.worker(tg)
 	f.run(w, 500)
 	mustState(t, f, tg.Key, appsv1alpha1.ProbeFailed)
-	for range 5 {
-		f.run(w, 200)
+	if ev := f.events(); len(ev) != 1 {
+		t.Fatalf("events after the failure: %q, want one Unhealthy", ev)
 	}
-	if n := f.requests.Load(); n != 1 {
-		t.Fatalf("%d probes while holding after a failure, want 1", n)
-	}
-	mustState(t, f, tg.Key, appsv1alpha1.ProbeFailed)
+	failedAt := mustState(t, f, tg.Key, appsv1alpha1.ProbeFailed).LastTransitionTime
 
+	// The restart is held: the same container keeps failing. It is still probed, but nothing new
+	// is reported: same state, same transition time, no event.
+	for range 5 {
+		f.clk.Step(10 * time.Second)
+		f.run(w, 500)
+	}
+	if n := f.requests.Load(); n != 6 {
+		t.Fatalf("%d probes while the failed container keeps running, want 6", n)
+	}
+	e := mustState(t, f, tg.Key, appsv1alpha1.ProbeFailed)
+	if !e.LastTransitionTime.Equal(failedAt) {
+		t.Errorf("repeated failures moved lastTransitionTime: %v -> %v", failedAt, e.LastTransitionTime)
+	}
+	if ev := f.events(); len(ev) != 0 {
+		t.Fatalf("events for repeated failures of a held container: %q", ev)
+	}
+
+	// It recovers without a restart: reported, so that a held restart (storm) can clear.
+	f.run(w, 200)
+	e = mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded)
+	if e.ContainerID != "containerd://c1" {
+		t.Errorf("recovery reported on %q", e.ContainerID)
+	}
+	// A later failure is a new one: reported with its event.
+	f.run(w, 500)
+	mustState(t, f, tg.Key, appsv1alpha1.ProbeFailed)
+	if ev := f.events(); len(ev) != 1 {
+		t.Fatalf("events for a new failure after recovery: %q, want one", ev)
+	}
+
+	// A new container is probed from scratch.
 	f.newContainer("containerd://c2")
 	f.run(w, 200)
-	e := mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded)
-	if e.ContainerID != "containerd://c2" || f.requests.Load() != 2 {
-		t.Errorf("after the new container: %+v, %d probes", e, f.requests.Load())
+	e = mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded)
+	if e.ContainerID != "containerd://c2" {
+		t.Errorf("after the new container: %+v", e)
 	}
 }
 
