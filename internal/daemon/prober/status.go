@@ -32,8 +32,9 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
 
-// DefaultWriteWindow is how long the writer gathers changes before it patches: one write then
-// carries every transition of the node in that window.
+// DefaultWriteWindow is the shortest time between two status writes of a node. The first change
+// after a quiet window is written at once; what changes within the window after a write is
+// gathered into one write at its end.
 const DefaultWriteWindow = 300 * time.Millisecond
 
 // maxPatchAttempts bounds the conflict retries of one flush; a flush that still fails is retried
@@ -82,6 +83,7 @@ func (s *StatusWriter) Start(ctx context.Context) error {
 	}
 	log := logf.FromContext(ctx).WithName("status-writer").WithValues("nodePodProbe", s.NodeName)
 	backoff := window
+	var lastWrite time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -93,12 +95,17 @@ func (s *StatusWriter) Start(ctx context.Context) error {
 			return nil
 		case <-s.Results.Changed():
 		}
-		// Gather what else changes within the window into the same patch.
-		select {
-		case <-ctx.Done():
-			continue
-		case <-s.Clock.After(window):
+		// A liveness failure after a quiet period reaches the decision controller without waiting
+		// (leading edge); changes within a window of the last write share one trailing write, so
+		// a flapping probe still costs a handful of writes.
+		if wait := window - s.Clock.Since(lastWrite); wait > 0 {
+			select {
+			case <-ctx.Done():
+				continue
+			case <-s.Clock.After(wait):
+			}
 		}
+		lastWrite = s.Clock.Now()
 		if err := s.Flush(ctx); err != nil {
 			if ctx.Err() != nil {
 				continue
