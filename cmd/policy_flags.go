@@ -43,6 +43,7 @@ type policyFlags struct {
 	nodeStormMinWorkloads    int
 	operatorNamespace        string
 	holdRecheckInterval      time.Duration
+	stormSettlePeriod        time.Duration
 	policyStatusInterval     time.Duration
 }
 
@@ -69,6 +70,9 @@ func bindPolicyFlags(fs *flag.FlagSet) *policyFlags {
 			"enrolled pods) holds the node's restarts; 100% disables.")
 	fs.IntVar(&f.nodeStormMinWorkloads, "node-storm-min-workloads", 3,
 		"Node storm: at least this many distinct workloads must be failing on the node.")
+	fs.DurationVar(&f.stormSettlePeriod, "storm-settle-period", 30*time.Second,
+		"After a failure storm (workload over maxFailing, or node storm) drops within its limit, keep holding its "+
+			"restarts this long, so that pods recovering a probe period apart are not restarted; 0 disables.")
 	fs.StringVar(&f.operatorNamespace, "operator-namespace", ns,
 		"Namespace of the node daemons' Leases (default $POD_NAMESPACE, else "+appsv1alpha1.DefaultOperatorNamespace+").")
 	fs.DurationVar(&f.holdRecheckInterval, "hold-recheck-interval", 30*time.Second,
@@ -115,6 +119,10 @@ func (f *policyFlags) config() (policycontroller.Config, error) {
 	cfg.GlobalRate = protection.Rate{PerMinute: int32(f.globalRestartsPerMinute), Burst: int32(f.globalBurst)}
 	cfg.NodeStorm.MinWorkloads = int32(f.nodeStormMinWorkloads)
 	cfg.OperatorNamespace = f.operatorNamespace
+	if f.stormSettlePeriod < 0 {
+		return cfg, fmt.Errorf("--storm-settle-period: must not be negative, got %s", f.stormSettlePeriod)
+	}
+	cfg.StormSettle = f.stormSettlePeriod
 	cfg.HoldRecheckInterval = f.holdRecheckInterval
 	cfg.StatusResyncInterval = f.policyStatusInterval
 	return cfg, nil

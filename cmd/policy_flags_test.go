@@ -20,6 +20,7 @@ import (
 	"flag"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -35,6 +36,7 @@ func TestPolicyFlags(t *testing.T) {
 		{[]string{"--default-max-unavailable=120%"}, "--default-max-unavailable: must be an integer >= 0 or a percent"},
 		{[]string{"--default-max-failing=-1"}, "--default-max-failing: must be an integer >= 0"},
 		{[]string{"--node-storm-max-failing=half"}, "--node-storm-max-failing: must be an integer >= 0"},
+		{[]string{"--storm-settle-period=-1s"}, "--storm-settle-period: must not be negative"},
 	}
 	for _, c := range cases {
 		fs := flag.NewFlagSet("manager", flag.ContinueOnError)
@@ -66,7 +68,8 @@ func TestPolicyFlags(t *testing.T) {
 	}
 	if cfg.RestartsEnabled || cfg.Defaults.MaxUnavailable != intstr.FromInt32(2) ||
 		cfg.Defaults.MaxFailing != intstr.FromString("50%") || cfg.Defaults.Burst != 5 ||
-		cfg.GlobalRate.PerMinute != 60 || cfg.GlobalRate.Burst != 30 || cfg.OperatorNamespace != "ops" {
+		cfg.GlobalRate.PerMinute != 60 || cfg.GlobalRate.Burst != 30 || cfg.OperatorNamespace != "ops" ||
+		cfg.StormSettle != 30*time.Second {
 		t.Fatalf("unexpected config %+v", cfg)
 	}
 }

@@ -61,6 +61,10 @@ type Facts struct {
 	PodAvailable bool
 	Node         NodeState
 	NodeRule     NodeStormRule
+	// WorkloadStormSettling and NodeStormSettling are how much longer a storm that has just
+	// dropped within its limit keeps holding restarts (StormSettler); zero when none.
+	WorkloadStormSettling time.Duration
+	NodeStormSettling     time.Duration
 }
 
 // Decision is the outcome of Decide.
@@ -131,9 +135,21 @@ func Decide(f Facts, l *Limiter) Decision {
 		return hold(ReasonFailureStorm, "%d of %d pods of %s are failing, more than maxFailing %d (policy %s)",
 			f.Workload.FailingPods(), f.Workload.Desired, f.Workload.Ref, maxFailing, by)
 	}
+	if f.WorkloadStormSettling > 0 {
+		d := hold(ReasonFailureStorm, "%d of %d pods of %s are failing, within maxFailing %d again; the storm must settle for %s more (policy %s)",
+			f.Workload.FailingPods(), f.Workload.Desired, f.Workload.Ref, maxFailing, f.WorkloadStormSettling.Round(time.Second), by)
+		d.RequeueAfter = f.WorkloadStormSettling
+		return d
+	}
 	if f.NodeRule.Storm(f.Node) {
 		return hold(ReasonNodeStorm, "%d of %d pods in %d workloads are failing on node %s, more than %s",
 			f.Node.FailingPods, f.Node.Pods, f.Node.FailingWorkloads, f.Node.Name, f.NodeRule.MaxFailing.String())
+	}
+	if f.NodeStormSettling > 0 {
+		d := hold(ReasonNodeStorm, "%d of %d pods are failing on node %s, within %s again; the storm must settle for %s more",
+			f.Node.FailingPods, f.Node.Pods, f.Node.Name, f.NodeRule.MaxFailing.String(), f.NodeStormSettling.Round(time.Second))
+		d.RequeueAfter = f.NodeStormSettling
+		return d
 	}
 
 	// 6. maxUnavailable; an already unavailable pod may always be restarted.

@@ -71,6 +71,12 @@ func TestDecideInOrder(t *testing.T) {
 		{"6 of 10 failing: storm", func(f *Facts) { f.Workload.Pods = pods(10, 10, 6, 0) }, Hold, ReasonFailureStorm},
 		{"storm holds even an unavailable pod", func(f *Facts) { f.Workload.Pods = pods(10, 4, 6, 0); f.PodAvailable = false }, Hold, ReasonFailureStorm},
 		{"node storm", func(f *Facts) { f.Node = NodeState{Name: "n1", Pods: 10, FailingPods: 6, FailingWorkloads: 4} }, Hold, ReasonNodeStorm},
+		{"5 of 10 failing right after a storm: still settling", func(f *Facts) {
+			f.Workload.Pods = pods(10, 10, 5, 0)
+			f.WorkloadStormSettling = 12 * time.Second
+		}, Hold, ReasonFailureStorm},
+		{"node storm settling", func(f *Facts) { f.NodeStormSettling = time.Second }, Hold, ReasonNodeStorm},
+		{"settling comes after the switches", func(f *Facts) { f.WorkloadStormSettling = time.Second; f.PodRestartDisabled = true }, Hold, ReasonDisabled},
 		{"budget: 2 of 3 unavailable allows", func(f *Facts) { f.Workload.Pods = pods(10, 10, 3, 2) }, Restart, ""},
 		{"budget: 3 of 3 unavailable holds", func(f *Facts) { f.Workload.Pods = pods(10, 10, 4, 3) }, Hold, ReasonMaxUnavailable},
 		{"budget: unavailable pod may always restart", func(f *Facts) {

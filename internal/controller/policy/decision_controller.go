@@ -215,6 +215,12 @@ func (r *DecisionReconciler) decide(ctx context.Context, pod *corev1.Pod, f fail
 	if facts.Node, err = v.nodeState(ctx, pod.Spec.NodeName, r.cfg.NodeStorm); err != nil {
 		return decided{}, err
 	}
+	now := r.clock.Now()
+	maxFailing, _ := facts.Policies.MaxFailing(st.Desired)
+	// While a storm lasts Decide holds on the storm itself; what Observe returns then only
+	// matters once the count is back within the limit.
+	facts.WorkloadStormSettling = r.tracker.storms.Observe(workloadKey(pod.Namespace, w.Ref), st.Storm(maxFailing), now)
+	facts.NodeStormSettling = r.tracker.storms.Observe("node/"+pod.Spec.NodeName, r.cfg.NodeStorm.Storm(facts.Node), now)
 	d := protection.Decide(facts, r.limiter)
 	if d.Outcome == protection.Restart {
 		r.tracker.expect(pod.UID, crrName(pod, f))

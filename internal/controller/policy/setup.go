@@ -53,6 +53,9 @@ type Config struct {
 	GlobalRate protection.Rate
 	// NodeStorm is the node-storm rule.
 	NodeStorm protection.NodeStormRule
+	// StormSettle is how long a workload's or node's failing count must stay within its limit
+	// after a failure storm before restarts resume (--storm-settle-period); zero turns it off.
+	StormSettle time.Duration
 	// OperatorNamespace holds the daemons' Leases.
 	OperatorNamespace string
 	// HoldRecheckInterval is the fallback re-decision of a held restart when no watch event
@@ -118,6 +121,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 		return err
 	}
 	t := newTracker(cfg.Clock)
+	t.storms = &protection.StormSettler{Settle: cfg.StormSettle}
 	d := &DecisionReconciler{
 		Client:   mgr.GetClient(),
 		cfg:      cfg,

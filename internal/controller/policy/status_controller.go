@@ -200,8 +200,9 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 	v := newView(r.Client, r.tracker, r.cfg.Clock.Now(), r.cfg.OperatorNamespace)
 	held := r.tracker.heldReasons()
 	type agg struct {
-		sum   policyv1alpha1.WorkloadSummary
-		storm bool
+		sum      policyv1alpha1.WorkloadSummary
+		storm    bool // over maxFailing, or settling after it
+		settling bool
 	}
 	workloads := map[string]*agg{}
 	st.EnrolledPods, st.FailingContainers = 0, 0
@@ -229,7 +230,9 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 			return err
 		}
 		maxFailing := protection.Scaled(p.MaxFailing, ws.Desired)
-		a := &agg{storm: ws.Storm(maxFailing), sum: policyv1alpha1.WorkloadSummary{
+		storm := ws.Storm(maxFailing)
+		settling := r.tracker.storms.Observe(wk, storm, r.cfg.Clock.Now()) > 0 && !storm
+		a := &agg{storm: storm || settling, settling: settling, sum: policyv1alpha1.WorkloadSummary{
 			Workload:        policyv1alpha1.WorkloadReference{APIVersion: w.Ref.APIVersion, Kind: w.Ref.Kind, Name: w.Ref.Name},
 			DesiredReplicas: ws.Desired, Unavailable: ws.Unavailable(), FailingPods: ws.FailingPods(),
 			HeldReason: string(held[wk]),
@@ -260,7 +263,11 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 	st.Workloads = nil
 	for i, a := range list {
 		if a.storm {
-			storms = append(storms, fmt.Sprintf("%s/%s (%d of %d failing)", a.sum.Workload.Kind, a.sum.Workload.Name, a.sum.FailingPods, a.sum.DesiredReplicas))
+			what := fmt.Sprintf("%s/%s (%d of %d failing)", a.sum.Workload.Kind, a.sum.Workload.Name, a.sum.FailingPods, a.sum.DesiredReplicas)
+			if a.settling {
+				what = fmt.Sprintf("%s/%s (%d of %d failing, settling)", a.sum.Workload.Kind, a.sum.Workload.Name, a.sum.FailingPods, a.sum.DesiredReplicas)
+			}
+			storms = append(storms, what)
 		}
 		if i < maxWorkloadSummaries {
 			st.Workloads = append(st.Workloads, a.sum)

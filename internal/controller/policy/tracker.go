@@ -52,6 +52,8 @@ type tracker struct {
 	// event on one pod (or its ReplicaSet) can wake the held pods of the same workload.
 	podWorkload   map[types.UID]string
 	ownerWorkload map[types.UID]string
+	// storms remembers recent failure storms per workload and node (hysteresis); it has its own lock.
+	storms *protection.StormSettler
 	// statusDirty wakes the policy-status controller for a policy.
 	statusDirty chan event.GenericEvent
 }
