@@ -104,7 +104,8 @@ func (r *DecisionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			return ctrl.Result{}, err
 		}
 		log.V(1).Info("decided", "container", f.container, "containerID", f.state.ContainerID,
-			"outcome", d.Outcome, "reason", d.Reason, "message", d.Message)
+			"outcome", d.Outcome, "reason", d.Reason, "message", d.Message, "workload", d.workload,
+			"desired", d.desired, "unavailable", d.unavailable, "podAvailable", d.podAvailable)
 		after, err := r.act(ctx, pod, f, d)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -167,6 +168,9 @@ type decided struct {
 	protection.Decision
 	policies []string
 	workload string
+	// what the budget saw, for the decision log
+	desired, unavailable int32
+	podAvailable         bool
 }
 
 // decide gathers the facts and decides under decideMu; an allowed restart is recorded as
@@ -225,5 +229,6 @@ func (r *DecisionReconciler) decide(ctx context.Context, pod *corev1.Pod, f fail
 	if d.Outcome == protection.Restart {
 		r.tracker.expect(pod.UID, crrName(pod, f))
 	}
-	return decided{Decision: d, policies: facts.Policies.Keys(), workload: workloadKey(pod.Namespace, w.Ref)}, nil
+	return decided{Decision: d, policies: facts.Policies.Keys(), workload: workloadKey(pod.Namespace, w.Ref),
+		desired: st.Desired, unavailable: st.Unavailable(), podAvailable: facts.PodAvailable}, nil
 }
