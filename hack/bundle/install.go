@@ -26,7 +26,6 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -282,116 +281,6 @@ func webhookDefinitions(deployment string, mutating []admissionv1.MutatingWebhoo
 		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.GenerateName, b.GenerateName))
 	})
 	return out, used, nil
-}
-
-// rbacIndex resolves which rules each ServiceAccount is granted through the manifests' bindings.
-type rbacIndex struct {
-	roles        map[string]*unstructured.Unstructured // "Role/name" or "ClusterRole/name"
-	bindings     []*unstructured.Unstructured
-	usedRoles    map[string]bool
-	usedBindings map[string]bool
-}
-
-func newRBACIndex() *rbacIndex {
-	return &rbacIndex{
-		roles:     map[string]*unstructured.Unstructured{},
-		usedRoles: map[string]bool{}, usedBindings: map[string]bool{},
-	}
-}
-
-func (r *rbacIndex) add(u *unstructured.Unstructured) {
-	switch u.GetKind() {
-	case kindRole, kindClusterRole:
-		r.roles[u.GetKind()+"/"+u.GetName()] = u
-	default:
-		r.bindings = append(r.bindings, u)
-	}
-}
-
-// rulesOf returns the cluster-wide rules (ClusterRoleBindings) and the namespaced rules
-// (RoleBindings, to a Role or a ClusterRole) of ServiceAccount sa, in binding-name order.
-func (r *rbacIndex) rulesOf(sa string) (cluster, namespaced []rbacv1.PolicyRule) {
-	sorted := append([]*unstructured.Unstructured(nil), r.bindings...)
-	slices.SortStableFunc(sorted, func(a, b *unstructured.Unstructured) int {
-		return cmp.Compare(a.GetName(), b.GetName())
-	})
-	for _, u := range sorted {
-		var subjects []rbacv1.Subject
-		var ref rbacv1.RoleRef
-		if u.GetKind() == kindClusterRoleBinding {
-			b := &rbacv1.ClusterRoleBinding{}
-			if fromUnstructured(u, b) != nil {
-				continue
-			}
-			subjects, ref = b.Subjects, b.RoleRef
-		} else {
-			b := &rbacv1.RoleBinding{}
-			if fromUnstructured(u, b) != nil {
-				continue
-			}
-			subjects, ref = b.Subjects, b.RoleRef
-		}
-		if !hasServiceAccount(subjects, sa) {
-			continue
-		}
-		key := ref.Kind + "/" + ref.Name
-		role, ok := r.roles[key]
-		if !ok {
-			continue
-		}
-		rules := rulesOfRole(role)
-		r.usedRoles[key] = true
-		r.usedBindings[u.GetKind()+"/"+u.GetName()] = true
-		if u.GetKind() == kindClusterRoleBinding {
-			cluster = append(cluster, rules...)
-		} else {
-			namespaced = append(namespaced, rules...)
-		}
-	}
-	return cluster, namespaced
-}
-
-// leftover returns roles and bindings that grant nothing to a bundle ServiceAccount (they stay
-// manifests, e.g. the aggregated viewer roles) and reports the consumed ones.
-func (r *rbacIndex) leftover() (keep []*unstructured.Unstructured, consumed []string) {
-	for key, u := range r.roles {
-		if r.usedRoles[key] {
-			consumed = append(consumed, key+": became CSV permissions")
-			continue
-		}
-		c := u.DeepCopy()
-		c.SetNamespace("")
-		keep = append(keep, c)
-	}
-	for _, u := range r.bindings {
-		key := u.GetKind() + "/" + u.GetName()
-		if r.usedBindings[key] {
-			consumed = append(consumed, key+": became CSV permissions")
-			continue
-		}
-		c := u.DeepCopy()
-		c.SetNamespace("")
-		keep = append(keep, c)
-	}
-	slices.SortStableFunc(keep, byFileName)
-	return keep, consumed
-}
-
-func hasServiceAccount(subjects []rbacv1.Subject, sa string) bool {
-	for _, s := range subjects {
-		if s.Kind == rbacv1.ServiceAccountKind && s.Name == sa {
-			return true
-		}
-	}
-	return false
-}
-
-func rulesOfRole(u *unstructured.Unstructured) []rbacv1.PolicyRule {
-	cr := &rbacv1.ClusterRole{}
-	if err := fromUnstructured(u, cr); err != nil {
-		return nil
-	}
-	return cr.Rules
 }
 
 func byFileName(a, b *unstructured.Unstructured) int {
