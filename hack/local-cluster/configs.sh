@@ -6,39 +6,46 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 NODE_IP=$1
 mkdir -p "$STATE/containerd" "$STATE/cni/net.d" "$STATE/cni/ipam" "$STATE/kubelet/root" "$STATE/pod-logs"
 
-# containerd: own socket, root and state; cgroupfs; restrict_oom_score_adj (this machine lacks
-# CAP_SYS_RESOURCE, so runc cannot set a negative oom_score_adj); our pause image; our CNI dirs.
+# containerd 2.x (config version 4): own socket, root and state; no host config imports; cgroupfs;
+# restrict_oom_score_adj (this machine lacks CAP_SYS_RESOURCE, so runc cannot set a negative
+# oom_score_adj); our pause image; our CNI dirs. NRI is off: it would create /var/run/nri.
 cat > "$STATE/containerd/config.toml" <<TOML
-version = 2
+version = 4
 root = "$STATE/containerd/root"
 state = "$STATE/containerd/state"
-disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
-  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs"]
-[grpc]
-  address = "$CONTAINERD_SOCK"
-[ttrpc]
-  address = "$STATE/containerd/containerd.sock.ttrpc"
-[debug]
-  address = ""
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$STATE/containerd/opt"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "localhost/pause:e2e"
-  restrict_oom_score_adj = true
-  enable_selinux = false
-  stream_server_address = "127.0.0.1"
-  stream_server_port = "0"
-  [plugins."io.containerd.grpc.v1.cri".containerd]
+imports = []
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper",
+  "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.erofs", "io.containerd.differ.v1.erofs",
+  "io.containerd.mount-handler.v1.erofs", "io.containerd.nri.v1.nri"]
+[plugins]
+  [plugins.'io.containerd.server.v1.grpc']
+    address = "$CONTAINERD_SOCK"
+  [plugins.'io.containerd.server.v1.ttrpc']
+    address = "$STATE/containerd/containerd.sock.ttrpc"
+  [plugins.'io.containerd.server.v1.debug']
+    address = ""
+  [plugins.'io.containerd.internal.v1.opt']
+    path = "$STATE/containerd/opt"
+  [plugins.'io.containerd.cri.v1.images']
     snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = false
-        Root = "$STATE/containerd/runc"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
-    conf_dir = "$STATE/cni/net.d"
+    [plugins.'io.containerd.cri.v1.images'.pinned_images]
+      sandbox = "localhost/pause:e2e"
+  [plugins.'io.containerd.cri.v1.runtime']
+    restrict_oom_score_adj = true
+    enable_selinux = false
+    [plugins.'io.containerd.cri.v1.runtime'.containerd]
+      default_runtime_name = "runc"
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+        runtime_type = "io.containerd.runc.v2"
+        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+          SystemdCgroup = false
+          Root = "$STATE/containerd/runc"
+    [plugins.'io.containerd.cri.v1.runtime'.cni]
+      bin_dirs = ["/usr/lib/cni"]
+      conf_dir = "$STATE/cni/net.d"
+  [plugins.'io.containerd.grpc.v1.cri']
+    stream_server_address = "127.0.0.1"
+    stream_server_port = "0"
 TOML
 
 # CNI: one bridge, host-local addresses; nothing is masqueraded (no traffic leaves the machine).
@@ -83,6 +90,10 @@ evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.availa
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 crashLoopBackOff: {maxContainerRestartPeriod: 5s}
+# EventedPLEG: the kubelet subscribes to containerd's container events and relists a pod as soon
+# as one of its containers stops (the 1 s periodic relist stays). A container stopped through CRI
+# (a ContainerRecreateRequest) is then restarted at once instead of at the next relist.
+featureGates: {EventedPLEG: true}
 YAML
 
 # kube-proxy: iptables mode; it sets no conntrack sysctls and no route_localnet.

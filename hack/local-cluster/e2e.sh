@@ -34,6 +34,6 @@ export E2E_OPERATOR_IMAGE=localhost/enhanced-liveness-operator:e2e
 export E2E_APP_IMAGE=localhost/e2e-app:e2e
 export E2E_IMAGES_DIR=$IMAGES_DIR E2E_CONTAINERD_SOCK=$CONTAINERD_SOCK
 export E2E_REPORT_DIR=${E2E_REPORT_DIR:-$ROOT/bin/e2e-report}
-export PATH=$K8S_BIN:$PATH
+export PATH=$K8S_BIN:$CONTAINERD_BIN:$PATH
 cd "$ROOT"
 go test -tags=e2e ./test/e2e/ -count=1 -timeout 60m -v -ginkgo.v "$@"

@@ -6,6 +6,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 K8S_VERSION=${K8S_VERSION:-v1.37.2}
 K8S_BIN=${K8S_BIN_DIR:-$ROOT/bin/k8s/${K8S_VERSION#v}-linux-$(go env GOARCH 2>/dev/null || echo amd64)}
 TOOLS_BIN=$ROOT/bin/tools
+CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.4.2}
+CONTAINERD_BIN=${CONTAINERD_BIN_DIR:-$ROOT/bin/containerd/${CONTAINERD_VERSION#v}-linux-$(go env GOARCH 2>/dev/null || echo amd64)}
 IMAGES_DIR=${ELO_IMAGES_DIR:-$ROOT/bin/images}
 
 STATE=${ELO_CLUSTER_DIR:-/var/lib/elo-local-cluster}
@@ -54,4 +56,5 @@ pid_alive() {
   tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$(cat "$PIDS/$1.cmd" 2>/dev/null || echo "$1")"
 }
 
+ctr_() { "$CONTAINERD_BIN/ctr" --address "$CONTAINERD_SOCK" "$@"; }
 kc() { "$K8S_BIN/kubectl" --kubeconfig "$KUBECONFIG_FILE" "$@"; }

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Installs what the local cluster needs, skipping what is there: the Debian packages (containerd,
-# runc, CNI plugins, iptables, conntrack), the Kubernetes binaries built from the Go module proxy
-# (hack/build-k8s.sh, cached under bin/k8s), crictl (bin/tools) and the pause image tarball.
+# Installs what the local cluster needs, skipping what is there: the Debian packages (runc, CNI
+# plugins, iptables, conntrack), containerd and the Kubernetes binaries built from the Go module
+# proxy (hack/build-containerd.sh and hack/build-k8s.sh, cached under bin/), crictl (bin/tools) and
+# the pause image tarball.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 missing=()
-command -v containerd >/dev/null || missing+=(containerd)
 command -v runc >/dev/null || missing+=(runc)
 [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
 command -v iptables >/dev/null || missing+=(iptables)
@@ -14,12 +14,13 @@ command -v conntrack >/dev/null || missing+=(conntrack)
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing Debian packages: ${missing[*]}"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc containernetworking-plugins iptables conntrack >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq runc containernetworking-plugins iptables conntrack >/dev/null
 fi
-# The packaged containerd service is not used (down.sh could not undo it): make sure it is off.
-if command -v systemctl >/dev/null && systemctl is-active --quiet containerd 2>/dev/null; then
-  log "note: a system containerd service is running; the local cluster uses its own socket and directories"
-fi
+
+CONTAINERD_BIN_DIR=$CONTAINERD_BIN CONTAINERD_VERSION=$CONTAINERD_VERSION "$ROOT/hack/build-containerd.sh" 2>&1 >/dev/null | grep -v "present in" >&2 || true
+for c in containerd containerd-shim-runc-v2 ctr; do
+  [ -x "$CONTAINERD_BIN/$c" ] || { log "missing $CONTAINERD_BIN/$c"; exit 1; }
+done
 
 K8S_BIN_DIR=$K8S_BIN "$ROOT/hack/build-k8s.sh" etcd kube-apiserver kubectl kubelet kube-controller-manager \
   kube-scheduler kube-proxy | grep -v 'present in' >&2 || true

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts a one-node Kubernetes cluster on this machine: etcd, kube-apiserver, containerd (+ runc,
 # CNI bridge), kube-controller-manager, kube-scheduler, kubelet and kube-proxy, all built from
-# source (hack/build-k8s.sh) or installed from Debian packages. Idempotent: when the cluster is
+# source (hack/build-k8s.sh, hack/build-containerd.sh) or installed from Debian packages. Idempotent: when the cluster is
 # already up it only re-imports the images. On failure it runs down.sh (every host change undone).
 #
 # usage: hack/local-cluster/up.sh        then: export KUBECONFIG=$(hack/local-cluster/env.sh)
@@ -17,7 +17,9 @@ import_images() {
   local f
   for f in "$IMAGES_DIR"/*.tar; do
     [ -f "$f" ] || continue
-    ctr --address "$CONTAINERD_SOCK" -n k8s.io images import --no-unpack=false "$f" >/dev/null
+    # ctr's stderr carries a cgroup v1 deprecation warning on every call: shown only on failure
+    ctr_ -n k8s.io images import --no-unpack=false "$f" >/dev/null 2>"$LOGS/ctr-import.log" \
+      || { cat "$LOGS/ctr-import.log" >&2; return 1; }
     log "imported $(basename "$f")"
   done
 }
@@ -105,8 +107,10 @@ start kube-apiserver "$K8S_BIN/kube-apiserver" "$K8S_BIN/kube-apiserver" \
   --cert-dir "$STATE/apiserver" --profiling=false --v=1
 wait_for kube-apiserver 120 kc get --raw /readyz
 
-start containerd /usr/bin/containerd /usr/bin/containerd --config "$STATE/containerd/config.toml"
-wait_for containerd 30 ctr --address "$CONTAINERD_SOCK" version
+# PATH: containerd finds its runc shim there (runc itself is Debian's, in /usr/bin).
+start containerd "$CONTAINERD_BIN/containerd" env PATH="$CONTAINERD_BIN:$PATH" \
+  "$CONTAINERD_BIN/containerd" --config "$STATE/containerd/config.toml"
+wait_for containerd 30 ctr_ version
 import_images
 
 start kube-controller-manager "$K8S_BIN/kube-controller-manager" "$K8S_BIN/kube-controller-manager" \
