@@ -375,3 +375,32 @@ func TestOlmizeKeepsOtherContainers(t *testing.T) {
 		t.Fatalf("sidecar changed: %+v", c)
 	}
 }
+
+// The kustomize install writes the self-managed certificate into an emptyDir: the Secret is
+// found through --webhook-cert-secret, which OLM mode does not need.
+func TestOlmizeFindsTheCertSecretByFlag(t *testing.T) {
+	for _, args := range [][]string{
+		{certModeSelf, "--webhook-cert-secret=op-cert", "--a"},
+		{certModeSelf, "--webhook-cert-secret", "op-cert", "--a"},
+	} {
+		d := &appsv1.Deployment{}
+		spec := &d.Spec.Template.Spec
+		spec.Containers = []corev1.Container{{Name: "manager", Args: args, VolumeMounts: []corev1.VolumeMount{
+			{Name: "cert", MountPath: OLMCertDir}, {Name: "scratch", MountPath: "/scratch"},
+		}}}
+		spec.Volumes = []corev1.Volume{
+			{Name: "cert", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		}
+		removed := olmize(d, testOptions())
+		if !reflect.DeepEqual(removed, map[string]bool{"op-cert": true}) {
+			t.Errorf("%v: removed Secrets = %v, want op-cert", args, removed)
+		}
+		if got, want := spec.Containers[0].Args, []string{"--a", certModeOLM}; !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: args = %v, want %v", args, got, want)
+		}
+		if len(spec.Volumes) != 1 || spec.Volumes[0].Name != "scratch" || len(spec.Containers[0].VolumeMounts) != 1 {
+			t.Errorf("%v: the certificate volume was kept: %+v", args, spec.Volumes)
+		}
+	}
+}

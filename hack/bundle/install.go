@@ -155,8 +155,9 @@ func installStrategy(in *inputs, o Options) (*install, error) {
 }
 
 // olmize adapts the manager Deployment to OLM: OLM's certificate instead of the self-managed
-// one (whose Secret volume would collide with OLM's mount), the bundle's images. It returns
-// the Secrets whose volumes were removed.
+// one (whose volume would collide with OLM's mount), the bundle's images. It returns the
+// self-managed certificate Secrets: the one named by --webhook-cert-secret, and those of
+// removed Secret volumes.
 func olmize(d *appsv1.Deployment, o Options) map[string]bool {
 	removed := map[string]bool{}
 	spec := &d.Spec.Template.Spec
@@ -167,6 +168,10 @@ func olmize(d *appsv1.Deployment, o Options) map[string]bool {
 			continue
 		}
 		c.Image = o.ManagerImage
+		if secret, ok := argValue(c.Args, "--webhook-cert-secret"); ok {
+			removed[secret] = true
+			c.Args = dropArg(c.Args, "--webhook-cert-secret")
+		}
 		c.Args = setArg(c.Args, "--cert-mode", "olm")
 		var mounts []corev1.VolumeMount
 		for _, m := range c.VolumeMounts {
@@ -195,6 +200,24 @@ func olmize(d *appsv1.Deployment, o Options) map[string]bool {
 
 // setArg sets --name=value, replacing an existing --name=... or --name value.
 func setArg(args []string, name, value string) []string {
+	return append(dropArg(args, name), name+"="+value)
+}
+
+// argValue returns the value of --name=value or --name value.
+func argValue(args []string, name string) (string, bool) {
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			return v, true
+		}
+		if a == name && i+1 < len(args) {
+			return args[i+1], true
+		}
+	}
+	return "", false
+}
+
+// dropArg removes --name=... and --name value.
+func dropArg(args []string, name string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -207,7 +230,7 @@ func setArg(args []string, name, value string) []string {
 		}
 		out = append(out, a)
 	}
-	return append(out, name+"="+value)
+	return out
 }
 
 func setEnv(env []corev1.EnvVar, name, value string) []corev1.EnvVar {

@@ -18,9 +18,10 @@ limitations under the License.
 //
 // In ModeSelf (kustomize install) the manager keeps a CA and a serving certificate in a Secret,
 // rotates both before they expire and writes the CA into caBundle of its own webhook
-// configurations; the kubelet projects the Secret into the webhook certificate directory. The
-// certificate work is done by github.com/open-policy-agent/cert-controller. In ModeOLM, OLM
-// issues the certificate, mounts it into the same directory and patches caBundle itself.
+// configurations; the manager itself writes the certificate from the Secret into the webhook
+// certificate directory (an emptyDir) as soon as it changes. The certificate work is done by
+// github.com/open-policy-agent/cert-controller. In ModeOLM, OLM issues the certificate, mounts
+// it into the same directory and patches caBundle itself.
 package certs
 
 import (
@@ -76,7 +77,7 @@ type Options struct {
 	SecretName string
 	// ServiceName is the webhook Service; the certificate is issued for its DNS names.
 	ServiceName string
-	// CertDir is where the Secret is mounted (the webhook server's CertDir).
+	// CertDir is the webhook server's CertDir; the manager writes tls.crt and tls.key there.
 	CertDir string
 	// MutatingWebhook and ValidatingWebhook name the configurations whose caBundle is kept current.
 	MutatingWebhook   string
@@ -120,7 +121,8 @@ func (o Options) DNSNames() []string {
 
 // Setup arranges for the serving certificate and closes ready once it is usable: in ModeSelf
 // after the certificate files exist in CertDir and caBundle was injected, in ModeOLM at once.
-// Rotation runs in every replica (not only the leader): each one serves webhooks.
+// Rotation and the file writer run in every replica (not only the leader): each one serves
+// webhooks.
 func Setup(mgr ctrl.Manager, o Options, ready chan struct{}) error {
 	if err := o.Validate(); err != nil {
 		return err
@@ -140,9 +142,15 @@ func Setup(mgr ctrl.Manager, o Options, ready chan struct{}) error {
 	if o.ControllerName == "" {
 		o.ControllerName = "webhook-cert-rotator"
 	}
+	// The writer fills CertDir from the Secret the rotator fills; the rotator waits for the files.
+	if err := addCertWriter(mgr, o); err != nil {
+		return err
+	}
 	return rotator.AddRotator(mgr, &rotator.CertRotator{
 		SecretKey:              types.NamespacedName{Namespace: o.Namespace, Name: o.SecretName},
 		CertDir:                o.CertDir,
+		CertName:               CertFile,
+		KeyName:                KeyFile,
 		CAName:                 "enhanced-liveness-operator-ca",
 		CAOrganization:         "enhanced-liveness-operator",
 		DNSName:                dns[0],

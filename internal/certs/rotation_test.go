@@ -17,7 +17,6 @@ limitations under the License.
 package certs
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -48,9 +47,9 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
-// These specs run the real rotator against a kube-apiserver. There is no kubelet in envtest, so
-// a goroutine plays its part: it copies the Secret into the certificate directory, as the
-// Secret volume of the manager Pod would.
+// These specs run the real rotator and the manager's certificate writer against a
+// kube-apiserver. Nothing else fills the certificate directory: the files the webhook server
+// serves are the ones the writer copied from the Secret.
 
 var (
 	ctx       context.Context
@@ -135,27 +134,6 @@ func getSecret() (*corev1.Secret, error) {
 	return s, k8sClient.Get(ctx, types.NamespacedName{Namespace: certNS, Name: secretName}, s)
 }
 
-// projectSecret copies the Secret's keys into dir until ctx ends, like a kubelet Secret volume.
-func projectSecret(ctx context.Context, dir string) {
-	defer GinkgoRecover()
-	for {
-		if s, err := getSecret(); err == nil {
-			for k, v := range s.Data {
-				p := filepath.Join(dir, k)
-				if old, _ := os.ReadFile(p); !bytes.Equal(old, v) {
-					_ = os.WriteFile(p+".tmp", v, 0o600)
-					_ = os.Rename(p+".tmp", p)
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
 var managers int
 
 func freePort() int {
@@ -173,17 +151,32 @@ func leafOf(pemBytes []byte) *x509.Certificate {
 	return c
 }
 
-// startWithCerts starts a manager whose (gated) webhook server uses self-managed certificates.
-func startWithCerts(o Options, port int) (ready chan struct{}, mgrStop func(), checker func() error) {
+// servedLeaf returns the DER of the certificate the webhook server on port presents.
+func servedLeaf(port int) ([]byte, error) {
+	// Not verified here: the caller compares the certificate with the expected one.
+	conn, err := tls.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		&tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}) //nolint:gosec
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = conn.Close() }()
+	return conn.ConnectionState().PeerCertificates[0].Raw, nil
+}
+
+func readFile(dir, name string) []byte {
+	b, _ := os.ReadFile(filepath.Join(dir, name))
+	return b
+}
+
+// startWithCerts starts a manager whose (gated) webhook server uses self-managed certificates
+// in dir.
+func startWithCerts(o Options, port int) (ready chan struct{}, mgrStop func(), checker func() error, dir string) {
 	ready = make(chan struct{})
-	dir := GinkgoT().TempDir()
+	dir = GinkgoT().TempDir()
 	o.Mode, o.Namespace, o.SecretName, o.ServiceName, o.CertDir = ModeSelf, certNS, secretName, serviceName, dir
 	o.MutatingWebhook, o.ValidatingWebhook = mutating, validating
 	managers++
 	o.ControllerName = "cert-rotator-" + strconv.Itoa(managers)
-
-	pctx, pcancel := context.WithCancel(ctx)
-	go projectSecret(pctx, dir)
 
 	srv := GateServer(webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: dir}), ready)
 	stop, err := testutil.StartManager(ctx, cfg, ctrl.Options{WebhookServer: srv}, func(mgr ctrl.Manager) error {
@@ -192,7 +185,7 @@ func startWithCerts(o Options, port int) (ready chan struct{}, mgrStop func(), c
 		return Setup(mgr, o, ready)
 	})
 	Expect(err).NotTo(HaveOccurred())
-	return ready, func() { stop(); pcancel() }, func() error { return srv.StartedChecker()(nil) }
+	return ready, stop, func() error { return srv.StartedChecker()(nil) }, dir
 }
 
 var _ = Describe("Self-managed webhook certificates", Ordered, func() {
@@ -207,7 +200,7 @@ var _ = Describe("Self-managed webhook certificates", Ordered, func() {
 
 	It("issues a CA and serving certificate, injects caBundle, then serves and turns ready", func() {
 		port := freePort()
-		ready, stop, started := startWithCerts(Options{}, port)
+		ready, stop, started, dir := startWithCerts(Options{}, port)
 		defer stop()
 
 		Eventually(ready, "60s").Should(BeClosed())
@@ -222,6 +215,15 @@ var _ = Describe("Self-managed webhook certificates", Ordered, func() {
 			g.Expect(m).To(Equal(s.Data["ca.crt"]))
 			g.Expect(v).To(Equal(s.Data["ca.crt"]))
 		}).Should(Succeed())
+
+		// The rotator reports ready once the cert file exists; the writer put the key there first.
+		Expect(readFile(dir, "tls.crt")).To(Equal(s.Data["tls.crt"]))
+		Expect(readFile(dir, "tls.key")).To(Equal(s.Data["tls.key"]))
+		for n, want := range map[string]os.FileMode{"tls.key": 0o600, "tls.crt": 0o644} {
+			fi, err := os.Stat(filepath.Join(dir, n))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(fi.Mode().Perm()).To(Equal(want), n)
+		}
 
 		leaf := leafOf(s.Data["tls.crt"])
 		Expect(leaf.DNSNames).To(ContainElements(serviceName+"."+certNS+".svc", serviceName+"."+certNS+".svc.cluster.local"))
@@ -238,10 +240,11 @@ var _ = Describe("Self-managed webhook certificates", Ordered, func() {
 			}
 			return err
 		}).Should(Succeed())
+		Expect(servedLeaf(port)).To(Equal(leaf.Raw))
 	})
 
 	It("restores a caBundle someone removed", func() {
-		_, stop, _ := startWithCerts(Options{}, freePort())
+		_, stop, _, _ := startWithCerts(Options{}, freePort())
 		defer stop()
 		s, err := getSecret()
 		Expect(err).NotTo(HaveOccurred())
@@ -264,11 +267,15 @@ var _ = Describe("Self-managed webhook certificates", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		sec.Data = nil
 		Expect(k8sClient.Update(ctx, sec)).To(Succeed())
-		_, stop, _ := startWithCerts(Options{
+		port := freePort()
+		ready, stop, _, dir := startWithCerts(Options{
 			CADuration: 20 * time.Second, ServerDuration: 15 * time.Second,
 			Lookahead: 8 * time.Second, CheckFrequency: 500 * time.Millisecond,
-		}, freePort())
+		}, port)
 		defer stop()
+		Eventually(ready, "60s").Should(BeClosed())
+		var firstServed []byte
+		Eventually(func() (err error) { firstServed, err = servedLeaf(port); return err }).Should(Succeed())
 
 		var oldCA, oldLeaf []byte
 		Eventually(func(g Gomega) {
@@ -300,6 +307,18 @@ var _ = Describe("Self-managed webhook certificates", Ordered, func() {
 		}, "60s", "200ms").Should(Succeed())
 		Expect(time.Now()).To(BeTemporally("<", caExpiry), "the CA was replaced only after it expired")
 
+		// The writer follows the Secret and the webhook server reloads the rewritten files.
+		Eventually(func(g Gomega) {
+			s, err := getSecret()
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(readFile(dir, "tls.crt")).To(Equal(s.Data["tls.crt"]))
+			g.Expect(readFile(dir, "tls.key")).To(Equal(s.Data["tls.key"]))
+			served, err := servedLeaf(port)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(served).NotTo(Equal(firstServed))
+			g.Expect(served).To(Equal(leafOf(s.Data["tls.crt"]).Raw))
+		}, "60s", "200ms").Should(Succeed())
+
 		// Rotation keeps going: a certificate issued later replaces this one too.
 		s1, err := getSecret()
 		Expect(err).NotTo(HaveOccurred())
@@ -316,5 +335,26 @@ var _ = Describe("OLM-provided certificates", func() {
 		ready := make(chan struct{})
 		Expect(Setup(nil, Options{Mode: ModeOLM}, ready)).To(Succeed())
 		Expect(ready).To(BeClosed())
+	})
+
+	It("leaves the certificate directory to OLM: no writer copies a Secret into it", func() {
+		const ns = "elo-certs-olm"
+		Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		Expect(k8sClient.Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: ns},
+			Data:       map[string][]byte{"tls.crt": []byte("C"), "tls.key": []byte("K")},
+		})).To(Succeed())
+		dir := GinkgoT().TempDir()
+		ready := make(chan struct{})
+		o := Options{Mode: ModeOLM, Namespace: ns, SecretName: secretName, ServiceName: serviceName,
+			CertDir: dir, MutatingWebhook: mutating, ControllerName: "cert-rotator-olm"}
+		stop, err := testutil.StartManager(ctx, cfg, ctrl.Options{}, func(mgr ctrl.Manager) error {
+			return Setup(mgr, o, ready)
+		})
+		Expect(err).NotTo(HaveOccurred())
+		defer stop()
+		Expect(ready).To(BeClosed())
+		// In ModeSelf the writer copies within milliseconds of its cache sync.
+		Consistently(func() ([]os.DirEntry, error) { return os.ReadDir(dir) }, "3s").Should(BeEmpty())
 	})
 })
