@@ -83,7 +83,7 @@ func (e *Executor) execute(ctx context.Context, crr *appsv1alpha1.ContainerRecre
 			return ctrl.Result{RequeueAfter: e.requeueAfter(plan.RequeueAfter, deadline)}, nil
 		}
 		results := e.stopAll(ctx, pod, crr, states, kill)
-		again := false
+		again, retry := false, false
 		for i := range states {
 			r, ok := results[states[i].Name]
 			if !ok {
@@ -97,6 +97,8 @@ func (e *Executor) execute(ctx context.Context, crr *appsv1alpha1.ContainerRecre
 			case stopFailed:
 				states[i].Phase = appsv1alpha1.RecreateFailed
 				again = true
+			case stopRetry:
+				retry = true
 			case alreadyStopped:
 				again = true
 			}
@@ -107,6 +109,9 @@ func (e *Executor) execute(ctx context.Context, crr *appsv1alpha1.ContainerRecre
 		}
 		if crr, err = e.writeStates(ctx, crr, false, states, phase, msg); err != nil {
 			return ctrl.Result{}, err
+		}
+		if retry {
+			return ctrl.Result{RequeueAfter: e.requeueAfter(transientRetryDelay, deadline)}, nil
 		}
 		if !again {
 			break
@@ -159,7 +164,23 @@ const (
 	stopped stopOutcome = iota
 	alreadyStopped
 	stopFailed
+	// stopRetry: the runtime answered with a transient error (busy, restarting, timed out); the
+	// container keeps its turn and is stopped again after transientRetryDelay, until the deadline.
+	stopRetry
 )
+
+// transientRetryDelay is the pause before stopping again after a transient runtime error.
+const transientRetryDelay = time.Second
+
+// transient reports runtime errors worth retrying: the kubelet, too, simply tries again on its
+// next pod sync when a kill fails. Anything else (e.g. runc refusing) fails the container.
+func transient(err error) bool {
+	switch grpcstatus.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted:
+		return true
+	}
+	return false
+}
 
 type stopResult struct {
 	outcome stopOutcome
@@ -202,6 +223,8 @@ func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.
 	switch {
 	case grpcstatus.Code(err) == codes.NotFound:
 		return stopResult{alreadyStopped, target + " is already gone from the runtime; waiting for the kubelet to start a new container"}
+	case transient(err):
+		return stopResult{stopRetry, fmt.Sprintf("cannot read %s from the container runtime, will retry: %v", target, err)}
 	case err != nil:
 		return stopResult{stopFailed, fmt.Sprintf("cannot read %s from the container runtime: %v", target, err)}
 	case resp.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_EXITED:
@@ -224,6 +247,9 @@ func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.
 	timeout := StopTimeout(total, e.Clock.Since(start))
 	err = e.Runtime.StopContainer(ctx, id, timeout)
 	stopDuration.Observe(e.Clock.Since(start).Seconds())
+	if transient(err) {
+		return stopResult{stopRetry, fmt.Sprintf("stopping %s failed, will retry: %v%s", target, err, hookMsg)}
+	}
 	if err != nil {
 		return stopResult{stopFailed, fmt.Sprintf("stopping %s failed: %v%s", target, err, hookMsg)}
 	}

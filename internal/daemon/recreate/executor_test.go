@@ -269,6 +269,52 @@ func TestFailurePolicies(t *testing.T) {
 	}
 }
 
+// A transient runtime error (here: the runtime is restarting) is retried, not a failure: the
+// container keeps its turn until the stop goes through or the deadline passes.
+func TestTransientStopErrorIsRetried(t *testing.T) {
+	for name, tc := range map[string]struct {
+		failures  int // StopContainer calls answered Unavailable before it works
+		wantPhase appsv1alpha1.ContainerRecreateRequestPhase
+		wantMsg   string
+	}{
+		"recovers":      {failures: 2, wantPhase: appsv1alpha1.RecreateSucceeded},
+		"until timeout": {failures: 1000, wantPhase: appsv1alpha1.RecreateFailed, wantMsg: "not finished within activeDeadlineSeconds (30): container app: stopping"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var calls atomic.Int32
+			h := newHarness(t, func(s *critest.Server) {
+				s.StopFunc = func(string, int64) error {
+					if int(calls.Add(1)) <= tc.failures {
+						return grpcstatus.Error(codes.Unavailable, "connection refused")
+					}
+					return nil
+				}
+			})
+			h.pod("web", nil, "app")
+			h.crr("r", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { r.Spec.ActiveDeadlineSeconds = ptr.To[int64](30) }, "app")
+			if res := h.reconcile("r"); res.RequeueAfter != transientRetryDelay {
+				t.Fatalf("RequeueAfter = %v, want the retry delay %v", res.RequeueAfter, transientRetryDelay)
+			}
+			h.expectPhase("r", appsv1alpha1.RecreateRecreating, "will retry: rpc error: code = Unavailable")
+			for range 40 {
+				if IsFinished(h.get("r").Status.Phase) || calls.Load() > int32(tc.failures) {
+					break
+				}
+				h.clock.Step(transientRetryDelay)
+				h.reconcile("r")
+			}
+			if tc.wantPhase == appsv1alpha1.RecreateSucceeded {
+				if got := calls.Load(); got != int32(tc.failures)+1 {
+					t.Fatalf("StopContainer called %d times, want %d", got, tc.failures+1)
+				}
+				h.kubeletRestart("web", "app")
+				h.reconcile("r")
+			}
+			h.expectPhase("r", tc.wantPhase, tc.wantMsg)
+		})
+	}
+}
+
 func TestPodGoneFails(t *testing.T) {
 	cases := map[string]struct {
 		change func(h *harness, p *corev1.Pod)
