@@ -51,6 +51,7 @@ sleep 25
 
 banner "6. a shared dependency fails: 5 of 6 pods fail their probe at once"
 echo "  restarting them would not help and would take the whole service down: the storm breaker holds"
+echo "  (a failure reported before the others are seen may still be restarted, within maxUnavailable)"
 for p in "${pods[@]:1:5}"; do
   ip=$(kc -n demo get pod "${p%% *}" -o jsonpath='{.status.podIP}' 2>/dev/null || true)
   [ -n "$ip" ] && sick "$ip" || true
