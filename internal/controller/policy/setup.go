@@ -162,7 +162,7 @@ func (r *DecisionReconciler) setup(mgr ctrl.Manager) error {
 			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) { r.probesChanged(e.Object, nil, q) },
 		}).
 		Watches(&appsv1alpha1.ContainerRecreateRequest{}, handler.Funcs{
-			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { r.crrChanged(e.Object, true, q) },
+			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { r.crrChanged(e.Object, false, q) },
 			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) { r.crrChanged(e.ObjectNew, false, q) },
 			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) { r.crrChanged(e.Object, true, q) },
 		}).
@@ -283,9 +283,9 @@ func hasFailed(ps appsv1alpha1.PodProbeStatus) bool {
 	return false
 }
 
-// crrChanged meets the expectation of a created request and wakes its pod and workload: a
-// finished request frees the pod for its next failed container and gives budget back.
-func (r *DecisionReconciler) crrChanged(o client.Object, observe bool, q queue) {
+// crrChanged ends the expectation of a request seen finished or deleted, and wakes its pod and
+// workload: a finished request frees the pod for its next failed container and gives budget back.
+func (r *DecisionReconciler) crrChanged(o client.Object, deleted bool, q queue) {
 	crr, ok := o.(*appsv1alpha1.ContainerRecreateRequest)
 	if !ok {
 		return
@@ -294,8 +294,8 @@ func (r *DecisionReconciler) crrChanged(o client.Object, observe bool, q queue) 
 	if ids := crrPodUID(crr); len(ids) == 1 {
 		uid = types.UID(ids[0])
 	}
-	if observe && uid != "" {
-		r.tracker.observed(uid, crr.Name)
+	if uid != "" && (deleted || !crrActive(crr)) {
+		r.tracker.finished(uid, crr.Name)
 	}
 	add(q, types.NamespacedName{Namespace: crr.Namespace, Name: crr.Spec.PodName})
 	if w, ok := r.tracker.workloadOf(uid); ok && uid != "" {

@@ -30,8 +30,9 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 )
 
-// expectationTTL bounds how long a created request counts as active without the cache showing
-// it. The informer delivers every add, so this only matters if a watch event is lost.
+// expectationTTL bounds how long a created request counts as active on the controller's word
+// alone. Past it the cache decides (an active request is still counted from there); it only
+// matters if a watch event is lost.
 const expectationTTL = 2 * time.Minute
 
 // tracker is the in-memory state the decision controller keeps between reconciles and shares with
@@ -42,7 +43,9 @@ type tracker struct {
 	mu    sync.Mutex
 	clock clock.PassiveClock
 
-	// expected: requests this controller created that the cache has not shown yet, by pod UID.
+	// expected: requests this controller created, by pod UID, until the cache shows them finished
+	// or deleted. Keeping them until then, not only until the cache first shows them, means a
+	// restart stays counted against the budget even if a later read misses the request.
 	expected map[types.UID]expectation
 	// holds: the last hold reason recorded per pod, per container instance (container/containerID).
 	holds map[types.NamespacedName]map[string]podHold
@@ -95,8 +98,9 @@ func (t *tracker) expect(pod types.UID, crrName string) {
 	t.expected[pod] = expectation{crrName: crrName, at: t.clock.Now()}
 }
 
-// observed is called when the cache shows (or drops) a request: the expectation is met.
-func (t *tracker) observed(pod types.UID, crrName string) {
+// finished is called when the cache shows a request finished, or it is deleted: the restart no
+// longer counts on the controller's word.
+func (t *tracker) finished(pod types.UID, crrName string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e, ok := t.expected[pod]; ok && e.crrName == crrName {
@@ -105,9 +109,9 @@ func (t *tracker) observed(pod types.UID, crrName string) {
 }
 
 // createFailed drops an expectation whose create did not happen.
-func (t *tracker) createFailed(pod types.UID, crrName string) { t.observed(pod, crrName) }
+func (t *tracker) createFailed(pod types.UID, crrName string) { t.finished(pod, crrName) }
 
-// isExpected reports whether a request for the pod was created but is not in the cache yet.
+// isExpected reports whether a request this controller created for the pod may still be active.
 func (t *tracker) isExpected(pod types.UID) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -110,20 +110,25 @@ func TestTrackerExpectations(t *testing.T) {
 	tr := newTracker(clk)
 	tr.expect("uid", "crr-1")
 	if !tr.isExpected("uid") {
-		t.Fatal("a created request counts as active until the cache shows it")
+		t.Fatal("a created request counts as active until the cache shows it finished")
 	}
-	tr.observed("uid", "crr-other")
+	tr.finished("uid", "crr-other")
 	if !tr.isExpected("uid") {
-		t.Fatal("another request does not meet the expectation")
+		t.Fatal("another request finishing does not end the expectation")
 	}
-	tr.observed("uid", "crr-1")
+	tr.finished("uid", "crr-1")
 	if tr.isExpected("uid") {
-		t.Fatal("seen in the cache: the cache takes over")
+		t.Fatal("seen finished: the expectation ends")
 	}
 	tr.expect("uid", "crr-2")
+	tr.createFailed("uid", "crr-2")
+	if tr.isExpected("uid") {
+		t.Fatal("a create that failed is not expected")
+	}
+	tr.expect("uid", "crr-3")
 	clk.SetTime(clk.Now().Add(expectationTTL + time.Second))
 	if tr.isExpected("uid") {
-		t.Fatal("an expectation never observed expires")
+		t.Fatal("an expectation never seen finished expires; the cache decides from then on")
 	}
 }
 

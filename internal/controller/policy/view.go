@@ -123,7 +123,7 @@ func (v *view) leaseCurrent(ctx context.Context, node string) (bool, error) {
 }
 
 // activeCRR reports whether the pod has an active ContainerRecreateRequest in the cache, or one
-// this controller created that the cache has not shown yet.
+// this controller created that the cache has not shown finished yet.
 func (v *view) activeCRR(ctx context.Context, pod *corev1.Pod) (bool, error) {
 	list := &appsv1alpha1.ContainerRecreateRequestList{}
 	if err := v.c.List(ctx, list, client.InNamespace(pod.Namespace),
@@ -133,9 +133,10 @@ func (v *view) activeCRR(ctx context.Context, pod *corev1.Pod) (bool, error) {
 	active := false
 	for i := range list.Items {
 		crr := &list.Items[i]
-		v.tracker.observed(pod.UID, crr.Name)
 		if crrActive(crr) {
 			active = true
+		} else {
+			v.tracker.finished(pod.UID, crr.Name)
 		}
 	}
 	return active || v.tracker.isExpected(pod.UID), nil
