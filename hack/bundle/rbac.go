@@ -94,24 +94,21 @@ func (r *rbacIndex) rulesOf(sa string) (cluster, namespaced []rbacv1.PolicyRule)
 // leftover returns roles and bindings that grant nothing to a bundle ServiceAccount (they stay
 // manifests, e.g. the aggregated viewer roles) and reports the consumed ones.
 func (r *rbacIndex) leftover() (keep []*unstructured.Unstructured, consumed []string) {
-	for key, u := range r.roles {
-		if r.usedRoles[key] {
+	place := func(key string, used bool, u *unstructured.Unstructured) {
+		if used {
 			consumed = append(consumed, key+": became CSV permissions")
-			continue
+			return
 		}
 		c := u.DeepCopy()
 		c.SetNamespace("")
 		keep = append(keep, c)
 	}
+	for key, u := range r.roles {
+		place(key, r.usedRoles[key], u)
+	}
 	for _, u := range r.bindings {
 		key := u.GetKind() + "/" + u.GetName()
-		if r.usedBindings[key] {
-			consumed = append(consumed, key+": became CSV permissions")
-			continue
-		}
-		c := u.DeepCopy()
-		c.SetNamespace("")
-		keep = append(keep, c)
+		place(key, r.usedBindings[key], u)
 	}
 	slices.SortStableFunc(keep, byFileName)
 	return keep, consumed
