@@ -42,6 +42,7 @@ import (
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
 	appscontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/apps"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
 	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
 	webhookappsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/apps/v1alpha1"
 	webhookcorev1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/core/v1"
@@ -169,7 +170,7 @@ func main() {
 		metricsServerOptions.KeyName = metricsCertKey
 	}
 
-	daemonSetCacheKey, daemonSetCache := appscontroller.DaemonSetCacheByObject(policyFlags.operatorNamespace)
+	daemonSetCacheKey, daemonSetCache := daemonset.CacheByObject(policyFlags.operatorNamespace)
 	leaseCacheKey, leaseCache := policycontroller.LeaseCacheByObject(policyFlags.operatorNamespace)
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                 scheme,
@@ -252,13 +253,13 @@ func main() {
 		setupLog.Error(err, "Invalid flag")
 		os.Exit(1)
 	}
-	if err := (&appscontroller.DaemonSetReconciler{
+	if err := (&daemonset.Reconciler{
 		Client:          mgr.GetClient(),
 		APIReader:       mgr.GetAPIReader(),
 		Config:          daemonConfig,
 		OwnerDeployment: pkgFlags.managerDeployment,
 	}).SetupWithManager(mgr); err != nil {
-		setupLog.Error(err, "Failed to create controller", "controller", "apps-daemonset")
+		setupLog.Error(err, "Failed to create controller", "controller", "daemonset")
 		os.Exit(1)
 	}
 	// nolint:goconst

@@ -24,7 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemonset"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
 )
 
 // Names of the objects config/default installs (kustomize namePrefix "enhanced-liveness-operator-").

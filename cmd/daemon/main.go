@@ -43,8 +43,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/node"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/recreate"
 )
@@ -140,7 +140,7 @@ func run(o options) error {
 		Metrics:                metricsOpts,
 		HealthProbeBindAddress: o.probeAddr,
 		LeaderElection:         false,
-		Cache:                  node.CacheOptions(o.nodeName, o.namespace),
+		Cache:                  daemon.CacheOptions(o.nodeName, o.namespace),
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
@@ -152,7 +152,7 @@ func run(o options) error {
 	if kubeletVersion == "" {
 		kubeletVersion = nodeKubeletVersion(ctx, mgr.GetAPIReader(), o.nodeName)
 	}
-	if _, err := node.Setup(mgr, node.Options{
+	if _, err := daemon.Setup(mgr, daemon.Options{
 		NodeName: o.nodeName, Namespace: o.namespace, Runtime: rt,
 		UserAgent: prober.UserAgent(kubeletVersion), Recorder: mgr.GetEventRecorder(EventRecorderName),
 		WriteWindow: o.writeWindow,

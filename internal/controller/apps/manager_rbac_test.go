@@ -40,7 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemonset"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
@@ -104,7 +104,7 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 		asManager := rest.CopyConfig(cfg)
 		asManager.Impersonate = rest.ImpersonationConfig{UserName: managerUser,
 			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + shippedNamespace, "system:authenticated"}}
-		obj, byObject := DaemonSetCacheByObject(shippedNamespace)
+		obj, byObject := daemonset.CacheByObject(shippedNamespace)
 		ready = make(chan struct{})
 		certDir := GinkgoT().TempDir()
 		pctx, pcancel := context.WithCancel(ctx)
@@ -118,7 +118,7 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 			WebhookServer: certs.GateServer(webhook.NewServer(webhook.Options{
 				Host: "127.0.0.1", Port: port, CertDir: certDir}), ready),
 		}, func(mgr ctrl.Manager) error {
-			if err := (&DaemonSetReconciler{
+			if err := (&daemonset.Reconciler{
 				Client: mgr.GetClient(),
 				Config: daemonset.Config{
 					Name: daemonset.DefaultName, Namespace: shippedNamespace, ServiceAccount: daemonset.DefaultName,

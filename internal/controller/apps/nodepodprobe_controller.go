@@ -41,7 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probe"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 )
 
 // PodNodeNameIndex indexes the cached (enrolled) pods by spec.nodeName.
@@ -237,6 +237,6 @@ func mappingRelevantChange(o, n *corev1.Pod) bool {
 		o.Status.Phase != n.Status.Phase ||
 		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
 		o.Labels[appsv1alpha1.LabelEnrolled] != n.Labels[appsv1alpha1.LabelEnrolled] ||
-		probe.AnnotationKey(o.Annotations) != probe.AnnotationKey(n.Annotations) ||
-		o.Annotations[probe.AnnotationKey(o.Annotations)] != n.Annotations[probe.AnnotationKey(n.Annotations)]
+		probecontext.AnnotationKey(o.Annotations) != probecontext.AnnotationKey(n.Annotations) ||
+		o.Annotations[probecontext.AnnotationKey(o.Annotations)] != n.Annotations[probecontext.AnnotationKey(n.Annotations)]
 }

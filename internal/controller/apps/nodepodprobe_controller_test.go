@@ -36,7 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probe"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
@@ -61,7 +61,7 @@ func createNode(name string) {
 // probeContext is what the Pod webhook writes for mappedPod's containers.
 func probeContext() string {
 	GinkgoHelper()
-	s, err := probe.Encode([]probe.ContainerProbe{
+	s, err := probecontext.Encode([]probecontext.ContainerProbe{
 		{Name: "proxy", LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(15000)}}}},
 		{Name: "web", LivenessProbe: &corev1.Probe{
 			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}},
@@ -270,7 +270,7 @@ var _ = Describe("NodePodProbe mapping", Ordered, func() {
 
 	It("leaves out a probe it cannot map and says why on the pod", func() {
 		broken := mappedPod("broken-port", nodeA)
-		s, err := probe.Encode([]probe.ContainerProbe{
+		s, err := probecontext.Encode([]probecontext.ContainerProbe{
 			{Name: "web", LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("admin")}}}},
 			{Name: "proxy", LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(15000)}}}},
 		})

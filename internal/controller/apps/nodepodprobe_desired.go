@@ -25,7 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probe"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 )
 
 // ProbeName is the stable name of a container's probe in a NodePodProbe.
@@ -51,19 +51,19 @@ func desiredPodProbes(pods []corev1.Pod) ([]appsv1alpha1.PodProbe, []mappingProb
 		if !mapped(pod) {
 			continue
 		}
-		pctx, errs := probe.FromAnnotations(pod.Annotations)
+		pctx, errs := probecontext.FromAnnotations(pod.Annotations)
 		if len(errs) > 0 {
 			problems = append(problems, mappingProblem{pod, "probe context annotation: " + errs.ToAggregate().Error()})
 			continue
 		}
 		var probes []appsv1alpha1.ContainerProbe
 		for _, e := range pctx.Entries {
-			pc, ok := probe.FindProbedContainer(&pod.Spec, e.Name)
+			pc, ok := probecontext.FindProbedContainer(&pod.Spec, e.Name)
 			if !ok {
 				problems = append(problems, mappingProblem{pod, fmt.Sprintf("probe context names container %q, which the pod does not have", e.Name)})
 				continue
 			}
-			resolved, err := probe.Resolve(e.LivenessProbe, pc.Container)
+			resolved, err := probecontext.Resolve(e.LivenessProbe, pc.Container)
 			if err != nil {
 				problems = append(problems, mappingProblem{pod, err.Error()})
 				continue

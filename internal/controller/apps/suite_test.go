@@ -37,6 +37,10 @@ import (
 // installed. It starts no controllers: each group of specs starts the manager it needs with
 // testutil.StartManager, so specs of one controller never see another's side effects.
 
+// packagingSpecTimeout bounds waiting for controllers and the API server in the packaging specs; generous
+// because the suite shares two CPUs with everything else that runs in CI.
+const packagingSpecTimeout = "30s"
+
 var (
 	ctx       context.Context
 	cancel    context.CancelFunc

@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License");
 you may not use this file except in compliance with the License.
 You may obtain a copy of the License at
 
-    http://www.apache.org/licenses/LICENSE-2.0
+	http://www.apache.org/licenses/LICENSE-2.0
 
 Unless required by applicable law or agreed to in writing, software
 distributed under the License is distributed on an "AS IS" BASIS,
@@ -13,7 +13,6 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
 package prober
 
 import (
@@ -28,7 +27,7 @@ import (
 	"k8s.io/utils/clock"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/probe"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/check"
 )
 
 // Manager owns the probe workers of the node. Sync tells it which probes exist and what the
@@ -36,9 +35,9 @@ import (
 // workers run between Start and the end of its context, and are all gone when Start returns.
 type Manager struct {
 	// Runtime runs exec probes; nil means exec probes error.
-	Runtime probe.Execer
+	Runtime check.Execer
 	// HTTP is shared by all HTTP workers.
-	HTTP *probe.HTTP
+	HTTP *check.HTTP
 	// UserAgent of HTTP and gRPC probes: kube-probe/<major>.<minor>.
 	UserAgent string
 	Results   *Cache
@@ -63,8 +62,8 @@ type Manager struct {
 }
 
 // NewManager returns a manager with the real clock and a fresh cache.
-func NewManager(rt probe.Execer, userAgent string, events *Events) *Manager {
-	return &Manager{Runtime: rt, HTTP: probe.NewHTTP(), UserAgent: userAgent, Results: NewCache(), Events: events}
+func NewManager(rt check.Execer, userAgent string, events *Events) *Manager {
+	return &Manager{Runtime: rt, HTTP: check.NewHTTP(), UserAgent: userAgent, Results: NewCache(), Events: events}
 }
 
 func (m *Manager) init() {
@@ -75,7 +74,7 @@ func (m *Manager) init() {
 		m.Results = NewCache()
 	}
 	if m.HTTP == nil {
-		m.HTTP = probe.NewHTTP()
+		m.HTTP = check.NewHTTP()
 	}
 	if m.Jitter == nil {
 		m.Jitter = func(p time.Duration) time.Duration { return time.Duration(rand.Float64() * float64(p)) }

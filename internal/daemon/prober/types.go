@@ -13,7 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
+
 // Package prober runs the node's liveness probes: one worker per (pod UID, container, probe),
 // with the kubelet's worker semantics (PROBE-SEMANTICS 6-15), a result cache keyed by the same
 // triple, events and metrics on transitions, and a status writer that reports the results into

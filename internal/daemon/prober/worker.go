@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License");
 you may not use this file except in compliance with the License.
 You may obtain a copy of the License at
 
-    http://www.apache.org/licenses/LICENSE-2.0
+	http://www.apache.org/licenses/LICENSE-2.0
 
 Unless required by applicable law or agreed to in writing, software
 distributed under the License is distributed on an "AS IS" BASIS,
@@ -13,7 +13,6 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
 package prober
 
 import (
@@ -27,7 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/probe"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/check"
 )
 
 // maxProbeRetries is how often an errored probe is tried within one run before it is dropped.
@@ -52,7 +51,7 @@ type worker struct {
 	// Owned by the worker goroutine.
 	containerID string
 	onHold      bool
-	lastResult  probe.Result
+	lastResult  check.Result
 	resultRun   int
 	erroring    bool
 	warned      bool
@@ -171,13 +170,13 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		return true
 	}
 	if w.handlerChanged.Swap(false) {
-		w.lastResult, w.resultRun = probe.Unknown, 0
+		w.lastResult, w.resultRun = check.Unknown, 0
 	}
 	if cs.ContainerID != w.containerID {
 		// A new container: probe it from scratch (item 9), counters reset (Δ item 10).
 		w.containerID = cs.ContainerID
 		w.onHold = false
-		w.lastResult, w.resultRun = probe.Unknown, 0
+		w.lastResult, w.resultRun = check.Unknown, 0
 		w.erroring, w.warned, w.successReported = false, false, false
 		if w.containerID != "" {
 			w.m.report(w, appsv1alpha1.ProbeUnknown, "", w.m.Clock.Now())
@@ -213,22 +212,22 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		return true
 	}
 	w.erroring = false
-	if res == probe.Warning {
+	if res == check.Warning {
 		if !w.warned {
 			w.m.Events.warn(t, pod, ReasonProbeWarning, "Liveness probe warning: %s", out)
 		}
 		w.warned = true
-		res = probe.Success
+		res = check.Success
 	} else {
 		w.warned = false
 	}
-	if res == probe.Success {
+	if res == check.Success {
 		w.succ.Inc()
 	} else {
 		w.fail.Inc()
 	}
 
-	if w.onHold && res == probe.Failure {
+	if w.onHold && res == check.Failure {
 		// Δ item 9: after a reported failure the worker keeps probing only to see the container
 		// recover (the restart may be held by the policy); more failures say nothing new.
 		w.lastResult, w.resultRun = res, 0
@@ -242,12 +241,12 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	} else {
 		w.lastResult, w.resultRun = res, 1
 	}
-	if (res == probe.Failure && w.resultRun < int(t.Probe.FailureThreshold)) ||
-		(res == probe.Success && w.resultRun < int(t.Probe.SuccessThreshold)) {
+	if (res == check.Failure && w.resultRun < int(t.Probe.FailureThreshold)) ||
+		(res == check.Success && w.resultRun < int(t.Probe.SuccessThreshold)) {
 		w.m.touch(w, start)
 		return true
 	}
-	if res == probe.Success {
+	if res == check.Success {
 		if w.successReported {
 			w.m.touch(w, start) // the common case: nothing to report
 		} else {
@@ -271,9 +270,9 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	return true
 }
 
-func (w *worker) runWithRetries(ctx context.Context, t *Target, pod *corev1.Pod, c *corev1.Container) (probe.Result, string, error) {
+func (w *worker) runWithRetries(ctx context.Context, t *Target, pod *corev1.Pod, c *corev1.Container) (check.Result, string, error) {
 	var (
-		res probe.Result
+		res check.Result
 		out string
 		err error
 	)
@@ -290,7 +289,7 @@ func (w *worker) runWithRetries(ctx context.Context, t *Target, pod *corev1.Pod,
 
 var errNoPodIP = errors.New("the pod has no IP address yet")
 
-func (w *worker) runOnce(ctx context.Context, t *Target, pod *corev1.Pod, c *corev1.Container) (probe.Result, string, error) {
+func (w *worker) runOnce(ctx context.Context, t *Target, pod *corev1.Pod, c *corev1.Container) (check.Result, string, error) {
 	p := &t.Probe
 	timeout := time.Duration(p.TimeoutSeconds) * time.Second
 	podIP := t.PodIP
@@ -300,50 +299,50 @@ func (w *worker) runOnce(ctx context.Context, t *Target, pod *corev1.Pod, c *cor
 	switch {
 	case p.Exec != nil:
 		if w.m.Runtime == nil {
-			return probe.Unknown, "", errors.New("no container runtime connection for exec probes")
+			return check.Unknown, "", errors.New("no container runtime connection for exec probes")
 		}
 		var env []corev1.EnvVar
 		if c != nil {
 			env = c.Env
 		}
-		res, out, err := probe.Exec(ctx, w.m.Runtime, w.containerID, probe.ExpandCommand(p.Exec.Command, env), timeout)
+		res, out, err := check.Exec(ctx, w.m.Runtime, w.containerID, check.ExpandCommand(p.Exec.Command, env), timeout)
 		if err != nil {
 			CRIErrors.WithLabelValues("ExecSync").Inc()
 		}
 		return res, out, err
 	case p.HTTPGet != nil:
 		if p.HTTPGet.Host == "" && podIP == "" {
-			return probe.Unknown, "", errNoPodIP
+			return check.Unknown, "", errNoPodIP
 		}
-		req, err := probe.NewHTTPRequest(p.HTTPGet, c, podIP, w.m.UserAgent)
+		req, err := check.NewHTTPRequest(p.HTTPGet, c, podIP, w.m.UserAgent)
 		if err != nil {
-			return probe.Unknown, "", err
+			return check.Unknown, "", err
 		}
 		return w.m.HTTP.Probe(req.WithContext(ctx), timeout)
 	case p.TCPSocket != nil:
-		port, err := probe.ResolvePort(p.TCPSocket.Port, c)
+		port, err := check.ResolvePort(p.TCPSocket.Port, c)
 		if err != nil {
-			return probe.Unknown, "", err
+			return check.Unknown, "", err
 		}
 		host := p.TCPSocket.Host
 		if host == "" {
 			host = podIP
 		}
 		if host == "" {
-			return probe.Unknown, "", errNoPodIP
+			return check.Unknown, "", errNoPodIP
 		}
-		return probe.TCP(host, port, timeout)
+		return check.TCP(host, port, timeout)
 	case p.GRPC != nil:
 		if podIP == "" {
-			return probe.Unknown, "", errNoPodIP
+			return check.Unknown, "", errNoPodIP
 		}
 		service := ""
 		if p.GRPC.Service != nil {
 			service = *p.GRPC.Service
 		}
-		return probe.GRPC(podIP, service, int(p.GRPC.Port), timeout, w.m.UserAgent)
+		return check.GRPC(podIP, service, int(p.GRPC.Port), timeout, w.m.UserAgent)
 	default:
-		return probe.Unknown, "", fmt.Errorf("probe %s has no handler (exec, httpGet, tcpSocket or grpc)", t.Key)
+		return check.Unknown, "", fmt.Errorf("probe %s has no handler (exec, httpGet, tcpSocket or grpc)", t.Key)
 	}
 }
 

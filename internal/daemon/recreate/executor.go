@@ -19,12 +19,9 @@ package recreate
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -162,100 +159,4 @@ func (e *Executor) listActive(ctx context.Context, namespace, podUID string) ([]
 		appsv1alpha1.LabelCRRActive:   appsv1alpha1.TrueValue,
 	})
 	return list.Items, err
-}
-
-// Reconcile moves one request forward: wait for an older request of the pod, stop containers,
-// watch their replacements come up, and finish.
-//
-// Every status write carries the resourceVersion the plan was made from. The cache can lag behind
-// the executor's own last write; such a write conflicts, and the whole step is made again from a
-// fresh read, never by re-applying a plan made from stale status.
-func (e *Executor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	e.defaults()
-	crr := &appsv1alpha1.ContainerRecreateRequest{}
-	if err := e.Client.Get(ctx, req.NamespacedName, crr); err != nil {
-		if apierrors.IsNotFound(err) {
-			e.forget(req.NamespacedName)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	for attempt := 0; ; attempt++ {
-		res, err := e.reconcileRequest(ctx, crr)
-		if !errors.Is(err, errConflict) || attempt >= conflictRetries {
-			return res, ignoreSuperseded(err)
-		}
-		crr = &appsv1alpha1.ContainerRecreateRequest{}
-		if err := e.APIReader.Get(ctx, req.NamespacedName, crr); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
-	}
-}
-
-func (e *Executor) reconcileRequest(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) (ctrl.Result, error) {
-	if !e.owns(crr) || IsFinished(crr.Status.Phase) || crr.DeletionTimestamp != nil {
-		e.forget(client.ObjectKeyFromObject(crr))
-		return ctrl.Result{}, nil
-	}
-	now := e.Clock.Now()
-	deadline, deadlineSecs := DeadlineOf(crr, e.DefaultActiveDeadline)
-
-	pod, gone, err := e.getPod(ctx, crr)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if gone != "" {
-		return ctrl.Result{}, e.finish(ctx, crr, crr.Status.ContainerRecreateStates, appsv1alpha1.RecreateFailed, gone)
-	}
-
-	siblings, err := e.listActive(ctx, crr.Namespace, string(pod.UID))
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	// The turn this process handed out wins over the cache, which may not show it yet.
-	nextInCache := ""
-	if next := NextToRun(append(siblings, *crr)); next != nil && next.UID != crr.UID {
-		nextInCache = next.Name
-	}
-	other := e.claimTurn(ctx, pod.UID, crr, nextInCache)
-	if other != "" {
-		if !now.Before(deadline) {
-			return ctrl.Result{}, e.finish(ctx, crr, nil, appsv1alpha1.RecreateFailed, fmt.Sprintf(
-				"not started within activeDeadlineSeconds (%d): ContainerRecreateRequest %s of the same pod was still running", deadlineSecs, other))
-		}
-		msg := fmt.Sprintf("waiting for ContainerRecreateRequest %s of the same pod to finish", other)
-		if _, err := e.writeStatus(ctx, crr, false, func(s *appsv1alpha1.ContainerRecreateRequestStatus) {
-			s.Phase, s.Message = appsv1alpha1.RecreatePending, msg
-		}); err != nil {
-			return ctrl.Result{}, err
-		}
-		return ctrl.Result{RequeueAfter: deadline.Sub(now)}, nil
-	}
-	return e.execute(ctx, crr, pod, deadline, deadlineSecs)
-}
-
-// getPod returns the request's pod, or why it is gone. The cache may lag behind a new pod, so a
-// miss is confirmed with a live read before the request fails.
-func (e *Executor) getPod(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) (*corev1.Pod, string, error) {
-	key := types.NamespacedName{Namespace: crr.Namespace, Name: crr.Spec.PodName}
-	pod := &corev1.Pod{}
-	err := e.Client.Get(ctx, key, pod)
-	if apierrors.IsNotFound(err) {
-		err = e.APIReader.Get(ctx, key, pod)
-	}
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, fmt.Sprintf("pod %s no longer exists", crr.Spec.PodName), nil
-	case err != nil:
-		return nil, "", err
-	}
-	if uid := crr.Labels[appsv1alpha1.LabelCRRPodUID]; uid != "" && uid != string(pod.UID) {
-		return nil, fmt.Sprintf("pod %s was replaced (uid %s, the request was for %s)", pod.Name, pod.UID, uid), nil
-	}
-	if pod.DeletionTimestamp != nil {
-		return nil, fmt.Sprintf("pod %s is being deleted", pod.Name), nil
-	}
-	if pod.Spec.NodeName != e.NodeName {
-		return nil, fmt.Sprintf("pod %s is not on node %s", pod.Name, e.NodeName), nil
-	}
-	return pod, "", nil
 }

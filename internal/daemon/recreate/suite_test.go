@@ -38,9 +38,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri/critest"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/node"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
@@ -92,7 +92,7 @@ var _ = BeforeSuite(func() {
 	go kubelet.run(envCtx)
 
 	// The daemon's own cache restriction: only this node's pods and requests are seen.
-	opts := ctrl.Options{Cache: node.CacheOptions(envNode, appsv1alpha1.DefaultOperatorNamespace)}
+	opts := ctrl.Options{Cache: daemon.CacheOptions(envNode, appsv1alpha1.DefaultOperatorNamespace)}
 	stopMgr, err = testutil.StartManager(envCtx, cfg, opts, func(mgr ctrl.Manager) error {
 		return (&Executor{Runtime: rt, NodeName: envNode, PollInterval: time.Second}).SetupWithManager(mgr)
 	})

@@ -13,7 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
+
 // Package diff checks, behaviour by behaviour (PROBE-SEMANTICS 16-25), that the daemon's probers
 // and the kubelet's own pkg/probe/{http,tcp,grpc} give the same result and the same message
 // against the same loopback server.
@@ -43,7 +43,7 @@ import (
 	khttp "k8s.io/kubernetes/pkg/probe/http"
 	ktcp "k8s.io/kubernetes/pkg/probe/tcp"
 
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/probe"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/check"
 )
 
 // outcome is what a probe returned, in a form both implementations share.
@@ -53,7 +53,7 @@ type outcome struct {
 	Err    bool
 }
 
-func ours(r probe.Result, out string, err error) outcome {
+func ours(r check.Result, out string, err error) outcome {
 	return outcome{Result: r.String(), Output: out, Err: err != nil}
 }
 
@@ -193,7 +193,7 @@ func TestDiff_HTTP_16_to_23(t *testing.T) {
 
 	ua := kubeletUA()
 	kp := khttp.New(false) // the kubelet's liveness prober does not follow redirects to other hosts
-	op := probe.NewHTTP()
+	op := check.NewHTTP()
 	container := &corev1.Container{Name: "app"}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -209,7 +209,7 @@ func TestDiff_HTTP_16_to_23(t *testing.T) {
 			a.Port = intstr.FromInt32(int32(port))
 
 			kreq, kerr := khttp.NewRequestForHTTPGetAction(&a, container, host, "probe")
-			oreq, oerr := probe.NewHTTPRequest(&a, container, host, ua)
+			oreq, oerr := check.NewHTTPRequest(&a, container, host, ua)
 			if (kerr != nil) != (oerr != nil) {
 				t.Fatalf("request errors differ: kubelet %v, ours %v", kerr, oerr)
 			}
@@ -248,7 +248,7 @@ func TestDiff_TCP_24(t *testing.T) {
 	_ = closed.Close()
 	for name, port := range map[string]int{"listening": l.Addr().(*net.TCPAddr).Port, "refused": refused} {
 		k := kubelets(ktcp.New().Probe("127.0.0.1", port, time.Second))
-		o := ours(probe.TCP("127.0.0.1", port, time.Second))
+		o := ours(check.TCP("127.0.0.1", port, time.Second))
 		if k != o {
 			t.Errorf("%s: kubelet %+v, ours %+v", name, k, o)
 		}
@@ -314,7 +314,7 @@ func TestDiff_GRPC_25(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			k := kubelets(kgrpc.New().Probe("127.0.0.1", c.service, c.port, c.timeout, kgrpc.ProbeOptions{}))
-			o := ours(probe.GRPC("127.0.0.1", c.service, c.port, c.timeout, ua))
+			o := ours(check.GRPC("127.0.0.1", c.service, c.port, c.timeout, ua))
 			if k != o {
 				t.Errorf("results differ:\nkubelet %+v\nours    %+v", k, o)
 			}

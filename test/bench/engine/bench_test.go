@@ -13,7 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
+
 // Package engine holds per-probe Go benchmarks of our HTTP prober and the kubelet's, against
 // the same loopback server; cmd/enginebench measures the whole engine with thousands of workers.
 package engine
@@ -31,7 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	khttp "k8s.io/kubernetes/pkg/probe/http"
 
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/probe"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/check"
 )
 
 func server(b *testing.B) (string, *corev1.HTTPGetAction) {
@@ -47,14 +47,14 @@ func BenchmarkHTTPProbe(b *testing.B) {
 	c := &corev1.Container{Name: "app"}
 	b.Run("ours", func(b *testing.B) {
 		host, a := server(b)
-		p := probe.NewHTTP()
+		p := check.NewHTTP()
 		b.ReportAllocs()
 		for b.Loop() {
-			req, err := probe.NewHTTPRequest(a, c, host, "kube-probe/1.37")
+			req, err := check.NewHTTPRequest(a, c, host, "kube-probe/1.37")
 			if err != nil {
 				b.Fatal(err)
 			}
-			if res, out, err := p.Probe(req, time.Second); res != probe.Success {
+			if res, out, err := p.Probe(req, time.Second); res != check.Success {
 				b.Fatal(res, out, err)
 			}
 		}

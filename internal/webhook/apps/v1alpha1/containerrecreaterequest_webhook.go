@@ -34,7 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probe"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 )
 
 const (
@@ -135,7 +135,7 @@ func validateAgainstPod(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.
 			continue
 		}
 		seen[c.Name] = true
-		if _, ok := probe.FindProbedContainer(&pod.Spec, c.Name); !ok {
+		if _, ok := probecontext.FindProbedContainer(&pod.Spec, c.Name); !ok {
 			if isInitContainer(pod, c.Name) {
 				errs = append(errs, field.Invalid(p, c.Name, "is an init container that is not restartable (restartPolicy: Always)"))
 			} else {
@@ -190,13 +190,13 @@ func gracePeriod(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod) in
 	if pod.Spec.TerminationGracePeriodSeconds != nil {
 		podGrace = *pod.Spec.TerminationGracePeriodSeconds
 	}
-	pctx, _ := probe.FromAnnotations(pod.Annotations) // the Pod webhook validated it
+	pctx, _ := probecontext.FromAnnotations(pod.Annotations) // the Pod webhook validated it
 	var longest int64 = -1
 	for _, c := range crr.Spec.Containers {
 		g := podGrace
 		if e := pctx.Lookup(c.Name); e != nil && e.LivenessProbe.TerminationGracePeriodSeconds != nil {
 			g = *e.LivenessProbe.TerminationGracePeriodSeconds
-		} else if pc, ok := probe.FindProbedContainer(&pod.Spec, c.Name); ok &&
+		} else if pc, ok := probecontext.FindProbedContainer(&pod.Spec, c.Name); ok &&
 			pc.Container.LivenessProbe != nil && pc.Container.LivenessProbe.TerminationGracePeriodSeconds != nil {
 			g = *pc.Container.LivenessProbe.TerminationGracePeriodSeconds
 		}

@@ -36,7 +36,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probe"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 )
 
 var podlog = logf.Log.WithName("pod-webhook")
@@ -117,7 +117,7 @@ type containerError struct {
 // enroll moves the liveness probes of pod's containers into the probe-context annotation and
 // labels the pod, or returns an Invalid error naming each container and field at fault.
 func enroll(pod *corev1.Pod) error {
-	pctx, errs := probe.FromAnnotations(pod.Annotations)
+	pctx, errs := probecontext.FromAnnotations(pod.Annotations)
 	if len(errs) > 0 {
 		return invalid(pod, wrap("", errs))
 	}
@@ -127,20 +127,20 @@ func enroll(pod *corev1.Pod) error {
 	for i, e := range pctx.Entries {
 		inAnnotation[e.Name] = true
 		p := annPath.Index(i)
-		pc, ok := probe.FindProbedContainer(&pod.Spec, e.Name)
+		pc, ok := probecontext.FindProbedContainer(&pod.Spec, e.Name)
 		if !ok {
 			cerrs = append(cerrs, wrap(e.Name, field.ErrorList{field.Invalid(p.Child("name"), e.Name,
 				"must be the name of a container or of a restartable init container of the pod")})...)
 			continue
 		}
 		lp := e.LivenessProbe.DeepCopy()
-		probe.SetDefaults(lp)
-		cerrs = append(cerrs, wrap(e.Name, probe.ValidateLiveness(lp, pc.Container, p.Child("livenessProbe")))...)
+		probecontext.SetDefaults(lp)
+		cerrs = append(cerrs, wrap(e.Name, probecontext.ValidateLiveness(lp, pc.Container, p.Child("livenessProbe")))...)
 	}
 
 	entries := pctx.Entries
 	moved := 0
-	for _, pc := range probe.ProbedContainers(&pod.Spec) {
+	for _, pc := range probecontext.ProbedContainers(&pod.Spec) {
 		c := pc.Container
 		if c.LivenessProbe == nil {
 			continue
@@ -152,9 +152,9 @@ func enroll(pod *corev1.Pod) error {
 			continue
 		}
 		lp := c.LivenessProbe.DeepCopy()
-		probe.SetDefaults(lp)
-		cerrs = append(cerrs, wrap(c.Name, probe.ValidateLiveness(lp, c, path))...)
-		entries = append(entries, probe.ContainerProbe{Name: c.Name, LivenessProbe: lp})
+		probecontext.SetDefaults(lp)
+		cerrs = append(cerrs, wrap(c.Name, probecontext.ValidateLiveness(lp, c, path))...)
+		entries = append(entries, probecontext.ContainerProbe{Name: c.Name, LivenessProbe: lp})
 		c.LivenessProbe = nil
 		moved++
 	}
@@ -165,10 +165,10 @@ func enroll(pod *corev1.Pod) error {
 		return nil // nothing to probe: not enrolled, the manager need not cache it
 	}
 	if moved > 0 {
-		value, err := probe.Encode(entries)
+		value, err := probecontext.Encode(entries)
 		if err != nil {
 			return invalid(pod, wrap("", field.ErrorList{field.TooLong(
-				field.NewPath("metadata", "annotations").Key(appsv1alpha1.AnnotationProbeContext), "", probe.MaxAnnotationBytes)}))
+				field.NewPath("metadata", "annotations").Key(appsv1alpha1.AnnotationProbeContext), "", probecontext.MaxAnnotationBytes)}))
 		}
 		if pod.Annotations == nil {
 			pod.Annotations = map[string]string{}

@@ -32,7 +32,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probe"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 )
 
 func ensureNamespace(name string) {
@@ -82,9 +82,9 @@ func optIn() map[string]string {
 	return map[string]string{appsv1alpha1.AnnotationEnabled: "true"}
 }
 
-func contextOf(pod *corev1.Pod) []probe.ContainerProbe {
+func contextOf(pod *corev1.Pod) []probecontext.ContainerProbe {
 	GinkgoHelper()
-	var entries []probe.ContainerProbe
+	var entries []probecontext.ContainerProbe
 	Expect(json.Unmarshal([]byte(pod.Annotations[appsv1alpha1.AnnotationProbeContext]), &entries)).To(Succeed())
 	return entries
 }

@@ -13,7 +13,6 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
 // Command enginebench measures the daemon's probe engine with N HTTP workers at a fixed period
 // against a loopback server, and the kubelet's own pkg/probe/http prober driven the same way
 // (one goroutine and ticker per probe, a new request per run). Each side runs in a child process

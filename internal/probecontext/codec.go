@@ -14,10 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package probe holds the probe-context annotation codec, the apiserver's probe defaulting and
+// Package probecontext holds the probe-context annotation codec, the apiserver's probe defaulting and
 // validation rules, and named-port resolution. The Pod webhook, the probe-mapping controller and
 // the CRR webhook share it so that they agree on what an enrolled pod's liveness probes are.
-package probe
+package probecontext
 
 import (
 	"bytes"

@@ -18,29 +18,117 @@ package recreate
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"sync"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	grpcstatus "google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 )
 
-// Event reasons, on the pod.
-const (
-	ReasonKilling           = "Killing"
-	ReasonFailedPreStopHook = "FailedPreStopHook"
-	// ReasonSucceeded and ReasonFailed are emitted on the request when it finishes.
-	ReasonSucceeded = "Succeeded"
-	ReasonFailed    = "Failed"
-)
+// Reconcile moves one request forward: wait for an older request of the pod, stop containers,
+// watch their replacements come up, and finish.
+//
+// Every status write carries the resourceVersion the plan was made from. The cache can lag behind
+// the executor's own last write; such a write conflicts, and the whole step is made again from a
+// fresh read, never by re-applying a plan made from stale status.
+func (e *Executor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	e.defaults()
+	crr := &appsv1alpha1.ContainerRecreateRequest{}
+	if err := e.Client.Get(ctx, req.NamespacedName, crr); err != nil {
+		if apierrors.IsNotFound(err) {
+			e.forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	for attempt := 0; ; attempt++ {
+		res, err := e.reconcileRequest(ctx, crr)
+		if !errors.Is(err, errConflict) || attempt >= conflictRetries {
+			return res, ignoreSuperseded(err)
+		}
+		crr = &appsv1alpha1.ContainerRecreateRequest{}
+		if err := e.APIReader.Get(ctx, req.NamespacedName, crr); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+}
+
+func (e *Executor) reconcileRequest(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) (ctrl.Result, error) {
+	if !e.owns(crr) || IsFinished(crr.Status.Phase) || crr.DeletionTimestamp != nil {
+		e.forget(client.ObjectKeyFromObject(crr))
+		return ctrl.Result{}, nil
+	}
+	now := e.Clock.Now()
+	deadline, deadlineSecs := DeadlineOf(crr, e.DefaultActiveDeadline)
+
+	pod, gone, err := e.getPod(ctx, crr)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if gone != "" {
+		return ctrl.Result{}, e.finish(ctx, crr, crr.Status.ContainerRecreateStates, appsv1alpha1.RecreateFailed, gone)
+	}
+
+	siblings, err := e.listActive(ctx, crr.Namespace, string(pod.UID))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	// The turn this process handed out wins over the cache, which may not show it yet.
+	nextInCache := ""
+	if next := NextToRun(append(siblings, *crr)); next != nil && next.UID != crr.UID {
+		nextInCache = next.Name
+	}
+	other := e.claimTurn(ctx, pod.UID, crr, nextInCache)
+	if other != "" {
+		if !now.Before(deadline) {
+			return ctrl.Result{}, e.finish(ctx, crr, nil, appsv1alpha1.RecreateFailed, fmt.Sprintf(
+				"not started within activeDeadlineSeconds (%d): ContainerRecreateRequest %s of the same pod was still running", deadlineSecs, other))
+		}
+		msg := fmt.Sprintf("waiting for ContainerRecreateRequest %s of the same pod to finish", other)
+		if _, err := e.writeStatus(ctx, crr, false, func(s *appsv1alpha1.ContainerRecreateRequestStatus) {
+			s.Phase, s.Message = appsv1alpha1.RecreatePending, msg
+		}); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: deadline.Sub(now)}, nil
+	}
+	return e.execute(ctx, crr, pod, deadline, deadlineSecs)
+}
+
+// getPod returns the request's pod, or why it is gone. The cache may lag behind a new pod, so a
+// miss is confirmed with a live read before the request fails.
+func (e *Executor) getPod(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) (*corev1.Pod, string, error) {
+	key := types.NamespacedName{Namespace: crr.Namespace, Name: crr.Spec.PodName}
+	pod := &corev1.Pod{}
+	err := e.Client.Get(ctx, key, pod)
+	if apierrors.IsNotFound(err) {
+		err = e.APIReader.Get(ctx, key, pod)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Sprintf("pod %s no longer exists", crr.Spec.PodName), nil
+	case err != nil:
+		return nil, "", err
+	}
+	if uid := crr.Labels[appsv1alpha1.LabelCRRPodUID]; uid != "" && uid != string(pod.UID) {
+		return nil, fmt.Sprintf("pod %s was replaced (uid %s, the request was for %s)", pod.Name, pod.UID, uid), nil
+	}
+	if pod.DeletionTimestamp != nil {
+		return nil, fmt.Sprintf("pod %s is being deleted", pod.Name), nil
+	}
+	if pod.Spec.NodeName != e.NodeName {
+		return nil, fmt.Sprintf("pod %s is not on node %s", pod.Name, e.NodeName), nil
+	}
+	return pod, "", nil
+}
 
 // execute runs the request that holds its pod's turn.
 func (e *Executor) execute(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod,
@@ -156,113 +244,4 @@ func (e *Executor) observe(ctx context.Context, pod *corev1.Pod, crr *appsv1alph
 		out[c.Name] = o
 	}
 	return out
-}
-
-type stopOutcome int
-
-const (
-	stopped stopOutcome = iota
-	alreadyStopped
-	stopFailed
-	// stopRetry: the runtime answered with a transient error (busy, restarting, timed out); the
-	// container keeps its turn and is stopped again after transientRetryDelay, until the deadline.
-	stopRetry
-)
-
-// transientRetryDelay is the pause before stopping again after a transient runtime error.
-const transientRetryDelay = time.Second
-
-// transient reports runtime errors worth retrying: the kubelet, too, simply tries again on its
-// next pod sync when a kill fails. Anything else (e.g. runc refusing) fails the container.
-func transient(err error) bool {
-	switch grpcstatus.Code(err) {
-	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted:
-		return true
-	}
-	return false
-}
-
-type stopResult struct {
-	outcome stopOutcome
-	message string
-}
-
-// stopAll stops the named containers at once (orderedRecreate plans one at a time anyway).
-func (e *Executor) stopAll(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.ContainerRecreateRequest,
-	states []appsv1alpha1.ContainerRecreateState, names []string) map[string]stopResult {
-	ids := map[string]string{}
-	for _, s := range states {
-		ids[s.Name] = s.ContainerID
-	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	out := map[string]stopResult{}
-	for _, name := range names {
-		wg.Go(func() {
-			r, done := e.recallStop(crr, ids[name])
-			if !done {
-				r = e.stop(ctx, pod, crr, name, ids[name])
-				if r.outcome == stopped {
-					e.rememberStop(crr, ids[name], r)
-				}
-			}
-			mu.Lock()
-			out[name] = r
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	return out
-}
-
-// stop runs the preStop hook and stops one container instance through CRI, as the kubelet does
-// when a liveness probe fails.
-func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.ContainerRecreateRequest, name, target string) stopResult {
-	id := cri.TrimContainerID(target)
-	resp, err := e.Runtime.ContainerStatus(ctx, id, false)
-	switch {
-	case grpcstatus.Code(err) == codes.NotFound:
-		return stopResult{alreadyStopped, target + " is already gone from the runtime; waiting for the kubelet to start a new container"}
-	case transient(err):
-		return stopResult{stopRetry, fmt.Sprintf("cannot read %s from the container runtime, will retry: %v", target, err)}
-	case err != nil:
-		return stopResult{stopFailed, fmt.Sprintf("cannot read %s from the container runtime: %v", target, err)}
-	case resp.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_EXITED:
-		return stopResult{alreadyStopped, target + " has already exited; waiting for the kubelet to start a new container"}
-	}
-
-	c, _ := containerSpec(pod, name)
-	e.Recorder.Eventf(pod, crr, corev1.EventTypeNormal, ReasonKilling, "StopContainer", "%s", killingNote(crr, name))
-	total := TotalGracePeriod(crr.Spec.Strategy.TerminationGracePeriodSeconds, pod)
-	start := e.Clock.Now()
-	hookMsg := ""
-	if RunsPreStop(c, total) {
-		hooks := &HookRunner{Runtime: e.Runtime, Clock: e.Clock, UserAgent: e.HookUserAgent}
-		if err := hooks.Run(ctx, pod, c, target, c.Lifecycle.PreStop, time.Duration(total)*time.Second); err != nil {
-			e.Recorder.Eventf(pod, crr, corev1.EventTypeWarning, ReasonFailedPreStopHook, "PreStopHook",
-				"PreStopHook of container %s failed: %v", name, err)
-			hookMsg = fmt.Sprintf(" (preStop hook failed: %v)", err)
-		}
-	}
-	timeout := StopTimeout(total, e.Clock.Since(start))
-	err = e.Runtime.StopContainer(ctx, id, timeout)
-	stopDuration.Observe(e.Clock.Since(start).Seconds())
-	if transient(err) {
-		return stopResult{stopRetry, fmt.Sprintf("stopping %s failed, will retry: %v%s", target, err, hookMsg)}
-	}
-	if err != nil {
-		return stopResult{stopFailed, fmt.Sprintf("stopping %s failed: %v%s", target, err, hookMsg)}
-	}
-	return stopResult{stopped, fmt.Sprintf("stopped %s with a grace period of %ds%s; waiting for the kubelet to start a new container",
-		target, timeout, hookMsg)}
-}
-
-// killingNote is the Killing event's message: the kubelet's own wording for a liveness restart,
-// and a plain one for a request made by hand.
-func killingNote(crr *appsv1alpha1.ContainerRecreateRequest, container string) string {
-	_, fromProbe := crr.Annotations[appsv1alpha1.AnnotationCRRProbe]
-	if crr.Labels[appsv1alpha1.LabelManagedBy] == appsv1alpha1.ManagedByDecisionController || fromProbe {
-		return fmt.Sprintf("Container %s failed liveness probe, will be restarted", container)
-	}
-	return fmt.Sprintf("Stopping container %s by ContainerRecreateRequest %s", container, crr.Name)
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package apps
+package daemonset
 
 import (
 	"context"
@@ -38,36 +38,34 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
-
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemonset"
 )
 
-// DaemonSetFieldOwner is the server-side-apply field manager of the daemon DaemonSet.
-const DaemonSetFieldOwner = "enhanced-liveness-operator"
+// FieldOwner is the server-side-apply field manager of the daemon DaemonSet.
+const FieldOwner = "enhanced-liveness-operator"
 
-// DaemonSetReconciler creates the node daemon's DaemonSet and keeps it as the manager's
+// Reconciler creates the node daemon's DaemonSet and keeps it as the manager's
 // configuration says. There is no custom resource behind it (an OLM bundle can only install
 // Deployments, so the manager owns the DaemonSet): it watches DaemonSets labelled
 // app.kubernetes.io/managed-by=enhanced-liveness-operator in the operator namespace and
 // re-applies the desired object whenever one of them changes or disappears.
-type DaemonSetReconciler struct {
+type Reconciler struct {
 	Client client.Client
 	// APIReader reads the manager's Deployment, which the cache does not hold.
 	APIReader client.Reader
 	// Config is the desired daemon; an empty Image means "the manager's own image".
-	Config daemonset.Config
+	Config Config
 	// OwnerDeployment is the manager's Deployment in Config.Namespace. When it exists it owns
 	// the DaemonSet, so uninstalling the manager (kustomize or OLM) garbage-collects the daemons,
 	// and its "manager" container's image is the default daemon image.
 	OwnerDeployment string
 }
 
-// DaemonSetCacheByObject restricts the manager's DaemonSet informer to the operator namespace
+// CacheByObject restricts the manager's DaemonSet informer to the operator namespace
 // and to the objects it manages: the manager needs no cluster-wide DaemonSet access.
-func DaemonSetCacheByObject(namespace string) (client.Object, cache.ByObject) {
+func CacheByObject(namespace string) (client.Object, cache.ByObject) {
 	return &appsv1.DaemonSet{}, cache.ByObject{
 		Namespaces: map[string]cache.Config{namespace: {}},
-		Label:      daemonset.ManagedSelector(),
+		Label:      ManagedSelector(),
 	}
 }
 
@@ -76,7 +74,7 @@ func DaemonSetCacheByObject(namespace string) (client.Object, cache.ByObject) {
 
 // Reconcile applies the desired DaemonSet and deletes DaemonSets this manager created under
 // another name (e.g. after --daemon-name changed).
-func (r *DaemonSetReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
 	cfg := r.Config
 
@@ -102,7 +100,7 @@ func (r *DaemonSetReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ct
 		return ctrl.Result{}, nil
 	}
 
-	desired := daemonset.Build(cfg)
+	desired := Build(cfg)
 	if owner != nil {
 		desired.OwnerReferences = []metav1.OwnerReference{{
 			APIVersion: "apps/v1", Kind: "Deployment", Name: owner.Name, UID: owner.UID, Controller: new(true),
@@ -113,13 +111,13 @@ func (r *DaemonSetReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ct
 		return ctrl.Result{}, err
 	}
 	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-		client.FieldOwner(DaemonSetFieldOwner), client.ForceOwnership); err != nil {
+		client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		return ctrl.Result{}, fmt.Errorf("applying DaemonSet %s/%s: %w", desired.Namespace, desired.Name, err)
 	}
 
 	var list appsv1.DaemonSetList
 	if err := r.Client.List(ctx, &list, client.InNamespace(cfg.Namespace),
-		client.MatchingLabelsSelector{Selector: daemonset.ManagedSelector()}); err != nil {
+		client.MatchingLabelsSelector{Selector: ManagedSelector()}); err != nil {
 		return ctrl.Result{}, err
 	}
 	for i := range list.Items {
@@ -165,8 +163,8 @@ func toApplyObject(obj runtime.Object) (*unstructured.Unstructured, error) {
 }
 
 // SetupWithManager watches the managed DaemonSets (the manager's cache must be restricted with
-// DaemonSetCacheByObject) and triggers one reconcile at start, so a missing DaemonSet is created.
-func (r *DaemonSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+// CacheByObject) and triggers one reconcile at start, so a missing DaemonSet is created.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
@@ -175,7 +173,7 @@ func (r *DaemonSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return []reconcile.Request{{NamespacedName: key}}
 	})
 	managed := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		return o.GetNamespace() == r.Config.Namespace && daemonset.ManagedSelector().Matches(labels.Set(o.GetLabels()))
+		return o.GetNamespace() == r.Config.Namespace && ManagedSelector().Matches(labels.Set(o.GetLabels()))
 	})
 	// Status changes (every daemon pod becoming ready) do not need a re-apply; spec, label,
 	// annotation and owner edits do, and deletions always pass.
@@ -186,7 +184,7 @@ func (r *DaemonSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return nil
 	})
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("apps-daemonset").
+		Named("daemonset").
 		Watches(&appsv1.DaemonSet{}, toKey, builder.WithPredicates(managed, changed)).
 		WatchesRawSource(initial).
 		Complete(r)

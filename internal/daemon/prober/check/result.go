@@ -13,10 +13,11 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
+
+// Package check runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
 // semantics: what is dialled, what is sent, what passes and what the failure message says.
 // It keeps no state between probes; the worker loop lives in the parent package.
-package probe
+package check
 
 import (
 	"fmt"

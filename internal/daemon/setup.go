@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License");
 you may not use this file except in compliance with the License.
 You may obtain a copy of the License at
 
-    http://www.apache.org/licenses/LICENSE-2.0
+	http://www.apache.org/licenses/LICENSE-2.0
 
 Unless required by applicable law or agreed to in writing, software
 distributed under the License is distributed on an "AS IS" BASIS,
@@ -13,8 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
-package node
+package daemon
 
 import (
 	"time"
@@ -32,7 +31,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/heartbeat"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/probe"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/check"
 )
 
 // CacheOptions restrict the daemon's informers to its own node: its NodePodProbe, the pods bound
@@ -55,7 +54,7 @@ func CacheOptions(nodeName, namespace string) cache.Options {
 type Options struct {
 	NodeName, Namespace string
 	// Runtime runs exec probes.
-	Runtime probe.Execer
+	Runtime check.Execer
 	// UserAgent of HTTP and gRPC probes (prober.UserAgent).
 	UserAgent string
 	// Recorder emits the probe events; nil emits none.
@@ -90,7 +89,7 @@ func Setup(mgr ctrl.Manager, o Options) (*Engine, error) {
 			return nil, err
 		}
 	}
-	r := &Reconciler{Client: mgr.GetClient(), NodeName: o.NodeName, Probes: e.Probes, Status: e.Status}
+	r := &SpecReconciler{Client: mgr.GetClient(), NodeName: o.NodeName, Probes: e.Probes, Status: e.Status}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}

@@ -13,10 +13,8 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-// Package probe runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
-// Package node keeps the node daemon's probe workers in step with its NodePodProbe spec and the
-// pods bound to the node.
-package node
+
+package daemon
 
 import (
 	"context"
@@ -35,9 +33,10 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
 )
 
-// Reconciler has a single key, the node: every change of the node's NodePodProbe spec or of
+// SpecReconciler keeps the probe workers in step with the node's NodePodProbe spec and the pods
+// bound to the node. It has a single key, the node: every change of the node's NodePodProbe spec or of
 // one of its pods re-syncs the whole worker set, which the workqueue coalesces.
-type Reconciler struct {
+type SpecReconciler struct {
 	Client   client.Client
 	NodeName string
 	Probes   *prober.Manager
@@ -45,7 +44,7 @@ type Reconciler struct {
 }
 
 // Reconcile reads the NodePodProbe and the node's pods and hands them to the probe manager.
-func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+func (r *SpecReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	// The cache holds only this node's pods (CacheOptions); the filter guards a wider cache.
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods); err != nil {
@@ -88,7 +87,7 @@ func Targets(npp *appsv1alpha1.NodePodProbe) []prober.Target {
 
 // SetupWithManager watches the node's NodePodProbe (spec changes only: its status is ours) and
 // the pods bound to the node. The manager's cache should be restricted to the node (CacheOptions).
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *SpecReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	nodeKey := reconcile.Request{NamespacedName: types.NamespacedName{Name: r.NodeName}}
 	toNode := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{nodeKey}

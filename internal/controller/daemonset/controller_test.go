@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package apps
+package daemonset
 
 import (
 	. "github.com/onsi/ginkgo/v2"
@@ -28,7 +28,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemonset"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
@@ -44,7 +43,7 @@ var _ = Describe("Daemon DaemonSet controller", Ordered, func() {
 	)
 	var (
 		stop func()
-		key  = types.NamespacedName{Namespace: ns, Name: daemonset.DefaultName}
+		key  = types.NamespacedName{Namespace: ns, Name: DefaultName}
 	)
 
 	getDS := func() (*appsv1.DaemonSet, error) {
@@ -69,17 +68,17 @@ var _ = Describe("Daemon DaemonSet controller", Ordered, func() {
 			},
 		})).To(Succeed())
 
-		obj, byObject := DaemonSetCacheByObject(ns)
+		obj, byObject := CacheByObject(ns)
 		var err error
 		stop, err = testutil.StartManager(ctx, cfg, ctrl.Options{
 			Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{obj: byObject}},
 		}, func(mgr ctrl.Manager) error {
-			return (&DaemonSetReconciler{
+			return (&Reconciler{
 				Client: mgr.GetClient(),
-				Config: daemonset.Config{
-					Name: daemonset.DefaultName, Namespace: ns, ServiceAccount: daemonset.DefaultName,
-					MetricsPort: daemonset.DefaultMetricsPort, HealthPort: daemonset.DefaultHealthPort,
-					Resources: daemonset.DefaultResources(),
+				Config: Config{
+					Name: DefaultName, Namespace: ns, ServiceAccount: DefaultName,
+					MetricsPort: DefaultMetricsPort, HealthPort: DefaultHealthPort,
+					Resources: DefaultResources(),
 				},
 				OwnerDeployment: managerName,
 			}).SetupWithManager(mgr)
@@ -102,8 +101,8 @@ var _ = Describe("Daemon DaemonSet controller", Ordered, func() {
 			g.Expect(pod.Containers[0].Image).To(Equal(managerImage))
 			g.Expect(pod.HostNetwork).To(BeTrue())
 			g.Expect(pod.PriorityClassName).To(Equal("system-node-critical"))
-			g.Expect(pod.ServiceAccountName).To(Equal(daemonset.DefaultName))
-			g.Expect(ds.Labels).To(HaveKeyWithValue("app.kubernetes.io/managed-by", daemonset.ManagedByValue))
+			g.Expect(pod.ServiceAccountName).To(Equal(DefaultName))
+			g.Expect(ds.Labels).To(HaveKeyWithValue("app.kubernetes.io/managed-by", ManagedByValue))
 			g.Expect(ds.OwnerReferences).To(HaveLen(1))
 			g.Expect(ds.OwnerReferences[0].Kind).To(Equal("Deployment"))
 			g.Expect(ds.OwnerReferences[0].Name).To(Equal(managerName))
@@ -156,7 +155,7 @@ var _ = Describe("Daemon DaemonSet controller", Ordered, func() {
 				},
 			}
 		}
-		stale := mk("old-daemon", map[string]string{"app.kubernetes.io/managed-by": daemonset.ManagedByValue})
+		stale := mk("old-daemon", map[string]string{"app.kubernetes.io/managed-by": ManagedByValue})
 		other := mk("someone-elses", map[string]string{"app.kubernetes.io/managed-by": "helm"})
 		Expect(k8sClient.Create(ctx, other)).To(Succeed())
 		Expect(k8sClient.Create(ctx, stale)).To(Succeed())

@@ -141,8 +141,8 @@ func ValidateCRIEndpoint(ep string) error {
 	return nil
 }
 
-// Labels returns the labels of the DaemonSet and its pods.
-func Labels() map[string]string {
+// objectLabels returns the labels of the DaemonSet and its pods.
+func objectLabels() map[string]string {
 	l := map[string]string{
 		"app.kubernetes.io/managed-by": ManagedByValue,
 		"app.kubernetes.io/part-of":    "enhanced-liveness-operator",
@@ -159,7 +159,7 @@ func ManagedSelector() labels.Selector {
 // Build returns the desired DaemonSet. Every field the operator cares about is set explicitly,
 // so that applying it repairs any edit of those fields.
 func Build(c Config) *appsv1.DaemonSet {
-	lbls := Labels()
+	lbls := objectLabels()
 	sel := maps.Clone(selectorLabels)
 	pullPolicy := c.ImagePullPolicy
 	if pullPolicy == "" {

@@ -1,0 +1,150 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package recreate
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
+)
+
+// Event reasons, on the pod.
+const (
+	ReasonKilling           = "Killing"
+	ReasonFailedPreStopHook = "FailedPreStopHook"
+	// ReasonSucceeded and ReasonFailed are emitted on the request when it finishes.
+	ReasonSucceeded = "Succeeded"
+	ReasonFailed    = "Failed"
+)
+
+type stopOutcome int
+
+const (
+	stopped stopOutcome = iota
+	alreadyStopped
+	stopFailed
+	// stopRetry: the runtime answered with a transient error (busy, restarting, timed out); the
+	// container keeps its turn and is stopped again after transientRetryDelay, until the deadline.
+	stopRetry
+)
+
+// transientRetryDelay is the pause before stopping again after a transient runtime error.
+const transientRetryDelay = time.Second
+
+// transient reports runtime errors worth retrying: the kubelet, too, simply tries again on its
+// next pod sync when a kill fails. Anything else (e.g. runc refusing) fails the container.
+func transient(err error) bool {
+	switch grpcstatus.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted:
+		return true
+	}
+	return false
+}
+
+type stopResult struct {
+	outcome stopOutcome
+	message string
+}
+
+// stopAll stops the named containers at once (orderedRecreate plans one at a time anyway).
+func (e *Executor) stopAll(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.ContainerRecreateRequest,
+	states []appsv1alpha1.ContainerRecreateState, names []string) map[string]stopResult {
+	ids := map[string]string{}
+	for _, s := range states {
+		ids[s.Name] = s.ContainerID
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	out := map[string]stopResult{}
+	for _, name := range names {
+		wg.Go(func() {
+			r, done := e.recallStop(crr, ids[name])
+			if !done {
+				r = e.stop(ctx, pod, crr, name, ids[name])
+				if r.outcome == stopped {
+					e.rememberStop(crr, ids[name], r)
+				}
+			}
+			mu.Lock()
+			out[name] = r
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// stop runs the preStop hook and stops one container instance through CRI, as the kubelet does
+// when a liveness probe fails.
+func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.ContainerRecreateRequest, name, target string) stopResult {
+	id := cri.TrimContainerID(target)
+	resp, err := e.Runtime.ContainerStatus(ctx, id, false)
+	switch {
+	case grpcstatus.Code(err) == codes.NotFound:
+		return stopResult{alreadyStopped, target + " is already gone from the runtime; waiting for the kubelet to start a new container"}
+	case transient(err):
+		return stopResult{stopRetry, fmt.Sprintf("cannot read %s from the container runtime, will retry: %v", target, err)}
+	case err != nil:
+		return stopResult{stopFailed, fmt.Sprintf("cannot read %s from the container runtime: %v", target, err)}
+	case resp.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_EXITED:
+		return stopResult{alreadyStopped, target + " has already exited; waiting for the kubelet to start a new container"}
+	}
+
+	c, _ := containerSpec(pod, name)
+	e.Recorder.Eventf(pod, crr, corev1.EventTypeNormal, ReasonKilling, "StopContainer", "%s", killingNote(crr, name))
+	total := TotalGracePeriod(crr.Spec.Strategy.TerminationGracePeriodSeconds, pod)
+	start := e.Clock.Now()
+	hookMsg := ""
+	if RunsPreStop(c, total) {
+		hooks := &HookRunner{Runtime: e.Runtime, Clock: e.Clock, UserAgent: e.HookUserAgent}
+		if err := hooks.Run(ctx, pod, c, target, c.Lifecycle.PreStop, time.Duration(total)*time.Second); err != nil {
+			e.Recorder.Eventf(pod, crr, corev1.EventTypeWarning, ReasonFailedPreStopHook, "PreStopHook",
+				"PreStopHook of container %s failed: %v", name, err)
+			hookMsg = fmt.Sprintf(" (preStop hook failed: %v)", err)
+		}
+	}
+	timeout := StopTimeout(total, e.Clock.Since(start))
+	err = e.Runtime.StopContainer(ctx, id, timeout)
+	stopDuration.Observe(e.Clock.Since(start).Seconds())
+	if transient(err) {
+		return stopResult{stopRetry, fmt.Sprintf("stopping %s failed, will retry: %v%s", target, err, hookMsg)}
+	}
+	if err != nil {
+		return stopResult{stopFailed, fmt.Sprintf("stopping %s failed: %v%s", target, err, hookMsg)}
+	}
+	return stopResult{stopped, fmt.Sprintf("stopped %s with a grace period of %ds%s; waiting for the kubelet to start a new container",
+		target, timeout, hookMsg)}
+}
+
+// killingNote is the Killing event's message: the kubelet's own wording for a liveness restart,
+// and a plain one for a request made by hand.
+func killingNote(crr *appsv1alpha1.ContainerRecreateRequest, container string) string {
+	_, fromProbe := crr.Annotations[appsv1alpha1.AnnotationCRRProbe]
+	if crr.Labels[appsv1alpha1.LabelManagedBy] == appsv1alpha1.ManagedByDecisionController || fromProbe {
+		return fmt.Sprintf("Container %s failed liveness probe, will be restarted", container)
+	}
+	return fmt.Sprintf("Stopping container %s by ContainerRecreateRequest %s", container, crr.Name)
+}
