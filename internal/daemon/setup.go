@@ -29,9 +29,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/heartbeat"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/check"
 )
 
 // CacheOptions restrict the daemon's informers to its own node: its NodePodProbe, the pods bound
@@ -54,7 +54,7 @@ func CacheOptions(nodeName, namespace string) cache.Options {
 type Options struct {
 	NodeName, Namespace string
 	// Runtime runs exec probes.
-	Runtime check.Execer
+	Runtime cri.Execer
 	// UserAgent of HTTP and gRPC probes (prober.UserAgent).
 	UserAgent string
 	// Recorder emits the probe events; nil emits none.

@@ -233,24 +233,3 @@ func TestResolve(t *testing.T) {
 		t.Fatalf("want missing-port error, got %v", err)
 	}
 }
-
-func TestProbedContainers(t *testing.T) {
-	spec := &corev1.PodSpec{
-		InitContainers: []corev1.Container{{Name: "init"}, {Name: "side", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)}},
-		Containers:     []corev1.Container{{Name: "a"}, {Name: "b"}},
-	}
-	var got []string
-	for _, pc := range ProbedContainers(spec) {
-		got = append(got, pc.Path.String()+"="+pc.Container.Name)
-	}
-	want := "spec.initContainers[1]=side,spec.containers[0]=a,spec.containers[1]=b"
-	if strings.Join(got, ",") != want {
-		t.Fatalf("got %v want %s", got, want)
-	}
-	if _, ok := FindProbedContainer(spec, "init"); ok {
-		t.Fatal("a non-restartable init container is not probed")
-	}
-	if pc, ok := FindProbedContainer(spec, "b"); !ok || pc.Container != &spec.Containers[1] {
-		t.Fatal("FindProbedContainer must point into the spec")
-	}
-}

@@ -23,6 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 )
 
 // The apiserver's probe defaults (SetDefaults_Probe, SetDefaults_HTTPGetAction).
@@ -169,7 +171,7 @@ func validatePort(port intstr.IntOrString, ctr *corev1.Container, path *field.Pa
 			errs = append(errs, field.Invalid(path, port.StrVal, msg))
 		}
 		if len(errs) == 0 && ctr != nil {
-			if _, ok := namedPort(ctr, port.StrVal); !ok {
+			if _, ok := podutil.NamedPort(ctr, port.StrVal); !ok {
 				errs = append(errs, field.Invalid(path, port.StrVal,
 					fmt.Sprintf("must be the name of a port of container %q", ctr.Name)))
 			}
@@ -178,15 +180,6 @@ func validatePort(port intstr.IntOrString, ctr *corev1.Container, path *field.Pa
 		errs = append(errs, field.InternalError(path, fmt.Errorf("unknown type: %v", port.Type)))
 	}
 	return errs
-}
-
-func namedPort(ctr *corev1.Container, name string) (int32, bool) {
-	for _, p := range ctr.Ports {
-		if p.Name == name {
-			return p.ContainerPort, true
-		}
-	}
-	return 0, false
 }
 
 // Resolve returns a copy of p, defaulted, with named httpGet/tcpSocket ports replaced by the
@@ -198,7 +191,7 @@ func Resolve(p *corev1.Probe, ctr *corev1.Container) (*corev1.Probe, error) {
 		if port.Type != intstr.String {
 			return nil
 		}
-		n, ok := namedPort(ctr, port.StrVal)
+		n, ok := podutil.NamedPort(ctr, port.StrVal)
 		if !ok {
 			return fmt.Errorf("container %q has no port named %q", ctr.Name, port.StrVal)
 		}

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 )
 
@@ -58,7 +59,7 @@ func desiredPodProbes(pods []corev1.Pod) ([]appsv1alpha1.PodProbe, []mappingProb
 		}
 		var probes []appsv1alpha1.ContainerProbe
 		for _, e := range pctx.Entries {
-			pc, ok := probecontext.FindProbedContainer(&pod.Spec, e.Name)
+			pc, ok := podutil.FindRestartable(&pod.Spec, e.Name)
 			if !ok {
 				problems = append(problems, mappingProblem{pod, fmt.Sprintf("probe context names container %q, which the pod does not have", e.Name)})
 				continue

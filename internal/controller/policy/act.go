@@ -30,6 +30,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 )
 
@@ -98,7 +99,7 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, f failure
 
 // buildCRR builds the request for one failed container instance.
 func (r *DecisionReconciler) buildCRR(pod *corev1.Pod, f failure) *appsv1alpha1.ContainerRecreateRequest {
-	_, restarts := runningContainerID(pod, f.container)
+	_, restarts := podutil.RunningContainerID(pod, f.container)
 	return &appsv1alpha1.ContainerRecreateRequest{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      crrName(pod, f),

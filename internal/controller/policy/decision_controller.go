@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 )
 
@@ -149,7 +150,7 @@ func failedStates(npp *appsv1alpha1.NodePodProbe, pod *corev1.Pod) []failure {
 			continue
 		}
 		for _, s := range ps.ProbeStates {
-			if s.State != appsv1alpha1.ProbeFailed {
+			if !s.Failed() {
 				continue
 			}
 			for _, p := range spec.Probes {
@@ -179,7 +180,7 @@ func (r *DecisionReconciler) decide(ctx context.Context, pod *corev1.Pod, f fail
 	r.decideMu.Lock()
 	defer r.decideMu.Unlock()
 	v := newView(r.Client, r.tracker, r.clock.Now(), r.cfg.OperatorNamespace)
-	running, _ := runningContainerID(pod, f.container)
+	running, _ := podutil.RunningContainerID(pod, f.container)
 	facts := protection.Facts{
 		PodFound:           true,
 		PodTerminating:     pod.DeletionTimestamp != nil,

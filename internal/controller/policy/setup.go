@@ -252,10 +252,10 @@ func (r *DecisionReconciler) probesChanged(oldObj, newObj client.Object, q queue
 	}
 	workloads := map[string]bool{}
 	for uid, ps := range after {
-		if hasFailed(ps) {
+		if ps.FailedProbes() > 0 {
 			add(q, types.NamespacedName{Namespace: ps.Namespace, Name: ps.Name})
 		}
-		if old, ok := before[uid]; !ok || hasFailed(old) != hasFailed(ps) {
+		if old, ok := before[uid]; !ok || (old.FailedProbes() > 0) != (ps.FailedProbes() > 0) {
 			if w, ok := r.tracker.workloadOf(uid); ok {
 				workloads[w] = true
 			}
@@ -272,15 +272,6 @@ func (r *DecisionReconciler) probesChanged(oldObj, newObj client.Object, q queue
 	for w := range workloads {
 		add(q, r.tracker.heldPods(w, "", "")...)
 	}
-}
-
-func hasFailed(ps appsv1alpha1.PodProbeStatus) bool {
-	for _, s := range ps.ProbeStates {
-		if s.State == appsv1alpha1.ProbeFailed {
-			return true
-		}
-	}
-	return false
 }
 
 // crrChanged ends the expectation of a request seen finished or deleted, and wakes its pod and

@@ -40,6 +40,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/truncate"
 )
 
 // maxWorkloadSummaries bounds status.workloads (the API allows 20).
@@ -277,10 +278,8 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 		Status: metav1.ConditionFalse, Reason: "NoStorm", Message: "no workload is over maxFailing"}
 	if len(storms) > 0 {
 		cond.Status, cond.Reason = metav1.ConditionTrue, string(protection.ReasonFailureStorm)
-		cond.Message = "restarts held, more pods failing than maxFailing in: " + strings.Join(storms, ", ")
-		if len(cond.Message) > 32000 {
-			cond.Message = cond.Message[:32000]
-		}
+		// metav1.Condition allows 32768 bytes of message.
+		cond.Message = truncate.String("restarts held, more pods failing than maxFailing in: "+strings.Join(storms, ", "), 32000)
 	}
 	meta.SetStatusCondition(&st.Conditions, cond)
 	return nil

@@ -29,6 +29,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 )
 
@@ -93,13 +94,7 @@ func (v *view) failingStates(ctx context.Context, pod *corev1.Pod) (int, error) 
 	if err != nil || ps == nil {
 		return 0, err
 	}
-	n := 0
-	for _, s := range ps.ProbeStates {
-		if s.State == appsv1alpha1.ProbeFailed {
-			n++
-		}
-	}
-	return n, nil
+	return ps.FailedProbes(), nil
 }
 
 // leaseCurrent reports whether the node's daemon Lease was renewed within its duration.
@@ -185,7 +180,7 @@ func (v *view) podState(ctx context.Context, p *corev1.Pod) (protection.PodState
 		return protection.PodState{}, err
 	}
 	return protection.PodState{
-		Ready:       podReady(p),
+		Ready:       podutil.IsReady(p),
 		ActiveCRR:   active,
 		Failing:     failing > 0,
 		Terminating: p.DeletionTimestamp != nil,
@@ -247,29 +242,4 @@ func (v *view) governing(ctx context.Context, pod *corev1.Pod, def protection.Po
 		compiled = append(compiled, p)
 	}
 	return protection.Select(compiled, def, pod.Namespace, pod.Labels), nil
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// runningContainerID returns the ID of the named container (regular or init/sidecar) if it is
-// running, else "", and its restart count.
-func runningContainerID(p *corev1.Pod, name string) (string, int32) {
-	for _, list := range [][]corev1.ContainerStatus{p.Status.ContainerStatuses, p.Status.InitContainerStatuses} {
-		for _, cs := range list {
-			if cs.Name == name {
-				if cs.State.Running == nil {
-					return "", cs.RestartCount
-				}
-				return cs.ContainerID, cs.RestartCount
-			}
-		}
-	}
-	return "", 0
 }

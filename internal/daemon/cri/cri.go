@@ -30,6 +30,7 @@ import (
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	remote "k8s.io/cri-client/pkg"
+	utilexec "k8s.io/utils/exec"
 )
 
 // Runtime is the part of the CRI RuntimeService the daemon uses.
@@ -95,4 +96,43 @@ func TrimContainerID(id string) string {
 		return id[i+3:]
 	}
 	return id
+}
+
+// Execer is the CRI call that exec probes and exec lifecycle hooks make.
+type Execer interface {
+	ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (stdout, stderr []byte, err error)
+}
+
+// ExecResult is one ExecSync call read the way the kubelet reads it.
+type ExecResult struct {
+	// Output is stdout followed by stderr, cut to the limit the caller gave.
+	Output []byte
+	// ExitCode is the command's exit code; it is meaningful only when Err is nil.
+	ExitCode int
+	// Err says the command did not run to its end: it timed out (TimedOut), or the runtime could
+	// not run it (container gone, runtime unavailable).
+	Err error
+}
+
+// TimedOut reports whether the command ran past its timeout.
+func (r ExecResult) TimedOut() bool { return errors.Is(r.Err, ErrCommandTimedOut) }
+
+// Exec runs cmd in the container (a pod-status ID with or without its "<runtime>://" prefix)
+// with timeout, keeping at most limit bytes of output. A non-zero exit is a result, not an error.
+func Exec(ctx context.Context, rt Execer, containerID string, cmd []string, timeout time.Duration, limit int) ExecResult {
+	stdout, stderr, err := rt.ExecSync(ctx, TrimContainerID(containerID), cmd, timeout)
+	out := append(stdout[:len(stdout):len(stdout)], stderr...)
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	r := ExecResult{Output: out}
+	var exit utilexec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		r.ExitCode = exit.ExitStatus()
+	default:
+		r.Err = err
+	}
+	return r
 }

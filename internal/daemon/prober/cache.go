@@ -16,13 +16,12 @@ limitations under the License.
 package prober
 
 import (
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/truncate"
 )
 
 // MaxMessageBytes caps a reported message (the API allows 1 KiB).
@@ -85,7 +84,7 @@ func (c *Cache) Signal() {
 // state or the container changed, or the reason of an Unknown state; otherwise it only moves
 // LastProbeTime. LastTransitionTime moves only with the state or the container.
 func (c *Cache) Set(k Key, state appsv1alpha1.ProbeState, containerID, message string, now time.Time) bool {
-	message = capMessage(message)
+	message = truncate.String(message, MaxMessageBytes)
 	c.mu.Lock()
 	old, ok := c.entries[k]
 	if ok && old.State == state && old.ContainerID == containerID {
@@ -146,17 +145,4 @@ func (c *Cache) Len() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return len(c.entries)
-}
-
-// capMessage makes msg valid UTF-8 of at most MaxMessageBytes, cut at a rune boundary.
-func capMessage(msg string) string {
-	msg = strings.ToValidUTF8(msg, "\uFFFD")
-	if len(msg) <= MaxMessageBytes {
-		return msg
-	}
-	cut := MaxMessageBytes
-	for cut > 0 && !utf8.RuneStart(msg[cut]) {
-		cut--
-	}
-	return msg[:cut]
 }

@@ -17,6 +17,7 @@ package prober
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -73,14 +74,18 @@ func TestCache_TransitionsSignalRepeatsDoNot(t *testing.T) {
 }
 
 func TestCache_MessageCappedAt1KiBOnRuneBoundary(t *testing.T) {
-	for _, in := range []string{strings.Repeat("é", 2000), strings.Repeat("x", 1023) + "é", "bad \xff utf8"} {
-		got := capMessage(in)
-		if len(got) > MaxMessageBytes || !utf8.ValidString(got) {
-			t.Errorf("capMessage(%d bytes) = %d bytes, valid %v", len(in), len(got), utf8.ValidString(got))
+	c := NewCache()
+	k := Key{"u", "app", "p"}
+	for i, in := range []string{strings.Repeat("é", 2000), strings.Repeat("x", 1023) + "é", "bad \xff utf8"} {
+		c.Set(k, appsv1alpha1.ProbeFailed, fmt.Sprintf("id%d", i), in, time.Unix(int64(i), 0))
+		e, _ := c.Get(k)
+		if len(e.Message) > MaxMessageBytes || !utf8.ValidString(e.Message) {
+			t.Errorf("message of %d bytes stored as %d bytes, valid %v", len(in), len(e.Message), utf8.ValidString(e.Message))
 		}
 	}
-	if got := capMessage("short"); got != "short" {
-		t.Errorf("short message changed: %q", got)
+	c.Set(k, appsv1alpha1.ProbeFailed, "short", "short", time.Unix(9, 0))
+	if e, _ := c.Get(k); e.Message != "short" {
+		t.Errorf("short message changed: %q", e.Message)
 	}
 }
 

@@ -20,6 +20,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/truncate"
 )
 
 // Event reasons, as the kubelet names them.
@@ -43,15 +46,13 @@ func (e *Events) warn(t *Target, pod *corev1.Pod, reason, format string, args ..
 		FieldPath: fieldPath(pod, t.Container),
 	}
 	// events.k8s.io caps a note at 1 KiB; probe output can be 10 KiB.
-	e.Recorder.Eventf(ref, nil, corev1.EventTypeWarning, reason, eventAction, "%s", capMessage(fmt.Sprintf(format, args...)))
+	e.Recorder.Eventf(ref, nil, corev1.EventTypeWarning, reason, eventAction, "%s", truncate.String(fmt.Sprintf(format, args...), MaxMessageBytes))
 }
 
 // fieldPath points an event at the container, as the kubelet's events do.
 func fieldPath(pod *corev1.Pod, container string) string {
-	for i := range pod.Spec.InitContainers {
-		if pod.Spec.InitContainers[i].Name == container {
-			return "spec.initContainers{" + container + "}"
-		}
+	if podutil.IsInitContainer(&pod.Spec, container) {
+		return "spec.initContainers{" + container + "}"
 	}
 	return "spec.containers{" + container + "}"
 }

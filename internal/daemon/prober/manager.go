@@ -27,6 +27,7 @@ import (
 	"k8s.io/utils/clock"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/check"
 )
 
@@ -35,7 +36,7 @@ import (
 // workers run between Start and the end of its context, and are all gone when Start returns.
 type Manager struct {
 	// Runtime runs exec probes; nil means exec probes error.
-	Runtime check.Execer
+	Runtime cri.Execer
 	// HTTP is shared by all HTTP workers.
 	HTTP *check.HTTP
 	// UserAgent of HTTP and gRPC probes: kube-probe/<major>.<minor>.
@@ -62,7 +63,7 @@ type Manager struct {
 }
 
 // NewManager returns a manager with the real clock and a fresh cache.
-func NewManager(rt check.Execer, userAgent string, events *Events) *Manager {
+func NewManager(rt cri.Execer, userAgent string, events *Events) *Manager {
 	return &Manager{Runtime: rt, HTTP: check.NewHTTP(), UserAgent: userAgent, Results: NewCache(), Events: events}
 }
 

@@ -198,7 +198,7 @@ func BuildStatus(npp *appsv1alpha1.NodePodProbe, results *Cache, observedGenerat
 				continue
 			}
 			states = append(states, state)
-			if state.State == appsv1alpha1.ProbeFailed {
+			if state.Failed() {
 				st.FailingProbes++
 			}
 		}

@@ -26,7 +26,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/httpget"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/check"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 )
 
 // maxProbeRetries is how often an errored probe is tried within one run before it is dropped.
@@ -165,7 +167,7 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return false // terminating or finished: never report a failure for it (item 12)
 	}
-	cs := containerStatus(pod, t.Container)
+	cs := podutil.ContainerStatus(pod, t.Container)
 	if cs == nil {
 		return true
 	}
@@ -190,7 +192,10 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		w.m.report(w, appsv1alpha1.ProbeUnknown, MessageNotRunning, w.m.Clock.Now())
 		return true // item 11: never a failure for a container that is not running
 	}
-	c := podContainer(pod, t.Container)
+	var c *corev1.Container
+	if rc, ok := podutil.FindRestartable(&pod.Spec, t.Container); ok {
+		c = rc.Container
+	}
 	if c != nil && c.StartupProbe != nil && (cs.Started == nil || !*cs.Started) {
 		return true // item 13: the startup probe has not passed yet
 	}
@@ -314,13 +319,13 @@ func (w *worker) runOnce(ctx context.Context, t *Target, pod *corev1.Pod, c *cor
 		if p.HTTPGet.Host == "" && podIP == "" {
 			return check.Unknown, "", errNoPodIP
 		}
-		req, err := check.NewHTTPRequest(p.HTTPGet, c, podIP, w.m.UserAgent)
+		req, err := httpget.NewRequest(p.HTTPGet, c, podIP, w.m.UserAgent)
 		if err != nil {
 			return check.Unknown, "", err
 		}
 		return w.m.HTTP.Probe(req.WithContext(ctx), timeout)
 	case p.TCPSocket != nil:
-		port, err := check.ResolvePort(p.TCPSocket.Port, c)
+		port, err := podutil.ResolvePort(p.TCPSocket.Port, c)
 		if err != nil {
 			return check.Unknown, "", err
 		}
@@ -344,28 +349,4 @@ func (w *worker) runOnce(ctx context.Context, t *Target, pod *corev1.Pod, c *cor
 	default:
 		return check.Unknown, "", fmt.Errorf("probe %s has no handler (exec, httpGet, tcpSocket or grpc)", t.Key)
 	}
-}
-
-// containerStatus finds a container's status; restartable init containers (sidecars) have
-// liveness probes too and are listed among the init container statuses.
-func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
-		for i := range list {
-			if list[i].Name == name {
-				return &list[i]
-			}
-		}
-	}
-	return nil
-}
-
-func podContainer(pod *corev1.Pod, name string) *corev1.Container {
-	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
-		for i := range list {
-			if list[i].Name == name {
-				return &list[i]
-			}
-		}
-	}
-	return nil
 }

@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 )
 
 // DefaultActiveDeadline bounds a request whose activeDeadlineSeconds is unset.
@@ -66,30 +67,14 @@ func NextToRun(crrs []appsv1alpha1.ContainerRecreateRequest) *appsv1alpha1.Conta
 	return open[0]
 }
 
-// containerSpec finds a regular container, or an init container that runs for the pod's lifetime
-// (a sidecar, restartPolicy Always); ordinary init containers are not restartable.
-func containerSpec(pod *corev1.Pod, name string) (*corev1.Container, bool) {
-	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == name {
-			return &pod.Spec.Containers[i], false
-		}
-	}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		if c.Name == name && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			return c, true
-		}
-	}
-	return nil, false
-}
-
 // ObservePod reads what pod status says about container name. RuntimeRunning is left for the
 // caller, who asks the runtime.
 func ObservePod(pod *corev1.Pod, name string) Observed {
-	c, sidecar := containerSpec(pod, name)
-	if c == nil {
+	rc, ok := podutil.FindRestartable(&pod.Spec, name)
+	if !ok {
 		return Observed{}
 	}
+	sidecar := rc.Sidecar
 	o := Observed{InSpec: true, RestartPolicy: pod.Spec.RestartPolicy}
 	if o.RestartPolicy == "" {
 		o.RestartPolicy = corev1.RestartPolicyAlways

@@ -24,16 +24,18 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/clock"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/httpget"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/check"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/truncate"
 )
 
 // maxHookOutput bounds the hook output quoted in messages and events.
@@ -67,68 +69,44 @@ func (h *HookRunner) Run(ctx context.Context, pod *corev1.Pod, c *corev1.Contain
 	}
 }
 
+// exec runs an exec hook through CRI ExecSync; a non-zero exit fails it, with its output.
 func (h *HookRunner) exec(ctx context.Context, containerID string, cmd []string, timeout time.Duration) error {
 	if len(cmd) == 0 {
 		return errors.New("exec preStop hook: command is empty")
 	}
-	stdout, stderr, err := h.Runtime.ExecSync(ctx, cri.TrimContainerID(containerID), cmd, timeout)
-	if err == nil {
-		return nil
-	}
+	r := cri.Exec(ctx, h.Runtime, containerID, cmd, timeout, check.MaxOutput)
 	// The runtime's timeout and the hook's context end together; either way the command timed out.
-	if errors.Is(err, cri.ErrCommandTimedOut) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if r.TimedOut() || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("exec preStop hook %q timed out after %s", strings.Join(cmd, " "), timeout)
 	}
-	out := strings.TrimSpace(string(stdout) + string(stderr))
-	if len(out) > maxHookOutput {
-		out = out[:maxHookOutput] + "..."
+	what := ""
+	switch {
+	case r.Err != nil:
+		what = r.Err.Error()
+	case r.ExitCode != 0:
+		what = fmt.Sprintf("exited with code %d", r.ExitCode)
+	default:
+		return nil
 	}
-	if out != "" {
-		return fmt.Errorf("exec preStop hook %q failed: %v, output: %q", strings.Join(cmd, " "), err, out)
+	if out := strings.TrimSpace(string(r.Output)); out != "" {
+		return fmt.Errorf("exec preStop hook %q failed: %s, output: %q", strings.Join(cmd, " "), what, truncate.String(out, maxHookOutput))
 	}
-	return fmt.Errorf("exec preStop hook %q failed: %v", strings.Join(cmd, " "), err)
+	return fmt.Errorf("exec preStop hook %q failed: %s", strings.Join(cmd, " "), what)
 }
 
+// httpGet sends the hook's GET from the node; like the kubelet it ignores the status code, and
+// only a transport error fails the hook.
 func (h *HookRunner) httpGet(ctx context.Context, pod *corev1.Pod, c *corev1.Container, g *corev1.HTTPGetAction, timeout time.Duration) error {
-	port, err := resolvePort(g.Port, c)
-	if err != nil {
-		return fmt.Errorf("http preStop hook: %w", err)
-	}
-	host := g.Host
-	if host == "" {
-		host = pod.Status.PodIP
-	}
-	if host == "" {
+	if g.Host == "" && pod.Status.PodIP == "" {
 		return errors.New("http preStop hook: the pod has no IP and httpGet.host is empty")
-	}
-	scheme := strings.ToLower(string(g.Scheme))
-	if scheme == "" {
-		scheme = "http"
-	}
-	path := g.Path
-	if path != "" && !strings.HasPrefix(path, "/") {
-		path = "/" + path
-	}
-	u, err := url.Parse(scheme + "://" + net.JoinHostPort(host, strconv.Itoa(port)) + path)
-	if err != nil {
-		return fmt.Errorf("http preStop hook: bad URL: %w", err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return fmt.Errorf("http preStop hook: %w", err)
 	}
 	ua := h.UserAgent
 	if ua == "" {
 		ua = "kube-lifecycle"
 	}
-	req.Header.Set("User-Agent", ua)
-	req.Header.Set("Accept", "*/*")
-	for _, hd := range g.HTTPHeaders {
-		if strings.EqualFold(hd.Name, "Host") {
-			req.Host = hd.Value
-			continue
-		}
-		req.Header.Add(hd.Name, hd.Value)
+	req, err := httpget.NewRequest(g, c, pod.Status.PodIP, ua)
+	if err != nil {
+		return fmt.Errorf("http preStop hook: %w", err)
 	}
 	// Like the kubelet: no proxy, no keep-alive, no certificate check, one timeout for everything.
 	tr := &http.Transport{
@@ -137,18 +115,18 @@ func (h *HookRunner) httpGet(ctx context.Context, pod *corev1.Pod, c *corev1.Con
 		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the kubelet does not verify hook endpoints either
 	}
 	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr, Timeout: timeout}).Do(req)
+	resp, err := (&http.Client{Transport: tr, Timeout: timeout}).Do(req.WithContext(ctx))
 	if err != nil {
-		return fmt.Errorf("http preStop hook GET %s failed: %w", u.Redacted(), err)
+		return fmt.Errorf("http preStop hook GET %s failed: %w", req.URL.Redacted(), err)
 	}
-	// The kubelet ignores the status code of lifecycle hooks; only a transport error fails them.
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 10<<10))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, check.MaxOutput))
 	_ = resp.Body.Close()
 	return nil
 }
 
+// tcp opens and closes a connection to the hook's port.
 func (h *HookRunner) tcp(ctx context.Context, pod *corev1.Pod, c *corev1.Container, t *corev1.TCPSocketAction) error {
-	port, err := resolvePort(t.Port, c)
+	port, err := podutil.ResolvePort(t.Port, c)
 	if err != nil {
 		return fmt.Errorf("tcp preStop hook: %w", err)
 	}
@@ -181,23 +159,4 @@ func (h *HookRunner) sleep(ctx context.Context, d time.Duration) error {
 		}
 		return ctx.Err()
 	}
-}
-
-// resolvePort turns a number or a named container port into a port number.
-func resolvePort(p intstr.IntOrString, c *corev1.Container) (int, error) {
-	if p.Type == intstr.Int {
-		if p.IntVal < 1 || p.IntVal > 65535 {
-			return 0, fmt.Errorf("port %d is not in 1-65535", p.IntVal)
-		}
-		return int(p.IntVal), nil
-	}
-	if n, err := strconv.Atoi(p.StrVal); err == nil && n >= 1 && n <= 65535 {
-		return n, nil
-	}
-	for _, cp := range c.Ports {
-		if cp.Name == p.StrVal {
-			return int(cp.ContainerPort), nil
-		}
-	}
-	return 0, fmt.Errorf("container %s has no port named %q", c.Name, p.StrVal)
 }

@@ -29,6 +29,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/truncate"
 )
 
 // maxMessage is the API's limit on status messages.
@@ -112,15 +113,8 @@ func (e *Executor) finish(ctx context.Context, crr *appsv1alpha1.ContainerRecrea
 }
 
 func truncateMessages(s *appsv1alpha1.ContainerRecreateRequestStatus) {
-	s.Message = truncate(s.Message)
+	s.Message = truncate.String(s.Message, maxMessage)
 	for i := range s.ContainerRecreateStates {
-		s.ContainerRecreateStates[i].Message = truncate(s.ContainerRecreateStates[i].Message)
+		s.ContainerRecreateStates[i].Message = truncate.String(s.ContainerRecreateStates[i].Message, maxMessage)
 	}
-}
-
-func truncate(s string) string {
-	if len(s) <= maxMessage {
-		return s
-	}
-	return s[:maxMessage-3] + "..."
 }

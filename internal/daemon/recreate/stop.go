@@ -29,6 +29,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 )
 
 // Event reasons, on the pod.
@@ -113,7 +114,10 @@ func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.
 		return stopResult{alreadyStopped, target + " has already exited; waiting for the kubelet to start a new container"}
 	}
 
-	c, _ := containerSpec(pod, name)
+	var c *corev1.Container
+	if rc, ok := podutil.FindRestartable(&pod.Spec, name); ok {
+		c = rc.Container
+	}
 	e.Recorder.Eventf(pod, crr, corev1.EventTypeNormal, ReasonKilling, "StopContainer", "%s", killingNote(crr, name))
 	total := TotalGracePeriod(crr.Spec.Strategy.TerminationGracePeriodSeconds, pod)
 	start := e.Clock.Now()

@@ -43,6 +43,7 @@ import (
 	khttp "k8s.io/kubernetes/pkg/probe/http"
 	ktcp "k8s.io/kubernetes/pkg/probe/tcp"
 
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/httpget"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/check"
 )
 
@@ -209,7 +210,7 @@ func TestDiff_HTTP_16_to_23(t *testing.T) {
 			a.Port = intstr.FromInt32(int32(port))
 
 			kreq, kerr := khttp.NewRequestForHTTPGetAction(&a, container, host, "probe")
-			oreq, oerr := check.NewHTTPRequest(&a, container, host, ua)
+			oreq, oerr := httpget.NewRequest(&a, container, host, ua)
 			if (kerr != nil) != (oerr != nil) {
 				t.Fatalf("request errors differ: kubelet %v, ours %v", kerr, oerr)
 			}

@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	khttp "k8s.io/kubernetes/pkg/probe/http"
 
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/httpget"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/check"
 )
 
@@ -50,7 +51,7 @@ func BenchmarkHTTPProbe(b *testing.B) {
 		p := check.NewHTTP()
 		b.ReportAllocs()
 		for b.Loop() {
-			req, err := check.NewHTTPRequest(a, c, host, "kube-probe/1.37")
+			req, err := httpget.NewRequest(a, c, host, "kube-probe/1.37")
 			if err != nil {
 				b.Fatal(err)
 			}

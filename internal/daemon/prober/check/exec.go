@@ -18,44 +18,29 @@ package check
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	utilexec "k8s.io/utils/exec"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 )
 
-// Execer is the CRI call an exec probe needs.
-type Execer interface {
-	ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (stdout, stderr []byte, err error)
-}
-
 // Exec runs cmd in the container through CRI ExecSync with timeout. Exit 0 passes; another exit
 // code fails with stdout then stderr (at most 10 KiB); a timeout fails with the runtime's
 // "command timed out" message; any other runtime error is an error (retried, then dropped).
-func Exec(ctx context.Context, rt Execer, containerID string, cmd []string, timeout time.Duration) (Result, string, error) {
-	stdout, stderr, err := rt.ExecSync(ctx, cri.TrimContainerID(containerID), cmd, timeout)
-	out := append(stdout[:len(stdout):len(stdout)], stderr...)
-	if len(out) > MaxOutput {
-		out = out[:MaxOutput]
+func Exec(ctx context.Context, rt cri.Execer, containerID string, cmd []string, timeout time.Duration) (Result, string, error) {
+	r := cri.Exec(ctx, rt, containerID, cmd, timeout, MaxOutput)
+	switch {
+	case r.TimedOut():
+		return Failure, r.Err.Error(), nil
+	case r.Err != nil:
+		return Unknown, "", r.Err
+	case r.ExitCode != 0:
+		return Failure, string(r.Output), nil
+	default:
+		return Success, string(r.Output), nil
 	}
-	if err != nil {
-		var exit utilexec.ExitError
-		if errors.As(err, &exit) {
-			if exit.ExitStatus() == 0 {
-				return Success, string(out), nil
-			}
-			return Failure, string(out), nil
-		}
-		if errors.Is(err, cri.ErrCommandTimedOut) {
-			return Failure, err.Error(), nil
-		}
-		return Unknown, "", err
-	}
-	return Success, string(out), nil
 }
 
 // ExpandCommand substitutes $(VAR) in cmd with the container's env values as written in the

@@ -21,14 +21,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // maxRedirects bounds same-host redirects, as net/http's default policy does.
@@ -53,51 +47,6 @@ func NewHTTP() *HTTP {
 		TLSHandshakeTimeout: 10 * time.Second,
 		ForceAttemptHTTP2:   true,
 	}}
-}
-
-// NewHTTPRequest builds the probe request for action: host = action.Host or podIP, the port
-// resolved against container, the path kept with its query, and the kubelet's default headers
-// (User-Agent userAgent, Accept */*) unless the probe sets them; an empty value removes a header.
-func NewHTTPRequest(action *corev1.HTTPGetAction, container *corev1.Container, podIP, userAgent string) (*http.Request, error) {
-	scheme := strings.ToLower(string(action.Scheme))
-	if scheme == "" {
-		scheme = "http"
-	}
-	host := action.Host
-	if host == "" {
-		host = podIP
-	}
-	port, err := ResolvePort(action.Port, container)
-	if err != nil {
-		return nil, err
-	}
-	u, err := url.Parse(action.Path)
-	if err != nil {
-		u = &url.URL{Path: action.Path}
-	}
-	u.Scheme = scheme
-	u.Host = net.JoinHostPort(host, strconv.Itoa(port))
-
-	req, err := http.NewRequest(http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-	h := make(http.Header, len(action.HTTPHeaders)+2)
-	for _, hh := range action.HTTPHeaders {
-		h.Add(hh.Name, hh.Value) // repeated names become separate header lines
-	}
-	if _, ok := h["User-Agent"]; !ok {
-		h.Set("User-Agent", userAgent)
-	}
-	// An empty User-Agent stays in the map: net/http then sends none at all.
-	if _, ok := h["Accept"]; !ok {
-		h.Set("Accept", "*/*")
-	} else if h.Get("Accept") == "" {
-		h.Del("Accept")
-	}
-	req.Header = h
-	req.Host = h.Get("Host")
-	return req, nil
 }
 
 // Probe sends req with one timeout covering dial, redirects, headers and body.

@@ -31,6 +31,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/httpget"
 )
 
 const testUA = "kube-probe/1.37"
@@ -50,7 +52,7 @@ func probeHTTP(t *testing.T, srvURL string, action corev1.HTTPGetAction, timeout
 	t.Helper()
 	host, port := hostPort(t, srvURL)
 	action.Port = intstr.FromInt32(int32(port))
-	req, err := NewHTTPRequest(&action, &corev1.Container{}, host, testUA)
+	req, err := httpget.NewRequest(&action, &corev1.Container{}, host, testUA)
 	if err != nil {
 		t.Fatalf("request: %v", err)
 	}
@@ -134,7 +136,7 @@ func TestHTTP_16_URLFromSchemeHostPortPathAndQuery(t *testing.T) {
 	c := &corev1.Container{Ports: []corev1.ContainerPort{{Name: "web", ContainerPort: 8081}}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			req, err := NewHTTPRequest(&tc.action, c, tc.podIP, testUA)
+			req, err := httpget.NewRequest(&tc.action, c, tc.podIP, testUA)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +145,7 @@ func TestHTTP_16_URLFromSchemeHostPortPathAndQuery(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewHTTPRequest(&corev1.HTTPGetAction{Port: intstr.FromString("nope")}, c, "10.0.0.1", testUA); err == nil ||
+	if _, err := httpget.NewRequest(&corev1.HTTPGetAction{Port: intstr.FromString("nope")}, c, "10.0.0.1", testUA); err == nil ||
 		!strings.Contains(err.Error(), `port "nope" not found`) {
 		t.Errorf("unresolvable named port: err = %v", err)
 	}
@@ -235,7 +237,7 @@ func TestHTTP_18_NoKeepAliveNoProxyNoCompression(t *testing.T) {
 	p := NewHTTP()
 	host, port := hostPort(t, srv.URL)
 	for range 3 {
-		req, _ := NewHTTPRequest(&corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(port))}, nil, host, testUA)
+		req, _ := httpget.NewRequest(&corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(port))}, nil, host, testUA)
 		if res, out, err := p.Probe(req, time.Second); res != Success || err != nil {
 			t.Fatalf("probe: %v %q %v", res, out, err)
 		}

@@ -20,12 +20,8 @@ limitations under the License.
 package check
 
 import (
-	"fmt"
 	"net"
 	"syscall"
-
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // Result is the outcome of one probe run.
@@ -68,33 +64,4 @@ func dialer() *net.Dialer {
 			})
 		},
 	}
-}
-
-// ResolvePort turns a probe port into a number, looking named ports up in the container's ports
-// (the manager resolves them already; this covers a spec written by hand or by an older manager).
-func ResolvePort(p intstr.IntOrString, c *corev1.Container) (int, error) {
-	port := -1
-	switch p.Type {
-	case intstr.Int:
-		port = p.IntValue()
-	case intstr.String:
-		found := false
-		if c != nil {
-			for _, cp := range c.Ports {
-				if cp.Name == p.StrVal {
-					port, found = int(cp.ContainerPort), true
-					break
-				}
-			}
-		}
-		if !found {
-			return -1, fmt.Errorf("port %q not found", p.StrVal)
-		}
-	default:
-		return -1, fmt.Errorf("port has no type: %+v", p)
-	}
-	if port < 1 || port > 65535 {
-		return port, fmt.Errorf("invalid port number: %d", port)
-	}
-	return port, nil
 }

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 )
 
@@ -135,15 +136,15 @@ func validateAgainstPod(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.
 			continue
 		}
 		seen[c.Name] = true
-		if _, ok := probecontext.FindProbedContainer(&pod.Spec, c.Name); !ok {
-			if isInitContainer(pod, c.Name) {
+		if _, ok := podutil.FindRestartable(&pod.Spec, c.Name); !ok {
+			if podutil.IsInitContainer(&pod.Spec, c.Name) {
 				errs = append(errs, field.Invalid(p, c.Name, "is an init container that is not restartable (restartPolicy: Always)"))
 			} else {
 				errs = append(errs, field.NotFound(p, c.Name))
 			}
 			continue
 		}
-		if st := containerStatus(pod, c.Name); st == nil || st.State.Running == nil || st.ContainerID == "" {
+		if st := podutil.ContainerStatus(pod, c.Name); st == nil || st.State.Running == nil || st.ContainerID == "" {
 			errs = append(errs, field.Invalid(p, c.Name, "the container has no running containerID"))
 		}
 	}
@@ -163,7 +164,7 @@ func applyDefaults(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod) 
 		// A context given by the creator names the instance it meant; if that instance is gone
 		// already, the daemon counts the container as restarted instead of stopping its successor.
 		if c.StatusContext == nil {
-			st := containerStatus(pod, c.Name)
+			st := podutil.ContainerStatus(pod, c.Name)
 			c.StatusContext = &appsv1alpha1.ContainerRecreateRequestContainerContext{
 				ContainerID: st.ContainerID, RestartCount: st.RestartCount,
 			}
@@ -196,33 +197,13 @@ func gracePeriod(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod) in
 		g := podGrace
 		if e := pctx.Lookup(c.Name); e != nil && e.LivenessProbe.TerminationGracePeriodSeconds != nil {
 			g = *e.LivenessProbe.TerminationGracePeriodSeconds
-		} else if pc, ok := probecontext.FindProbedContainer(&pod.Spec, c.Name); ok &&
+		} else if pc, ok := podutil.FindRestartable(&pod.Spec, c.Name); ok &&
 			pc.Container.LivenessProbe != nil && pc.Container.LivenessProbe.TerminationGracePeriodSeconds != nil {
 			g = *pc.Container.LivenessProbe.TerminationGracePeriodSeconds
 		}
 		longest = max(longest, g)
 	}
 	return longest
-}
-
-func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
-		for i := range list {
-			if list[i].Name == name {
-				return &list[i]
-			}
-		}
-	}
-	return nil
-}
-
-func isInitContainer(pod *corev1.Pod, name string) bool {
-	for _, c := range pod.Spec.InitContainers {
-		if c.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // +kubebuilder:webhook:path=/validate-apps-enhancedliveness-io-v1alpha1-containerrecreaterequest,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.enhancedliveness.io,resources=containerrecreaterequests,verbs=create;update,versions=v1alpha1,name=vcontainerrecreaterequest-v1alpha1.kb.io,admissionReviewVersions=v1,timeoutSeconds=10

@@ -36,6 +36,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 )
 
@@ -127,7 +128,7 @@ func enroll(pod *corev1.Pod) error {
 	for i, e := range pctx.Entries {
 		inAnnotation[e.Name] = true
 		p := annPath.Index(i)
-		pc, ok := probecontext.FindProbedContainer(&pod.Spec, e.Name)
+		pc, ok := podutil.FindRestartable(&pod.Spec, e.Name)
 		if !ok {
 			cerrs = append(cerrs, wrap(e.Name, field.ErrorList{field.Invalid(p.Child("name"), e.Name,
 				"must be the name of a container or of a restartable init container of the pod")})...)
@@ -140,7 +141,7 @@ func enroll(pod *corev1.Pod) error {
 
 	entries := pctx.Entries
 	moved := 0
-	for _, pc := range probecontext.ProbedContainers(&pod.Spec) {
+	for _, pc := range podutil.RestartableContainers(&pod.Spec) {
 		c := pc.Container
 		if c.LivenessProbe == nil {
 			continue

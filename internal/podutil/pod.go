@@ -1,0 +1,151 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package podutil answers the questions about a pod that the webhooks, the controllers and the
+// node daemon all ask, the way the kubelet answers them: which containers the kubelet restarts in
+// place, a container's status, its running instance, a port by name, and readiness.
+package podutil
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// RestartableContainer is a container the kubelet starts again after it stops: a regular
+// container or a restartable init container (a sidecar, restartPolicy: Always). Only these may
+// carry a liveness probe.
+type RestartableContainer struct {
+	Container *corev1.Container
+	// Path is the container's entry in the pod, for field errors.
+	Path *field.Path
+	// Sidecar is true for a restartable init container.
+	Sidecar bool
+}
+
+// RestartableContainers lists the sidecars and then the regular containers of spec, in spec
+// order, pointing into spec so that callers may edit them.
+func RestartableContainers(spec *corev1.PodSpec) []RestartableContainer {
+	out := make([]RestartableContainer, 0, len(spec.Containers)+len(spec.InitContainers))
+	for i := range spec.InitContainers {
+		if c := &spec.InitContainers[i]; IsSidecar(c) {
+			out = append(out, RestartableContainer{c, field.NewPath("spec", "initContainers").Index(i), true})
+		}
+	}
+	for i := range spec.Containers {
+		out = append(out, RestartableContainer{&spec.Containers[i], field.NewPath("spec", "containers").Index(i), false})
+	}
+	return out
+}
+
+// FindRestartable returns the restartable container called name.
+func FindRestartable(spec *corev1.PodSpec, name string) (RestartableContainer, bool) {
+	for _, rc := range RestartableContainers(spec) {
+		if rc.Container.Name == name {
+			return rc, true
+		}
+	}
+	return RestartableContainer{}, false
+}
+
+// IsSidecar reports whether an init container is restartable (restartPolicy: Always).
+func IsSidecar(c *corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}
+
+// IsInitContainer reports whether the pod has an init container (of any kind) called name.
+func IsInitContainer(spec *corev1.PodSpec, name string) bool {
+	for i := range spec.InitContainers {
+		if spec.InitContainers[i].Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// ContainerStatus returns the status of the container called name, regular or init (sidecars
+// are listed among the init container statuses), or nil.
+func ContainerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+// RunningContainerID returns the ID of the named container's instance if it is running, else
+// "", and its restart count.
+func RunningContainerID(pod *corev1.Pod, name string) (string, int32) {
+	cs := ContainerStatus(pod, name)
+	switch {
+	case cs == nil:
+		return "", 0
+	case cs.State.Running == nil:
+		return "", cs.RestartCount
+	default:
+		return cs.ContainerID, cs.RestartCount
+	}
+}
+
+// IsReady reports whether the pod's Ready condition is True.
+func IsReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// NamedPort returns the number of the container port called name.
+func NamedPort(c *corev1.Container, name string) (int32, bool) {
+	if c == nil {
+		return 0, false
+	}
+	for _, p := range c.Ports {
+		if p.Name == name {
+			return p.ContainerPort, true
+		}
+	}
+	return 0, false
+}
+
+// ResolvePort turns the port of an httpGet or tcpSocket action (a probe or a lifecycle hook) into
+// a number, looking a named port up in the container's ports, with the kubelet's messages.
+func ResolvePort(p intstr.IntOrString, c *corev1.Container) (int, error) {
+	port := -1
+	switch p.Type {
+	case intstr.Int:
+		port = p.IntValue()
+	case intstr.String:
+		n, ok := NamedPort(c, p.StrVal)
+		if !ok {
+			return -1, fmt.Errorf("port %q not found", p.StrVal)
+		}
+		port = int(n)
+	default:
+		return -1, fmt.Errorf("port has no type: %+v", p)
+	}
+	if port < 1 || port > 65535 {
+		return port, fmt.Errorf("invalid port number: %d", port)
+	}
+	return port, nil
+}

@@ -1,0 +1,156 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package podutil
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+func testPod() *corev1.Pod {
+	return &corev1.Pod{
+		Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{
+				{Name: "setup"},
+				{Name: "proxy", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)},
+			},
+			Containers: []corev1.Container{
+				{Name: "app", Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}}},
+				{Name: "worker"},
+			},
+		},
+		Status: corev1.PodStatus{
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+			InitContainerStatuses: []corev1.ContainerStatus{
+				{Name: "proxy", ContainerID: "containerd://p1", RestartCount: 2,
+					State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}},
+			},
+			ContainerStatuses: []corev1.ContainerStatus{
+				{Name: "app", ContainerID: "containerd://a1", RestartCount: 1,
+					State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}},
+				{Name: "worker", ContainerID: "containerd://w1", RestartCount: 4,
+					State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}},
+			},
+		},
+	}
+}
+
+func TestRestartableContainers(t *testing.T) {
+	pod := testPod()
+	got := RestartableContainers(&pod.Spec)
+	want := []struct {
+		name, path string
+		sidecar    bool
+	}{{"proxy", "spec.initContainers[1]", true}, {"app", "spec.containers[0]", false}, {"worker", "spec.containers[1]", false}}
+	if len(got) != len(want) {
+		t.Fatalf("got %d containers, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		if got[i].Container.Name != w.name || got[i].Path.String() != w.path || got[i].Sidecar != w.sidecar {
+			t.Errorf("entry %d: got %s %s %v, want %+v", i, got[i].Container.Name, got[i].Path, got[i].Sidecar, w)
+		}
+	}
+	// Entries point into the spec.
+	got[1].Container.Image = "edited"
+	if pod.Spec.Containers[0].Image != "edited" {
+		t.Error("RestartableContainers must point into the spec")
+	}
+}
+
+func TestFindAndStatus(t *testing.T) {
+	pod := testPod()
+	for _, tc := range []struct {
+		name          string
+		restartable   bool
+		init          bool
+		runningID     string
+		restarts      int32
+		statusPresent bool
+	}{
+		{name: "app", restartable: true, runningID: "containerd://a1", restarts: 1, statusPresent: true},
+		{name: "proxy", restartable: true, init: true, runningID: "containerd://p1", restarts: 2, statusPresent: true},
+		{name: "worker", restartable: true, runningID: "", restarts: 4, statusPresent: true},
+		{name: "setup", restartable: false, init: true},
+		{name: "missing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, ok := FindRestartable(&pod.Spec, tc.name); ok != tc.restartable {
+				t.Errorf("FindRestartable = %v, want %v", ok, tc.restartable)
+			}
+			if got := IsInitContainer(&pod.Spec, tc.name); got != tc.init {
+				t.Errorf("IsInitContainer = %v, want %v", got, tc.init)
+			}
+			if got := ContainerStatus(pod, tc.name) != nil; got != tc.statusPresent {
+				t.Errorf("ContainerStatus present = %v, want %v", got, tc.statusPresent)
+			}
+			id, n := RunningContainerID(pod, tc.name)
+			if id != tc.runningID || n != tc.restarts {
+				t.Errorf("RunningContainerID = %q, %d; want %q, %d", id, n, tc.runningID, tc.restarts)
+			}
+		})
+	}
+}
+
+func TestIsReady(t *testing.T) {
+	pod := testPod()
+	if !IsReady(pod) {
+		t.Error("Ready=True must be ready")
+	}
+	pod.Status.Conditions[0].Status = corev1.ConditionFalse
+	if IsReady(pod) {
+		t.Error("Ready=False must not be ready")
+	}
+	pod.Status.Conditions = nil
+	if IsReady(pod) {
+		t.Error("no Ready condition must not be ready")
+	}
+}
+
+func TestResolvePort(t *testing.T) {
+	app := &testPod().Spec.Containers[0]
+	for _, tc := range []struct {
+		name    string
+		port    intstr.IntOrString
+		c       *corev1.Container
+		want    int
+		wantErr string
+	}{
+		{name: "number", port: intstr.FromInt32(9090), c: app, want: 9090},
+		{name: "named", port: intstr.FromString("http"), c: app, want: 8080},
+		{name: "unknown name", port: intstr.FromString("metrics"), c: app, wantErr: `port "metrics" not found`},
+		{name: "no container", port: intstr.FromString("http"), wantErr: `port "http" not found`},
+		{name: "zero", port: intstr.FromInt32(0), c: app, wantErr: "invalid port number: 0"},
+		{name: "too big", port: intstr.FromInt32(65536), c: app, wantErr: "invalid port number: 65536"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ResolvePort(tc.port, tc.c)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("ResolvePort = %d, %v; want %d", got, err, tc.want)
+			}
+		})
+	}
+}
