@@ -44,13 +44,14 @@ type ContainerRecreateRequestSpec struct {
 	// +optional
 	Strategy ContainerRecreateRequestStrategy `json:"strategy,omitzero"`
 
-	// activeDeadlineSeconds bounds the whole request, from creation; when it passes the request is
-	// Failed. Unset means the manager's default deadline.
+	// activeDeadlineSeconds bounds the whole request, from creation; when it passes the manager
+	// fails the request. Defaulted to 600 by the webhook.
 	// +kubebuilder:validation:Minimum=3
 	// +optional
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
-	// ttlSecondsAfterFinished deletes the request this long after it finished. Defaulted to 300.
+	// ttlSecondsAfterFinished deletes the request this long after it finished. Defaulted to 300 by
+	// the webhook.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
@@ -136,7 +137,9 @@ const (
 	RecreateFailed ContainerRecreateRequestPhase = "Failed"
 )
 
-// ContainerRecreateRequestStatus is written by the node daemon and the manager.
+// ContainerRecreateRequestStatus reports progress. Each outcome has one writer: the node daemon
+// runs the request and writes its progress, success or failure to restart; the manager fails
+// requests whose pod is gone or replaced, that no daemon picked up, or whose deadline passed.
 type ContainerRecreateRequestStatus struct {
 	// phase of the request.
 	// +optional
@@ -157,12 +160,6 @@ type ContainerRecreateRequestStatus struct {
 	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	ContainerRecreateStates []ContainerRecreateState `json:"containerRecreateStates,omitempty"`
-
-	// conditions of the request.
-	// +listType=map
-	// +listMapKey=type
-	// +optional
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // ContainerRecreateState is the progress of one container.

@@ -21,7 +21,6 @@ limitations under the License.
 package v1alpha1
 
 import (
-	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -196,13 +195,6 @@ func (in *ContainerRecreateRequestStatus) DeepCopyInto(out *ContainerRecreateReq
 		in, out := &in.ContainerRecreateStates, &out.ContainerRecreateStates
 		*out = make([]ContainerRecreateState, len(*in))
 		copy(*out, *in)
-	}
-	if in.Conditions != nil {
-		in, out := &in.Conditions, &out.Conditions
-		*out = make([]v1.Condition, len(*in))
-		for i := range *in {
-			(*in)[i].DeepCopyInto(&(*out)[i])
-		}
 	}
 }
 

@@ -36,20 +36,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/truncate"
 )
 
 // Defaults of the CRR lifecycle controller.
 const (
-	DefaultCRRPickupTimeout         = time.Minute
-	DefaultCRRActiveDeadline        = 10 * time.Minute
-	DefaultCRRPodCheckInterval      = 30 * time.Second
-	DefaultCRRTTLSecondsAfterFinish = 300
+	DefaultCRRPickupTimeout    = time.Minute
+	DefaultCRRPodCheckInterval = 30 * time.Second
 )
 
-// ContainerRecreateRequestReconciler is the manager's side of a CRR's life: the node daemon runs
-// the request and reports progress; this controller fails requests that cannot finish (pod gone
-// or replaced, no daemon picked them up, deadline passed), removes the active label once they
-// finished (the daemon may only write status) and deletes them after their TTL.
+// maxStatusMessage is the API's limit on status.message (and the events API's on a note).
+const maxStatusMessage = 1024
+
+// ContainerRecreateRequestReconciler is the manager's side of a CRR's life. Each outcome has one
+// writer: the node daemon runs the request and records its progress and the outcome of the
+// restart; this controller alone fails requests that cannot finish (pod gone, replaced or
+// terminating, no daemon picked them up, deadline passed). It also removes the active label once
+// a request finished (the daemon may only write status) and deletes it after its TTL.
 type ContainerRecreateRequestReconciler struct {
 	client.Client
 	// APIReader reads pods uncached (hand-made requests may target pods the cache does not hold)
@@ -60,8 +63,6 @@ type ContainerRecreateRequestReconciler struct {
 
 	// PickupTimeout fails a request whose status.phase is still empty this long after creation.
 	PickupTimeout time.Duration
-	// DefaultActiveDeadline applies to requests without spec.activeDeadlineSeconds.
-	DefaultActiveDeadline time.Duration
 	// PodCheckInterval bounds how long an unfinished request goes without checking its pod, for
 	// pods outside the cache whose deletion no event announces.
 	PodCheckInterval time.Duration
@@ -81,7 +82,7 @@ func (r *ContainerRecreateRequestReconciler) Reconcile(ctx context.Context, req 
 	if crr.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
-	if crrFinished(crr) {
+	if crr.Finished() {
 		return r.reconcileFinished(ctx, crr)
 	}
 	now := r.Clock.Now()
@@ -92,17 +93,14 @@ func (r *ContainerRecreateRequestReconciler) Reconcile(ctx context.Context, req 
 	if msg == "" {
 		return ctrl.Result{RequeueAfter: next.Sub(now)}, nil
 	}
+	msg = truncate.String(msg, maxStatusMessage)
 	failed, err := r.fail(ctx, crr, msg)
 	if err != nil || !failed {
 		return ctrl.Result{}, err
 	}
 	logf.FromContext(ctx).Info("request failed", "reason", msg)
-	r.Recorder.Eventf(crr, nil, corev1.EventTypeWarning, "RecreateFailed", "Complete", msg)
+	r.Recorder.Eventf(crr, nil, corev1.EventTypeWarning, "RecreateFailed", "Complete", "%s", msg)
 	return r.reconcileFinished(ctx, crr)
-}
-
-func crrFinished(crr *appsv1alpha1.ContainerRecreateRequest) bool {
-	return crr.Status.Phase == appsv1alpha1.RecreateSucceeded || crr.Status.Phase == appsv1alpha1.RecreateFailed
 }
 
 // failureReason says why an unfinished request must fail now, or when to look again.
@@ -117,23 +115,21 @@ func (r *ContainerRecreateRequestReconciler) failureReason(ctx context.Context, 
 	if uid := crr.Labels[appsv1alpha1.LabelCRRPodUID]; uid != "" && uid != string(pod.UID) {
 		return podReplacedMessage(crr.Spec.PodName, uid, string(pod.UID)), time.Time{}, nil
 	}
+	if pod.DeletionTimestamp != nil {
+		return podTerminatingMessage(crr.Spec.PodName), time.Time{}, nil
+	}
 	node := crr.Labels[appsv1alpha1.LabelCRRNodeName]
 	if node == "" {
 		node = pod.Spec.NodeName
 	}
-	created := crr.CreationTimestamp.Time
-	deadline := r.DefaultActiveDeadline
-	if d := crr.Spec.ActiveDeadlineSeconds; d != nil {
-		deadline = time.Duration(*d) * time.Second
-	}
 	next := now.Add(r.PodCheckInterval)
-	if end := created.Add(deadline); !now.Before(end) {
-		return deadlineMessage(deadline), time.Time{}, nil
+	if end := crr.Deadline(); !now.Before(end) {
+		return deadlineMessage(crr.ActiveDeadline(), crr.Status.Message), time.Time{}, nil
 	} else if end.Before(next) {
 		next = end
 	}
 	if crr.Status.Phase == "" {
-		if end := created.Add(r.PickupTimeout); !now.Before(end) {
+		if end := crr.CreationTimestamp.Add(r.PickupTimeout); !now.Before(end) {
 			return notPickedUpMessage(r.PickupTimeout, node), time.Time{}, nil
 		} else if end.Before(next) {
 			next = end
@@ -154,7 +150,7 @@ func (r *ContainerRecreateRequestReconciler) fail(ctx context.Context, crr *apps
 			}
 		}
 		first = false
-		if crrFinished(crr) {
+		if crr.Finished() {
 			return nil
 		}
 		patch := client.MergeFromWithOptions(crr.DeepCopy(), client.MergeFromWithOptimisticLock{})
@@ -187,19 +183,14 @@ func (r *ContainerRecreateRequestReconciler) reconcileFinished(ctx context.Conte
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 	}
-	ttl := time.Duration(DefaultCRRTTLSecondsAfterFinish) * time.Second
-	if t := crr.Spec.TTLSecondsAfterFinished; t != nil {
-		ttl = time.Duration(*t) * time.Second
-	}
-	if left := crr.Status.CompletionTime.Add(ttl).Sub(r.Clock.Now()); left > 0 {
+	if left := crr.Status.CompletionTime.Add(crr.TTLAfterFinished()).Sub(r.Clock.Now()); left > 0 {
 		return ctrl.Result{RequeueAfter: left}, nil
 	}
 	err := r.Delete(ctx, crr, client.Preconditions{UID: &crr.UID})
 	return ctrl.Result{}, client.IgnoreNotFound(err)
 }
 
-// SetupWithManager watches requests, and enrolled pods' deletions so that requests of a deleted
-// pod fail at once instead of at the next pod check.
+// SetupWithManager watches requests, and the deletion of enrolled pods.
 func (r *ContainerRecreateRequestReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
@@ -207,20 +198,21 @@ func (r *ContainerRecreateRequestReconciler) SetupWithManager(mgr ctrl.Manager) 
 	if r.PickupTimeout == 0 {
 		r.PickupTimeout = DefaultCRRPickupTimeout
 	}
-	if r.DefaultActiveDeadline == 0 {
-		r.DefaultActiveDeadline = DefaultCRRActiveDeadline
-	}
 	if r.PodCheckInterval == 0 {
 		r.PodCheckInterval = DefaultCRRPodCheckInterval
 	}
-	onlyDeletes := predicate.Funcs{
-		CreateFunc:  func(event.CreateEvent) bool { return false },
-		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+	// A pod that goes away, or starts terminating, ends its requests at once rather than at the
+	// next pod check.
+	podEnds := predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil
+		},
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&appsv1alpha1.ContainerRecreateRequest{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.requestsOfPod), builder.WithPredicates(onlyDeletes)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.requestsOfPod), builder.WithPredicates(podEnds)).
 		Named("apps-containerrecreaterequest").
 		Complete(r)
 }
@@ -229,7 +221,7 @@ func (r *ContainerRecreateRequestReconciler) requestsOfPod(ctx context.Context, 
 	var list appsv1alpha1.ContainerRecreateRequestList
 	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()),
 		client.MatchingLabels{appsv1alpha1.LabelCRRPodUID: string(o.GetUID()), appsv1alpha1.LabelCRRActive: appsv1alpha1.TrueValue}); err != nil {
-		logf.FromContext(ctx).Error(err, "listing requests of a deleted pod", "pod", o.GetName())
+		logf.FromContext(ctx).Error(err, "listing requests of a pod that is going away", "pod", o.GetName())
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))

@@ -17,6 +17,7 @@ limitations under the License.
 package apps
 
 import (
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -81,7 +82,7 @@ func lifeCRR(pod *corev1.Pod, mutate func(*appsv1alpha1.ContainerRecreateRequest
 }
 
 // daemonSets writes status as the node daemon does.
-func daemonSets(crr *appsv1alpha1.ContainerRecreateRequest, phase appsv1alpha1.ContainerRecreateRequestPhase, completed *metav1.Time) {
+func daemonSets(crr *appsv1alpha1.ContainerRecreateRequest, phase appsv1alpha1.ContainerRecreateRequestPhase, completed *metav1.Time, message ...string) {
 	GinkgoHelper()
 	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(crr), crr); err != nil {
@@ -89,6 +90,7 @@ func daemonSets(crr *appsv1alpha1.ContainerRecreateRequest, phase appsv1alpha1.C
 		}
 		crr.Status.Phase = phase
 		crr.Status.CompletionTime = completed
+		crr.Status.Message = strings.Join(message, "")
 		return k8sClient.Status().Update(ctx, crr)
 	})).To(Succeed())
 }
@@ -99,12 +101,13 @@ func getCRR(g Gomega, crr *appsv1alpha1.ContainerRecreateRequest) *appsv1alpha1.
 	return out
 }
 
-func expectFailed(crr *appsv1alpha1.ContainerRecreateRequest, message string) {
+// expectFailed waits until the manager failed the request with the message (or one of them).
+func expectFailed(crr *appsv1alpha1.ContainerRecreateRequest, message string, or ...string) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {
 		got := getCRR(g, crr)
 		g.Expect(got.Status.Phase).To(Equal(appsv1alpha1.RecreateFailed))
-		g.Expect(got.Status.Message).To(Equal(message))
+		g.Expect(got.Status.Message).To(BeElementOf(append(or, message)))
 		g.Expect(got.Status.CompletionTime).NotTo(BeNil())
 		g.Expect(got.Labels).NotTo(HaveKey(appsv1alpha1.LabelCRRActive))
 		g.Expect(got.Labels).To(HaveKey(appsv1alpha1.LabelCRRPodUID))
@@ -163,8 +166,18 @@ var _ = Describe("ContainerRecreateRequest lifecycle", Ordered, func() {
 		crr := lifeCRR(lifePod("slow", false), func(c *appsv1alpha1.ContainerRecreateRequest) {
 			c.Spec.ActiveDeadlineSeconds = ptr.To[int64](3)
 		})
+		daemonSets(crr, appsv1alpha1.RecreateRecreating, nil, "container web: stopped containerd://1; waiting for the kubelet")
+		expectFailed(crr, "the request did not finish within its active deadline of 3s; "+
+			"last status: container web: stopped containerd://1; waiting for the kubelet")
+	})
+
+	It("fails the request of a terminating pod at once", func() {
+		pod := lifePod("terminating", true)
+		crr := lifeCRR(pod, nil)
 		daemonSets(crr, appsv1alpha1.RecreateRecreating, nil)
-		expectFailed(crr, "the request did not finish within its active deadline of 3s")
+		// The pod is bound to a node and no kubelet runs here: it stays, terminating.
+		Expect(k8sClient.Delete(ctx, pod)).To(Succeed())
+		expectFailed(crr, `pod "terminating" is terminating`)
 	})
 
 	It("fails a request whose enrolled pod was deleted, at once", func() {
@@ -172,7 +185,8 @@ var _ = Describe("ContainerRecreateRequest lifecycle", Ordered, func() {
 		crr := lifeCRR(pod, nil)
 		daemonSets(crr, appsv1alpha1.RecreateRecreating, nil)
 		Expect(k8sClient.Delete(ctx, pod, client.GracePeriodSeconds(0))).To(Succeed())
-		expectFailed(crr, `pod "deleted-enrolled" no longer exists`)
+		// The apiserver marks the pod deleted, then removes it: either event fails the request.
+		expectFailed(crr, `pod "deleted-enrolled" no longer exists`, `pod "deleted-enrolled" is terminating`)
 	})
 
 	It("fails a request whose pod, outside the cache, was deleted", func() {

@@ -31,8 +31,17 @@ func podReplacedMessage(pod, requestedUID, currentUID string) string {
 	return fmt.Sprintf("pod %q was replaced by a new pod (UID %s, the request was for UID %s)", pod, currentUID, requestedUID)
 }
 
-func deadlineMessage(deadline time.Duration) string {
-	return fmt.Sprintf("the request did not finish within its active deadline of %s", deadline)
+func podTerminatingMessage(pod string) string {
+	return fmt.Sprintf("pod %q is terminating", pod)
+}
+
+// deadlineMessage quotes the request's last status message, which says what it was waiting for.
+func deadlineMessage(deadline time.Duration, last string) string {
+	msg := fmt.Sprintf("the request did not finish within its active deadline of %s", deadline)
+	if last != "" {
+		msg += "; last status: " + last
+	}
+	return msg
 }
 
 func notPickedUpMessage(timeout time.Duration, node string) string {

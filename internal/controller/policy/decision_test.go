@@ -369,11 +369,10 @@ var _ = Describe("Decision controller", Ordered, func() {
 		pod.Status.ContainerStatuses[0].ContainerID = containerID(pod, "app", 2)
 		pod.Status.ContainerStatuses[0].RestartCount = 1
 		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+		report(node, []*corev1.Pod{pod}, succeeded(pod, "app", 2), failed(pod, "sidecar", 1))
+		Consistently(crrCount(ns), quiet, poll).Should(Equal(1), "the first request has not finished yet")
 		first.Status.Phase = appsv1alpha1.RecreateSucceeded
 		Expect(k8sClient.Status().Update(ctx, &first)).To(Succeed())
-		Consistently(crrCount(ns), quiet, poll).Should(Equal(1), "still labelled active: the lifecycle controller has not finished it")
-		delete(first.Labels, appsv1alpha1.LabelCRRActive)
-		Expect(k8sClient.Update(ctx, &first)).To(Succeed())
 		report(node, []*corev1.Pod{pod}, succeeded(pod, "app", 2), failed(pod, "sidecar", 1))
 		Eventually(crrCount(ns), wait, poll).Should(Equal(2))
 		var second appsv1alpha1.ContainerRecreateRequest

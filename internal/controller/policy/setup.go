@@ -285,7 +285,7 @@ func (r *DecisionReconciler) crrChanged(o client.Object, deleted bool, q queue) 
 	if ids := crrPodUID(crr); len(ids) == 1 {
 		uid = types.UID(ids[0])
 	}
-	if uid != "" && (deleted || !crrActive(crr)) {
+	if uid != "" && (deleted || !crr.Active()) {
 		r.tracker.finished(uid, crr.Name)
 	}
 	add(q, types.NamespacedName{Namespace: crr.Namespace, Name: crr.Spec.PodName})

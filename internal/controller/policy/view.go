@@ -128,21 +128,13 @@ func (v *view) activeCRR(ctx context.Context, pod *corev1.Pod) (bool, error) {
 	active := false
 	for i := range list.Items {
 		crr := &list.Items[i]
-		if crrActive(crr) {
+		if crr.Active() {
 			active = true
 		} else {
 			v.tracker.finished(pod.UID, crr.Name)
 		}
 	}
 	return active || v.tracker.isExpected(pod.UID), nil
-}
-
-// crrActive: labelled active, or not finished yet.
-func crrActive(crr *appsv1alpha1.ContainerRecreateRequest) bool {
-	if crr.Labels[appsv1alpha1.LabelCRRActive] == appsv1alpha1.TrueValue {
-		return true
-	}
-	return crr.Status.Phase != appsv1alpha1.RecreateSucceeded && crr.Status.Phase != appsv1alpha1.RecreateFailed
 }
 
 // workloadState builds what the budget and storm rules need; it also returns the state of pod.

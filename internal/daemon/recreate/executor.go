@@ -53,8 +53,6 @@ type Executor struct {
 	// Recorder emits events; defaults to the manager's recorder named EventRecorderName.
 	Recorder events.EventRecorder
 	Clock    clock.Clock
-	// DefaultActiveDeadline applies when activeDeadlineSeconds is unset (default DefaultActiveDeadline).
-	DefaultActiveDeadline time.Duration
 	// PollInterval re-checks a running request as a safety net (default DefaultPollInterval).
 	PollInterval time.Duration
 	// MaxConcurrentReconciles is how many pods' requests run at once (default 4): a stop can take
@@ -69,9 +67,6 @@ type Executor struct {
 func (e *Executor) defaults() {
 	if e.Clock == nil {
 		e.Clock = clock.RealClock{}
-	}
-	if e.DefaultActiveDeadline <= 0 {
-		e.DefaultActiveDeadline = DefaultActiveDeadline
 	}
 	if e.PollInterval <= 0 {
 		e.PollInterval = DefaultPollInterval

@@ -206,7 +206,9 @@ func TestMinStartedSeconds(t *testing.T) {
 	h.expectPhase("r", appsv1alpha1.RecreateSucceeded, "")
 }
 
-func TestDeadlineFailsAContainerThatNeverComesBack(t *testing.T) {
+// The manager owns timeouts: at the deadline the daemon stops acting on the request and writes
+// no outcome of its own.
+func TestDeadlineIsLeftToTheManager(t *testing.T) {
 	h := newHarness(t)
 	h.pod("web", nil, "app")
 	h.crr("r", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { r.Spec.ActiveDeadlineSeconds = ptr.To[int64](60) }, "app")
@@ -217,13 +219,16 @@ func TestDeadlineFailsAContainerThatNeverComesBack(t *testing.T) {
 		t.Fatalf("RequeueAfter = %v, want the time to the deadline", res.RequeueAfter)
 	}
 	h.clock.Step(5 * time.Second)
-	h.reconcile("r")
-	h.expectPhase("r", appsv1alpha1.RecreateFailed, "not finished within activeDeadlineSeconds (60): container app: stopped")
-	if d := counterValue(t, "failed") - failedBefore; d != 1 {
-		t.Fatalf("crr_executed_total{result=failed} grew by %v", d)
+	before := h.get("r").ResourceVersion
+	if res := h.reconcile("r"); res.RequeueAfter != 0 {
+		t.Fatalf("RequeueAfter = %v after the deadline, want none", res.RequeueAfter)
 	}
-	if ev := h.events(); !slices.ContainsFunc(ev, func(e string) bool { return strings.HasPrefix(e, "Warning Failed not finished") }) {
-		t.Fatalf("events = %v", ev)
+	r := h.expectPhase("r", appsv1alpha1.RecreateRecreating, "container app: stopped")
+	if r.ResourceVersion != before {
+		t.Fatal("the daemon wrote the request after its deadline")
+	}
+	if d := counterValue(t, "failed") - failedBefore; d != 0 {
+		t.Fatalf("crr_executed_total{result=failed} grew by %v", d)
 	}
 }
 
@@ -277,8 +282,9 @@ func TestTransientStopErrorIsRetried(t *testing.T) {
 		wantPhase appsv1alpha1.ContainerRecreateRequestPhase
 		wantMsg   string
 	}{
-		"recovers":      {failures: 2, wantPhase: appsv1alpha1.RecreateSucceeded},
-		"until timeout": {failures: 1000, wantPhase: appsv1alpha1.RecreateFailed, wantMsg: "not finished within activeDeadlineSeconds (30): container app: stopping"},
+		"recovers": {failures: 2, wantPhase: appsv1alpha1.RecreateSucceeded},
+		// Past the deadline the daemon stops retrying and leaves the failure to the manager.
+		"until the deadline": {failures: 1000, wantPhase: appsv1alpha1.RecreateRecreating, wantMsg: "container app: stopping"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var calls atomic.Int32
@@ -297,7 +303,7 @@ func TestTransientStopErrorIsRetried(t *testing.T) {
 			}
 			h.expectPhase("r", appsv1alpha1.RecreateRecreating, "will retry: rpc error: code = Unavailable")
 			for range 40 {
-				if IsFinished(h.get("r").Status.Phase) || calls.Load() > int32(tc.failures) {
+				if h.get("r").Status.Phase.Finished() || calls.Load() > int32(tc.failures) || h.clock.Now().After(h.get("r").Deadline()) {
 					break
 				}
 				h.clock.Step(transientRetryDelay)
@@ -311,22 +317,31 @@ func TestTransientStopErrorIsRetried(t *testing.T) {
 				h.reconcile("r")
 			}
 			h.expectPhase("r", tc.wantPhase, tc.wantMsg)
+			if tc.wantPhase != appsv1alpha1.RecreateSucceeded {
+				n := calls.Load()
+				h.clock.Step(transientRetryDelay)
+				h.reconcile("r")
+				if calls.Load() != n {
+					t.Fatal("StopContainer called again after the deadline")
+				}
+			}
 		})
 	}
 }
 
-func TestPodGoneFails(t *testing.T) {
+// The manager owns missing pods: the daemon neither stops anything nor writes an outcome.
+func TestPodGoneIsLeftToTheManager(t *testing.T) {
 	cases := map[string]struct {
 		change func(h *harness, p *corev1.Pod)
 		want   string
 	}{
-		"deleted": {func(h *harness, p *corev1.Pod) { _ = h.c.Delete(h.ctx, p) }, "pod web no longer exists"},
+		"deleted": {func(h *harness, p *corev1.Pod) { _ = h.c.Delete(h.ctx, p) }, "pod is gone"},
 		"replaced": {func(h *harness, p *corev1.Pod) {
 			_ = h.c.Delete(h.ctx, p)
 			p.ResourceVersion = ""
 			p.UID = "other"
 			_ = h.c.Create(h.ctx, p)
-		}, "pod web was replaced"},
+		}, "pod was replaced"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -334,9 +349,16 @@ func TestPodGoneFails(t *testing.T) {
 			p := h.pod("web", nil, "app")
 			h.crr("r", "web", nil, "app")
 			h.reconcile("r")
+			stops := len(h.stops())
 			tc.change(h, p)
+			before := h.get("r").ResourceVersion
 			h.reconcile("r")
-			h.expectPhase("r", appsv1alpha1.RecreateFailed, tc.want)
+			if r := h.get("r"); r.ResourceVersion != before || r.Status.Phase.Finished() {
+				t.Fatalf("the daemon wrote the request of a pod that %s: %+v", tc.want, r.Status)
+			}
+			if len(h.stops()) != stops {
+				t.Fatalf("stopped a container of a pod that %s", tc.want)
+			}
 		})
 	}
 }

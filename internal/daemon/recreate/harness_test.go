@@ -219,7 +219,7 @@ func (h *harness) expectPhase(name string, want appsv1alpha1.ContainerRecreateRe
 	if r.Status.Phase != want || !strings.Contains(r.Status.Message, msg) {
 		h.t.Fatalf("%s: phase %q message %q; want %q containing %q", name, r.Status.Phase, r.Status.Message, want, msg)
 	}
-	if IsFinished(want) != (r.Status.CompletionTime != nil) {
+	if want.Finished() != (r.Status.CompletionTime != nil) {
 		h.t.Fatalf("%s: completionTime %v with phase %s", name, r.Status.CompletionTime, r.Status.Phase)
 	}
 	return r

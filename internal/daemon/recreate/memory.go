@@ -127,7 +127,7 @@ func (e *Executor) stillRunning(ctx context.Context, t turn) string {
 	switch {
 	case err != nil && !apierrors.IsNotFound(err):
 		return t.key.Name // cannot tell: keep waiting rather than run two at once
-	case err == nil && held.UID == t.uid && e.owns(held) && !IsFinished(held.Status.Phase) && held.DeletionTimestamp == nil:
+	case err == nil && held.UID == t.uid && e.owns(held) && held.Active():
 		return held.Name
 	}
 	return ""

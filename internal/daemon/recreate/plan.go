@@ -54,9 +54,9 @@ type Request struct {
 	States     []appsv1alpha1.ContainerRecreateState
 	Observed   map[string]Observed
 	Now        time.Time
-	// Deadline is when the request fails if not finished; DeadlineSeconds is its configured length.
-	Deadline        time.Time
-	DeadlineSeconds int64
+	// Deadline is when the manager fails the request if it is not finished: from then on nothing
+	// more is stopped.
+	Deadline time.Time
 }
 
 // Plan is what to do now.
@@ -70,11 +70,6 @@ type Plan struct {
 	Message string
 	// RequeueAfter > 0 is when a new container will have run for minStartedSeconds.
 	RequeueAfter time.Duration
-}
-
-// IsFinished reports whether a phase is terminal.
-func IsFinished(p appsv1alpha1.ContainerRecreateRequestPhase) bool {
-	return p == appsv1alpha1.RecreateSucceeded || p == appsv1alpha1.RecreateFailed
 }
 
 // Advance moves every container as far as the observation allows. It is pure: the caller stops
@@ -96,7 +91,7 @@ func Advance(r Request) Plan {
 			st = appsv1alpha1.ContainerRecreateState{Name: c.Name, Phase: appsv1alpha1.RecreatePending}
 		}
 		switch {
-		case IsFinished(st.Phase) || deadlinePassed || fatal:
+		case st.Phase.Finished() || deadlinePassed || fatal:
 		case r.Strategy.OrderedRecreate && blocked != "":
 			st.Phase = appsv1alpha1.RecreatePending
 			st.Message = fmt.Sprintf("waiting for container %s to run again (orderedRecreate)", blocked)
@@ -111,7 +106,7 @@ func Advance(r Request) Plan {
 			if wait > 0 && (p.RequeueAfter == 0 || wait < p.RequeueAfter) {
 				p.RequeueAfter = wait
 			}
-			if !IsFinished(st.Phase) {
+			if !st.Phase.Finished() {
 				blocked = c.Name
 			}
 		}
@@ -131,8 +126,8 @@ func Advance(r Request) Plan {
 		}
 		p.Kill = nil
 	}
-	p.Phase, p.Message = Summarize(r.Strategy.FailurePolicy, p.States, r.Now, r.Deadline, r.DeadlineSeconds)
-	if IsFinished(p.Phase) {
+	p.Phase, p.Message = Summarize(r.Strategy.FailurePolicy, p.States)
+	if p.Phase.Finished() {
 		p.Kill, p.RequeueAfter = nil, 0
 	}
 	return p
@@ -213,9 +208,9 @@ func failed(st appsv1alpha1.ContainerRecreateState, msg string) appsv1alpha1.Con
 	return st
 }
 
-// Summarize derives the request's phase and message from its containers' states.
-func Summarize(policy appsv1alpha1.ContainerRecreateRequestFailurePolicy, states []appsv1alpha1.ContainerRecreateState,
-	now, deadline time.Time, deadlineSeconds int64) (appsv1alpha1.ContainerRecreateRequestPhase, string) {
+// Summarize derives the request's phase and message from its containers' states. A request past
+// its deadline is not failed here: the manager owns timeouts.
+func Summarize(policy appsv1alpha1.ContainerRecreateRequestFailurePolicy, states []appsv1alpha1.ContainerRecreateState) (appsv1alpha1.ContainerRecreateRequestPhase, string) {
 	var ignored []string
 	var waiting *appsv1alpha1.ContainerRecreateState
 	for i, s := range states {
@@ -229,10 +224,6 @@ func Summarize(policy appsv1alpha1.ContainerRecreateRequestFailurePolicy, states
 		}
 	}
 	if waiting != nil {
-		if !now.Before(deadline) {
-			return appsv1alpha1.RecreateFailed, fmt.Sprintf("not finished within activeDeadlineSeconds (%d): container %s: %s",
-				deadlineSeconds, waiting.Name, waiting.Message)
-		}
 		return appsv1alpha1.RecreateRecreating, fmt.Sprintf("container %s: %s", waiting.Name, waiting.Message)
 	}
 	if len(ignored) > 0 {

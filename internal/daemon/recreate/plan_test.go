@@ -204,13 +204,13 @@ func TestAdvance(t *testing.T) {
 			obs:        map[string]Observed{"a": running("c://a2", 0)},
 			wantPhase:  succeeded, wantMsg: "not restarted (failurePolicy Ignore): ghost:",
 			wantStates: []appsv1alpha1.ContainerRecreateState{state("a", succeeded, "c://a1", true), state("ghost", failedP, "", false)}},
-		{name: "deadline passed: failed, nothing stopped",
+		{name: "deadline passed: nothing stopped, not failed either (the manager owns timeouts)",
 			containers: []appsv1alpha1.ContainerRecreateRequestContainer{ctr("app", "c://old")},
-			states:     []appsv1alpha1.ContainerRecreateState{state("app", recreating, "c://old", true)},
-			obs:        map[string]Observed{"app": stopped},
+			states:     []appsv1alpha1.ContainerRecreateState{state("app", pending, "", false)},
+			obs:        map[string]Observed{"app": running("c://old", time.Minute)},
 			now:        t0.Add(time.Minute),
-			wantPhase:  failedP, wantMsg: "not finished within activeDeadlineSeconds (60): container app:",
-			wantStates: []appsv1alpha1.ContainerRecreateState{state("app", recreating, "c://old", true)}},
+			wantPhase:  recreating, wantMsg: "container app:",
+			wantStates: []appsv1alpha1.ContainerRecreateState{state("app", pending, "", false)}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -219,7 +219,7 @@ func TestAdvance(t *testing.T) {
 				now = t0
 			}
 			p := Advance(Request{Containers: tc.containers, Strategy: tc.strategy, States: tc.states, Observed: tc.obs,
-				Now: now, Deadline: t0.Add(time.Minute), DeadlineSeconds: 60})
+				Now: now, Deadline: t0.Add(time.Minute)})
 			if strings.Join(p.Kill, ",") != strings.Join(tc.wantKill, ",") {
 				t.Errorf("Kill = %v, want %v", p.Kill, tc.wantKill)
 			}
@@ -274,7 +274,7 @@ func TestSummarizeReportsFirstWaitingContainer(t *testing.T) {
 		{Name: "a", Phase: succeeded, Message: "ok"},
 		{Name: "b", Phase: recreating, Message: "stopping c://b"},
 	}
-	phase, msg := Summarize(appsv1alpha1.FailurePolicyFail, states, t0, t0.Add(time.Second), 1)
+	phase, msg := Summarize(appsv1alpha1.FailurePolicyFail, states)
 	if phase != recreating || msg != "container b: stopping c://b" {
 		t.Errorf("got %q %q", phase, msg)
 	}

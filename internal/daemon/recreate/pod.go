@@ -19,7 +19,6 @@ package recreate
 import (
 	"cmp"
 	"slices"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -27,24 +26,12 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 )
 
-// DefaultActiveDeadline bounds a request whose activeDeadlineSeconds is unset.
-const DefaultActiveDeadline = 10 * time.Minute
-
-// DeadlineOf returns when crr fails if unfinished (counted from its creation) and that length in seconds.
-func DeadlineOf(crr *appsv1alpha1.ContainerRecreateRequest, def time.Duration) (time.Time, int64) {
-	secs := int64(def / time.Second)
-	if crr.Spec.ActiveDeadlineSeconds != nil {
-		secs = *crr.Spec.ActiveDeadlineSeconds
-	}
-	return crr.CreationTimestamp.Add(time.Duration(secs) * time.Second), secs
-}
-
 // NextToRun picks, among the unfinished requests of one pod, the one allowed to run: one that is
 // already Recreating (never two at once), else the oldest (by creation, then name).
 func NextToRun(crrs []appsv1alpha1.ContainerRecreateRequest) *appsv1alpha1.ContainerRecreateRequest {
 	var open []*appsv1alpha1.ContainerRecreateRequest
 	for i := range crrs {
-		if !IsFinished(crrs[i].Status.Phase) && crrs[i].DeletionTimestamp == nil {
+		if crrs[i].Active() {
 			open = append(open, &crrs[i])
 		}
 	}

@@ -141,7 +141,7 @@ func TestPreStopHTTP(t *testing.T) {
 		{"numeric port", corev1.HTTPGetAction{Path: "/drain?x=1", Port: intstr.FromInt32(int32(port)),
 			HTTPHeaders: []corev1.HTTPHeader{{Name: "X-Reason", Value: "crr"}, {Name: "Host", Value: "app.local"}}}, ""},
 		{"named port", corev1.HTTPGetAction{Path: "/drain", Port: intstr.FromString("http")}, ""},
-		{"unknown named port", corev1.HTTPGetAction{Port: intstr.FromString("nope")}, `container app has no port named "nope"`},
+		{"unknown named port", corev1.HTTPGetAction{Port: intstr.FromString("nope")}, `port "nope" not found`},
 		{"server hangs up", corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(hangUpPort))}, "http preStop hook GET http://127.0.0.1:"},
 	}
 	for _, tc := range cases {
@@ -268,7 +268,7 @@ func TestHookRunnerRejectsBadHooks(t *testing.T) {
 		{"empty command", withIP, corev1.LifecycleHandler{Exec: &corev1.ExecAction{}}, "exec preStop hook: command is empty"},
 		{"http without pod IP", noIP, corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(80)}}, "the pod has no IP and httpGet.host is empty"},
 		{"tcp without pod IP", noIP, corev1.LifecycleHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(80)}}, "the pod has no IP and tcpSocket.host is empty"},
-		{"port out of range", withIP, corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(0)}}, "port 0 is not in 1-65535"},
+		{"port out of range", withIP, corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(0)}}, "invalid port number: 0"},
 		{"sleep cut short by the grace period", withIP, corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 60}}, ""},
 	}
 	for _, tc := range cases {

@@ -109,17 +109,6 @@ func TestNextToRun(t *testing.T) {
 	}
 }
 
-func TestDeadlineOf(t *testing.T) {
-	c := crrAt("x", t0, "")
-	if d, s := DeadlineOf(&c, 10*time.Minute); !d.Equal(t0.Add(10*time.Minute)) || s != 600 {
-		t.Errorf("default: %v %d", d, s)
-	}
-	c.Spec.ActiveDeadlineSeconds = ptr.To[int64](45)
-	if d, s := DeadlineOf(&c, 10*time.Minute); !d.Equal(t0.Add(45*time.Second)) || s != 45 {
-		t.Errorf("set: %v %d", d, s)
-	}
-}
-
 func TestObservePod(t *testing.T) {
 	always := corev1.ContainerRestartPolicyAlways
 	pod := &corev1.Pod{

@@ -61,20 +61,28 @@ func (e *Executor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	}
 }
 
+// reconcileRequest runs one step of a request. The daemon owns execution only: a request whose
+// pod is gone, replaced or terminating, or whose deadline passed, is left alone for the manager
+// to fail, and nothing of it is stopped any more.
 func (e *Executor) reconcileRequest(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) (ctrl.Result, error) {
-	if !e.owns(crr) || IsFinished(crr.Status.Phase) || crr.DeletionTimestamp != nil {
+	if !e.owns(crr) || !crr.Active() {
 		e.forget(client.ObjectKeyFromObject(crr))
 		return ctrl.Result{}, nil
 	}
+	log := logf.FromContext(ctx)
 	now := e.Clock.Now()
-	deadline, deadlineSecs := DeadlineOf(crr, e.DefaultActiveDeadline)
-
+	deadline := crr.Deadline()
+	if !now.Before(deadline) {
+		log.V(1).Info("deadline passed; left for the manager to fail", "deadline", deadline)
+		return ctrl.Result{}, nil
+	}
 	pod, gone, err := e.getPod(ctx, crr)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if gone != "" {
-		return ctrl.Result{}, e.finish(ctx, crr, crr.Status.ContainerRecreateStates, appsv1alpha1.RecreateFailed, gone)
+		log.V(1).Info("not running the request; left for the manager to fail", "why", gone)
+		return ctrl.Result{}, nil
 	}
 
 	siblings, err := e.listActive(ctx, crr.Namespace, string(pod.UID))
@@ -86,25 +94,20 @@ func (e *Executor) reconcileRequest(ctx context.Context, crr *appsv1alpha1.Conta
 	if next := NextToRun(append(siblings, *crr)); next != nil && next.UID != crr.UID {
 		nextInCache = next.Name
 	}
-	other := e.claimTurn(ctx, pod.UID, crr, nextInCache)
-	if other != "" {
-		if !now.Before(deadline) {
-			return ctrl.Result{}, e.finish(ctx, crr, nil, appsv1alpha1.RecreateFailed, fmt.Sprintf(
-				"not started within activeDeadlineSeconds (%d): ContainerRecreateRequest %s of the same pod was still running", deadlineSecs, other))
-		}
+	if other := e.claimTurn(ctx, pod.UID, crr, nextInCache); other != "" {
 		msg := fmt.Sprintf("waiting for ContainerRecreateRequest %s of the same pod to finish", other)
 		if _, err := e.writeStatus(ctx, crr, false, func(s *appsv1alpha1.ContainerRecreateRequestStatus) {
 			s.Phase, s.Message = appsv1alpha1.RecreatePending, msg
 		}); err != nil {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{RequeueAfter: deadline.Sub(now)}, nil
+		return ctrl.Result{RequeueAfter: e.requeueAfter(0, deadline)}, nil
 	}
-	return e.execute(ctx, crr, pod, deadline, deadlineSecs)
+	return e.execute(ctx, crr, pod, deadline)
 }
 
-// getPod returns the request's pod, or why it is gone. The cache may lag behind a new pod, so a
-// miss is confirmed with a live read before the request fails.
+// getPod returns the request's pod, or why the daemon must not run the request on it. The cache
+// may lag behind a new pod, so a miss is confirmed with a live read.
 func (e *Executor) getPod(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) (*corev1.Pod, string, error) {
 	key := types.NamespacedName{Namespace: crr.Namespace, Name: crr.Spec.PodName}
 	pod := &corev1.Pod{}
@@ -114,25 +117,24 @@ func (e *Executor) getPod(ctx context.Context, crr *appsv1alpha1.ContainerRecrea
 	}
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, fmt.Sprintf("pod %s no longer exists", crr.Spec.PodName), nil
+		return nil, "pod is gone", nil
 	case err != nil:
 		return nil, "", err
 	}
-	if uid := crr.Labels[appsv1alpha1.LabelCRRPodUID]; uid != "" && uid != string(pod.UID) {
-		return nil, fmt.Sprintf("pod %s was replaced (uid %s, the request was for %s)", pod.Name, pod.UID, uid), nil
-	}
-	if pod.DeletionTimestamp != nil {
-		return nil, fmt.Sprintf("pod %s is being deleted", pod.Name), nil
-	}
-	if pod.Spec.NodeName != e.NodeName {
-		return nil, fmt.Sprintf("pod %s is not on node %s", pod.Name, e.NodeName), nil
+	switch uid := crr.Labels[appsv1alpha1.LabelCRRPodUID]; {
+	case uid != "" && uid != string(pod.UID):
+		return nil, "pod was replaced", nil
+	case pod.DeletionTimestamp != nil:
+		return nil, "pod is terminating", nil
+	case pod.Spec.NodeName != e.NodeName:
+		return nil, "pod is on another node", nil
 	}
 	return pod, "", nil
 }
 
 // execute runs the request that holds its pod's turn.
 func (e *Executor) execute(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod,
-	deadline time.Time, deadlineSecs int64) (ctrl.Result, error) {
+	deadline time.Time) (ctrl.Result, error) {
 	states := crr.Status.ContainerRecreateStates
 	attempted := map[string]bool{}
 	// Each pass stops what the plan allows; another pass runs only when a container gave up its
@@ -141,9 +143,9 @@ func (e *Executor) execute(ctx context.Context, crr *appsv1alpha1.ContainerRecre
 		plan := Advance(Request{
 			Containers: crr.Spec.Containers, Strategy: crr.Spec.Strategy, States: states,
 			Observed: e.observe(ctx, pod, crr, states), Now: e.Clock.Now(),
-			Deadline: deadline, DeadlineSeconds: deadlineSecs,
+			Deadline: deadline,
 		})
-		if IsFinished(plan.Phase) {
+		if plan.Phase.Finished() {
 			return ctrl.Result{}, e.finish(ctx, crr, plan.States, plan.Phase, plan.Message)
 		}
 		var kill []string
@@ -158,7 +160,7 @@ func (e *Executor) execute(ctx context.Context, crr *appsv1alpha1.ContainerRecre
 					plan.States[i] = states[i]
 				}
 			}
-			plan.Phase, plan.Message = Summarize(crr.Spec.Strategy.FailurePolicy, plan.States, e.Clock.Now(), deadline, deadlineSecs)
+			plan.Phase, plan.Message = Summarize(crr.Spec.Strategy.FailurePolicy, plan.States)
 		}
 		// Record the instances about to be stopped before stopping them (see
 		// ContainerRecreateState.containerID); the write also proves the plan's status is current.
@@ -191,8 +193,8 @@ func (e *Executor) execute(ctx context.Context, crr *appsv1alpha1.ContainerRecre
 				again = true
 			}
 		}
-		phase, msg := Summarize(crr.Spec.Strategy.FailurePolicy, states, e.Clock.Now(), deadline, deadlineSecs)
-		if IsFinished(phase) {
+		phase, msg := Summarize(crr.Spec.Strategy.FailurePolicy, states)
+		if phase.Finished() {
 			return ctrl.Result{}, e.finish(ctx, crr, states, phase, msg)
 		}
 		if crr, err = e.writeStates(ctx, crr, false, states, phase, msg); err != nil {
@@ -230,7 +232,7 @@ func (e *Executor) observe(ctx context.Context, pod *corev1.Pod, crr *appsv1alph
 	out := map[string]Observed{}
 	for _, c := range crr.Spec.Containers {
 		st := target[c.Name]
-		if IsFinished(st.Phase) {
+		if st.Phase.Finished() {
 			continue
 		}
 		o := ObservePod(pod, c.Name)

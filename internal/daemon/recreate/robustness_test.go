@@ -124,18 +124,27 @@ func TestTwoRequestsOfOnePodRunOneAfterTheOther(t *testing.T) {
 	}
 }
 
-func TestWaitingRequestFailsAtItsDeadline(t *testing.T) {
+// A request waiting for its pod's turn is not failed by the daemon at its deadline (the manager
+// owns timeouts), and it never starts once the deadline has passed.
+func TestWaitingRequestIsNotStartedAfterItsDeadline(t *testing.T) {
 	h := newHarness(t)
 	h.pod("web", nil, "app")
 	h.crr("first", "web", nil, "app")
 	h.crr("second", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { r.Spec.ActiveDeadlineSeconds = ptr.To[int64](30) }, "app")
 	h.reconcile("first")
-	if res := h.reconcile("second"); res.RequeueAfter != 30*time.Second {
-		t.Fatalf("RequeueAfter = %v, want the deadline", res.RequeueAfter)
+	if res := h.reconcile("second"); res.RequeueAfter != 10*time.Second {
+		t.Fatalf("RequeueAfter = %v, want the poll interval", res.RequeueAfter)
 	}
+	h.expectPhase("second", appsv1alpha1.RecreatePending, "waiting for ContainerRecreateRequest first of the same pod to finish")
 	h.clock.Step(30 * time.Second)
+	h.kubeletRestart("web", "app")
+	h.reconcile("first")
+	h.expectPhase("first", appsv1alpha1.RecreateSucceeded, "")
 	h.reconcile("second")
-	h.expectPhase("second", appsv1alpha1.RecreateFailed, "not started within activeDeadlineSeconds (30): ContainerRecreateRequest first")
+	h.expectPhase("second", appsv1alpha1.RecreatePending, "waiting for ContainerRecreateRequest first")
+	if len(h.stops()) != 1 {
+		t.Fatalf("stops = %v: the second request must not start after its deadline", h.stops())
+	}
 }
 
 // The cache can show a request from before the executor's own last write. A step planned from

@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -36,15 +37,6 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
-)
-
-const (
-	// DefaultTTLSecondsAfterFinished keeps finished requests from piling up.
-	DefaultTTLSecondsAfterFinished int32 = 300
-	// MinActiveDeadlineSeconds leaves the daemon time to pick a request up and stop a container.
-	MinActiveDeadlineSeconds int64 = 3
-	// defaultPodGracePeriod is the apiserver's default for spec.terminationGracePeriodSeconds.
-	defaultPodGracePeriod int64 = 30
 )
 
 // SetupContainerRecreateRequestWebhookWithManager registers the CRR webhooks. Pods are read with
@@ -80,16 +72,17 @@ func labelPath(key string) *field.Path {
 	return field.NewPath("metadata", "labels").Key(key)
 }
 
-// Default fills labels, statusContext, failurePolicy, the grace period and the TTL on CREATE.
+// Default fills labels, statusContext, failurePolicy, the grace period, the active deadline and
+// the TTL on CREATE: every default of the request is written into it.
 func (d *ContainerRecreateRequestDefaulter) Default(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) error {
 	ns := crr.Namespace
 	if req, err := admission.RequestFromContext(ctx); err == nil && req.Namespace != "" {
 		ns = req.Namespace
 	}
 	specPath := field.NewPath("spec")
-	if d := crr.Spec.ActiveDeadlineSeconds; d != nil && *d < MinActiveDeadlineSeconds {
+	if d := crr.Spec.ActiveDeadlineSeconds; d != nil && *d < appsv1alpha1.MinActiveDeadlineSeconds {
 		return invalid(crr, field.ErrorList{field.Invalid(specPath.Child("activeDeadlineSeconds"), *d,
-			fmt.Sprintf("must be greater than or equal to %d", MinActiveDeadlineSeconds))})
+			fmt.Sprintf("must be greater than or equal to %d", appsv1alpha1.MinActiveDeadlineSeconds))})
 	}
 	pod := &corev1.Pod{}
 	podPath := specPath.Child("podName")
@@ -179,15 +172,17 @@ func applyDefaults(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod) 
 		s.TerminationGracePeriodSeconds = &g
 	}
 	if crr.Spec.TTLSecondsAfterFinished == nil {
-		ttl := DefaultTTLSecondsAfterFinished
-		crr.Spec.TTLSecondsAfterFinished = &ttl
+		crr.Spec.TTLSecondsAfterFinished = ptr.To(appsv1alpha1.DefaultTTLSecondsAfterFinished)
+	}
+	if crr.Spec.ActiveDeadlineSeconds == nil {
+		crr.Spec.ActiveDeadlineSeconds = ptr.To(appsv1alpha1.DefaultActiveDeadlineSeconds)
 	}
 }
 
 // gracePeriod is, per container, the liveness probe's terminationGracePeriodSeconds when set,
 // else the pod's; one request gets the longest of its containers', so none is cut short.
 func gracePeriod(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod) int64 {
-	podGrace := defaultPodGracePeriod
+	podGrace := appsv1alpha1.DefaultTerminationGracePeriodSeconds
 	if pod.Spec.TerminationGracePeriodSeconds != nil {
 		podGrace = *pod.Spec.TerminationGracePeriodSeconds
 	}

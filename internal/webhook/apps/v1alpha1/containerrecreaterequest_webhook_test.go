@@ -109,6 +109,7 @@ var _ = Describe("ContainerRecreateRequest webhook", Ordered, func() {
 		Expect(crr.Spec.Strategy.FailurePolicy).To(Equal(appsv1alpha1.FailurePolicyFail))
 		Expect(*crr.Spec.Strategy.TerminationGracePeriodSeconds).To(BeEquivalentTo(7), "the probe's grace period wins")
 		Expect(*crr.Spec.TTLSecondsAfterFinished).To(BeEquivalentTo(300))
+		Expect(crr.Spec.ActiveDeadlineSeconds).To(HaveValue(BeEquivalentTo(600)), "every default is written into the spec")
 		Expect(crr.Status.Phase).To(BeEmpty())
 	})
 

@@ -1,0 +1,75 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import "time"
+
+// The ContainerRecreateRequest contract. The webhook writes every default into the spec when a
+// request is created; the methods below apply the same defaults to a request that did not go
+// through it (an object built in memory, or one created while the webhook was off).
+const (
+	// DefaultActiveDeadlineSeconds bounds a request, from its creation.
+	DefaultActiveDeadlineSeconds int64 = 600
+	// MinActiveDeadlineSeconds leaves the node daemon time to pick a request up and stop a container.
+	MinActiveDeadlineSeconds int64 = 3
+	// DefaultTTLSecondsAfterFinished keeps finished requests this long before they are deleted.
+	DefaultTTLSecondsAfterFinished int32 = 300
+	// DefaultTerminationGracePeriodSeconds is the pod's grace period when it sets none (the Pod
+	// API default).
+	DefaultTerminationGracePeriodSeconds int64 = 30
+	// MinTerminationGracePeriodSeconds is the shortest time between SIGTERM and SIGKILL a
+	// container is given, like the kubelet's minimum when it kills a container.
+	MinTerminationGracePeriodSeconds int64 = 2
+)
+
+// Finished reports whether a phase is terminal (Succeeded or Failed).
+func (p ContainerRecreateRequestPhase) Finished() bool {
+	return p == RecreateSucceeded || p == RecreateFailed
+}
+
+// Finished reports whether the request reached Succeeded or Failed.
+func (r *ContainerRecreateRequest) Finished() bool { return r.Status.Phase.Finished() }
+
+// Active reports whether the request still holds its pod: not finished and not being deleted.
+// The crr.enhancedliveness.io/active label mirrors it for label selectors; the manager removes
+// the label once the request finished.
+func (r *ContainerRecreateRequest) Active() bool {
+	return !r.Finished() && r.DeletionTimestamp == nil
+}
+
+// ActiveDeadline is how long the request may take, from its creation.
+func (r *ContainerRecreateRequest) ActiveDeadline() time.Duration {
+	secs := DefaultActiveDeadlineSeconds
+	if r.Spec.ActiveDeadlineSeconds != nil {
+		secs = *r.Spec.ActiveDeadlineSeconds
+	}
+	return time.Duration(secs) * time.Second
+}
+
+// Deadline is when an unfinished request fails.
+func (r *ContainerRecreateRequest) Deadline() time.Time {
+	return r.CreationTimestamp.Add(r.ActiveDeadline())
+}
+
+// TTLAfterFinished is how long a finished request is kept before it is deleted.
+func (r *ContainerRecreateRequest) TTLAfterFinished() time.Duration {
+	ttl := DefaultTTLSecondsAfterFinished
+	if r.Spec.TTLSecondsAfterFinished != nil {
+		ttl = *r.Spec.TTLSecondsAfterFinished
+	}
+	return time.Duration(ttl) * time.Second
+}
