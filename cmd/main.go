@@ -211,9 +211,8 @@ func main() {
 		os.Exit(1)
 	}
 	if err := (&appscontroller.NodePodProbeReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder("nodepodprobe-controller"),
+		Client:   mgr.GetClient(),
+		Recorder: mgr.GetEventRecorder("nodepodprobe-controller"),
 	}).SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "Failed to create controller", "controller", "apps-nodepodprobe")
 		os.Exit(1)

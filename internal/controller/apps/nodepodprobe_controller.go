@@ -27,7 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -59,17 +58,16 @@ func EnrolledPodsOnly() cache.ByObject {
 
 // NodePodProbeReconciler keeps one NodePodProbe per node listing the liveness probes of the
 // enrolled pods bound to it. The reconcile key is the node, so many pod events make one write.
+// It writes only the spec: the status has one writer, the node's daemon, which drops the states
+// of pods that left the spec itself. The object is deleted only when its node is gone.
 type NodePodProbeReconciler struct {
 	client.Client
-	// APIReader reads the NodePodProbe fresh when a status patch conflicts.
-	APIReader client.Reader
-	Recorder  events.EventRecorder
+	Recorder events.EventRecorder
 	// BatchDelay defaults to DefaultMappingBatchDelay.
 	BatchDelay time.Duration
 }
 
 // +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=nodepodprobes,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=nodepodprobes/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -109,13 +107,15 @@ func (r *NodePodProbeReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}
 
 	switch {
-	case nodeGone || len(desired) == 0:
+	case nodeGone:
 		if !exists {
 			return ctrl.Result{}, nil
 		}
-		log.V(1).Info("deleting NodePodProbe", "nodeGone", nodeGone)
+		log.V(1).Info("deleting the NodePodProbe of a deleted node")
 		err := r.Delete(ctx, npp, client.Preconditions{UID: &npp.UID, ResourceVersion: &npp.ResourceVersion})
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	case !exists && len(desired) == 0:
+		return ctrl.Result{}, nil
 	case !exists:
 		npp = &appsv1alpha1.NodePodProbe{
 			ObjectMeta: metav1.ObjectMeta{
@@ -134,37 +134,13 @@ func (r *NodePodProbeReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		// The spec has one writer (this controller, one reconcile per node at a time) and is
 		// recomputed whole from the pods, so a merge patch that replaces spec.podProbes needs no
 		// optimistic lock: a cache that lags behind our last write cannot make it conflict or lose
-		// an entry. The daemon's status is patched separately, under optimistic lock.
+		// an entry.
 		patch := client.MergeFrom(npp.DeepCopy())
 		npp.Spec.PodProbes = desired
 		log.V(1).Info("updating NodePodProbe", "pods", len(desired))
-		if err := r.Patch(ctx, npp, patch); err != nil {
-			return ctrl.Result{}, err
-		}
+		return ctrl.Result{}, r.Patch(ctx, npp, patch)
 	}
-	return ctrl.Result{}, r.pruneStatus(ctx, npp)
-}
-
-// pruneStatus drops the daemon's states of pods that left the spec, as an optimistic-lock merge
-// patch of the status subresource, recomputed from a fresh read on conflict.
-func (r *NodePodProbeReconciler) pruneStatus(ctx context.Context, npp *appsv1alpha1.NodePodProbe) error {
-	first := true
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if !first {
-			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(npp), npp); err != nil {
-				return client.IgnoreNotFound(err)
-			}
-		}
-		first = false
-		pruned, changed := prunedStatuses(npp.Status.PodProbeStatuses, npp.Spec.PodProbes)
-		if !changed {
-			return nil
-		}
-		patch := client.MergeFromWithOptions(npp.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		npp.Status.PodProbeStatuses = pruned
-		npp.Status.ProbedPods, npp.Status.FailingProbes = statusCounters(pruned)
-		return r.Status().Patch(ctx, npp, patch)
-	})
+	return ctrl.Result{}, nil
 }
 
 // SetupWithManager indexes pods by node and watches NodePodProbes, enrolled pods and node

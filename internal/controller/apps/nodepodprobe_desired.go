@@ -22,7 +22,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
@@ -93,38 +92,4 @@ func mapped(pod *corev1.Pod) bool {
 		pod.Status.PodIP != "" &&
 		pod.DeletionTimestamp == nil &&
 		pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
-}
-
-// prunedStatuses drops the probe states of pods that left the spec. It returns nil, false when
-// nothing is dropped.
-func prunedStatuses(statuses []appsv1alpha1.PodProbeStatus, spec []appsv1alpha1.PodProbe) ([]appsv1alpha1.PodProbeStatus, bool) {
-	keep := make(map[types.UID]bool, len(spec))
-	for _, p := range spec {
-		keep[p.UID] = true
-	}
-	out := make([]appsv1alpha1.PodProbeStatus, 0, len(statuses))
-	for _, s := range statuses {
-		if keep[s.UID] {
-			out = append(out, s)
-		}
-	}
-	if len(out) == len(statuses) {
-		return nil, false
-	}
-	return out, true
-}
-
-// statusCounters recomputes the summary counters the daemon keeps next to the statuses.
-func statusCounters(statuses []appsv1alpha1.PodProbeStatus) (probedPods, failingProbes int32) {
-	for _, s := range statuses {
-		if len(s.ProbeStates) > 0 {
-			probedPods++
-		}
-		for _, st := range s.ProbeStates {
-			if st.State == appsv1alpha1.ProbeFailed {
-				failingProbes++
-			}
-		}
-	}
-	return probedPods, failingProbes
 }

@@ -94,25 +94,6 @@ func TestDesiredPodProbes(t *testing.T) {
 	}
 }
 
-func TestPrunedStatusesAndCounters(t *testing.T) {
-	spec := []appsv1alpha1.PodProbe{{UID: "1"}, {UID: "2"}}
-	st := []appsv1alpha1.PodProbeStatus{
-		{UID: "1", ProbeStates: []appsv1alpha1.ContainerProbeState{{State: appsv1alpha1.ProbeFailed}, {State: appsv1alpha1.ProbeSucceeded}}},
-		{UID: "3", ProbeStates: []appsv1alpha1.ContainerProbeState{{State: appsv1alpha1.ProbeFailed}}},
-		{UID: "2"},
-	}
-	pruned, changed := prunedStatuses(st, spec)
-	if !changed || len(pruned) != 2 || pruned[0].UID != "1" || pruned[1].UID != "2" {
-		t.Fatalf("pruned %+v changed %v", pruned, changed)
-	}
-	if pods, failing := statusCounters(pruned); pods != 1 || failing != 1 {
-		t.Fatalf("counters %d %d, want 1 1", pods, failing)
-	}
-	if _, changed := prunedStatuses(pruned, spec); changed {
-		t.Fatal("nothing to prune must report no change")
-	}
-}
-
 func TestMappingRelevantChange(t *testing.T) {
 	base := unitPod("a", "1", "ip", nil)
 	now := metav1.Now()
