@@ -17,6 +17,7 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"flag"
 	"os"
@@ -44,6 +45,7 @@ import (
 	appscontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/apps"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
 	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/index"
 	webhookappsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/apps/v1alpha1"
 	webhookcorev1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/core/v1"
 	webhookpolicyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/policy/v1alpha1"
@@ -202,6 +204,11 @@ func main() {
 		os.Exit(1)
 	}
 
+	// Cache indexes are registered once, here, before the controllers that query them.
+	if err := index.AddDefaultIndexes(context.Background(), mgr); err != nil {
+		setupLog.Error(err, "Failed to register cache indexes")
+		os.Exit(1)
+	}
 	if err := (&appscontroller.ContainerRecreateRequestReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),

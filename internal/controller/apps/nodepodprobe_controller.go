@@ -40,11 +40,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/index"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 )
-
-// PodNodeNameIndex indexes the cached (enrolled) pods by spec.nodeName.
-const PodNodeNameIndex = "nodepodprobe.spec.nodeName"
 
 // DefaultMappingBatchDelay is how long pod events for one node are collected before the node's
 // NodePodProbe is written once for all of them.
@@ -88,7 +86,7 @@ func (r *NodePodProbeReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}
 
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.MatchingFields{PodNodeNameIndex: nodeName}); err != nil {
+	if err := r.List(ctx, &pods, client.MatchingFields{index.PodByNode: nodeName}); err != nil {
 		return ctrl.Result{}, err
 	}
 	desired, problems := desiredPodProbes(pods.Items)
@@ -143,19 +141,11 @@ func (r *NodePodProbeReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	return ctrl.Result{}, nil
 }
 
-// SetupWithManager indexes pods by node and watches NodePodProbes, enrolled pods and node
-// creation/deletion, all batched per node.
+// SetupWithManager watches NodePodProbes, enrolled pods and node creation/deletion, all batched
+// per node. It queries index.PodByNode.
 func (r *NodePodProbeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.BatchDelay == 0 {
 		r.BatchDelay = DefaultMappingBatchDelay
-	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, PodNodeNameIndex, func(o client.Object) []string {
-		if n := o.(*corev1.Pod).Spec.NodeName; n != "" {
-			return []string{n}
-		}
-		return nil
-	}); err != nil {
-		return err
 	}
 	batch := batchByNode{delay: r.BatchDelay}
 	nodeLifecycle := predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}

@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/index"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
@@ -166,6 +167,9 @@ var _ = Describe("NodePodProbe mapping", Ordered, func() {
 			rec = &NodePodProbeReconciler{
 				Client:   countingClient{mgr.GetClient(), writes},
 				Recorder: mgr.GetEventRecorder("nodepodprobe-controller"),
+			}
+			if err := index.AddDefaultIndexes(ctx, mgr); err != nil {
+				return err
 			}
 			return rec.SetupWithManager(mgr)
 		})

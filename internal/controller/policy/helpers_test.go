@@ -39,6 +39,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/index"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
@@ -74,7 +75,12 @@ func startManager(c Config) func() {
 	stop, err := testutil.StartManager(ctx, cfg, ctrl.Options{Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}: {Label: enrolled},
 		leaseKey:      leaseCache,
-	}}}, func(mgr ctrl.Manager) error { return SetupWithManager(mgr, c) })
+	}}}, func(mgr ctrl.Manager) error {
+		if err := index.AddDefaultIndexes(ctx, mgr); err != nil {
+			return err
+		}
+		return SetupWithManager(mgr, c)
+	})
 	Expect(err).NotTo(HaveOccurred())
 	return stop
 }

@@ -40,6 +40,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/index"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 )
 
@@ -100,24 +101,10 @@ func (c *Config) complete() error {
 	return nil
 }
 
-// SetupWithManager registers the cache indexes, the decision controller and the policy-status
-// controller, which share in-memory state (expectations, holds, pending counters).
+// SetupWithManager registers the decision controller and the policy-status controller. The cache
+// indexes they query are registered by index.AddDefaultIndexes.
 func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 	if err := cfg.complete(); err != nil {
-		return err
-	}
-	ctx := context.Background()
-	idx := mgr.GetFieldIndexer()
-	if err := idx.IndexField(ctx, &corev1.Pod{}, indexPodController, controllerUID); err != nil {
-		return err
-	}
-	if err := idx.IndexField(ctx, &appsv1.ReplicaSet{}, indexPodController, controllerUID); err != nil {
-		return err
-	}
-	if err := idx.IndexField(ctx, &corev1.Pod{}, indexPodNode, podNode); err != nil {
-		return err
-	}
-	if err := idx.IndexField(ctx, &appsv1alpha1.ContainerRecreateRequest{}, indexCRRPod, crrPodUID); err != nil {
 		return err
 	}
 	t := newTracker(cfg.Clock)
@@ -282,7 +269,7 @@ func (r *DecisionReconciler) crrChanged(o client.Object, deleted bool, q queue) 
 		return
 	}
 	uid := types.UID("")
-	if ids := crrPodUID(crr); len(ids) == 1 {
+	if ids := index.CRRPodUID(crr); len(ids) == 1 {
 		uid = types.UID(ids[0])
 	}
 	if uid != "" && (deleted || !crr.Active()) {
