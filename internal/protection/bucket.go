@@ -69,12 +69,12 @@ type Limiter struct {
 	mu      sync.Mutex
 	clock   clock.PassiveClock
 	global  *TokenBucket // nil = no manager-wide limit
-	buckets map[string]*TokenBucket
+	buckets map[PolicyKey]*TokenBucket
 }
 
 // NewLimiter returns a limiter; a global rate with PerMinute <= 0 means no manager-wide limit.
 func NewLimiter(c clock.PassiveClock, global Rate) *Limiter {
-	l := &Limiter{clock: c, buckets: map[string]*TokenBucket{}}
+	l := &Limiter{clock: c, buckets: map[PolicyKey]*TokenBucket{}}
 	if global.PerMinute > 0 {
 		global.Burst = max(global.Burst, 1)
 		l.global = newBucket(global, c.Now())
@@ -118,14 +118,14 @@ func (l *Limiter) Take(g Governing) (bool, time.Duration) {
 }
 
 // Forget drops the bucket of a deleted policy.
-func (l *Limiter) Forget(key string) {
+func (l *Limiter) Forget(key PolicyKey) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.buckets, key)
 }
 
 // Tokens reports the tokens of a policy's bucket now (-1 if it has none yet).
-func (l *Limiter) Tokens(key string) float64 {
+func (l *Limiter) Tokens(key PolicyKey) float64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b, ok := l.buckets[key]

@@ -25,7 +25,7 @@ import (
 
 func TestTokenBucket(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	p := Governing{{Key: "ns/p", Rate: Rate{PerMinute: 6, Burst: 3}}}
+	p := Governing{{Key: PolicyKey{Namespace: "ns", Name: "p"}, Rate: Rate{PerMinute: 6, Burst: 3}}}
 	type step struct {
 		advance  time.Duration
 		wantOK   bool
@@ -73,8 +73,8 @@ func TestTokenBucket(t *testing.T) {
 func TestLimiterAllOrNothing(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	l := NewLimiter(clk, Rate{})
-	a := Policy{Key: "ns/a", Rate: Rate{PerMinute: 60, Burst: 5}}
-	b := Policy{Key: "ns/b", Rate: Rate{PerMinute: 60, Burst: 1}}
+	a := Policy{Key: PolicyKey{Namespace: "ns", Name: "a"}, Rate: Rate{PerMinute: 60, Burst: 5}}
+	b := Policy{Key: PolicyKey{Namespace: "ns", Name: "b"}, Rate: Rate{PerMinute: 60, Burst: 1}}
 	if ok, _ := l.Take(Governing{a, b}); !ok {
 		t.Fatal("first take must succeed")
 	}
@@ -82,7 +82,7 @@ func TestLimiterAllOrNothing(t *testing.T) {
 		t.Fatalf("b is empty: got %v %s", ok, wait)
 	}
 	// The failed take must not have consumed a's token: 4 left.
-	if got := l.Tokens("ns/a"); got != 4 {
+	if got := l.Tokens(PolicyKey{Namespace: "ns", Name: "a"}); got != 4 {
 		t.Fatalf("a has %v tokens, want 4", got)
 	}
 	// A rate change keeps the tokens, capped at the new burst.
@@ -90,11 +90,11 @@ func TestLimiterAllOrNothing(t *testing.T) {
 	if ok, _ := l.Take(Governing{a}); !ok {
 		t.Fatal("a still has tokens")
 	}
-	if got := l.Tokens("ns/a"); got != 1 {
+	if got := l.Tokens(PolicyKey{Namespace: "ns", Name: "a"}); got != 1 {
 		t.Fatalf("a has %v tokens after rate change, want 1", got)
 	}
-	l.Forget("ns/a")
-	if got := l.Tokens("ns/a"); got != -1 {
+	l.Forget(PolicyKey{Namespace: "ns", Name: "a"})
+	if got := l.Tokens(PolicyKey{Namespace: "ns", Name: "a"}); got != -1 {
 		t.Fatalf("forgotten bucket still there: %v", got)
 	}
 }

@@ -27,7 +27,7 @@ import (
 // baseFacts is a healthy 10-replica workload where one pod's container failed: everything allows
 // the restart. Each case changes one fact and expects the rule of that step to answer.
 func baseFacts() Facts {
-	pol := Policy{Key: "ns/p", MaxUnavailable: intstr.FromString("25%"), MaxFailing: intstr.FromString("50%"), Rate: Rate{PerMinute: 6, Burst: 3}}
+	pol := Policy{Key: PolicyKey{Namespace: "ns", Name: "p"}, MaxUnavailable: intstr.FromString("25%"), MaxFailing: intstr.FromString("50%"), Rate: Rate{PerMinute: 6, Burst: 3}}
 	return Facts{
 		PodFound: true, ResultContainerID: "containerd://a", RunningContainerID: "containerd://a", LeaseCurrent: true,
 		Policies:     Governing{pol},
@@ -84,7 +84,7 @@ func TestDecideInOrder(t *testing.T) {
 			f.PodAvailable = false
 		}, Restart, ""},
 		{"budget: most restrictive policy", func(f *Facts) {
-			f.Policies = append(f.Policies, Policy{Key: "ns/strict", MaxUnavailable: intstr.FromInt32(1), MaxFailing: intstr.FromString("50%"), Rate: Rate{PerMinute: 6, Burst: 3}})
+			f.Policies = append(f.Policies, Policy{Key: PolicyKey{Namespace: "ns", Name: "strict"}, MaxUnavailable: intstr.FromInt32(1), MaxFailing: intstr.FromString("50%"), Rate: Rate{PerMinute: 6, Burst: 3}})
 			f.Workload.Pods = pods(10, 10, 2, 1)
 		}, Hold, ReasonMaxUnavailable},
 		{"budget: maxUnavailable 0", func(f *Facts) { f.Policies[0].MaxUnavailable = intstr.FromInt32(0) }, Hold, ReasonMaxUnavailable},

@@ -36,14 +36,31 @@ type Defaults struct {
 	Burst             int32
 }
 
-// DefaultPolicyKey is the bucket key of the default policy: one bucket shared by every pod that
-// no policy selects, in all namespaces.
-const DefaultPolicyKey = "<default>"
+// PolicyKey identifies a governing policy: an EnhancedLivenessPolicy by namespace and name, or
+// the manager's default policy.
+type PolicyKey struct {
+	Namespace, Name string
+}
+
+// DefaultPolicyKey is the key of the default policy: one bucket shared by every pod that no
+// policy selects, in all namespaces. No EnhancedLivenessPolicy can have this name.
+var DefaultPolicyKey = PolicyKey{Name: "<default>"}
+
+// IsDefault reports whether k is the default policy's key.
+func (k PolicyKey) IsDefault() bool { return k == DefaultPolicyKey }
+
+// String is namespace/name, or <default>.
+func (k PolicyKey) String() string {
+	if k.IsDefault() {
+		return k.Name
+	}
+	return k.Namespace + "/" + k.Name
+}
 
 // Policy is one governing policy, compiled: selectors parsed, defaults applied.
 type Policy struct {
-	// Key is namespace/name, or DefaultPolicyKey.
-	Key       string
+	// Key is the policy's namespace and name, or DefaultPolicyKey.
+	Key       PolicyKey
 	Namespace string
 	Name      string
 	selector  labels.Selector
@@ -98,7 +115,7 @@ func ValidateDefaults(d Defaults) error {
 // validation webhook.
 func Compile(p *policyv1alpha1.EnhancedLivenessPolicy) (Policy, error) {
 	out := Policy{
-		Key:            p.Namespace + "/" + p.Name,
+		Key:            PolicyKey{Namespace: p.Namespace, Name: p.Name},
 		Namespace:      p.Namespace,
 		Name:           p.Name,
 		DryRun:         p.Spec.Mode == policyv1alpha1.ModeDryRun,
@@ -231,17 +248,17 @@ func (g Governing) Blacklisted(t Target) (string, bool) {
 
 // MaxUnavailable is the smallest budget of the governing policies for a workload of desired
 // replicas, and the policy that sets it.
-func (g Governing) MaxUnavailable(desired int32) (int32, string) {
+func (g Governing) MaxUnavailable(desired int32) (int32, PolicyKey) {
 	return g.min(desired, func(p *Policy) intstr.IntOrString { return p.MaxUnavailable })
 }
 
 // MaxFailing is the smallest storm threshold of the governing policies.
-func (g Governing) MaxFailing(desired int32) (int32, string) {
+func (g Governing) MaxFailing(desired int32) (int32, PolicyKey) {
 	return g.min(desired, func(p *Policy) intstr.IntOrString { return p.MaxFailing })
 }
 
-func (g Governing) min(desired int32, f func(*Policy) intstr.IntOrString) (int32, string) {
-	best, key := int32(-1), ""
+func (g Governing) min(desired int32, f func(*Policy) intstr.IntOrString) (int32, PolicyKey) {
+	best, key := int32(-1), PolicyKey{}
 	for i := range g {
 		v := Scaled(f(&g[i]), desired)
 		if best < 0 || v < best {
@@ -249,14 +266,14 @@ func (g Governing) min(desired int32, f func(*Policy) intstr.IntOrString) (int32
 		}
 	}
 	if best < 0 {
-		return 0, ""
+		return 0, PolicyKey{}
 	}
 	return best, key
 }
 
 // Keys returns the policy keys, for status accounting and buckets.
-func (g Governing) Keys() []string {
-	out := make([]string, len(g))
+func (g Governing) Keys() []PolicyKey {
+	out := make([]PolicyKey, len(g))
 	for i := range g {
 		out[i] = g[i].Key
 	}

@@ -119,7 +119,7 @@ func TestCompileDefaults(t *testing.T) {
 	if p.DryRun || p.MaxUnavailable.String() != "25%" || p.MaxFailing.String() != "50%" || p.Rate != (Rate{6, 3}) {
 		t.Fatalf("unexpected defaults: %+v", p)
 	}
-	if p.Key != "ns/p" {
+	if p.Key != (PolicyKey{Namespace: "ns", Name: "p"}) {
 		t.Fatalf("key %q", p.Key)
 	}
 }
@@ -151,18 +151,22 @@ func TestSelectAndCombine(t *testing.T) {
 		{"both select: most restrictive wins", "ns", map[string]string{"app": "web"}, "ns/web,ns/all", 1, 2, false, "ns/web"},
 		{"one selects", "ns", map[string]string{"app": "db"}, "ns/all", 5, 2, false, "ns/all"},
 		{"dry run namespace", "other", nil, "other/dry", 3, 5, true, "other/dry"},
-		{"no policy: default", "empty", nil, DefaultPolicyKey, 3, 5, false, DefaultPolicyKey},
+		{"no policy: default", "empty", nil, "<default>", 3, 5, false, "<default>"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			g := Governing(Select(policies, def, c.ns, c.labels))
-			if got := strings.Join(g.Keys(), ","); got != c.keys {
+			var keys []string
+			for _, k := range g.Keys() {
+				keys = append(keys, k.String())
+			}
+			if got := strings.Join(keys, ","); got != c.keys {
 				t.Fatalf("keys %s, want %s", got, c.keys)
 			}
 			mu, by := g.MaxUnavailable(10)
 			mf, _ := g.MaxFailing(10)
 			_, dr := g.DryRun()
-			if mu != c.maxUnavail || mf != c.maxFailing || dr != c.dryRun || by != c.unavailFrom {
+			if mu != c.maxUnavail || mf != c.maxFailing || dr != c.dryRun || by.String() != c.unavailFrom {
 				t.Fatalf("got maxUnavailable %d (%s) maxFailing %d dryRun %v", mu, by, mf, dr)
 			}
 		})

@@ -62,16 +62,21 @@ func TestStormSettler(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &StormSettler{Settle: tt.settle}
+			s := &StormSettler[string]{Settle: tt.settle}
 			for i, st := range tt.steps {
+				settlingBefore := s.Settling(st.key, t0.Add(st.at))
 				if got := s.Observe(st.key, st.storm, t0.Add(st.at)); got != st.want {
 					t.Fatalf("step %d (%+v): held for %v, want %v", i, st, got, st.want)
+				}
+				// Settling only reads: before a step that ends a storm it already says how long is left.
+				if !st.storm && settlingBefore != st.want {
+					t.Fatalf("step %d (%+v): Settling = %v, want %v", i, st, settlingBefore, st.want)
 				}
 			}
 		})
 	}
-	var nilSettler *StormSettler
-	if got := nilSettler.Observe("w", true, t0); got != 0 {
+	var nilSettler *StormSettler[string]
+	if got := nilSettler.Observe("w", true, t0); got != 0 || nilSettler.Settling("w", t0) != 0 {
 		t.Fatalf("nil settler held for %v", got)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -33,6 +34,21 @@ type WorkloadRef struct {
 
 // String is kind/name, used in events and logs.
 func (w WorkloadRef) String() string { return w.Kind + "/" + w.Name }
+
+// Key identifies the workload in the decision controller's bookkeeping.
+func (w WorkloadRef) Key(namespace string) WorkloadKey {
+	gv, _ := schema.ParseGroupVersion(w.APIVersion)
+	return WorkloadKey{Namespace: namespace, Group: gv.Group, Kind: w.Kind, Name: w.Name}
+}
+
+// WorkloadKey identifies a workload across reconciles: the API group and kind (not the version,
+// which may differ between references to the same object), namespace and name.
+type WorkloadKey struct {
+	Namespace, Group, Kind, Name string
+}
+
+// String is namespace/kind/name, for logs.
+func (k WorkloadKey) String() string { return k.Namespace + "/" + k.Kind + "/" + k.Name }
 
 // Owner is what an OwnerLookup found for a controller reference.
 type Owner struct {

@@ -32,6 +32,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/restarts"
 )
 
 // Event reasons on pods.
@@ -57,15 +58,16 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, f failure
 		// The active request's events wake the pod; the fallback covers a lost event.
 		return r.cfg.HoldRecheckInterval, nil
 	case protection.Hold:
-		if r.tracker.recordHold(key, f.instance(), podHold{
-			reason: d.Reason, workload: d.workload, node: pod.Spec.NodeName, policies: d.policies,
+		if r.holds.Record(key, f.instance(), restarts.Hold{
+			Reason: d.Reason, Workload: d.workload, Node: pod.Spec.NodeName, Policies: d.policies,
 		}) {
+			r.counts.Held(d.policies, d.Reason)
 			restartsHeld.WithLabelValues(string(d.Reason)).Inc()
 			// The action carries the hold reason: the events API merges events that differ only
 			// in their note into one series, and a new reason must show as a new event.
 			r.recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventRestartHeld, string(d.Reason),
 				"%s: %s (probe %s, container %s, %s)", d.Reason, d.Message, f.state.Name, f.container, f.state.ContainerID)
-			r.tracker.markDirty(d.policies)
+			r.statusDirty.notify(d.policies)
 		}
 		if d.RequeueAfter > 0 {
 			return d.RequeueAfter, nil
@@ -76,7 +78,7 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, f failure
 	crr := r.buildCRR(pod, f)
 	rec.CRRName = crr.Name
 	if err := r.Create(ctx, crr); err != nil {
-		r.tracker.createFailed(pod.UID, crr.Name)
+		r.expectations.CreationObserved(pod.UID, crr.Name)
 		if apierrors.IsAlreadyExists(err) {
 			// This container instance was already requested (an earlier decision or a retry):
 			// the deterministic name makes that a no-op.
@@ -85,7 +87,8 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, f failure
 		}
 		return 0, fmt.Errorf("creating ContainerRecreateRequest %s/%s: %w", crr.Namespace, crr.Name, err)
 	}
-	r.tracker.recordRestart(key, f.instance(), d.policies)
+	r.holds.Release(key, f.instance())
+	r.counts.Requested(d.policies, r.clock.Now())
 	restartsRequested.Inc()
 	if !f.state.LastTransitionTime.IsZero() {
 		decisionLatency.Observe(crr.CreationTimestamp.Sub(f.state.LastTransitionTime.Time).Seconds())
@@ -93,7 +96,7 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, f failure
 	r.recorder.Eventf(pod, crr, corev1.EventTypeNormal, EventRestartRequested, "Restart",
 		"restarting container %s (%s) after liveness probe %s failed: ContainerRecreateRequest %s",
 		f.container, f.state.ContainerID, f.state.Name, crr.Name)
-	r.tracker.markDirty(d.policies)
+	r.statusDirty.notify(d.policies)
 	return 0, nil
 }
 

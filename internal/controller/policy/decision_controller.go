@@ -35,6 +35,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/restarts"
 )
 
 // DecisionRecord describes one decision, for Config.OnDecision.
@@ -55,9 +56,17 @@ type DecisionReconciler struct {
 	cfg      Config
 	clock    clock.Clock
 	recorder recorder.EventRecorder
-	tracker  *tracker
 	limiter  *protection.Limiter
 	def      protection.Policy
+
+	// The decision controller's memory (package restarts); the policy-status controller reads it.
+	expectations   *restarts.Expectations
+	holds          *restarts.Holds
+	counts         restarts.CountRecorder
+	workloads      *restarts.Workloads
+	workloadStorms *protection.StormSettler[protection.WorkloadKey]
+	nodeStorms     *protection.StormSettler[string]
+	statusDirty    statusNotifier
 
 	// decideMu makes gathering facts, deciding and recording the expectation one step, so that
 	// two failures of one workload decided concurrently cannot both see the same budget.
@@ -78,7 +87,7 @@ func (r *DecisionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	pod := &corev1.Pod{}
 	if err := r.Get(ctx, req.NamespacedName, pod, unsafeGet); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.tracker.forgetPod(req.NamespacedName, "")
+			r.holds.Forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -86,17 +95,17 @@ func (r *DecisionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if pod.Spec.NodeName == "" {
 		return ctrl.Result{}, nil
 	}
-	v := newView(r.Client, r.tracker, r.clock.Now(), r.cfg.OperatorNamespace)
+	v := r.newView()
 	npp, err := v.nodeProbe(ctx, pod.Spec.NodeName)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	failed := failedStates(npp, pod)
-	keep := map[string]bool{}
+	keep := map[restarts.Instance]bool{}
 	for _, f := range failed {
 		keep[f.instance()] = true
 	}
-	r.tracker.clearHolds(req.NamespacedName, keep)
+	r.holds.Retain(req.NamespacedName, func(i restarts.Instance) bool { return keep[i] })
 
 	var requeue time.Duration
 	for _, f := range failed {
@@ -125,7 +134,9 @@ type failure struct {
 	grace     *int64
 }
 
-func (f failure) instance() string { return f.container + "/" + f.state.ContainerID }
+func (f failure) instance() restarts.Instance {
+	return restarts.Instance{Container: f.container, ContainerID: f.state.ContainerID}
+}
 
 // failedStates returns the pod's Failed states whose probe is still in the NodePodProbe spec,
 // ordered by probe name so several failed containers of one pod are handled in a stable order.
@@ -167,11 +178,20 @@ func failedStates(npp *appsv1alpha1.NodePodProbe, pod *corev1.Pod) []failure {
 // decided carries a decision and what acting on it needs.
 type decided struct {
 	protection.Decision
-	policies []string
-	workload string
+	policies []protection.PolicyKey
+	workload protection.WorkloadKey
 	// what the budget saw, for the decision log
 	desired, unavailable int32
 	podAvailable         bool
+}
+
+// newView reads the cluster for one decision; the decision controller's view also records what
+// it learns (requests seen finished, workloads resolved).
+func (r *DecisionReconciler) newView() *view {
+	v := newView(r.Client, r.expectations, r.clock.Now(), r.cfg.OperatorNamespace)
+	v.observedFinished = r.expectations.CreationObserved
+	v.resolved = r.workloads.Learn
+	return v
 }
 
 // decide gathers the facts and decides under decideMu; an allowed restart is recorded as
@@ -179,7 +199,7 @@ type decided struct {
 func (r *DecisionReconciler) decide(ctx context.Context, pod *corev1.Pod, f failure) (decided, error) {
 	r.decideMu.Lock()
 	defer r.decideMu.Unlock()
-	v := newView(r.Client, r.tracker, r.clock.Now(), r.cfg.OperatorNamespace)
+	v := r.newView()
 	running, _ := podutil.RunningContainerID(pod, f.container)
 	facts := protection.Facts{
 		PodFound:           true,
@@ -224,12 +244,13 @@ func (r *DecisionReconciler) decide(ctx context.Context, pod *corev1.Pod, f fail
 	maxFailing, _ := facts.Policies.MaxFailing(st.Desired)
 	// While a storm lasts Decide holds on the storm itself; what Observe returns then only
 	// matters once the count is back within the limit.
-	facts.WorkloadStormSettling = r.tracker.storms.Observe(workloadKey(pod.Namespace, w.Ref), st.Storm(maxFailing), now)
-	facts.NodeStormSettling = r.tracker.storms.Observe("node/"+pod.Spec.NodeName, r.cfg.NodeStorm.Storm(facts.Node), now)
+	wk := w.Ref.Key(pod.Namespace)
+	facts.WorkloadStormSettling = r.workloadStorms.Observe(wk, st.Storm(maxFailing), now)
+	facts.NodeStormSettling = r.nodeStorms.Observe(pod.Spec.NodeName, r.cfg.NodeStorm.Storm(facts.Node), now)
 	d := protection.Decide(facts, r.limiter)
 	if d.Outcome == protection.Restart {
-		r.tracker.expect(pod.UID, crrName(pod, f))
+		r.expectations.ExpectCreation(pod.UID, crrName(pod, f))
 	}
-	return decided{Decision: d, policies: facts.Policies.Keys(), workload: workloadKey(pod.Namespace, w.Ref),
+	return decided{Decision: d, policies: facts.Policies.Keys(), workload: wk,
 		desired: st.Desired, unavailable: st.Unavailable(), podAvailable: facts.PodAvailable}, nil
 }

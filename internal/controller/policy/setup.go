@@ -17,31 +17,21 @@ limitations under the License.
 package policy
 
 import (
-	"context"
 	"fmt"
-	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/index"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/restarts"
 )
 
 // Config is what the manager flags set for the decision and policy-status controllers.
@@ -102,213 +92,65 @@ func (c *Config) complete() error {
 }
 
 // SetupWithManager registers the decision controller and the policy-status controller. The cache
-// indexes they query are registered by index.AddDefaultIndexes.
+// indexes they query are registered by index.AddDefaultIndexes. The decision controller owns the
+// in-memory state (package restarts); the status controller only reads it.
 func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 	if err := cfg.complete(); err != nil {
 		return err
 	}
-	t := newTracker(cfg.Clock)
-	t.storms = &protection.StormSettler{Settle: cfg.StormSettle}
+	dirty := make(statusNotifier, 1024)
+	counters := restarts.NewCounters()
 	d := &DecisionReconciler{
-		Client:   mgr.GetClient(),
-		cfg:      cfg,
-		clock:    cfg.Clock,
-		recorder: mgr.GetEventRecorder("enhanced-liveness-decision"),
-		tracker:  t,
-		limiter:  protection.NewLimiter(cfg.Clock, cfg.GlobalRate),
-		def:      protection.DefaultPolicy(cfg.Defaults),
+		Client:         mgr.GetClient(),
+		cfg:            cfg,
+		clock:          cfg.Clock,
+		recorder:       mgr.GetEventRecorder("enhanced-liveness-decision"),
+		limiter:        protection.NewLimiter(cfg.Clock, cfg.GlobalRate),
+		def:            protection.DefaultPolicy(cfg.Defaults),
+		expectations:   restarts.NewExpectations(cfg.Clock, expectationTTL),
+		holds:          restarts.NewHolds(),
+		counts:         counters,
+		workloads:      restarts.NewWorkloads(),
+		workloadStorms: &protection.StormSettler[protection.WorkloadKey]{Settle: cfg.StormSettle},
+		nodeStorms:     &protection.StormSettler[string]{Settle: cfg.StormSettle},
+		statusDirty:    dirty,
 	}
 	if err := d.setup(mgr); err != nil {
 		return err
 	}
 	s := &EnhancedLivenessPolicyReconciler{
-		Client:   mgr.GetClient(),
-		cfg:      cfg,
-		recorder: mgr.GetEventRecorder("enhanced-liveness-policy"),
-		tracker:  t,
-		limiter:  d.limiter,
+		Client:         mgr.GetClient(),
+		cfg:            cfg,
+		recorder:       mgr.GetEventRecorder("enhanced-liveness-policy"),
+		expectations:   d.expectations,
+		holds:          d.holds,
+		counts:         counters,
+		workloadStorms: d.workloadStorms,
+		dirty:          dirty,
 	}
 	return s.setup(mgr)
 }
 
-type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+// expectationTTL bounds how long a created request counts as active on the controller's word
+// alone. Past it the cache decides (an active request is still counted from there); it only
+// matters if a watch event is lost.
+const expectationTTL = 2 * time.Minute
 
-func (r *DecisionReconciler) setup(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("policy-decision").
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.cfg.MaxConcurrentReconciles}).
-		Watches(&corev1.Pod{}, handler.Funcs{
-			CreateFunc:  func(_ context.Context, e event.CreateEvent, q queue) { r.podChanged(e.Object, q) },
-			UpdateFunc:  func(_ context.Context, e event.UpdateEvent, q queue) { r.podChanged(e.ObjectNew, q) },
-			DeleteFunc:  func(_ context.Context, e event.DeleteEvent, q queue) { r.podDeleted(e.Object, q) },
-			GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) { r.podChanged(e.Object, q) },
-		}).
-		Watches(&appsv1alpha1.NodePodProbe{}, handler.Funcs{
-			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { r.probesChanged(nil, e.Object, q) },
-			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) { r.probesChanged(e.ObjectOld, e.ObjectNew, q) },
-			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) { r.probesChanged(e.Object, nil, q) },
-		}).
-		Watches(&appsv1alpha1.ContainerRecreateRequest{}, handler.Funcs{
-			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { r.crrChanged(e.Object, false, q) },
-			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) { r.crrChanged(e.ObjectNew, false, q) },
-			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) { r.crrChanged(e.Object, true, q) },
-		}).
-		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(r.leaseChanged),
-			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
-				return o.GetNamespace() == r.cfg.OperatorNamespace && strings.HasPrefix(o.GetName(), appsv1alpha1.DaemonLeasePrefix)
-			}))).
-		Watches(&policyv1alpha1.EnhancedLivenessPolicy{}, handler.EnqueueRequestsFromMapFunc(r.policyChanged),
-			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.workloadChanged("Deployment")),
-			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&appsv1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(r.workloadChanged("StatefulSet")),
-			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&appsv1.ReplicaSet{}, handler.EnqueueRequestsFromMapFunc(r.workloadChanged("ReplicaSet")),
-			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&appsv1.ReplicaSet{}, handler.Funcs{
-			// Old ReplicaSets of a Deployment go away after rollouts: forget what was learned of them.
-			DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ queue) { r.tracker.forgetOwner(e.Object.GetUID()) },
-		}).
-		Complete(r)
-}
+// statusNotifier wakes the policy-status controller for policies whose counters moved.
+type statusNotifier chan event.GenericEvent
 
-func add(q queue, keys ...types.NamespacedName) {
+// notify never blocks: when the channel is full the periodic resync picks the change up.
+func (n statusNotifier) notify(keys []protection.PolicyKey) {
 	for _, k := range keys {
-		q.Add(reconcile.Request{NamespacedName: k})
-	}
-}
-
-// podChanged decides the pod again and wakes the held pods of its workload and node: a pod that
-// became Ready (or went away) changes their budget.
-func (r *DecisionReconciler) podChanged(o client.Object, q queue) {
-	pod, ok := o.(*corev1.Pod)
-	if !ok {
-		return
-	}
-	add(q, client.ObjectKeyFromObject(pod))
-	r.wakeWorkloadOf(pod, q)
-}
-
-func (r *DecisionReconciler) podDeleted(o client.Object, q queue) {
-	pod, ok := o.(*corev1.Pod)
-	if !ok {
-		return
-	}
-	r.wakeWorkloadOf(pod, q)
-	r.tracker.forgetPod(client.ObjectKeyFromObject(pod), pod.UID)
-}
-
-func (r *DecisionReconciler) wakeWorkloadOf(pod *corev1.Pod, q queue) {
-	w, ok := r.tracker.workloadOf(pod.UID)
-	if !ok {
-		if ref := ctrlRefUID(pod); ref != "" {
-			w, _ = r.tracker.workloadOf(ref)
+		if k.IsDefault() {
+			continue
 		}
-	}
-	add(q, r.tracker.heldPods(w, pod.Spec.NodeName, "")...)
-}
-
-func ctrlRefUID(o client.Object) types.UID {
-	for _, ref := range o.GetOwnerReferences() {
-		if ref.Controller != nil && *ref.Controller {
-			return ref.UID
+		ev := event.GenericEvent{Object: &policyv1alpha1.EnhancedLivenessPolicy{
+			ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}}}
+		select {
+		case n <- ev:
+		default:
 		}
-	}
-	return ""
-}
-
-// probesChanged decides every pod with a Failed state, and wakes held pods of the node and of
-// the workloads of pods whose states changed (a failure that cleared may end a storm).
-func (r *DecisionReconciler) probesChanged(oldObj, newObj client.Object, q queue) {
-	states := func(o client.Object) map[types.UID]appsv1alpha1.PodProbeStatus {
-		m := map[types.UID]appsv1alpha1.PodProbeStatus{}
-		if npp, ok := o.(*appsv1alpha1.NodePodProbe); ok && npp != nil {
-			for _, ps := range npp.Status.PodProbeStatuses {
-				m[ps.UID] = ps
-			}
-		}
-		return m
-	}
-	before, after := states(oldObj), states(newObj)
-	node := ""
-	for _, o := range []client.Object{newObj, oldObj} {
-		if o != nil {
-			node = o.GetName()
-			break
-		}
-	}
-	workloads := map[string]bool{}
-	for uid, ps := range after {
-		if ps.FailedProbes() > 0 {
-			add(q, types.NamespacedName{Namespace: ps.Namespace, Name: ps.Name})
-		}
-		if old, ok := before[uid]; !ok || (old.FailedProbes() > 0) != (ps.FailedProbes() > 0) {
-			if w, ok := r.tracker.workloadOf(uid); ok {
-				workloads[w] = true
-			}
-		}
-	}
-	for uid := range before {
-		if _, ok := after[uid]; !ok {
-			if w, ok := r.tracker.workloadOf(uid); ok {
-				workloads[w] = true
-			}
-		}
-	}
-	add(q, r.tracker.heldPods("", node, "")...)
-	for w := range workloads {
-		add(q, r.tracker.heldPods(w, "", "")...)
-	}
-}
-
-// crrChanged ends the expectation of a request seen finished or deleted, and wakes its pod and
-// workload: a finished request frees the pod for its next failed container and gives budget back.
-func (r *DecisionReconciler) crrChanged(o client.Object, deleted bool, q queue) {
-	crr, ok := o.(*appsv1alpha1.ContainerRecreateRequest)
-	if !ok {
-		return
-	}
-	uid := types.UID("")
-	if ids := index.CRRPodUID(crr); len(ids) == 1 {
-		uid = types.UID(ids[0])
-	}
-	if uid != "" && (deleted || !crr.Active()) {
-		r.tracker.finished(uid, crr.Name)
-	}
-	add(q, types.NamespacedName{Namespace: crr.Namespace, Name: crr.Spec.PodName})
-	if w, ok := r.tracker.workloadOf(uid); ok && uid != "" {
-		add(q, r.tracker.heldPods(w, "", "")...)
-	}
-}
-
-// leaseChanged wakes the held pods of the Lease's node (DaemonNotReporting may be over).
-func (r *DecisionReconciler) leaseChanged(_ context.Context, o client.Object) []reconcile.Request {
-	node := strings.TrimPrefix(o.GetName(), appsv1alpha1.DaemonLeasePrefix)
-	var out []reconcile.Request
-	for _, k := range r.tracker.heldPods("", node, "") {
-		out = append(out, reconcile.Request{NamespacedName: k})
-	}
-	return out
-}
-
-// policyChanged wakes the held pods of the policy's namespace: the budget, mode or blacklist
-// may now allow them.
-func (r *DecisionReconciler) policyChanged(_ context.Context, o client.Object) []reconcile.Request {
-	var out []reconcile.Request
-	for _, k := range r.tracker.heldPods("", "", o.GetNamespace()) {
-		out = append(out, reconcile.Request{NamespacedName: k})
-	}
-	return out
-}
-
-// workloadChanged wakes the held pods of a workload whose desired replicas may have changed.
-func (r *DecisionReconciler) workloadChanged(kind string) handler.MapFunc {
-	return func(_ context.Context, o client.Object) []reconcile.Request {
-		var out []reconcile.Request
-		for _, k := range r.tracker.heldPods(o.GetNamespace()+"/"+kind+"/"+o.GetName(), "", "") {
-			out = append(out, reconcile.Request{NamespacedName: k})
-		}
-		return out
 	}
 }
 

@@ -40,17 +40,21 @@ var unsafeGet = &client.GetOptions{UnsafeDisableDeepCopy: ptr.To(true)}
 
 // view reads the cluster state one reconcile needs, from the cache, remembering what it read.
 type view struct {
-	c       client.Reader
-	tracker *tracker
-	now     time.Time
-	opNS    string
+	c        client.Reader
+	expected interface{ Pending(types.UID) bool }
+	now      time.Time
+	opNS     string
+	// Set by the decision controller only, whose memory they update; the policy-status
+	// controller's view only reads.
+	observedFinished func(pod types.UID, crrName string)
+	resolved         func(pod, owner types.UID, w protection.WorkloadKey)
 
 	probes map[string]map[types.UID]*appsv1alpha1.PodProbeStatus // node -> pod UID -> status
 	npps   map[string]*appsv1alpha1.NodePodProbe
 }
 
-func newView(c client.Reader, t *tracker, now time.Time, opNS string) *view {
-	return &view{c: c, tracker: t, now: now, opNS: opNS,
+func newView(c client.Reader, expected interface{ Pending(types.UID) bool }, now time.Time, opNS string) *view {
+	return &view{c: c, expected: expected, now: now, opNS: opNS,
 		probes: map[string]map[types.UID]*appsv1alpha1.PodProbeStatus{},
 		npps:   map[string]*appsv1alpha1.NodePodProbe{}}
 }
@@ -131,11 +135,11 @@ func (v *view) activeCRR(ctx context.Context, pod *corev1.Pod) (bool, error) {
 		crr := &list.Items[i]
 		if crr.Active() {
 			active = true
-		} else {
-			v.tracker.finished(pod.UID, crr.Name)
+		} else if v.observedFinished != nil {
+			v.observedFinished(pod.UID, crr.Name)
 		}
 	}
-	return active || v.tracker.isExpected(pod.UID), nil
+	return active || v.expected.Pending(pod.UID), nil
 }
 
 // workloadState builds what the budget and storm rules need; it also returns the state of pod.
@@ -207,13 +211,13 @@ func (v *view) nodeState(ctx context.Context, node string, rule protection.NodeS
 	if st.FailingPods <= protection.Scaled(rule.MaxFailing, st.Pods) {
 		return st, nil
 	}
-	seen := map[string]bool{}
+	seen := map[protection.WorkloadKey]bool{}
 	for _, p := range failing {
 		w, err := v.resolve(ctx, p)
 		if err != nil {
 			return st, err
 		}
-		seen[workloadKey(p.Namespace, w.Ref)] = true
+		seen[w.Ref.Key(p.Namespace)] = true
 	}
 	st.FailingWorkloads = int32(len(seen))
 	return st, nil

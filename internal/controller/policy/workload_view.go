@@ -83,12 +83,7 @@ func replicasOrOne(r *int32) *int32 {
 	return r
 }
 
-// workloadKey identifies a workload across the controller: namespace/kind/name.
-func workloadKey(ns string, w protection.WorkloadRef) string {
-	return ns + "/" + w.Kind + "/" + w.Name
-}
-
-// resolve finds the pod's workload and remembers it for event fan-out.
+// resolve finds the pod's workload (and, in the decision controller, remembers it for event fan-out).
 func (v *view) resolve(ctx context.Context, pod *corev1.Pod) (protection.Workload, error) {
 	w, err := protection.ResolveWorkload(pod, v.ownerLookup(ctx, pod.Namespace))
 	if err != nil {
@@ -98,7 +93,9 @@ func (v *view) resolve(ctx context.Context, pod *corev1.Pod) (protection.Workloa
 	if ref := metav1.GetControllerOf(pod); ref != nil {
 		owner = ref.UID
 	}
-	v.tracker.learnWorkload(pod.UID, owner, workloadKey(pod.Namespace, w.Ref))
+	if v.resolved != nil {
+		v.resolved(pod.UID, owner, w.Ref.Key(pod.Namespace))
+	}
 	return w, nil
 }
 

@@ -1,0 +1,130 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package policy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/truncate"
+)
+
+// observe counts the enrolled pods the policy selects and their failing containers, and builds
+// the workload summary and the StormDetected condition.
+func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *policyv1alpha1.EnhancedLivenessPolicy,
+	p *protection.Policy, st *policyv1alpha1.EnhancedLivenessPolicyStatus) error {
+	pods := &corev1.PodList{}
+	if err := r.List(ctx, pods, client.InNamespace(pol.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return err
+	}
+	now := r.cfg.Clock.Now()
+	v := newView(r.Client, r.expectations, now, r.cfg.OperatorNamespace)
+	held := r.holds.Reasons()
+	type agg struct {
+		sum      policyv1alpha1.WorkloadSummary
+		storm    bool // over maxFailing, or settling after it
+		settling bool
+	}
+	workloads := map[protection.WorkloadKey]*agg{}
+	st.EnrolledPods, st.FailingContainers = 0, 0
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if pod.Labels[appsv1alpha1.LabelEnrolled] != appsv1alpha1.TrueValue || !p.Selects(pod.Namespace, pod.Labels) {
+			continue
+		}
+		st.EnrolledPods++
+		n, err := v.failingStates(ctx, pod)
+		if err != nil {
+			return err
+		}
+		st.FailingContainers += int32(n)
+		w, err := v.resolve(ctx, pod)
+		if err != nil {
+			return err
+		}
+		wk := w.Ref.Key(pod.Namespace)
+		if _, seen := workloads[wk]; seen || (n == 0 && held[wk] == "") {
+			continue
+		}
+		ws, _, _, err := v.workloadState(ctx, pod, w)
+		if err != nil {
+			return err
+		}
+		maxFailing := protection.Scaled(p.MaxFailing, ws.Desired)
+		storm := ws.Storm(maxFailing)
+		settling := !storm && r.workloadStorms.Settling(wk, now) > 0
+		a := &agg{storm: storm || settling, settling: settling, sum: policyv1alpha1.WorkloadSummary{
+			Workload:        policyv1alpha1.WorkloadReference{APIVersion: w.Ref.APIVersion, Kind: w.Ref.Kind, Name: w.Ref.Name},
+			DesiredReplicas: ws.Desired, Unavailable: ws.Unavailable(), FailingPods: ws.FailingPods(),
+			HeldReason: string(held[wk]),
+		}}
+		if a.storm {
+			a.sum.HeldReason = string(protection.ReasonFailureStorm)
+		}
+		workloads[wk] = a
+	}
+	list := make([]*agg, 0, len(workloads))
+	for _, a := range workloads {
+		list = append(list, a)
+	}
+	// Worst first: storms, then held, then by failing pods, then by name for a stable order.
+	slices.SortFunc(list, func(a, b *agg) int {
+		if a.storm != b.storm {
+			return boolFirst(a.storm)
+		}
+		if (a.sum.HeldReason != "") != (b.sum.HeldReason != "") {
+			return boolFirst(a.sum.HeldReason != "")
+		}
+		if a.sum.FailingPods != b.sum.FailingPods {
+			return int(b.sum.FailingPods - a.sum.FailingPods)
+		}
+		return strings.Compare(a.sum.Workload.Kind+"/"+a.sum.Workload.Name, b.sum.Workload.Kind+"/"+b.sum.Workload.Name)
+	})
+	var storms []string
+	st.Workloads = nil
+	for i, a := range list {
+		if a.storm {
+			what := fmt.Sprintf("%s/%s (%d of %d failing)", a.sum.Workload.Kind, a.sum.Workload.Name, a.sum.FailingPods, a.sum.DesiredReplicas)
+			if a.settling {
+				what = fmt.Sprintf("%s/%s (%d of %d failing, settling)", a.sum.Workload.Kind, a.sum.Workload.Name, a.sum.FailingPods, a.sum.DesiredReplicas)
+			}
+			storms = append(storms, what)
+		}
+		if i < maxWorkloadSummaries {
+			st.Workloads = append(st.Workloads, a.sum)
+		}
+	}
+	cond := metav1.Condition{Type: policyv1alpha1.ConditionStormDetected, ObservedGeneration: pol.Generation,
+		Status: metav1.ConditionFalse, Reason: "NoStorm", Message: "no workload is over maxFailing"}
+	if len(storms) > 0 {
+		cond.Status, cond.Reason = metav1.ConditionTrue, string(protection.ReasonFailureStorm)
+		// metav1.Condition allows 32768 bytes of message.
+		cond.Message = truncate.String("restarts held, more pods failing than maxFailing in: "+strings.Join(storms, ", "), 32000)
+	}
+	meta.SetStatusCondition(&st.Conditions, cond)
+	return nil
+}
