@@ -39,9 +39,6 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
@@ -52,9 +49,8 @@ import (
 // serves are the ones the writer copied from the Secret.
 
 var (
+	suite     *testutil.Suite
 	ctx       context.Context
-	cancel    context.CancelFunc
-	testEnv   *envtest.Environment
 	cfg       *rest.Config
 	k8sClient client.Client
 )
@@ -65,24 +61,14 @@ func TestRotation(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	// Generous: this suite shares two CPUs with the rest of CI.
 	SetDefaultEventuallyTimeout(30 * time.Second)
 	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
-	ctx, cancel = context.WithCancel(context.TODO())
-	var err error
-	testEnv, err = testutil.NewEnvironment(false)
-	Expect(err).NotTo(HaveOccurred())
-	cfg, err = testEnv.Start()
-	Expect(err).NotTo(HaveOccurred())
-	k8sClient, err = client.New(cfg, client.Options{Scheme: testutil.Scheme()})
-	Expect(err).NotTo(HaveOccurred())
+	suite = testutil.StartSuite(testutil.SuiteOptions{})
+	ctx, cfg, k8sClient = suite.Ctx, suite.Config, suite.Client
 })
 
-var _ = AfterSuite(func() {
-	cancel()
-	Expect(testEnv.Stop()).To(Succeed())
-})
+var _ = AfterSuite(func() { suite.Stop() })
 
 const (
 	certNS      = "elo-certs"

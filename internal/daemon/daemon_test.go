@@ -116,20 +116,14 @@ func startDaemon(nodeName string, rt cri.Runtime) *Engine {
 // createPod creates a running pod bound to nodeName with one container "app" whose container ID
 // is containerID ("" leaves the container status out).
 func createPod(nodeName, name, containerID string) *corev1.Pod {
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec:       corev1.PodSpec{NodeName: nodeName, Containers: []corev1.Container{{Name: "app", Image: "app:1"}}},
+	b := testutil.NewPod(ns, name).OnNode(nodeName).Running("127.0.0.1").
+		ContainerID("app", containerID).StartedAt(time.Now().Add(-time.Minute))
+	pod := b.Create(ctx, k8sClient)
+	if containerID == "" {
+		// The kubelet has not reported the container yet.
+		pod.Status.ContainerStatuses = nil
+		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
 	}
-	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
-	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "127.0.0.1", PodIPs: []corev1.PodIP{{IP: "127.0.0.1"}}}
-	if containerID != "" {
-		started := true
-		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
-			Name: "app", Image: "app:1", ImageID: "app@sha256:0", ContainerID: containerID, Ready: true, Started: &started,
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Now().Add(-time.Minute))}},
-		}}
-	}
-	Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
 	return pod
 }
 

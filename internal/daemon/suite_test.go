@@ -26,9 +26,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
@@ -39,32 +36,21 @@ import (
 // the test CRI server, so specs never see each other's writes.
 
 var (
+	suite     *testutil.Suite
 	ctx       context.Context
-	cancel    context.CancelFunc
-	testEnv   *envtest.Environment
 	cfg       *rest.Config
 	k8sClient client.Client
 )
 
 func TestDaemonNode(t *testing.T) {
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "Daemon Node Suite")
+	RunSpecs(t, "Daemon Suite")
 }
 
 var _ = BeforeSuite(func() {
-	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	ctx, cancel = context.WithCancel(context.TODO())
-	var err error
-	testEnv, err = testutil.NewEnvironment(false)
-	Expect(err).NotTo(HaveOccurred())
-	cfg, err = testEnv.Start()
-	Expect(err).NotTo(HaveOccurred())
-	k8sClient, err = client.New(cfg, client.Options{Scheme: testutil.Scheme()})
-	Expect(err).NotTo(HaveOccurred())
+	suite = testutil.StartSuite(testutil.SuiteOptions{})
+	ctx, cfg, k8sClient = suite.Ctx, suite.Config, suite.Client
 	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appsv1alpha1.DefaultOperatorNamespace}})).To(Succeed())
 })
 
-var _ = AfterSuite(func() {
-	cancel()
-	Expect(testEnv.Stop()).To(Succeed())
-})
+var _ = AfterSuite(func() { suite.Stop() })

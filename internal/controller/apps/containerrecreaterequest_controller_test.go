@@ -47,15 +47,11 @@ const (
 // lifePod creates a pod on lifeNode; enrolled pods are in the manager's cache, others are not.
 func lifePod(name string, enrolled bool) *corev1.Pod {
 	GinkgoHelper()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: lifeNS, Name: name},
-		Spec:       corev1.PodSpec{NodeName: lifeNode, Containers: []corev1.Container{{Name: "web", Image: "x"}}},
-	}
+	b := testutil.NewPod(lifeNS, name).OnNode(lifeNode).Containers("web")
 	if enrolled {
-		pod.Labels = map[string]string{appsv1alpha1.LabelEnrolled: "true"}
+		b.Enrolled()
 	}
-	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
-	return pod
+	return b.Create(ctx, k8sClient)
 }
 
 // lifeCRR creates a request for pod as the CRR webhook leaves it (this suite runs no webhooks).

@@ -74,19 +74,9 @@ func probeContext() string {
 
 // mappedPod is an enrolled pod (as the webhook leaves it) bound to node, with a sidecar.
 func mappedPod(name, node string) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: mapNS, Name: name,
-			Labels:      map[string]string{appsv1alpha1.LabelEnrolled: "true"},
-			Annotations: map[string]string{appsv1alpha1.AnnotationEnabled: "true", appsv1alpha1.AnnotationProbeContext: probeContext()},
-		},
-		Spec: corev1.PodSpec{
-			NodeName:       node,
-			InitContainers: []corev1.Container{{Name: "proxy", Image: "x", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)}},
-			Containers: []corev1.Container{{Name: "web", Image: "x",
-				Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}}}},
-		},
-	}
+	return testutil.NewPod(mapNS, name).Enrolled().OnNode(node).Sidecars("proxy").Containers("web").Port("web", "http", 8080).
+		Annotations(map[string]string{appsv1alpha1.AnnotationEnabled: "true", appsv1alpha1.AnnotationProbeContext: probeContext()}).
+		Build()
 }
 
 // createRunning creates pod and, when ip is set, reports it Running with that IP.

@@ -24,21 +24,17 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
 func unitPod(name, uid, ip string, mutate func(*corev1.Pod)) corev1.Pod {
-	p := corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(uid),
-			Labels:      map[string]string{appsv1alpha1.LabelEnrolled: "true"},
-			Annotations: map[string]string{appsv1alpha1.AnnotationProbeContext: `[{"name":"web","livenessProbe":{"httpGet":{"port":"http"}}}]`}},
-		Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "web",
-			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}}}}},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip},
-	}
+	p := testutil.NewPod("ns", name).Enrolled().OnNode("n1").Containers("web").Port("web", "http", 8080).
+		Annotations(map[string]string{appsv1alpha1.AnnotationProbeContext: `[{"name":"web","livenessProbe":{"httpGet":{"port":"http"}}}]`}).
+		Running(ip).With(func(p *corev1.Pod) { p.UID = types.UID(uid) }).Build()
 	if mutate != nil {
-		mutate(&p)
+		mutate(p)
 	}
-	return p
+	return *p
 }
 
 func TestDesiredPodProbes(t *testing.T) {

@@ -25,12 +25,8 @@ import (
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
-	// +kubebuilder:scaffold:imports
 )
 
 // The suite starts one real kube-apiserver + etcd (built by `make setup-envtest`) with the CRDs
@@ -42,39 +38,20 @@ import (
 const packagingSpecTimeout = "30s"
 
 var (
+	suite     *testutil.Suite
 	ctx       context.Context
-	cancel    context.CancelFunc
-	testEnv   *envtest.Environment
 	cfg       *rest.Config
 	k8sClient client.Client
 )
 
 func TestControllers(t *testing.T) {
 	RegisterFailHandler(Fail)
-
 	RunSpecs(t, "Apps Controller Suite")
 }
 
 var _ = BeforeSuite(func() {
-	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-
-	ctx, cancel = context.WithCancel(context.TODO())
-
-	By("bootstrapping test environment")
-	var err error
-	testEnv, err = testutil.NewEnvironment(false)
-	Expect(err).NotTo(HaveOccurred())
-
-	cfg, err = testEnv.Start()
-	Expect(err).NotTo(HaveOccurred())
-	Expect(cfg).NotTo(BeNil())
-
-	k8sClient, err = client.New(cfg, client.Options{Scheme: testutil.Scheme()})
-	Expect(err).NotTo(HaveOccurred())
+	suite = testutil.StartSuite(testutil.SuiteOptions{})
+	ctx, cfg, k8sClient = suite.Ctx, suite.Config, suite.Client
 })
 
-var _ = AfterSuite(func() {
-	By("tearing down the test environment")
-	cancel()
-	Expect(testEnv.Stop()).To(Succeed())
-})
+var _ = AfterSuite(func() { suite.Stop() })

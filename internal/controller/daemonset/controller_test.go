@@ -31,10 +31,6 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
-// packagingSpecTimeout bounds waiting for controllers and the API server in the packaging specs; generous
-// because the suite shares two CPUs with everything else that runs in CI.
-const packagingSpecTimeout = "30s"
-
 var _ = Describe("Daemon DaemonSet controller", Ordered, func() {
 	const (
 		ns           = "elo-daemonset-test"

@@ -145,49 +145,25 @@ type podOpts struct {
 // createPod creates an enrolled, scheduled pod and plays the kubelet: Ready, containers running
 // with containerID "containerd://<pod>-<container>-1".
 func createPod(ns, podName, node string, o podOpts) *corev1.Pod {
-	if len(o.containers) == 0 {
-		o.containers = []string{"app"}
-	}
-	l := map[string]string{appsv1alpha1.LabelEnrolled: appsv1alpha1.TrueValue}
-	for k, v := range o.labels {
-		l[k] = v
-	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: podName, Labels: l, Annotations: o.annotations},
-		Spec: corev1.PodSpec{NodeName: node}}
-	for _, c := range o.containers {
-		pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: c, Image: "registry.example/" + c + ":1"})
+	b := testutil.NewPod(ns, podName).Enrolled().Labels(o.labels).Annotations(o.annotations).OnNode(node).Running("")
+	if len(o.containers) > 0 {
+		b.Containers(o.containers...)
 	}
 	if o.owner != nil {
-		pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: o.owner.Name,
-			UID: o.owner.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
+		b.ControlledBy("apps/v1", "ReplicaSet", o.owner.Name, o.owner.UID)
 	}
-	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
-	setRunning(pod, 1, !o.notReady)
-	return pod
+	if o.notReady {
+		b.NotReady()
+	}
+	return b.Create(ctx, k8sClient)
 }
 
-func containerID(pod *corev1.Pod, container string, generation int) string {
-	return fmt.Sprintf("containerd://%s-%s-%d", pod.Name, container, generation)
-}
+var containerID = testutil.ContainerIDOf
 
 // setRunning plays the kubelet: every container running as instance generation.
 func setRunning(pod *corev1.Pod, generation int, ready bool) {
 	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
-	status := corev1.ConditionFalse
-	if ready {
-		status = corev1.ConditionTrue
-	}
-	now := metav1.Now()
-	pod.Status.Phase = corev1.PodRunning
-	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: now}}
-	pod.Status.ContainerStatuses = nil
-	for _, c := range pod.Spec.Containers {
-		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{
-			Name: c.Name, Image: c.Image, ImageID: "sha256:0", Ready: ready, RestartCount: int32(generation - 1),
-			ContainerID: containerID(pod, c.Name, generation), Started: ptr.To(true),
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
-		})
-	}
+	pod.Status = testutil.RunningStatus(pod, pod.Status.PodIP, generation, ready, time.Now())
 	Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
 }
 

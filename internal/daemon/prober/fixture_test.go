@@ -33,9 +33,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
-	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
 // fixture is a manager on a fake clock with a loopback HTTP server whose status code the test
@@ -72,14 +72,8 @@ func newFixture(t *testing.T) *fixture {
 	f.m.init()
 	f.m.started = f.clk.Now().Add(-time.Hour)
 	f.m.ctx = context.Background()
-	f.pod = &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "uid-1"},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}},
-		Status: corev1.PodStatus{PodIP: "127.0.0.1", Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
-			Name: "app", ContainerID: "containerd://c1", Started: ptr.To(true),
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(f.clk.Now().Add(-time.Minute))}},
-		}}},
-	}
+	f.pod = testutil.NewPod("ns", "web").With(func(p *corev1.Pod) { p.UID = "uid-1" }).
+		Running("127.0.0.1").ContainerID("app", "containerd://c1").StartedAt(f.clk.Now().Add(-time.Minute)).Build()
 	f.setPod(f.pod)
 	return f
 }

@@ -86,22 +86,16 @@ func newHarness(t *testing.T, configure ...func(*critest.Server)) *harness {
 // pod creates a running pod on the node with the named containers, each backed by a CRI container.
 func (h *harness) pod(name string, mutate func(*corev1.Pod), containers ...string) *corev1.Pod {
 	h.t.Helper()
-	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
-		Spec:       corev1.PodSpec{NodeName: testNode, RestartPolicy: corev1.RestartPolicyAlways},
-		Status:     corev1.PodStatus{PodIP: "127.0.0.1"},
-	}
+	b := testutil.NewPod("default", name).OnNode(testNode).Containers(containers...).Running("127.0.0.1").
+		StartedAt(h.clock.Now().Add(-time.Hour)).
+		With(func(p *corev1.Pod) { p.UID, p.Spec.RestartPolicy = types.UID("uid-"+name), corev1.RestartPolicyAlways })
 	for _, cn := range containers {
-		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: cn, Image: "img"})
-		id := h.srv.AddContainer("sb-"+name, cn)
-		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
-			Name: cn, ContainerID: "critest://" + id, Started: new(true),
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(h.clock.Now().Add(-time.Hour))}},
-		})
+		b.ContainerID(cn, "critest://"+h.srv.AddContainer("sb-"+name, cn))
 	}
 	if mutate != nil {
-		mutate(p)
+		b.With(mutate)
 	}
+	p := b.Build()
 	if err := h.c.Create(h.ctx, p); err != nil {
 		h.t.Fatal(err)
 	}

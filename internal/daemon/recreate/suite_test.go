@@ -33,9 +33,6 @@ import (
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon"
@@ -51,9 +48,8 @@ import (
 const envNode = "node-a"
 
 var (
+	suite     *testutil.Suite
 	envCtx    context.Context
-	envCancel context.CancelFunc
-	testEnv   *envtest.Environment
 	k8sClient client.WithWatch
 	criServer *critest.Server
 	kubelet   *fakeKubelet
@@ -66,15 +62,11 @@ func TestExecutorEnvtest(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	envCtx, envCancel = context.WithCancel(context.Background())
-
+	suite = testutil.StartSuite(testutil.SuiteOptions{})
+	envCtx = suite.Ctx
 	var err error
-	testEnv, err = testutil.NewEnvironment(false)
-	Expect(err).NotTo(HaveOccurred())
-	cfg, err := testEnv.Start()
-	Expect(err).NotTo(HaveOccurred())
-	k8sClient, err = client.NewWithWatch(cfg, client.Options{Scheme: testutil.Scheme()})
+	// The fake kubelet watches pods.
+	k8sClient, err = client.NewWithWatch(suite.Config, client.Options{Scheme: testutil.Scheme()})
 	Expect(err).NotTo(HaveOccurred())
 
 	srv := &critest.Server{}
@@ -93,7 +85,7 @@ var _ = BeforeSuite(func() {
 
 	// The daemon's own cache restriction: only this node's pods and requests are seen.
 	opts := ctrl.Options{Cache: daemon.CacheOptions(envNode, appsv1alpha1.DefaultOperatorNamespace)}
-	stopMgr, err = testutil.StartManager(envCtx, cfg, opts, func(mgr ctrl.Manager) error {
+	stopMgr, err = testutil.StartManager(envCtx, suite.Config, opts, func(mgr ctrl.Manager) error {
 		return (&Executor{Runtime: rt, NodeName: envNode, PollInterval: time.Second}).SetupWithManager(mgr)
 	})
 	Expect(err).NotTo(HaveOccurred())
@@ -103,8 +95,7 @@ var _ = AfterSuite(func() {
 	if stopMgr != nil {
 		stopMgr()
 	}
-	envCancel()
-	Expect(testEnv.Stop()).To(Succeed())
+	suite.Stop()
 })
 
 // fakeKubelet restarts stopped containers the way the kubelet does: a new CRI instance, and pod
@@ -168,24 +159,19 @@ func (k *fakeKubelet) Release(ctx context.Context) {
 // StartPod creates a running pod on node with one CRI container per name and reports them in
 // pod status. It returns the pod with its status.
 func (k *fakeKubelet) StartPod(ctx context.Context, namespace, name, node string, containers ...string) *corev1.Pod {
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec: corev1.PodSpec{NodeName: node}}
-	for _, c := range containers {
-		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: c, Image: "example.com/app:1"})
-	}
+	b := testutil.NewPod(namespace, name).OnNode(node).Containers(containers...)
+	p := b.Build()
 	Expect(k.c.Create(ctx, p)).To(Succeed())
-	now := metav1.Now()
-	p.Status.Phase, p.Status.PodIP = corev1.PodRunning, "127.0.0.1"
+	b.Running("127.0.0.1")
 	for _, c := range containers {
 		id := k.srv.AddContainer(string(p.UID), c)
 		k.mu.Lock()
 		k.owners[id] = client.ObjectKeyFromObject(p)
 		k.mu.Unlock()
-		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
-			Name: c, ContainerID: "critest://" + id, Image: "example.com/app:1", ImageID: "example.com/app@sha256:1",
-			Ready: true, Started: new(true), State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
-		})
+		b.ContainerID(c, "critest://"+id)
 	}
+	status := b.With(func(bp *corev1.Pod) { bp.UID = p.UID }).Build().Status
+	p.Status = status
 	Expect(k.c.Status().Update(ctx, p)).To(Succeed())
 	return p
 }

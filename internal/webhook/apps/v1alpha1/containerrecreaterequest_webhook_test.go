@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
 const crrNS = "crr-webhook"
@@ -38,35 +39,18 @@ const probeContext = `[{"name":"web","livenessProbe":{"httpGet":{"path":"/","por
 // plain init container migrate has finished.
 func runningPod(name string, mutate func(*corev1.Pod)) *corev1.Pod {
 	GinkgoHelper()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: crrNS, Name: name,
-			Annotations: map[string]string{appsv1alpha1.AnnotationProbeContext: probeContext}},
-		Spec: corev1.PodSpec{
-			NodeName:                      "node-1",
-			TerminationGracePeriodSeconds: ptr.To[int64](45),
-			InitContainers: []corev1.Container{
-				{Name: "migrate", Image: "x"},
-				{Name: "proxy", Image: "x", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)},
-			},
-			Containers: []corev1.Container{{Name: "web", Image: "x"}, {Name: "worker", Image: "x"}},
-		},
-	}
+	b := testutil.NewPod(crrNS, name).OnNode("node-1").
+		Annotations(map[string]string{appsv1alpha1.AnnotationProbeContext: probeContext}).
+		InitContainers("migrate").Sidecars("proxy").Containers("web", "worker").
+		With(func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](45) }).
+		Running("").ContainerID("migrate", "containerd://m1").
+		ContainerID("proxy", "containerd://p1").RestartCount("proxy", 1).
+		ContainerID("web", "containerd://w1").RestartCount("web", 2).
+		ContainerID("worker", "containerd://k1")
 	if mutate != nil {
-		mutate(pod)
+		b.With(mutate)
 	}
-	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
-	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}
-	pod.Status.Phase = corev1.PodRunning
-	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{
-		{Name: "migrate", ContainerID: "containerd://m1", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}}},
-		{Name: "proxy", ContainerID: "containerd://p1", RestartCount: 1, State: running},
-	}
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{
-		{Name: "web", ContainerID: "containerd://w1", RestartCount: 2, State: running},
-		{Name: "worker", ContainerID: "containerd://k1", State: running},
-	}
-	Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
-	return pod
+	return b.Create(ctx, k8sClient)
 }
 
 func crrFor(pod string, containers ...string) *appsv1alpha1.ContainerRecreateRequest {

@@ -33,6 +33,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
 func ensureNamespace(name string) {
@@ -47,35 +48,20 @@ func ensureNamespace(name string) {
 // readiness and startup probes that must stay, a plain init container and a sidecar with a
 // liveness probe of its own.
 func appPod(ns, name string, annotations map[string]string) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: ns, Name: name, Annotations: annotations,
-			Labels: map[string]string{"app": "shop", "pod-template-hash": "5d9c7b"},
-		},
-		Spec: corev1.PodSpec{
-			InitContainers: []corev1.Container{
-				{Name: "migrate", Image: "example.test/migrate:1"},
-				{Name: "proxy", Image: "example.test/proxy:1", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
-					LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(15000)}}}},
-			},
-			Containers: []corev1.Container{
-				{
-					Name: "web", Image: "example.test/web:1",
-					Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
-					LivenessProbe: &corev1.Probe{
-						ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}},
-						PeriodSeconds: 5, FailureThreshold: 4, TerminationGracePeriodSeconds: ptr.To[int64](12),
-					},
-					ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromString("http")}}},
-					StartupProbe:   &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}}},
-				},
-				{
-					Name: "worker", Image: "example.test/worker:1",
-					LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/check"}}}},
-				},
-			},
-		},
-	}
+	return testutil.NewPod(ns, name).Annotations(annotations).
+		Labels(map[string]string{"app": "shop", "pod-template-hash": "5d9c7b"}).
+		InitContainers("migrate").Sidecars("proxy").Containers("web", "worker").Port("web", "http", 8080).
+		LivenessProbe("proxy", &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(15000)}}}).
+		LivenessProbe("web", &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}},
+			PeriodSeconds: 5, FailureThreshold: 4, TerminationGracePeriodSeconds: ptr.To[int64](12),
+		}).
+		LivenessProbe("worker", &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/check"}}}}).
+		With(func(p *corev1.Pod) {
+			web := &p.Spec.Containers[0]
+			web.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromString("http")}}}
+			web.StartupProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}}}
+		}).Build()
 }
 
 func optIn() map[string]string {
@@ -161,11 +147,11 @@ var _ = Describe("Pod webhook", func() {
 	})
 
 	It("fails open: while the manager is down, pods are created with their native probe", func() {
-		stopMgr()
+		suite.StopServingWebhooks()
 		pod := appPod(ns, "manager-down", optIn())
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
 		expectUntouched(pod)
-		startWebhookManager()
+		suite.ServeWebhooks()
 		pod = appPod(ns, "manager-back", optIn())
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
 		expectEnrolled(pod)

@@ -18,11 +18,7 @@ package v1
 
 import (
 	"context"
-	"crypto/tls"
-	"fmt"
-	"net"
 	"testing"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -30,10 +26,6 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
@@ -44,12 +36,10 @@ import (
 const operatorNamespace = "el-operator"
 
 var (
+	suite     *testutil.Suite
 	ctx       context.Context
-	cancel    context.CancelFunc
-	k8sClient client.Client
 	cfg       *rest.Config
-	testEnv   *envtest.Environment
-	stopMgr   func()
+	k8sClient client.Client
 )
 
 func TestAPIs(t *testing.T) {
@@ -58,50 +48,11 @@ func TestAPIs(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	ctx, cancel = context.WithCancel(context.TODO())
-
-	var err error
-	testEnv, err = testutil.NewEnvironment(false)
-	Expect(err).NotTo(HaveOccurred())
-	testEnv.WebhookInstallOptions, err = testutil.WebhookInstallOptions("mpod-v1.kb.io")
-	Expect(err).NotTo(HaveOccurred())
-	cfg, err = testEnv.Start()
-	Expect(err).NotTo(HaveOccurred())
-
-	k8sClient, err = client.New(cfg, client.Options{Scheme: testutil.Scheme()})
-	Expect(err).NotTo(HaveOccurred())
-
-	startWebhookManager()
+	suite = testutil.StartSuite(testutil.SuiteOptions{
+		Webhooks: []string{"mpod-v1.kb.io"},
+		Serve:    func(mgr ctrl.Manager) error { return SetupPodWebhookWithManager(mgr, operatorNamespace) },
+	})
+	ctx, cfg, k8sClient = suite.Ctx, suite.Config, suite.Client
 })
 
-// startWebhookManager serves the Pod webhook and waits until its TLS port answers.
-func startWebhookManager() {
-	GinkgoHelper()
-	wo := &testEnv.WebhookInstallOptions
-	var err error
-	stopMgr, err = testutil.StartManager(ctx, cfg, ctrl.Options{
-		WebhookServer: webhook.NewServer(webhook.Options{
-			Host: wo.LocalServingHost, Port: wo.LocalServingPort, CertDir: wo.LocalServingCertDir,
-		}),
-	}, func(mgr ctrl.Manager) error { return SetupPodWebhookWithManager(mgr, operatorNamespace) })
-	Expect(err).NotTo(HaveOccurred())
-
-	dialer := &net.Dialer{Timeout: time.Second}
-	addr := fmt.Sprintf("%s:%d", wo.LocalServingHost, wo.LocalServingPort)
-	Eventually(func() error {
-		conn, err := tls.DialWithDialer(dialer, "tcp", addr, &tls.Config{InsecureSkipVerify: true})
-		if err != nil {
-			return err
-		}
-		return conn.Close()
-	}).Should(Succeed())
-}
-
-var _ = AfterSuite(func() {
-	if stopMgr != nil {
-		stopMgr()
-	}
-	cancel()
-	Expect(testEnv.Stop()).To(Succeed())
-})
+var _ = AfterSuite(func() { suite.Stop() })

@@ -18,36 +18,25 @@ package v1alpha1
 
 import (
 	"context"
-	"crypto/tls"
-	"fmt"
-	"net"
 	"testing"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
-// The suite runs a real kube-apiserver with the operator's CRDs and webhook configurations, and a
-// manager serving only the EnhancedLivenessPolicy validating webhook.
+// The suite runs a real apiserver with only the EnhancedLivenessPolicy validating webhook
+// registered, served by a manager of its own.
 
 var (
+	suite     *testutil.Suite
 	ctx       context.Context
-	cancel    context.CancelFunc
-	k8sClient client.Client
 	cfg       *rest.Config
-	testEnv   *envtest.Environment
-	stopMgr   func()
+	k8sClient client.Client
 )
 
 func TestAPIs(t *testing.T) {
@@ -56,38 +45,11 @@ func TestAPIs(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	ctx, cancel = context.WithCancel(context.TODO())
-
-	var err error
-	testEnv, err = testutil.NewEnvironment(true)
-	Expect(err).NotTo(HaveOccurred())
-	cfg, err = testEnv.Start()
-	Expect(err).NotTo(HaveOccurred())
-	k8sClient, err = client.New(cfg, client.Options{Scheme: testutil.Scheme()})
-	Expect(err).NotTo(HaveOccurred())
-
-	wio := &testEnv.WebhookInstallOptions
-	stopMgr, err = testutil.StartManager(ctx, cfg, ctrl.Options{
-		WebhookServer: webhook.NewServer(webhook.Options{
-			Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir,
-		}),
-	}, SetupEnhancedLivenessPolicyWebhookWithManager)
-	Expect(err).NotTo(HaveOccurred())
-
-	dialer := &net.Dialer{Timeout: time.Second}
-	addr := fmt.Sprintf("%s:%d", wio.LocalServingHost, wio.LocalServingPort)
-	Eventually(func() error {
-		conn, err := tls.DialWithDialer(dialer, "tcp", addr, &tls.Config{InsecureSkipVerify: true})
-		if err != nil {
-			return err
-		}
-		return conn.Close()
-	}).Should(Succeed())
+	suite = testutil.StartSuite(testutil.SuiteOptions{
+		Webhooks: []string{"venhancedlivenesspolicy-v1alpha1.kb.io"},
+		Serve:    SetupEnhancedLivenessPolicyWebhookWithManager,
+	})
+	ctx, cfg, k8sClient = suite.Ctx, suite.Config, suite.Client
 })
 
-var _ = AfterSuite(func() {
-	stopMgr()
-	cancel()
-	Expect(testEnv.Stop()).To(Succeed())
-})
+var _ = AfterSuite(func() { suite.Stop() })
