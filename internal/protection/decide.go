@@ -75,6 +75,9 @@ type Decision struct {
 	// RequeueAfter is when deciding again could succeed (RateLimited); zero means "when something
 	// changes" (a watch event), with the caller's fallback interval.
 	RequeueAfter time.Duration
+	// Tokens are the rate-limit tokens of a Restart; the caller cancels them when the restart is
+	// not created after all.
+	Tokens *Reservation
 }
 
 // Stale applies the first half of step 1 alone, from the pod and the result only: a result for a
@@ -162,10 +165,11 @@ func Decide(f Facts, l *Limiter) Decision {
 	}
 
 	// 7. Rate limit.
-	if ok, wait := l.Take(f.Policies); !ok {
+	tokens, ok, wait := l.Take(f.Policies)
+	if !ok {
 		d := hold(ReasonRateLimited, "rate limit reached; next token in %s", wait.Round(time.Millisecond))
 		d.RequeueAfter = wait
 		return d
 	}
-	return Decision{Outcome: Restart}
+	return Decision{Outcome: Restart, Tokens: tokens}
 }
