@@ -29,6 +29,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/truncate"
 )
@@ -53,7 +54,8 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 	st.EnrolledPods, st.FailingContainers = 0, 0
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		if pod.Labels[appsv1alpha1.LabelEnrolled] != appsv1alpha1.TrueValue || !p.Selects(pod.Namespace, pod.Labels) {
+		if pod.Labels[appsv1alpha1.LabelEnrolled] != appsv1alpha1.TrueValue || !p.Selects(pod.Namespace, pod.Labels) ||
+			podutil.IsFinished(pod) {
 			continue
 		}
 		st.EnrolledPods++

@@ -149,7 +149,14 @@ func (v *view) workloadState(ctx context.Context, pod *corev1.Pod, w protection.
 		return st, self, false, err
 	}
 	st.Ref = w.Ref
+	live := 0
 	for _, p := range pods {
+		// A finished pod (a Job's completed pod) counts nowhere: not desired, not unavailable,
+		// not failing.
+		if podutil.IsFinished(p) {
+			continue
+		}
+		live++
 		ps, err := v.podState(ctx, p)
 		if err != nil {
 			return st, self, false, err
@@ -162,7 +169,7 @@ func (v *view) workloadState(ctx context.Context, pod *corev1.Pod, w protection.
 	if w.Desired != nil {
 		st.Desired = *w.Desired
 	} else {
-		st.Desired = int32(len(pods))
+		st.Desired = int32(live)
 	}
 	return st, self, found, nil
 }
@@ -195,7 +202,7 @@ func (v *view) nodeState(ctx context.Context, node string, rule protection.NodeS
 	var failing []*corev1.Pod
 	for i := range list.Items {
 		p := &list.Items[i]
-		if p.DeletionTimestamp != nil {
+		if p.DeletionTimestamp != nil || podutil.IsFinished(p) {
 			continue
 		}
 		st.Pods++

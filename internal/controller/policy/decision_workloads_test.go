@@ -1,0 +1,68 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package policy
+
+import (
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+)
+
+// Workloads other than long-running Deployments (issue 13 B and C).
+var _ = Describe("Decision controller on other workloads", Ordered, func() {
+	var stop func()
+	BeforeAll(func() { stop = startManager(testConfig()) })
+	AfterAll(func() { stop() })
+
+	It("counts a Job's finished pods nowhere", func() {
+		ns, node := newNamespace(), newNode()
+		createPolicy(ns, "jobs", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) { s.MaxUnavailable = pct("25%") })
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "batch"},
+			Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](4), Completions: ptr.To[int32](8),
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyOnFailure,
+					Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1"}}}}}}
+		Expect(k8sClient.Create(ctx, job)).To(Succeed())
+		var pods []*corev1.Pod
+		for i := range 4 {
+			p := createPod(ns, fmt.Sprintf("batch-%d", i), node, podOpts{})
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(p), p)).To(Succeed())
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID,
+				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
+			Expect(k8sClient.Update(ctx, p)).To(Succeed())
+			pods = append(pods, p)
+		}
+		// Two pods have completed: not Ready, never again running.
+		for _, p := range pods[:2] {
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(p), p)).To(Succeed())
+			p.Status.Phase = corev1.PodSucceeded
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "PodCompleted"}}
+			Expect(k8sClient.Status().Update(ctx, p)).To(Succeed())
+		}
+		// Counting them, 2 of 4 pods would be unavailable (> 25%) and every restart held forever.
+		report(node, pods, failed(pods[2], "app", 1))
+		Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf("batch-2"))
+	})
+})
