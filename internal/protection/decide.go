@@ -19,6 +19,8 @@ package protection
 import (
 	"fmt"
 	"time"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
 
 // Outcome is what the decision controller does with one Failed liveness result.
@@ -44,6 +46,12 @@ type Facts struct {
 	ResultContainerID  string
 	RunningContainerID string // "" when the container is not running
 	LeaseCurrent       bool
+	// Evidence: when the result was taken and the probe's period (node clock), and the daemon's
+	// current start and last heartbeat (its Lease's acquireTime and renewTime, node clock).
+	ResultProbeTime time.Time
+	ProbePeriod     int32
+	DaemonStarted   time.Time
+	DaemonRenewed   time.Time
 
 	// Step 2: switches.
 	PodRestartDisabled bool
@@ -94,6 +102,25 @@ func Stale(f Facts) (Decision, bool) {
 	return Decision{}, false
 }
 
+// StaleEvidence reports why a Failed result is no evidence for a restart: it was taken before the
+// node's daemon started (an earlier instance left it in the status), or it is older than
+// FailedStaleAfter its probe's period at the daemon's last heartbeat (the daemon stopped
+// refreshing it). A result without a probe time, or a daemon without a start, is not judged.
+func StaleEvidence(f Facts) (string, bool) {
+	if f.ResultProbeTime.IsZero() {
+		return "", false
+	}
+	if !f.DaemonStarted.IsZero() && f.ResultProbeTime.Before(f.DaemonStarted) {
+		return fmt.Sprintf("the result was taken at %s, before the daemon of node %s started at %s",
+			f.ResultProbeTime.UTC().Format(time.RFC3339), f.Node.Name, f.DaemonStarted.UTC().Format(time.RFC3339)), true
+	}
+	if limit := appsv1alpha1.FailedStaleAfter(f.ProbePeriod); !f.DaemonRenewed.IsZero() && f.DaemonRenewed.Sub(f.ResultProbeTime) > limit {
+		return fmt.Sprintf("the result is %s old, more than %s for a probe period of %ds",
+			f.DaemonRenewed.Sub(f.ResultProbeTime).Round(time.Second), limit, f.ProbePeriod), true
+	}
+	return "", false
+}
+
 func hold(r Reason, format string, args ...any) Decision {
 	return Decision{Outcome: Hold, Reason: r, Message: fmt.Sprintf(format, args...)}
 }
@@ -109,6 +136,9 @@ func Decide(f Facts, l *Limiter) Decision {
 	if !f.LeaseCurrent {
 		return hold(ReasonDaemonNotReporting,
 			"the daemon of node %s is not reporting (Lease missing or expired); its results cannot be trusted", f.Node.Name)
+	}
+	if why, stale := StaleEvidence(f); stale {
+		return hold(ReasonDaemonNotReporting, "%s; waiting for a new probe of container %s", why, f.Target.Container)
 	}
 
 	// 2. Switches.

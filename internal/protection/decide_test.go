@@ -39,6 +39,8 @@ func baseFacts() Facts {
 	}
 }
 
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
 func TestDecideInOrder(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -53,6 +55,22 @@ func TestDecideInOrder(t *testing.T) {
 		{"container not running", func(f *Facts) { f.RunningContainerID = "" }, Ignore, ""},
 		{"stale beats lease", func(f *Facts) { f.RunningContainerID = "containerd://b"; f.LeaseCurrent = false }, Ignore, ""},
 		{"lease expired", func(f *Facts) { f.LeaseCurrent = false }, Hold, ReasonDaemonNotReporting},
+		{"result taken before the daemon's start", func(f *Facts) {
+			f.ResultProbeTime, f.DaemonStarted, f.DaemonRenewed = t0.Add(-time.Second), t0, t0.Add(5*time.Second)
+		}, Hold, ReasonDaemonNotReporting},
+		{"result no longer refreshed", func(f *Facts) {
+			// period 10 s: stale after 2*20 s + 2*10 s = 60 s
+			f.ProbePeriod, f.DaemonStarted, f.ResultProbeTime, f.DaemonRenewed = 10, t0, t0.Add(time.Minute), t0.Add(2*time.Minute+time.Second)
+		}, Hold, ReasonDaemonNotReporting},
+		{"result refreshed in time", func(f *Facts) {
+			f.ProbePeriod, f.DaemonStarted, f.ResultProbeTime, f.DaemonRenewed = 10, t0, t0.Add(time.Minute), t0.Add(2*time.Minute)
+		}, Restart, ""},
+		{"stale evidence comes after the lease", func(f *Facts) {
+			f.LeaseCurrent, f.ResultProbeTime, f.DaemonStarted = false, t0.Add(-time.Second), t0
+		}, Hold, ReasonDaemonNotReporting},
+		{"stale evidence before the switches", func(f *Facts) {
+			f.ResultProbeTime, f.DaemonStarted, f.PodRestartDisabled = t0.Add(-time.Second), t0, true
+		}, Hold, ReasonDaemonNotReporting},
 		{"pod switch", func(f *Facts) { f.PodRestartDisabled = true }, Hold, ReasonDisabled},
 		{"manager switch", func(f *Facts) { f.ManagerDisabled = true }, Hold, ReasonDisabled},
 		{"dry run", func(f *Facts) { f.Policies[0].DryRun = true }, Hold, ReasonDryRun},

@@ -16,6 +16,8 @@ limitations under the License.
 
 package v1alpha1
 
+import "time"
+
 // Failed reports whether the probe's last reported state is Failed: it reached its failure
 // threshold on the container named by ContainerID.
 func (s *ContainerProbeState) Failed() bool { return s.State == ProbeFailed }
@@ -29,4 +31,20 @@ func (s *PodProbeStatus) FailedProbes() int {
 		}
 	}
 	return n
+}
+
+// A Failed result is evidence for a restart only while it is fresh. The node daemon writes the
+// lastProbeTime of a Failed state again whenever it is older than FailedRefreshInterval, and the
+// decision controller trusts a Failed state only if it was taken after the daemon's current start
+// (its Lease's acquireTime) and within FailedStaleAfter of the daemon's last heartbeat (its
+// Lease's renewTime). Both times are the node's clock.
+
+// FailedRefreshInterval is twice the probe period, at least 10 seconds.
+func FailedRefreshInterval(periodSeconds int32) time.Duration {
+	return max(2*time.Duration(periodSeconds)*time.Second, 10*time.Second)
+}
+
+// FailedStaleAfter leaves room for two missed refreshes and two heartbeats.
+func FailedStaleAfter(periodSeconds int32) time.Duration {
+	return 2*FailedRefreshInterval(periodSeconds) + 2*DaemonLeaseRenewSeconds*time.Second
 }

@@ -132,6 +132,7 @@ type failure struct {
 	state     appsv1alpha1.ContainerProbeState
 	container string
 	grace     *int64
+	period    int32
 }
 
 func (f failure) instance() restarts.Instance {
@@ -166,7 +167,8 @@ func failedStates(npp *appsv1alpha1.NodePodProbe, pod *corev1.Pod) []failure {
 			}
 			for _, p := range spec.Probes {
 				if p.Name == s.Name {
-					out = append(out, failure{state: s, container: p.ContainerName, grace: p.Probe.TerminationGracePeriodSeconds})
+					out = append(out, failure{state: s, container: p.ContainerName, grace: p.Probe.TerminationGracePeriodSeconds,
+						period: p.Probe.PeriodSeconds})
 				}
 			}
 		}
@@ -216,9 +218,12 @@ func (r *DecisionReconciler) decide(ctx context.Context, pod *corev1.Pod, f fail
 		return decided{Decision: d}, nil
 	}
 	var err error
-	if facts.LeaseCurrent, err = v.leaseCurrent(ctx, pod.Spec.NodeName); err != nil {
+	lease, err := v.daemonLease(ctx, pod.Spec.NodeName)
+	if err != nil {
 		return decided{}, err
 	}
+	facts.LeaseCurrent, facts.DaemonStarted, facts.DaemonRenewed = lease.current, lease.started, lease.renewed
+	facts.ResultProbeTime, facts.ProbePeriod = f.state.LastProbeTime.Time, f.period
 	if facts.Policies, err = v.governing(ctx, pod, r.def); err != nil {
 		return decided{}, err
 	}

@@ -331,6 +331,24 @@ var _ = Describe("Decision controller", Ordered, func() {
 		Eventually(crrCount(ns), wait, poll).Should(Equal(1))
 	})
 
+	It("never restarts on a result taken before the daemon's current start", func() {
+		ns, node := newNamespace(), newNode()
+		pod := createPod(ns, "old-news", node, podOpts{})
+		// The daemon restarted after the result below was taken: its Lease says when.
+		restarted := time.Now().Add(3 * time.Second)
+		startDaemon(node, restarted)
+		report(node, []*corev1.Pod{pod}, failed(pod, "app", 1))
+		Eventually(heldEvents(ns, pod.Name, protection.ReasonDaemonNotReporting), wait, poll).Should(ConsistOf(
+			ContainSubstring("before the daemon of node " + node + " started")))
+		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
+
+		By("the new daemon probes the container and it still fails: that is evidence")
+		time.Sleep(time.Until(restarted) + time.Second)
+		renewLease(node, time.Now())
+		report(node, []*corev1.Pod{pod}, failed(pod, "app", 1))
+		Eventually(crrCount(ns), wait, poll).Should(Equal(1))
+	})
+
 	It("holds a node where several workloads fail at once (node storm)", func() {
 		ns := newNamespace()
 		stormy, calm := newNode(), newNode()

@@ -108,6 +108,16 @@ func renewLease(node string, renewTime time.Time) {
 	Expect(err).NotTo(HaveOccurred())
 }
 
+// startDaemon plays a daemon process that started at started: its Lease's acquireTime.
+func startDaemon(node string, started time.Time) {
+	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: opNS, Name: appsv1alpha1.DaemonLeasePrefix + node}}
+	_, err := ctrl.CreateOrUpdate(ctx, k8sClient, l, func() error {
+		l.Spec.AcquireTime = &metav1.MicroTime{Time: started}
+		return nil
+	})
+	Expect(err).NotTo(HaveOccurred())
+}
+
 // newNode returns a fresh node name with a current daemon Lease.
 func newNode() string {
 	n := name("node")

@@ -102,24 +102,33 @@ func (v *view) failingStates(ctx context.Context, pod *corev1.Pod) (int, error) 
 	return ps.FailedProbes(), nil
 }
 
-// leaseCurrent reports whether the node's daemon Lease was renewed within its duration.
-func (v *view) leaseCurrent(ctx context.Context, node string) (bool, error) {
+// daemonLease is what the node daemon's Lease says: whether it is current, when the daemon
+// process started (acquireTime) and when it last renewed (both on the node's clock).
+type daemonLease struct {
+	current          bool
+	started, renewed time.Time
+}
+
+// daemonLease reads the node's daemon Lease; a current one was renewed within its duration.
+func (v *view) daemonLease(ctx context.Context, node string) (daemonLease, error) {
 	l := &coordinationv1.Lease{}
 	err := v.c.Get(ctx, client.ObjectKey{Namespace: v.opNS, Name: appsv1alpha1.DaemonLeasePrefix + node}, l, unsafeGet)
 	if apierrors.IsNotFound(err) {
-		return false, nil
+		return daemonLease{}, nil
 	}
-	if err != nil {
-		return false, err
+	if err != nil || l.Spec.RenewTime == nil {
+		return daemonLease{}, err
 	}
-	if l.Spec.RenewTime == nil {
-		return false, nil
+	out := daemonLease{renewed: l.Spec.RenewTime.Time}
+	if l.Spec.AcquireTime != nil {
+		out.started = l.Spec.AcquireTime.Time
 	}
 	d := int32(appsv1alpha1.DaemonLeaseDuration)
 	if l.Spec.LeaseDurationSeconds != nil {
 		d = *l.Spec.LeaseDurationSeconds
 	}
-	return l.Spec.RenewTime.Add(time.Duration(d) * time.Second).After(v.now), nil
+	out.current = out.renewed.Add(time.Duration(d) * time.Second).After(v.now)
+	return out, nil
 }
 
 // activeCRR reports whether the pod has an active ContainerRecreateRequest in the cache, or one
