@@ -116,14 +116,17 @@ func ResolveWorkload(pod metav1.Object, lookup OwnerLookup) (Workload, error) {
 
 // PodState is one pod of a workload as the budget sees it.
 type PodState struct {
-	Ready       bool
-	ActiveCRR   bool // an active ContainerRecreateRequest, or one created but not yet in the cache
+	Ready     bool
+	ActiveCRR bool // an active ContainerRecreateRequest, or one created but not yet in the cache
+	// Recovering: a restart of the pod finished but has not given it back yet (the stopped
+	// instance is still there, or its replacement is not ready).
+	Recovering  bool
 	Failing     bool // at least one liveness state Failed
 	Terminating bool
 }
 
-// Available is Ready, not terminating, and not being restarted.
-func (p PodState) Available() bool { return p.Ready && !p.ActiveCRR && !p.Terminating }
+// Available is Ready, not terminating, not being restarted and not recovering from a restart.
+func (p PodState) Available() bool { return p.Ready && !p.ActiveCRR && !p.Recovering && !p.Terminating }
 
 // WorkloadState is what the budget and the storm breaker need of one workload.
 type WorkloadState struct {

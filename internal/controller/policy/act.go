@@ -145,7 +145,23 @@ func (r *DecisionReconciler) buildCRR(pod *corev1.Pod, f failure) *appsv1alpha1.
 				FailurePolicy:                 appsv1alpha1.FailurePolicyFail,
 				TerminationGracePeriodSeconds: f.grace,
 			},
+			// The deadline covers the grace period the stop may use (the probe's, else the
+			// pod's), so the request, and the budget it holds, outlives a long preStop.
+			ActiveDeadlineSeconds: ptr.To(appsv1alpha1.ActiveDeadlineSecondsFor(graceOf(pod, f), 0)),
 		},
+	}
+}
+
+// graceOf is the grace period the daemon will give the container: the probe's
+// terminationGracePeriodSeconds, else the pod's, else the API default.
+func graceOf(pod *corev1.Pod, f failure) int64 {
+	switch {
+	case f.grace != nil:
+		return *f.grace
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		return *pod.Spec.TerminationGracePeriodSeconds
+	default:
+		return appsv1alpha1.DefaultTerminationGracePeriodSeconds
 	}
 }
 

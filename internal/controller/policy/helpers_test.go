@@ -150,6 +150,7 @@ type podOpts struct {
 	containers  []string // default: app
 	owner       *appsv1.ReplicaSet
 	notReady    bool
+	mutate      func(*corev1.Pod)
 }
 
 // createPod creates an enrolled, scheduled pod and plays the kubelet: Ready, containers running
@@ -164,6 +165,9 @@ func createPod(ns, podName, node string, o podOpts) *corev1.Pod {
 	}
 	if o.notReady {
 		b.NotReady()
+	}
+	if o.mutate != nil {
+		b.With(o.mutate)
 	}
 	return b.Create(ctx, k8sClient)
 }
@@ -201,6 +205,14 @@ func probeName(pod *corev1.Pod, container string) string { return pod.Name + "-"
 // The node's NodePodProbe is deleted when the spec ends, so that its failures are not decided
 // again by the managers of later specs (which would move the shared Prometheus counters).
 func report(node string, pods []*corev1.Pod, states ...probeState) {
+	reportWith(node, pods, ptr.To[int64](7), states...)
+}
+
+// noProbeGrace reports probes without a terminationGracePeriodSeconds: the pod's applies.
+var noProbeGrace *int64
+
+// reportWith is report with the probes' terminationGracePeriodSeconds.
+func reportWith(node string, pods []*corev1.Pod, probeGrace *int64, states ...probeState) {
 	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
 	DeferCleanup(func() {
 		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}))).To(Succeed())
@@ -212,7 +224,7 @@ func report(node string, pods []*corev1.Pod, states ...probeState) {
 			for _, c := range p.Spec.Containers {
 				pp.Probes = append(pp.Probes, appsv1alpha1.ContainerProbe{Name: probeName(p, c.Name), ContainerName: c.Name,
 					Probe: corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}},
-						TerminationGracePeriodSeconds: ptr.To[int64](7)}})
+						TerminationGracePeriodSeconds: probeGrace}})
 			}
 			npp.Spec.PodProbes = append(npp.Spec.PodProbes, pp)
 		}

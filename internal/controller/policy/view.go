@@ -131,24 +131,43 @@ func (v *view) daemonLease(ctx context.Context, node string) (daemonLease, error
 	return out, nil
 }
 
-// activeCRR reports whether the pod has an active ContainerRecreateRequest in the cache, or one
-// this controller created that the cache has not shown finished yet.
-func (v *view) activeCRR(ctx context.Context, pod *corev1.Pod) (bool, error) {
+// restarts reports whether the pod has an active ContainerRecreateRequest in the cache (or one
+// this controller created that the cache has not shown finished yet), and whether a finished one
+// has not given the pod back yet (see recovering).
+func (v *view) restarts(ctx context.Context, pod *corev1.Pod) (active, recovering bool, err error) {
 	list := &appsv1alpha1.ContainerRecreateRequestList{}
 	if err := v.c.List(ctx, list, client.InNamespace(pod.Namespace),
 		client.MatchingFields{index.CRRByPod: string(pod.UID)}, client.UnsafeDisableDeepCopy); err != nil {
-		return false, err
+		return false, false, err
 	}
-	active := false
 	for i := range list.Items {
 		crr := &list.Items[i]
 		if crr.Active() {
 			active = true
-		} else if v.observedFinished != nil {
+			continue
+		}
+		if v.observedFinished != nil {
 			v.observedFinished(pod.UID, crr.Name)
 		}
+		recovering = recovering || isRecovering(crr, pod)
 	}
-	return active || v.expected.Pending(pod.UID), nil
+	return active || v.expected.Pending(pod.UID), recovering, nil
+}
+
+// isRecovering reports whether a finished request has not given its pod back: a container it
+// stopped still runs the stopped instance (a long grace period outlived the request), or the
+// replacement is not running and ready yet. A request that stopped nothing holds nothing.
+func isRecovering(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod) bool {
+	for _, st := range crr.Status.ContainerRecreateStates {
+		if !st.IsKilled {
+			continue
+		}
+		cs := podutil.ContainerStatus(pod, st.Name)
+		if cs == nil || cs.ContainerID == st.ContainerID || cs.State.Running == nil || !cs.Ready {
+			return true
+		}
+	}
+	return false
 }
 
 // workloadState builds what the budget and storm rules need; it also returns the state of pod.
@@ -184,7 +203,7 @@ func (v *view) workloadState(ctx context.Context, pod *corev1.Pod, w protection.
 }
 
 func (v *view) podState(ctx context.Context, p *corev1.Pod) (protection.PodState, error) {
-	active, err := v.activeCRR(ctx, p)
+	active, recovering, err := v.restarts(ctx, p)
 	if err != nil {
 		return protection.PodState{}, err
 	}
@@ -195,6 +214,7 @@ func (v *view) podState(ctx context.Context, p *corev1.Pod) (protection.PodState
 	return protection.PodState{
 		Ready:       podutil.IsReady(p),
 		ActiveCRR:   active,
+		Recovering:  recovering,
 		Failing:     failing > 0,
 		Terminating: p.DeletionTimestamp != nil,
 	}, nil

@@ -25,10 +25,13 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 )
 
 // Workloads other than long-running Deployments (issue 13 B and C).
@@ -64,5 +67,55 @@ var _ = Describe("Decision controller on other workloads", Ordered, func() {
 		// Counting them, 2 of 4 pods would be unavailable (> 25%) and every restart held forever.
 		report(node, pods, failed(pods[2], "app", 1))
 		Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf("batch-2"))
+	})
+})
+
+// The budget holds for the whole restart, however long its grace period (issue 13 D).
+var _ = Describe("Decision controller with a long grace period", Ordered, func() {
+	var stop func()
+	BeforeAll(func() { stop = startManager(testConfig()) })
+	AfterAll(func() { stop() })
+
+	It("never has 2 of 3 pods down with maxUnavailable 1 and a 900 s grace period", func() {
+		ns, node := newNamespace(), newNode()
+		one := intstr.FromInt32(1)
+		createPolicy(ns, "one-down", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.MaxUnavailable, s.MaxFailing = &one, pct("100%")
+		})
+		labels := map[string]string{"app": "slow"}
+		rs := deployment(ns, "slow", 3, labels)
+		var pods []*corev1.Pod
+		for i := range 3 {
+			// The pods' grace period is 900 s (the probe sets none, see noProbeGrace).
+			pods = append(pods, createPod(ns, fmt.Sprintf("slow-%d", i), node, podOpts{owner: rs, labels: labels,
+				mutate: func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](900) }}))
+		}
+		a, b := pods[0], pods[1]
+		reportAll := func(states ...probeState) { reportWith(node, pods, noProbeGrace, states...) }
+		reportAll(failed(a, "app", 1))
+		Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf("slow-0"))
+		crr := crrs(ns)[0]
+		Expect(crr.Spec.ActiveDeadlineSeconds).To(HaveValue(BeNumerically(">=", 900+appsv1alpha1.RestartMarginSeconds)),
+			"the deadline covers the grace period")
+
+		By("the daemon stops a's container; the app takes its grace period; the request ends meanwhile")
+		crr.Status.Phase = appsv1alpha1.RecreateFailed
+		crr.Status.ContainerRecreateStates = []appsv1alpha1.ContainerRecreateState{{Name: "app",
+			Phase: appsv1alpha1.RecreateFailed, IsKilled: true, ContainerID: containerID(a, "app", 1)}}
+		Expect(k8sClient.Status().Update(ctx, &crr)).To(Succeed())
+		// a still runs its stopped instance and still reads Ready: it is not back.
+		reportAll(failed(a, "app", 1), failed(b, "app", 1))
+		Eventually(heldEvents(ns, b.Name, protection.ReasonMaxUnavailable), wait, poll).ShouldNot(BeEmpty())
+		Consistently(crrPods, quiet, poll).WithArguments(ns).Should(ConsistOf("slow-0"))
+
+		By("a's new container runs but is not ready yet: still not back")
+		setRunning(a, 2, false)
+		reportAll(succeeded(a, "app", 2), failed(b, "app", 1))
+		Consistently(crrPods, quiet, poll).WithArguments(ns).Should(ConsistOf("slow-0"))
+
+		By("a is ready again: b's turn")
+		setRunning(a, 2, true)
+		reportAll(succeeded(a, "app", 2), failed(b, "app", 1))
+		Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf("slow-0", "slow-1"))
 	})
 })
