@@ -67,6 +67,7 @@ type DecisionReconciler struct {
 	workloadStorms *protection.StormSettler[protection.WorkloadKey]
 	nodeStorms     *protection.StormSettler[string]
 	statusDirty    statusNotifier
+	owners         *owners
 
 	// decideMu makes gathering facts, deciding and recording the expectation one step, so that
 	// two failures of one workload decided concurrently cannot both see the same budget.
@@ -76,6 +77,12 @@ type DecisionReconciler struct {
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch;update
 // +kubebuilder:rbac:groups=apps,resources=replicasets;deployments;statefulsets,verbs=get;list;watch
+// Workloads of other kinds: any owner's /scale (as the disruption controller reads it), and the
+// metadata of the common ones; docs/policy.md says how to add another kind.
+// +kubebuilder:rbac:groups=*,resources=*/scale,verbs=get
+// +kubebuilder:rbac:groups=batch,resources=jobs;cronjobs,verbs=get
+// +kubebuilder:rbac:groups=argoproj.io,resources=rollouts,verbs=get
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets;statefulsets;daemonsets,verbs=get
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=nodepodprobes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=containerrecreaterequests,verbs=get;list;watch;create
@@ -190,7 +197,7 @@ type decided struct {
 // newView reads the cluster for one decision; the decision controller's view also records what
 // it learns (requests seen finished, workloads resolved).
 func (r *DecisionReconciler) newView() *view {
-	v := newView(r.Client, r.expectations, r.clock.Now(), r.cfg.OperatorNamespace)
+	v := newView(r.Client, r.owners, r.expectations, r.clock.Now(), r.cfg.OperatorNamespace)
 	v.observedFinished = r.expectations.CreationObserved
 	v.resolved = r.workloads.Learn
 	return v

@@ -22,12 +22,17 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
@@ -119,3 +124,97 @@ var _ = Describe("Decision controller with a long grace period", Ordered, func()
 		Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf("slow-0", "slow-1"))
 	})
 })
+
+// A workload is its real top owner, of any kind: here a CRD of this test that owns ReplicaSets,
+// as an Argo Rollout does (issue 13 C).
+var _ = Describe("Decision controller on a custom workload kind", Ordered, func() {
+	var stop func()
+	rolloutGVK := schema.GroupVersionKind{Group: "rollouts.test.enhancedliveness.io", Version: "v1", Kind: "Rollout"}
+	BeforeAll(func() {
+		installRolloutCRD()
+		stop = startManager(testConfig())
+	})
+	AfterAll(func() { stop() })
+
+	// rollout creates a Rollout of replicas and, under it, a stable and a canary ReplicaSet with
+	// pods pods each.
+	rollout := func(ns, name string, replicas int32, pods int) (*unstructured.Unstructured, []*corev1.Pod) {
+		r := &unstructured.Unstructured{}
+		r.SetGroupVersionKind(rolloutGVK)
+		r.SetNamespace(ns)
+		r.SetName(name)
+		Expect(unstructured.SetNestedField(r.Object, int64(replicas), "spec", "replicas")).To(Succeed())
+		Expect(k8sClient.Create(ctx, r)).To(Succeed())
+		node := newNode()
+		var out []*corev1.Pod
+		for _, track := range []string{"stable", "canary"} {
+			labels := map[string]string{"app": name, "track": track}
+			rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-" + track,
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: rolloutGVK.GroupVersion().String(), Kind: "Rollout",
+					Name: name, UID: r.GetUID(), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
+				Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To(int32(pods)), Selector: &metav1.LabelSelector{MatchLabels: labels},
+					Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+						Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1"}}}}}}
+			Expect(k8sClient.Create(ctx, rs)).To(Succeed())
+			for i := range pods {
+				out = append(out, createPod(ns, fmt.Sprintf("%s-%s-%d", name, track, i), node,
+					podOpts{owner: rs, labels: labels}))
+			}
+		}
+		return r, out
+	}
+
+	It("shares one budget between a Rollout's canary and stable ReplicaSets, sized by its /scale", func() {
+		ns := newNamespace()
+		createPolicy(ns, "quarter", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.MaxUnavailable, s.MaxFailing = pct("25%"), pct("100%")
+		})
+		_, pods := rollout(ns, "shop", 4, 2)
+		// One failing pod in each ReplicaSet: 25% of the Rollout's 4 replicas is 1 restart. Each
+		// ReplicaSet counted as its own workload of 2 would allow one each.
+		report(pods[0].Spec.NodeName, pods, failed(pods[0], "app", 1), failed(pods[2], "app", 1))
+		Eventually(crrCount(ns), wait, poll).Should(Equal(1))
+		Consistently(crrCount(ns), quiet, poll).Should(Equal(1))
+		held := pods[2]
+		if crrs(ns)[0].Spec.PodName == pods[2].Name {
+			held = pods[0]
+		}
+		Eventually(heldEvents(ns, held.Name, protection.ReasonMaxUnavailable), wait, poll).Should(ConsistOf(
+			ContainSubstring("of 4 pods of Rollout/shop are unavailable")))
+	})
+
+	It("never restarts a blacklisted Rollout", func() {
+		ns := newNamespace()
+		createPolicy(ns, "keep-off", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.Blacklist = &policyv1alpha1.Blacklist{Workloads: []policyv1alpha1.WorkloadReference{
+				{APIVersion: rolloutGVK.GroupVersion().String(), Kind: "Rollout", Name: "legacy"}}}
+		})
+		_, pods := rollout(ns, "legacy", 2, 1)
+		report(pods[0].Spec.NodeName, pods, failed(pods[1], "app", 1))
+		Eventually(heldEvents(ns, pods[1].Name, protection.ReasonBlacklisted), wait, poll).ShouldNot(BeEmpty())
+		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
+	})
+})
+
+// installRolloutCRD installs a namespaced Rollout kind with a /scale subresource, as Argo
+// Rollouts ships one.
+func installRolloutCRD() {
+	GinkgoHelper()
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "rollouts.rollouts.test.enhancedliveness.io"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "rollouts.test.enhancedliveness.io", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "rollouts", Singular: "rollout", Kind: "Rollout", ListKind: "RolloutList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: ptr.To(true)}},
+				Subresources: &apiextensionsv1.CustomResourceSubresources{
+					Status: &apiextensionsv1.CustomResourceSubresourceStatus{},
+					Scale: &apiextensionsv1.CustomResourceSubresourceScale{
+						SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.replicas"}},
+			}},
+		},
+	}
+	_, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}})
+	Expect(err).NotTo(HaveOccurred())
+}

@@ -65,7 +65,8 @@ type EnhancedLivenessPolicyReconciler struct {
 	workloadStorms interface {
 		Settling(protection.WorkloadKey, time.Time) time.Duration
 	}
-	dirty <-chan event.GenericEvent
+	dirty  <-chan event.GenericEvent
+	owners *owners
 
 	mu        sync.Mutex
 	lastWrite map[protection.PolicyKey]time.Time

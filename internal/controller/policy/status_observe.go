@@ -43,7 +43,7 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 		return err
 	}
 	now := r.cfg.Clock.Now()
-	v := newView(r.Client, r.expectations, now, r.cfg.OperatorNamespace)
+	v := newView(r.Client, r.owners, r.expectations, now, r.cfg.OperatorNamespace)
 	held := r.holds.Reasons()
 	type agg struct {
 		sum      policyv1alpha1.WorkloadSummary

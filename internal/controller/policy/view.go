@@ -41,6 +41,7 @@ var unsafeGet = &client.GetOptions{UnsafeDisableDeepCopy: ptr.To(true)}
 // view reads the cluster state one reconcile needs, from the cache, remembering what it read.
 type view struct {
 	c        client.Reader
+	owners   *owners
 	expected interface{ Pending(types.UID) bool }
 	now      time.Time
 	opNS     string
@@ -53,8 +54,8 @@ type view struct {
 	npps   map[string]*appsv1alpha1.NodePodProbe
 }
 
-func newView(c client.Reader, expected interface{ Pending(types.UID) bool }, now time.Time, opNS string) *view {
-	return &view{c: c, expected: expected, now: now, opNS: opNS,
+func newView(c client.Reader, o *owners, expected interface{ Pending(types.UID) bool }, now time.Time, opNS string) *view {
+	return &view{c: c, owners: o, expected: expected, now: now, opNS: opNS,
 		probes: map[string]map[types.UID]*appsv1alpha1.PodProbeStatus{},
 		npps:   map[string]*appsv1alpha1.NodePodProbe{}}
 }
