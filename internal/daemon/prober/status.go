@@ -200,6 +200,9 @@ func BuildStatus(npp *appsv1alpha1.NodePodProbe, results *Cache, observedGenerat
 					Name: p.Name, ContainerID: e.ContainerID, State: e.State, Message: e.Message,
 					LastProbeTime: metav1.NewTime(e.LastProbeTime), LastTransitionTime: metav1.NewTime(e.LastTransitionTime),
 				}
+				if !e.FailingSince.IsZero() {
+					state.FailingSince = &metav1.Time{Time: e.FailingSince}
+				}
 			} else if old := shown[probeRef{pp.UID, p.Name}]; old != nil {
 				state = *old
 			} else {
@@ -235,7 +238,8 @@ func sameReport(a, b *appsv1alpha1.NodePodProbeStatus) bool {
 		for j := range pa.ProbeStates {
 			sa, sb := &pa.ProbeStates[j], &pb.ProbeStates[j]
 			if sa.Name != sb.Name || sa.ContainerID != sb.ContainerID || sa.State != sb.State || sa.Message != sb.Message ||
-				!sa.LastTransitionTime.Time.Truncate(time.Second).Equal(sb.LastTransitionTime.Time.Truncate(time.Second)) {
+				!sa.LastTransitionTime.Time.Truncate(time.Second).Equal(sb.LastTransitionTime.Time.Truncate(time.Second)) ||
+				(sa.FailingSince == nil) != (sb.FailingSince == nil) {
 				return false
 			}
 		}
