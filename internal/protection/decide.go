@@ -67,8 +67,10 @@ type Facts struct {
 	Workload WorkloadState
 	// PodAvailable is whether this pod counts as available in Workload.
 	PodAvailable bool
-	Node         NodeState
-	NodeRule     NodeStormRule
+	// Restarts tallies the workload's recent restarts, for the restart-effectiveness breaker.
+	Restarts RestartTally
+	Node     NodeState
+	NodeRule NodeStormRule
 	// WorkloadStormSettling and NodeStormSettling are how much longer a storm that has just
 	// dropped within its limit keeps holding restarts (StormSettler); zero when none.
 	WorkloadStormSettling time.Duration
@@ -121,6 +123,14 @@ func StaleEvidence(f Facts) (string, bool) {
 	return "", false
 }
 
+// startingToFail says how many of the failing pods have not reached their failure threshold yet.
+func startingToFail(n int32) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of them starting to fail)", n)
+}
+
 func hold(r Reason, format string, args ...any) Decision {
 	return Decision{Outcome: Hold, Reason: r, Message: fmt.Sprintf(format, args...)}
 }
@@ -165,8 +175,14 @@ func Decide(f Facts, l *Limiter) Decision {
 	// 5. Failure storm in the workload, then across the node.
 	maxFailing, by := f.Policies.MaxFailing(f.Workload.Desired)
 	if f.Workload.Storm(maxFailing) {
-		return hold(ReasonFailureStorm, "%d of %d pods of %s are failing, more than maxFailing %d (policy %s)",
-			f.Workload.FailingPods(), f.Workload.Desired, f.Workload.Ref, maxFailing, by)
+		return hold(ReasonFailureStorm, "%d of %d pods of %s are failing%s, more than maxFailing %d (policy %s)",
+			f.Workload.FailingPods()+f.Workload.SuspectPods(), f.Workload.Desired, f.Workload.Ref,
+			startingToFail(f.Workload.SuspectPods()), maxFailing, by)
+	}
+	if bad, total, storm := f.Workload.RevisionStorm(func(n int32) int32 { m, _ := f.Policies.MaxFailing(n); return m }); storm {
+		m, _ := f.Policies.MaxFailing(total)
+		return hold(ReasonFailureStorm, "%d of the %d pods of %s, a revision of %s, are failing or starting to fail, more than maxFailing %d of them (policy %s)",
+			bad, total, f.Workload.Revision, f.Workload.Ref, m, by)
 	}
 	if f.WorkloadStormSettling > 0 {
 		d := hold(ReasonFailureStorm, "%d of %d pods of %s are failing, within maxFailing %d again; the storm must settle for %s more (policy %s)",
@@ -185,6 +201,11 @@ func Decide(f Facts, l *Limiter) Decision {
 		return d
 	}
 
+	// 5c. Restarting the workload is not helping.
+	if b, by := f.Policies.RestartBreaker(); b.Tripped(f.Restarts) {
+		return hold(ReasonRestartIneffective, "%d of the last %d restarts of %s in %s failed their probe again soon after the restart: restarting is not helping (policy %s)",
+			f.Restarts.Ineffective, f.Restarts.Requested, f.Workload.Ref, b.Window, by)
+	}
 	// 6. maxUnavailable; an already unavailable pod may always be restarted.
 	if f.PodAvailable {
 		maxUnavail, by := f.Policies.MaxUnavailable(f.Workload.Desired)

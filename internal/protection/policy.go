@@ -71,6 +71,7 @@ type Policy struct {
 	MaxUnavailable intstr.IntOrString
 	MaxFailing     intstr.IntOrString
 	Rate           Rate
+	Breaker        RestartBreaker
 }
 
 // IsDefault reports whether p is the manager's default policy.
@@ -90,6 +91,7 @@ func DefaultPolicy(d Defaults) Policy {
 		MaxUnavailable: d.MaxUnavailable,
 		MaxFailing:     d.MaxFailing,
 		Rate:           Rate{PerMinute: d.RestartsPerMinute, Burst: d.Burst},
+		Breaker:        DefaultRestartBreaker,
 	}
 }
 
@@ -166,6 +168,9 @@ func Compile(p *policyv1alpha1.EnhancedLivenessPolicy) (Policy, error) {
 		return out, err
 	}
 	out.Blacklist = bl
+	if out.Breaker, err = compileBreaker(p.Spec.RestartEffectiveness); err != nil {
+		return out, err
+	}
 	return out, nil
 }
 

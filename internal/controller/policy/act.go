@@ -90,6 +90,8 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, f failure
 		return 0, fmt.Errorf("creating ContainerRecreateRequest %s/%s: %w", crr.Namespace, crr.Name, err)
 	}
 	r.holds.Release(key, f.instance())
+	r.outcomes.Requested(d.workload, pod.UID, f.container, f.state.ContainerID,
+		protection.SoonAfterRestart(f.initialDelay, f.threshold, f.period), r.clock.Now())
 	r.counts.Requested(withStatus(d.policies), r.clock.Now())
 	restartsRequested.Inc()
 	if !f.state.LastTransitionTime.IsZero() {

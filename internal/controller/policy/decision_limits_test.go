@@ -112,11 +112,13 @@ var _ = Describe("Decision controller rate limit", Ordered, func() {
 		})
 		// Five single pods, each on its own node (no node storm), all failing at once.
 		var nodes []string
+		var pods []*corev1.Pod
 		for i := range 5 {
 			node := name("rl-node")
 			renewLease(node, clock.Now())
 			nodes = append(nodes, node)
 			pod := createPod(ns, fmt.Sprintf("rl-%d", i), node, podOpts{})
+			pods = append(pods, pod)
 			report(node, []*corev1.Pod{pod}, failed(pod, "app", 1))
 		}
 		Eventually(crrCount(ns), wait, poll).Should(Equal(2))
@@ -132,9 +134,11 @@ var _ = Describe("Decision controller rate limit", Ordered, func() {
 		for want := 3; want <= 4; want++ {
 			By(fmt.Sprintf("a minute later the bucket has one token: restart number %d", want))
 			clock.Step(time.Minute)
-			// The daemons' heartbeats (every 10s in reality) wake the held pods of their nodes.
-			for _, n := range nodes {
+			// The daemons' heartbeats (every 10s in reality) wake the held pods of their nodes,
+			// and the daemons keep their Failed results fresh (else they are stale evidence).
+			for i, n := range nodes {
 				renewLease(n, clock.Now())
+				reportAt(n, clock.Now(), pods[i:i+1], failed(pods[i], "app", 1))
 			}
 			Eventually(crrCount(ns), wait, poll).Should(Equal(want))
 			Consistently(crrCount(ns), quiet, poll).Should(Equal(want))

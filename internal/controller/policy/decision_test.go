@@ -104,6 +104,10 @@ var _ = Describe("Decision controller", Ordered, func() {
 		ns, node := newNamespace(), newNode()
 		pol := createPolicy(ns, "web", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
 			s.MaxUnavailable, s.MaxFailing = pct("25%"), pct("50%")
+			// The restarted containers fail again at once (a bad probe), which the
+			// restart-effectiveness breaker would hold on its own; this spec is about the
+			// storm breaker alone (decision_storm_test.go covers the other).
+			s.RestartEffectiveness.Mode = policyv1alpha1.BreakerDisabled
 		})
 		rs := deployment(ns, "web", 10, map[string]string{"app": "web"})
 		pods := make([]*corev1.Pod, 10)

@@ -187,14 +187,20 @@ type probeState struct {
 	container   string
 	containerID string
 	state       appsv1alpha1.ProbeState
+	failing     bool // failingSince set: started failing (below the threshold unless state is Failed)
+}
+
+// suspect: the probe has started failing on the container's instance generation, below its threshold.
+func suspect(pod *corev1.Pod, container string, generation int) probeState {
+	return probeState{pod, container, containerID(pod, container, generation), appsv1alpha1.ProbeSucceeded, true}
 }
 
 func failed(pod *corev1.Pod, container string, generation int) probeState {
-	return probeState{pod, container, containerID(pod, container, generation), appsv1alpha1.ProbeFailed}
+	return probeState{pod, container, containerID(pod, container, generation), appsv1alpha1.ProbeFailed, true}
 }
 
 func succeeded(pod *corev1.Pod, container string, generation int) probeState {
-	return probeState{pod, container, containerID(pod, container, generation), appsv1alpha1.ProbeSucceeded}
+	return probeState{pod, container, containerID(pod, container, generation), appsv1alpha1.ProbeSucceeded, false}
 }
 
 func probeName(pod *corev1.Pod, container string) string { return pod.Name + "-" + container }
@@ -213,6 +219,16 @@ var noProbeGrace *int64
 
 // reportWith is report with the probes' terminationGracePeriodSeconds.
 func reportWith(node string, pods []*corev1.Pod, probeGrace *int64, states ...probeState) {
+	reportFull(node, pods, probeGrace, time.Now(), states...)
+}
+
+// reportAt is report with the probes run at at: a daemon refreshing its Failed results
+// (FailedRefreshInterval) on a manager whose clock is fake.
+func reportAt(node string, at time.Time, pods []*corev1.Pod, states ...probeState) {
+	reportFull(node, pods, ptr.To[int64](7), at, states...)
+}
+
+func reportFull(node string, pods []*corev1.Pod, probeGrace *int64, at time.Time, states ...probeState) {
 	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
 	DeferCleanup(func() {
 		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}))).To(Succeed())
@@ -233,7 +249,7 @@ func reportWith(node string, pods []*corev1.Pod, probeGrace *int64, states ...pr
 	Expect(err).NotTo(HaveOccurred())
 	byPod := map[types.UID]*appsv1alpha1.PodProbeStatus{}
 	npp.Status = appsv1alpha1.NodePodProbeStatus{}
-	now := metav1.Now()
+	now := metav1.NewTime(at)
 	for _, s := range states {
 		ps := byPod[s.pod.UID]
 		if ps == nil {
@@ -244,6 +260,9 @@ func reportWith(node string, pods []*corev1.Pod, probeGrace *int64, states ...pr
 		}
 		ps.ProbeStates = append(ps.ProbeStates, appsv1alpha1.ContainerProbeState{Name: probeName(s.pod, s.container),
 			ContainerID: s.containerID, State: s.state, Message: "probe " + string(s.state), LastProbeTime: now, LastTransitionTime: now})
+		if s.failing || s.state == appsv1alpha1.ProbeFailed {
+			ps.ProbeStates[len(ps.ProbeStates)-1].FailingSince = &now
+		}
 		// byPod points into the slice: re-point after appends move it.
 		for i := range npp.Status.PodProbeStatuses {
 			byPod[npp.Status.PodProbeStatuses[i].UID] = &npp.Status.PodProbeStatuses[i]

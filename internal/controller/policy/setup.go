@@ -116,6 +116,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 		nodeStorms:     &protection.StormSettler[string]{Settle: cfg.StormSettle},
 		statusDirty:    dirty,
 		owners:         owners,
+		outcomes:       restarts.NewOutcomes(),
 	}
 	if err := d.setup(mgr); err != nil {
 		return err

@@ -23,6 +23,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -52,12 +53,13 @@ type view struct {
 
 	probes map[string]map[types.UID]*appsv1alpha1.PodProbeStatus // node -> pod UID -> status
 	npps   map[string]*appsv1alpha1.NodePodProbe
+	leases map[string]daemonLease
 }
 
 func newView(c client.Reader, o *owners, expected interface{ Pending(types.UID) bool }, now time.Time, opNS string) *view {
 	return &view{c: c, owners: o, expected: expected, now: now, opNS: opNS,
 		probes: map[string]map[types.UID]*appsv1alpha1.PodProbeStatus{},
-		npps:   map[string]*appsv1alpha1.NodePodProbe{}}
+		npps:   map[string]*appsv1alpha1.NodePodProbe{}, leases: map[string]daemonLease{}}
 }
 
 // nodeProbe returns the node's NodePodProbe (nil if there is none).
@@ -96,11 +98,33 @@ func (v *view) probeStatus(ctx context.Context, pod *corev1.Pod) (*appsv1alpha1.
 
 // failingStates counts a pod's Failed states.
 func (v *view) failingStates(ctx context.Context, pod *corev1.Pod) (int, error) {
+	failed, _, err := v.evidence(ctx, pod)
+	return failed, err
+}
+
+// evidence counts a pod's Failed states and says whether one of its probes has started failing
+// below its threshold (suspect). A suspect mark taken before the node's daemon started (an
+// earlier instance left it) is no evidence.
+func (v *view) evidence(ctx context.Context, pod *corev1.Pod) (failed int, suspect bool, err error) {
 	ps, err := v.probeStatus(ctx, pod)
 	if err != nil || ps == nil {
-		return 0, err
+		return 0, false, err
 	}
-	return ps.FailedProbes(), nil
+	for i := range ps.ProbeStates {
+		s := &ps.ProbeStates[i]
+		if !s.Suspect() {
+			continue
+		}
+		lease, err := v.daemonLease(ctx, pod.Spec.NodeName)
+		if err != nil {
+			return 0, false, err
+		}
+		if lease.started.IsZero() || !s.FailingSince.Time.Before(lease.started) {
+			suspect = true
+			break
+		}
+	}
+	return ps.FailedProbes(), suspect, nil
 }
 
 // daemonLease is what the node daemon's Lease says: whether it is current, when the daemon
@@ -112,6 +136,17 @@ type daemonLease struct {
 
 // daemonLease reads the node's daemon Lease; a current one was renewed within its duration.
 func (v *view) daemonLease(ctx context.Context, node string) (daemonLease, error) {
+	if l, ok := v.leases[node]; ok {
+		return l, nil
+	}
+	l, err := v.readLease(ctx, node)
+	if err == nil {
+		v.leases[node] = l
+	}
+	return l, err
+}
+
+func (v *view) readLease(ctx context.Context, node string) (daemonLease, error) {
 	l := &coordinationv1.Lease{}
 	err := v.c.Get(ctx, client.ObjectKey{Namespace: v.opNS, Name: appsv1alpha1.DaemonLeasePrefix + node}, l, unsafeGet)
 	if apierrors.IsNotFound(err) {
@@ -178,6 +213,10 @@ func (v *view) workloadState(ctx context.Context, pod *corev1.Pod, w protection.
 		return st, self, false, err
 	}
 	st.Ref = w.Ref
+	if ref := metav1.GetControllerOf(pod); ref != nil && ref.UID != w.Ref.UID {
+		// The pod's own controller below the workload: one revision of its pod template.
+		st.Revision, st.RevisionUID = ref.Kind+"/"+ref.Name, ref.UID
+	}
 	live := 0
 	for _, p := range pods {
 		// A finished pod (a Job's completed pod) counts nowhere: not desired, not unavailable,
@@ -208,16 +247,22 @@ func (v *view) podState(ctx context.Context, p *corev1.Pod) (protection.PodState
 	if err != nil {
 		return protection.PodState{}, err
 	}
-	failing, err := v.failingStates(ctx, p)
+	failing, suspect, err := v.evidence(ctx, p)
 	if err != nil {
 		return protection.PodState{}, err
+	}
+	var controller types.UID
+	if ref := metav1.GetControllerOf(p); ref != nil {
+		controller = ref.UID
 	}
 	return protection.PodState{
 		Ready:       podutil.IsReady(p),
 		ActiveCRR:   active,
 		Recovering:  recovering,
 		Failing:     failing > 0,
+		Suspect:     failing == 0 && suspect,
 		Terminating: p.DeletionTimestamp != nil,
+		Controller:  controller,
 	}, nil
 }
 
@@ -236,11 +281,11 @@ func (v *view) nodeState(ctx context.Context, node string, rule protection.NodeS
 			continue
 		}
 		st.Pods++
-		n, err := v.failingStates(ctx, p)
+		n, suspect, err := v.evidence(ctx, p)
 		if err != nil {
 			return st, err
 		}
-		if n > 0 {
+		if n > 0 || suspect {
 			failing = append(failing, p)
 		}
 	}
