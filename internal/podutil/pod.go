@@ -105,6 +105,12 @@ func RunningContainerID(pod *corev1.Pod, name string) (string, int32) {
 	}
 }
 
+// IsFinished reports whether the pod has run to completion (phase Succeeded or Failed): its
+// containers will not run again, so it counts in no budget.
+func IsFinished(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
 // IsReady reports whether the pod's Ready condition is True.
 func IsReady(pod *corev1.Pod) bool {
 	for _, c := range pod.Status.Conditions {

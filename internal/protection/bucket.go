@@ -82,10 +82,34 @@ func NewLimiter(c clock.PassiveClock, global Rate) *Limiter {
 	return l
 }
 
+// Reservation is a token taken from each bucket a restart needs. The decision holds it until the
+// ContainerRecreateRequest exists: a create that fails (refused, or AlreadyExists) gives it back.
+type Reservation struct {
+	l       *Limiter
+	buckets []*TokenBucket
+}
+
+// Cancel gives the tokens back (capped at each bucket's burst). It is safe to call on the zero
+// value and more than once.
+func (r *Reservation) Cancel() {
+	if r == nil || r.l == nil {
+		return
+	}
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	now := r.l.clock.Now()
+	for _, b := range r.buckets {
+		b.refill(now)
+		b.tokens = min(b.tokens+1, float64(b.rate.Burst))
+	}
+	r.l, r.buckets = nil, nil
+}
+
 // Take takes one token from the global bucket and from the bucket of each governing policy,
-// all or nothing. When any bucket is empty it takes none and returns how long until every
-// bucket can give one. A policy whose rate changed keeps its tokens (capped at the new burst).
-func (l *Limiter) Take(g Governing) (bool, time.Duration) {
+// all or nothing, and returns them as a Reservation. When any bucket is empty it takes none and
+// returns how long until every bucket can give one. A policy whose rate changed keeps its tokens
+// (capped at the new burst).
+func (l *Limiter) Take(g Governing) (*Reservation, bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.clock.Now()
@@ -109,12 +133,12 @@ func (l *Limiter) Take(g Governing) (bool, time.Duration) {
 		wait = max(wait, b.wait())
 	}
 	if wait > 0 {
-		return false, wait
+		return nil, false, wait
 	}
 	for _, b := range bs {
 		b.tokens--
 	}
-	return true, 0
+	return &Reservation{l: l, buckets: bs}, true, 0
 }
 
 // Forget drops the bucket of a deleted policy.

@@ -19,6 +19,8 @@ package protection
 import (
 	"fmt"
 	"time"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
 
 // Outcome is what the decision controller does with one Failed liveness result.
@@ -44,6 +46,12 @@ type Facts struct {
 	ResultContainerID  string
 	RunningContainerID string // "" when the container is not running
 	LeaseCurrent       bool
+	// Evidence: when the result was taken and the probe's period (node clock), and the daemon's
+	// current start and last heartbeat (its Lease's acquireTime and renewTime, node clock).
+	ResultProbeTime time.Time
+	ProbePeriod     int32
+	DaemonStarted   time.Time
+	DaemonRenewed   time.Time
 
 	// Step 2: switches.
 	PodRestartDisabled bool
@@ -59,8 +67,10 @@ type Facts struct {
 	Workload WorkloadState
 	// PodAvailable is whether this pod counts as available in Workload.
 	PodAvailable bool
-	Node         NodeState
-	NodeRule     NodeStormRule
+	// Restarts tallies the workload's recent restarts, for the restart-effectiveness breaker.
+	Restarts RestartTally
+	Node     NodeState
+	NodeRule NodeStormRule
 	// WorkloadStormSettling and NodeStormSettling are how much longer a storm that has just
 	// dropped within its limit keeps holding restarts (StormSettler); zero when none.
 	WorkloadStormSettling time.Duration
@@ -75,6 +85,9 @@ type Decision struct {
 	// RequeueAfter is when deciding again could succeed (RateLimited); zero means "when something
 	// changes" (a watch event), with the caller's fallback interval.
 	RequeueAfter time.Duration
+	// Tokens are the rate-limit tokens of a Restart; the caller cancels them when the restart is
+	// not created after all.
+	Tokens *Reservation
 }
 
 // Stale applies the first half of step 1 alone, from the pod and the result only: a result for a
@@ -89,6 +102,33 @@ func Stale(f Facts) (Decision, bool) {
 			"stale result: reported for %q, running container is %q", f.ResultContainerID, f.RunningContainerID)}, true
 	}
 	return Decision{}, false
+}
+
+// StaleEvidence reports why a Failed result is no evidence for a restart: it was taken before the
+// node's daemon started (an earlier instance left it in the status), or it is older than
+// FailedStaleAfter its probe's period at the daemon's last heartbeat (the daemon stopped
+// refreshing it). A result without a probe time, or a daemon without a start, is not judged.
+func StaleEvidence(f Facts) (string, bool) {
+	if f.ResultProbeTime.IsZero() {
+		return "", false
+	}
+	if !f.DaemonStarted.IsZero() && f.ResultProbeTime.Before(f.DaemonStarted) {
+		return fmt.Sprintf("the result was taken at %s, before the daemon of node %s started at %s",
+			f.ResultProbeTime.UTC().Format(time.RFC3339), f.Node.Name, f.DaemonStarted.UTC().Format(time.RFC3339)), true
+	}
+	if limit := appsv1alpha1.FailedStaleAfter(f.ProbePeriod); !f.DaemonRenewed.IsZero() && f.DaemonRenewed.Sub(f.ResultProbeTime) > limit {
+		return fmt.Sprintf("the result is %s old, more than %s for a probe period of %ds",
+			f.DaemonRenewed.Sub(f.ResultProbeTime).Round(time.Second), limit, f.ProbePeriod), true
+	}
+	return "", false
+}
+
+// startingToFail says how many of the failing pods have not reached their failure threshold yet.
+func startingToFail(n int32) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of them starting to fail)", n)
 }
 
 func hold(r Reason, format string, args ...any) Decision {
@@ -106,6 +146,9 @@ func Decide(f Facts, l *Limiter) Decision {
 	if !f.LeaseCurrent {
 		return hold(ReasonDaemonNotReporting,
 			"the daemon of node %s is not reporting (Lease missing or expired); its results cannot be trusted", f.Node.Name)
+	}
+	if why, stale := StaleEvidence(f); stale {
+		return hold(ReasonDaemonNotReporting, "%s; waiting for a new probe of container %s", why, f.Target.Container)
 	}
 
 	// 2. Switches.
@@ -132,8 +175,14 @@ func Decide(f Facts, l *Limiter) Decision {
 	// 5. Failure storm in the workload, then across the node.
 	maxFailing, by := f.Policies.MaxFailing(f.Workload.Desired)
 	if f.Workload.Storm(maxFailing) {
-		return hold(ReasonFailureStorm, "%d of %d pods of %s are failing, more than maxFailing %d (policy %s)",
-			f.Workload.FailingPods(), f.Workload.Desired, f.Workload.Ref, maxFailing, by)
+		return hold(ReasonFailureStorm, "%d of %d pods of %s are failing%s, more than maxFailing %d (policy %s)",
+			f.Workload.FailingPods()+f.Workload.SuspectPods(), f.Workload.Desired, f.Workload.Ref,
+			startingToFail(f.Workload.SuspectPods()), maxFailing, by)
+	}
+	if bad, total, storm := f.Workload.RevisionStorm(func(n int32) int32 { m, _ := f.Policies.MaxFailing(n); return m }); storm {
+		m, _ := f.Policies.MaxFailing(total)
+		return hold(ReasonFailureStorm, "%d of the %d pods of %s, a revision of %s, are failing or starting to fail, more than maxFailing %d of them (policy %s)",
+			bad, total, f.Workload.Revision, f.Workload.Ref, m, by)
 	}
 	if f.WorkloadStormSettling > 0 {
 		d := hold(ReasonFailureStorm, "%d of %d pods of %s are failing, within maxFailing %d again; the storm must settle for %s more (policy %s)",
@@ -152,6 +201,11 @@ func Decide(f Facts, l *Limiter) Decision {
 		return d
 	}
 
+	// 5c. Restarting the workload is not helping.
+	if b, by := f.Policies.RestartBreaker(); b.Tripped(f.Restarts) {
+		return hold(ReasonRestartIneffective, "%d of the last %d restarts of %s in %s failed their probe again soon after the restart: restarting is not helping (policy %s)",
+			f.Restarts.Ineffective, f.Restarts.Requested, f.Workload.Ref, b.Window, by)
+	}
 	// 6. maxUnavailable; an already unavailable pod may always be restarted.
 	if f.PodAvailable {
 		maxUnavail, by := f.Policies.MaxUnavailable(f.Workload.Desired)
@@ -162,10 +216,11 @@ func Decide(f Facts, l *Limiter) Decision {
 	}
 
 	// 7. Rate limit.
-	if ok, wait := l.Take(f.Policies); !ok {
+	tokens, ok, wait := l.Take(f.Policies)
+	if !ok {
 		d := hold(ReasonRateLimited, "rate limit reached; next token in %s", wait.Round(time.Millisecond))
 		d.RequeueAfter = wait
 		return d
 	}
-	return Decision{Outcome: Restart}
+	return Decision{Outcome: Restart, Tokens: tokens}
 }

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clocktesting "k8s.io/utils/clock/testing"
 )
@@ -27,7 +28,7 @@ import (
 // baseFacts is a healthy 10-replica workload where one pod's container failed: everything allows
 // the restart. Each case changes one fact and expects the rule of that step to answer.
 func baseFacts() Facts {
-	pol := Policy{Key: PolicyKey{Namespace: "ns", Name: "p"}, MaxUnavailable: intstr.FromString("25%"), MaxFailing: intstr.FromString("50%"), Rate: Rate{PerMinute: 6, Burst: 3}}
+	pol := Policy{Key: PolicyKey{Namespace: "ns", Name: "p"}, MaxUnavailable: intstr.FromString("25%"), MaxFailing: intstr.FromString("50%"), Rate: Rate{PerMinute: 6, Burst: 3}, Breaker: DefaultRestartBreaker}
 	return Facts{
 		PodFound: true, ResultContainerID: "containerd://a", RunningContainerID: "containerd://a", LeaseCurrent: true,
 		Policies:     Governing{pol},
@@ -38,6 +39,8 @@ func baseFacts() Facts {
 		NodeRule:     NodeStormRule{MaxFailing: intstr.FromString("50%"), MinWorkloads: 3},
 	}
 }
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 func TestDecideInOrder(t *testing.T) {
 	cases := []struct {
@@ -53,6 +56,22 @@ func TestDecideInOrder(t *testing.T) {
 		{"container not running", func(f *Facts) { f.RunningContainerID = "" }, Ignore, ""},
 		{"stale beats lease", func(f *Facts) { f.RunningContainerID = "containerd://b"; f.LeaseCurrent = false }, Ignore, ""},
 		{"lease expired", func(f *Facts) { f.LeaseCurrent = false }, Hold, ReasonDaemonNotReporting},
+		{"result taken before the daemon's start", func(f *Facts) {
+			f.ResultProbeTime, f.DaemonStarted, f.DaemonRenewed = t0.Add(-time.Second), t0, t0.Add(5*time.Second)
+		}, Hold, ReasonDaemonNotReporting},
+		{"result no longer refreshed", func(f *Facts) {
+			// period 10 s: stale after 2*20 s + 2*10 s = 60 s
+			f.ProbePeriod, f.DaemonStarted, f.ResultProbeTime, f.DaemonRenewed = 10, t0, t0.Add(time.Minute), t0.Add(2*time.Minute+time.Second)
+		}, Hold, ReasonDaemonNotReporting},
+		{"result refreshed in time", func(f *Facts) {
+			f.ProbePeriod, f.DaemonStarted, f.ResultProbeTime, f.DaemonRenewed = 10, t0, t0.Add(time.Minute), t0.Add(2*time.Minute)
+		}, Restart, ""},
+		{"stale evidence comes after the lease", func(f *Facts) {
+			f.LeaseCurrent, f.ResultProbeTime, f.DaemonStarted = false, t0.Add(-time.Second), t0
+		}, Hold, ReasonDaemonNotReporting},
+		{"stale evidence before the switches", func(f *Facts) {
+			f.ResultProbeTime, f.DaemonStarted, f.PodRestartDisabled = t0.Add(-time.Second), t0, true
+		}, Hold, ReasonDaemonNotReporting},
 		{"pod switch", func(f *Facts) { f.PodRestartDisabled = true }, Hold, ReasonDisabled},
 		{"manager switch", func(f *Facts) { f.ManagerDisabled = true }, Hold, ReasonDisabled},
 		{"dry run", func(f *Facts) { f.Policies[0].DryRun = true }, Hold, ReasonDryRun},
@@ -69,7 +88,35 @@ func TestDecideInOrder(t *testing.T) {
 		{"active CRR before storm", func(f *Facts) { f.PodHasActiveCRR = true; f.Workload.Pods = pods(10, 10, 6, 0) }, Wait, ""},
 		{"5 of 10 failing: no storm", func(f *Facts) { f.Workload.Pods = pods(10, 10, 5, 0) }, Restart, ""},
 		{"6 of 10 failing: storm", func(f *Facts) { f.Workload.Pods = pods(10, 10, 6, 0) }, Hold, ReasonFailureStorm},
+		{"1 failing and 5 starting to fail of 10: storm before the others reach their threshold", func(f *Facts) {
+			f.Workload.Pods = suspects(pods(10, 10, 1, 0), 5)
+		}, Hold, ReasonFailureStorm},
+		{"1 failing and 4 starting to fail of 10: no storm", func(f *Facts) {
+			f.Workload.Pods = suspects(pods(10, 10, 1, 0), 4)
+		}, Restart, ""},
+		{"a new revision of 3 pods failing or starting to fail, in a workload of 10: storm", func(f *Facts) {
+			f.Workload.Pods = revision(suspects(pods(10, 10, 1, 0), 2), 3, "rs-new")
+			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
+		}, Hold, ReasonFailureStorm},
+		{"the only pod of a new revision fails: no storm", func(f *Facts) {
+			f.Workload.Pods = revision(pods(10, 10, 1, 0), 1, "rs-new")
+			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
+		}, Restart, ""},
+		{"1 of a new revision of 3 failing, the rest healthy: no storm", func(f *Facts) {
+			f.Workload.Pods = revision(pods(10, 10, 1, 0), 3, "rs-new")
+			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
+		}, Restart, ""},
 		{"storm holds even an unavailable pod", func(f *Facts) { f.Workload.Pods = pods(10, 4, 6, 0); f.PodAvailable = false }, Hold, ReasonFailureStorm},
+		{"restarts that do not help", func(f *Facts) { f.Restarts = RestartTally{Requested: 2, Ineffective: 2} }, Hold, ReasonRestartIneffective},
+		{"restarts that mostly helped", func(f *Facts) { f.Restarts = RestartTally{Requested: 5, Ineffective: 2} }, Restart, ""},
+		{"the breaker of a policy that disables it", func(f *Facts) {
+			f.Policies[0].Breaker.Enabled = false
+			f.Restarts = RestartTally{Requested: 2, Ineffective: 2}
+		}, Restart, ""},
+		{"storm before ineffective restarts", func(f *Facts) {
+			f.Restarts = RestartTally{Requested: 2, Ineffective: 2}
+			f.Workload.Pods = pods(10, 10, 6, 0)
+		}, Hold, ReasonFailureStorm},
 		{"node storm", func(f *Facts) { f.Node = NodeState{Name: "n1", Pods: 10, FailingPods: 6, FailingWorkloads: 4} }, Hold, ReasonNodeStorm},
 		{"5 of 10 failing right after a storm: still settling", func(f *Facts) {
 			f.Workload.Pods = pods(10, 10, 5, 0)
@@ -151,4 +198,23 @@ func TestStaleNeedsOnlyThePodAndTheResult(t *testing.T) {
 			t.Errorf("%s: want Ignore, got %v %s", name, stale, d.Outcome)
 		}
 	}
+}
+
+// suspects marks n pods that are not failing as having started to fail.
+func suspects(ps []PodState, n int) []PodState {
+	for i := range ps {
+		if n > 0 && !ps[i].Failing {
+			ps[i].Suspect = true
+			n--
+		}
+	}
+	return ps
+}
+
+// revision puts the first n pods (the failing ones first) under the controller uid.
+func revision(ps []PodState, n int, uid types.UID) []PodState {
+	for i := 0; i < n && i < len(ps); i++ {
+		ps[i].Controller = uid
+	}
+	return ps
 }

@@ -30,6 +30,7 @@ const (
 	ReasonBlacklisted        Reason = "Blacklisted"
 	ReasonFailureStorm       Reason = "FailureStorm"
 	ReasonNodeStorm          Reason = "NodeStorm"
+	ReasonRestartIneffective Reason = "RestartIneffective"
 	ReasonMaxUnavailable     Reason = "MaxUnavailable"
 	ReasonRateLimited        Reason = "RateLimited"
 	ReasonDaemonNotReporting Reason = "DaemonNotReporting"
@@ -38,5 +39,5 @@ const (
 // AllReasons lists every hold reason in the order of the decision.
 var AllReasons = []Reason{
 	ReasonDaemonNotReporting, ReasonDisabled, ReasonDryRun, ReasonBlacklisted,
-	ReasonFailureStorm, ReasonNodeStorm, ReasonMaxUnavailable, ReasonRateLimited,
+	ReasonFailureStorm, ReasonNodeStorm, ReasonRestartIneffective, ReasonMaxUnavailable, ReasonRateLimited,
 }

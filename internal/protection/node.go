@@ -27,9 +27,10 @@ type NodeState struct {
 	Name string
 	// Pods is the number of enrolled pods on the node.
 	Pods int32
-	// FailingPods is the number of those with a Failed liveness state.
+	// FailingPods is the number of those with a Failed liveness state, or one that has started
+	// failing (suspect).
 	FailingPods int32
-	// FailingWorkloads is the number of distinct workloads with a failing pod on the node.
+	// FailingWorkloads is the number of distinct workloads with such a pod on the node.
 	FailingWorkloads int32
 }
 

@@ -42,24 +42,25 @@ type PolicyKey struct {
 	Namespace, Name string
 }
 
-// DefaultPolicyKey is the key of the default policy: one bucket shared by every pod that no
-// policy selects, in all namespaces. No EnhancedLivenessPolicy can have this name.
-var DefaultPolicyKey = PolicyKey{Name: "<default>"}
+// defaultPolicyName names the default policy; no EnhancedLivenessPolicy can have this name.
+const defaultPolicyName = "<default>"
 
-// IsDefault reports whether k is the default policy's key.
-func (k PolicyKey) IsDefault() bool { return k == DefaultPolicyKey }
-
-// String is namespace/name, or <default>.
-func (k PolicyKey) String() string {
-	if k.IsDefault() {
-		return k.Name
-	}
-	return k.Namespace + "/" + k.Name
+// DefaultPolicyKey is the key of the default policy in a namespace: the pods that no policy
+// selects share one token bucket per namespace, so that one namespace's failing fleet cannot use
+// up another's restarts (the manager-wide bucket still bounds them all).
+func DefaultPolicyKey(namespace string) PolicyKey {
+	return PolicyKey{Namespace: namespace, Name: defaultPolicyName}
 }
+
+// IsDefault reports whether k is the key of a namespace's default policy.
+func (k PolicyKey) IsDefault() bool { return k.Name == defaultPolicyName }
+
+// String is namespace/name; namespace/<default> for the default policy.
+func (k PolicyKey) String() string { return k.Namespace + "/" + k.Name }
 
 // Policy is one governing policy, compiled: selectors parsed, defaults applied.
 type Policy struct {
-	// Key is the policy's namespace and name, or DefaultPolicyKey.
+	// Key is the policy's namespace and name, or DefaultPolicyKey of the pod's namespace.
 	Key       PolicyKey
 	Namespace string
 	Name      string
@@ -70,10 +71,11 @@ type Policy struct {
 	MaxUnavailable intstr.IntOrString
 	MaxFailing     intstr.IntOrString
 	Rate           Rate
+	Breaker        RestartBreaker
 }
 
 // IsDefault reports whether p is the manager's default policy.
-func (p *Policy) IsDefault() bool { return p.Key == DefaultPolicyKey }
+func (p *Policy) IsDefault() bool { return p.Key.IsDefault() }
 
 // Rate is a token-bucket setting.
 type Rate struct {
@@ -84,11 +86,12 @@ type Rate struct {
 // DefaultPolicy builds the default policy from manager flags.
 func DefaultPolicy(d Defaults) Policy {
 	return Policy{
-		Key:            DefaultPolicyKey,
+		Key:            PolicyKey{Name: defaultPolicyName},
 		selector:       labels.Everything(),
 		MaxUnavailable: d.MaxUnavailable,
 		MaxFailing:     d.MaxFailing,
 		Rate:           Rate{PerMinute: d.RestartsPerMinute, Burst: d.Burst},
+		Breaker:        DefaultRestartBreaker,
 	}
 }
 
@@ -165,6 +168,9 @@ func Compile(p *policyv1alpha1.EnhancedLivenessPolicy) (Policy, error) {
 		return out, err
 	}
 	out.Blacklist = bl
+	if out.Breaker, err = compileBreaker(p.Spec.RestartEffectiveness); err != nil {
+		return out, err
+	}
 	return out, nil
 }
 
@@ -208,7 +214,7 @@ func (p *Policy) Selects(ns string, podLabels map[string]string) bool {
 }
 
 // Select returns the policies of the pod's namespace that select it; when none does, the
-// default policy alone.
+// default policy alone, keyed to the namespace.
 func Select(policies []Policy, def Policy, ns string, podLabels map[string]string) []Policy {
 	var out []Policy
 	for i := range policies {
@@ -217,6 +223,7 @@ func Select(policies []Policy, def Policy, ns string, podLabels map[string]strin
 		}
 	}
 	if len(out) == 0 {
+		def.Key, def.Namespace = DefaultPolicyKey(ns), ns
 		return []Policy{def}
 	}
 	return out

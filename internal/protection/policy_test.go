@@ -151,7 +151,7 @@ func TestSelectAndCombine(t *testing.T) {
 		{"both select: most restrictive wins", "ns", map[string]string{"app": "web"}, "ns/web,ns/all", 1, 2, false, "ns/web"},
 		{"one selects", "ns", map[string]string{"app": "db"}, "ns/all", 5, 2, false, "ns/all"},
 		{"dry run namespace", "other", nil, "other/dry", 3, 5, true, "other/dry"},
-		{"no policy: default", "empty", nil, "<default>", 3, 5, false, "<default>"},
+		{"no policy: default", "empty", nil, "empty/<default>", 3, 5, false, "empty/<default>"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

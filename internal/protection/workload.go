@@ -116,20 +116,32 @@ func ResolveWorkload(pod metav1.Object, lookup OwnerLookup) (Workload, error) {
 
 // PodState is one pod of a workload as the budget sees it.
 type PodState struct {
-	Ready       bool
-	ActiveCRR   bool // an active ContainerRecreateRequest, or one created but not yet in the cache
-	Failing     bool // at least one liveness state Failed
+	Ready     bool
+	ActiveCRR bool // an active ContainerRecreateRequest, or one created but not yet in the cache
+	// Recovering: a restart of the pod finished but has not given it back yet (the stopped
+	// instance is still there, or its replacement is not ready).
+	Recovering bool
+	Failing    bool // at least one liveness state Failed
+	// Suspect: a liveness probe has started failing, below its failure threshold (early storm
+	// evidence); not set when Failing.
+	Suspect     bool
 	Terminating bool
+	// Controller is the UID of the pod's own controller (its ReplicaSet in a Deployment).
+	Controller types.UID
 }
 
-// Available is Ready, not terminating, and not being restarted.
-func (p PodState) Available() bool { return p.Ready && !p.ActiveCRR && !p.Terminating }
+// Available is Ready, not terminating, not being restarted and not recovering from a restart.
+func (p PodState) Available() bool { return p.Ready && !p.ActiveCRR && !p.Recovering && !p.Terminating }
 
 // WorkloadState is what the budget and the storm breaker need of one workload.
 type WorkloadState struct {
 	Ref     WorkloadRef
 	Desired int32
 	Pods    []PodState
+	// Revision names the failing pod's own controller when it is not the workload itself (a
+	// ReplicaSet of a Deployment: one revision of its pod template); RevisionUID is its UID.
+	Revision    string
+	RevisionUID types.UID
 }
 
 // Unavailable is desired replicas minus pods that are available, never below zero.
@@ -158,6 +170,41 @@ func (w WorkloadState) FailingPods() int32 {
 	return n
 }
 
-// Storm reports whether failing pods exceed maxFailing: with 10 replicas and maxFailing 50%
-// (= 5), 5 failing pods are not a storm and 6 are.
-func (w WorkloadState) Storm(maxFailing int32) bool { return w.FailingPods() > maxFailing }
+// SuspectPods counts pods that have started failing a liveness probe below its threshold.
+func (w WorkloadState) SuspectPods() int32 {
+	n := int32(0)
+	for _, p := range w.Pods {
+		if p.Suspect && !p.Failing && !p.Terminating {
+			n++
+		}
+	}
+	return n
+}
+
+// Storm reports whether failing and suspect pods together exceed maxFailing: with 10 replicas and
+// maxFailing 50% (= 5), 5 are not a storm and 6 are. Counting the suspects holds a fleet-wide
+// failure before its first pod reaches the failure threshold.
+func (w WorkloadState) Storm(maxFailing int32) bool {
+	return w.FailingPods()+w.SuspectPods() > maxFailing
+}
+
+// RevisionStorm looks at the pods of the failing pod's own revision (see Revision): a new pod
+// template whose probe fails on every pod of it (a rollout with a wrong probe) is a storm even
+// while the revision is still a small part of the workload. It returns the failing and suspect
+// pods of the revision and its live pods; maxFailingOf scales the policy's maxFailing to them. At
+// least two pods must be failing: one broken pod alone is no storm.
+func (w WorkloadState) RevisionStorm(maxFailingOf func(int32) int32) (bad, total int32, storm bool) {
+	if w.RevisionUID == "" {
+		return 0, 0, false
+	}
+	for _, p := range w.Pods {
+		if p.Controller != w.RevisionUID || p.Terminating {
+			continue
+		}
+		total++
+		if p.Failing || p.Suspect {
+			bad++
+		}
+	}
+	return bad, total, bad >= 2 && bad > maxFailingOf(total)
+}

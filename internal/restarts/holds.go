@@ -141,6 +141,22 @@ func (h *Holds) Reasons() map[protection.WorkloadKey]protection.Reason {
 	return out
 }
 
+// HeldFor counts, per workload, the pods with a restart held for reason.
+func (h *Holds) HeldFor(reason protection.Reason) map[protection.WorkloadKey]int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := map[protection.WorkloadKey]int{}
+	for _, m := range h.byPod {
+		for _, hold := range m {
+			if hold.Reason == reason {
+				out[hold.Workload]++
+				break
+			}
+		}
+	}
+	return out
+}
+
 func rank(r protection.Reason) int { return slices.Index(protection.AllReasons, r) }
 
 // index and unindex keep the secondary indexes in step with byPod[pod]; callers hold mu.

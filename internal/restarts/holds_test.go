@@ -73,6 +73,9 @@ func TestHolds(t *testing.T) {
 	if r := h.Reasons(); r[web] != protection.ReasonFailureStorm || r[db] != protection.ReasonRateLimited {
 		t.Errorf("Reasons = %v: the first reason in decision order wins", r)
 	}
+	if f := h.HeldFor(protection.ReasonFailureStorm); f[web] != 2 || f[db] != 0 {
+		t.Errorf("HeldFor(FailureStorm) = %v, want web's 2 pods", f)
+	}
 
 	// web-1's app instance is restarted; its sidecar is still held.
 	h.Release(p1, app1)

@@ -121,21 +121,7 @@ var _ = Describe("the node daemon stopped (scenario 5)", func() {
 		Eventually(probeFailed(pod.Spec.NodeName, pod.UID)).WithTimeout(60 * time.Second).Should(BeTrue())
 
 		By("stopping the daemon: its image is removed from the node and its pod deleted, so it cannot come back")
-		_, err := nodeCtr("images", "rm", operatorImage)
-		Expect(err).NotTo(HaveOccurred())
-		restored := false
-		restore := func() {
-			if restored {
-				return
-			}
-			restored = true
-			out, err := nodeCtr("images", "import", filepath.Join(envOr("E2E_IMAGES_DIR", "bin/images"), "operator.tar"))
-			Expect(err).NotTo(HaveOccurred(), out)
-			deleteDaemonPods() // the replacement in image-pull back-off
-			Eventually(daemonRunning).WithTimeout(90 * time.Second).Should(BeTrue())
-		}
-		DeferCleanup(restore)
-		deleteDaemonPods()
+		restore := stopDaemon()
 		Eventually(daemonLeaseFresh).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(BeFalse())
 		Expect(daemonRunning()).To(BeFalse())
 
@@ -151,6 +137,59 @@ var _ = Describe("the node daemon stopped (scenario 5)", func() {
 		Eventually(daemonLeaseFresh).WithTimeout(60 * time.Second).Should(BeTrue())
 		Eventually(restartCount(ns, pod.Name)).WithTimeout(90 * time.Second).Should(BeNumerically(">=", 1))
 		Expect(crrsIn(ns)).NotTo(BeEmpty())
+	})
+})
+
+// stopDaemon stops the node daemon for good: its image is removed from the node and its pod
+// deleted, so its replacement stays in image-pull back-off. The returned function (also run at
+// cleanup) brings it back and waits until it runs.
+func stopDaemon() (restore func()) {
+	GinkgoHelper()
+	_, err := nodeCtr("images", "rm", operatorImage)
+	Expect(err).NotTo(HaveOccurred())
+	restored := false
+	restore = func() {
+		if restored {
+			return
+		}
+		restored = true
+		out, err := nodeCtr("images", "import", filepath.Join(envOr("E2E_IMAGES_DIR", "bin/images"), "operator.tar"))
+		Expect(err).NotTo(HaveOccurred(), out)
+		deleteDaemonPods() // the replacement in image-pull back-off
+		Eventually(daemonRunning).WithTimeout(90 * time.Second).Should(BeTrue())
+	}
+	DeferCleanup(restore)
+	deleteDaemonPods()
+	return restore
+}
+
+var _ = Describe("the node daemon stopped while a pod is Failed, which recovers meanwhile", func() {
+	It("restarts nothing when the daemon returns: the failure on record is from before its start", func() {
+		ns := newNamespace("stale")
+		// A 10 s period: the returning daemon probes the pod only after up to 10 s (its start
+		// spreads the first probes), while the failure its predecessor left is still on record.
+		probe := httpProbe()
+		probe.PeriodSeconds, probe.FailureThreshold = 10, 1
+		deployApp(ns, app{name: "web", replicas: 1, probe: probe, enrolled: true,
+			annotations: map[string]string{appsv1alpha1.AnnotationRestartDisabled: appsv1alpha1.TrueValue}})
+		pod := onlyPod(ns, "web")
+		setSick(pod, true)
+		Eventually(probeFailed(pod.Spec.NodeName, pod.UID)).WithTimeout(60 * time.Second).Should(BeTrue())
+
+		By("stopping the daemon; once its Lease is stale the pod recovers while nobody probes it")
+		restore := stopDaemon()
+		Eventually(daemonLeaseFresh).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(BeFalse())
+		setSick(pod, false)
+		patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, appsv1alpha1.AnnotationRestartDisabled))
+		Expect(k8s.Patch(context.Background(), &pod, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+		Expect(probeFailed(pod.Spec.NodeName, pod.UID)()).To(BeTrue(), "the stale failure is still on record")
+
+		By("the daemon returns: its first probe finds the pod healthy, and nothing is restarted")
+		restore()
+		Eventually(daemonLeaseFresh).WithTimeout(60 * time.Second).Should(BeTrue())
+		Eventually(probeFailed(pod.Spec.NodeName, pod.UID)).WithTimeout(60 * time.Second).Should(BeFalse())
+		Consistently(restartCount(ns, pod.Name)).WithTimeout(15 * time.Second).Should(BeEquivalentTo(0))
+		Expect(crrsIn(ns)).To(BeEmpty())
 	})
 })
 

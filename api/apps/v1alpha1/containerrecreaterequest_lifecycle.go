@@ -22,8 +22,13 @@ import "time"
 // request is created; the methods below apply the same defaults to a request that did not go
 // through it (an object built in memory, or one created while the webhook was off).
 const (
-	// DefaultActiveDeadlineSeconds bounds a request, from its creation.
+	// DefaultActiveDeadlineSeconds bounds a request, from its creation, unless its grace period
+	// needs longer (ActiveDeadlineSecondsFor).
 	DefaultActiveDeadlineSeconds int64 = 600
+	// RestartMarginSeconds is the part of the deadline that is not the grace period: picking the
+	// request up (the manager fails it after a minute without a daemon) and the kubelet starting
+	// the new container.
+	RestartMarginSeconds int64 = 180
 	// MinActiveDeadlineSeconds leaves the node daemon time to pick a request up and stop a container.
 	MinActiveDeadlineSeconds int64 = 3
 	// DefaultTTLSecondsAfterFinished keeps finished requests this long before they are deleted.
@@ -35,6 +40,14 @@ const (
 	// container is given, like the kubelet's minimum when it kills a container.
 	MinTerminationGracePeriodSeconds int64 = 2
 )
+
+// ActiveDeadlineSecondsFor is the deadline of a request whose containers get graceSeconds between
+// the start of their preStop hook and SIGKILL and must then run for minStartedSeconds: never
+// shorter than the time the restart itself may legitimately take, so that a long grace period
+// cannot outlive the request (and with it the budget it holds).
+func ActiveDeadlineSecondsFor(graceSeconds int64, minStartedSeconds int32) int64 {
+	return max(DefaultActiveDeadlineSeconds, graceSeconds+int64(minStartedSeconds)+RestartMarginSeconds)
+}
 
 // Finished reports whether a phase is terminal (Succeeded or Failed).
 func (p ContainerRecreateRequestPhase) Finished() bool {

@@ -63,3 +63,22 @@ func TestContainerRecreateRequestLifecycle(t *testing.T) {
 		})
 	}
 }
+
+func TestActiveDeadlineSecondsFor(t *testing.T) {
+	for _, tc := range []struct {
+		grace      int64
+		minStarted int32
+		want       int64
+	}{
+		{30, 0, 600},              // the default covers an ordinary grace period
+		{420, 0, 600},             // 420 + 180 = 600
+		{421, 0, 601},             // beyond it, the grace period sets the deadline
+		{900, 0, 1080},            // a 15-minute preStop/grace
+		{900, 60, 900 + 60 + 180}, // and the time the new container must run
+		{0, 0, 600},
+	} {
+		if got := ActiveDeadlineSecondsFor(tc.grace, tc.minStarted); got != tc.want {
+			t.Errorf("ActiveDeadlineSecondsFor(%d, %d) = %d, want %d", tc.grace, tc.minStarted, got, tc.want)
+		}
+	}
+}

@@ -16,9 +16,26 @@ limitations under the License.
 
 package v1alpha1
 
+import "time"
+
 // Failed reports whether the probe's last reported state is Failed: it reached its failure
 // threshold on the container named by ContainerID.
 func (s *ContainerProbeState) Failed() bool { return s.State == ProbeFailed }
+
+// Suspect reports whether the probe has started failing on its container without reaching its
+// failure threshold yet: early evidence for the storm rules.
+func (s *ContainerProbeState) Suspect() bool { return !s.Failed() && s.FailingSince != nil }
+
+// SuspectProbes counts the pod's probes that are Suspect.
+func (s *PodProbeStatus) SuspectProbes() int {
+	n := 0
+	for i := range s.ProbeStates {
+		if s.ProbeStates[i].Suspect() {
+			n++
+		}
+	}
+	return n
+}
 
 // FailedProbes counts the pod's probes whose last reported state is Failed.
 func (s *PodProbeStatus) FailedProbes() int {
@@ -29,4 +46,20 @@ func (s *PodProbeStatus) FailedProbes() int {
 		}
 	}
 	return n
+}
+
+// A Failed result is evidence for a restart only while it is fresh. The node daemon writes the
+// lastProbeTime of a Failed state again whenever it is older than FailedRefreshInterval, and the
+// decision controller trusts a Failed state only if it was taken after the daemon's current start
+// (its Lease's acquireTime) and within FailedStaleAfter of the daemon's last heartbeat (its
+// Lease's renewTime). Both times are the node's clock.
+
+// FailedRefreshInterval is twice the probe period, at least 10 seconds.
+func FailedRefreshInterval(periodSeconds int32) time.Duration {
+	return max(2*time.Duration(periodSeconds)*time.Second, 10*time.Second)
+}
+
+// FailedStaleAfter leaves room for two missed refreshes and two heartbeats.
+func FailedStaleAfter(periodSeconds int32) time.Duration {
+	return 2*FailedRefreshInterval(periodSeconds) + 2*DaemonLeaseRenewSeconds*time.Second
 }

@@ -173,6 +173,13 @@ type ContainerProbeState struct {
 	// lastTransitionTime is when state last changed.
 	// +optional
 	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitzero"`
+
+	// failingSince is set while the probe fails on the current container: when its run of
+	// failures began, before it reaches failureThreshold (state is then not yet Failed) and after.
+	// It is written only when a run of failures starts or ends, so early storm evidence costs one
+	// write per container. Unset while the probe passes.
+	// +optional
+	FailingSince *metav1.Time `json:"failingSince,omitempty"`
 }
 
 // +kubebuilder:object:root=true

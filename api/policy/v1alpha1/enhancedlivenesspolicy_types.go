@@ -76,6 +76,49 @@ type EnhancedLivenessPolicySpec struct {
 	// +kubebuilder:default="50%"
 	// +optional
 	MaxFailing *intstr.IntOrString `json:"maxFailing,omitempty"`
+
+	// restartEffectiveness is the breaker for restarts that do not help: when the containers the
+	// operator restarted in a workload fail their liveness probe again soon after the restart
+	// (within initialDelaySeconds + (failureThreshold + 3) probe periods of the new container's
+	// start), most of them, further restarts of that workload are held (RestartIneffective).
+	// +kubebuilder:default={}
+	// +optional
+	RestartEffectiveness RestartEffectiveness `json:"restartEffectiveness,omitzero"`
+}
+
+// BreakerMode switches a breaker on or off.
+// +kubebuilder:validation:Enum=Enforce;Disabled
+type BreakerMode string
+
+const (
+	// BreakerEnforce holds restarts while the breaker is tripped.
+	BreakerEnforce BreakerMode = "Enforce"
+	// BreakerDisabled turns the breaker off.
+	BreakerDisabled BreakerMode = "Disabled"
+)
+
+// RestartEffectiveness configures the breaker for restarts that do not help.
+type RestartEffectiveness struct {
+	// mode is Enforce (hold the workload's restarts while the breaker is tripped) or Disabled.
+	// +kubebuilder:default=Enforce
+	// +optional
+	Mode BreakerMode `json:"mode,omitempty"`
+
+	// minIneffective is how many of a workload's restarts within window must have failed again
+	// soon before the breaker trips; they must also be more than half of its restarts in window.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +kubebuilder:default=2
+	// +optional
+	MinIneffective int32 `json:"minIneffective,omitempty"`
+
+	// window is how far back a workload's restarts are counted; the breaker resets by itself as
+	// ineffective restarts age out of it. A duration such as 10m; at least 1m, at most 24h.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('24h')",message="must be between 1m and 24h"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:default="10m"
+	// +optional
+	Window *metav1.Duration `json:"window,omitempty"`
 }
 
 // Blacklist lists workloads, pods and containers the operator never restarts. They are still
@@ -139,6 +182,9 @@ const (
 	ConditionReady = "Ready"
 	// ConditionStormDetected is True while at least one workload the policy governs is over maxFailing.
 	ConditionStormDetected = "StormDetected"
+	// ConditionRestartsIneffective is True while at least one workload the policy governs is held
+	// because its restarts did not help.
+	ConditionRestartsIneffective = "RestartsIneffective"
 )
 
 // EnhancedLivenessPolicyStatus is written by the decision controller.
@@ -147,7 +193,7 @@ type EnhancedLivenessPolicyStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions: Ready and StormDetected.
+	// conditions: Ready, StormDetected and RestartsIneffective.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -171,7 +217,7 @@ type EnhancedLivenessPolicyStatus struct {
 	RestartsHeld int64 `json:"restartsHeld,omitempty"`
 
 	// heldByReason splits restartsHeld by reason (Disabled, DryRun, Blacklisted, FailureStorm,
-	// NodeStorm, MaxUnavailable, RateLimited, DaemonNotReporting).
+	// NodeStorm, RestartIneffective, MaxUnavailable, RateLimited, DaemonNotReporting).
 	// +listType=map
 	// +listMapKey=reason
 	// +optional
@@ -216,6 +262,11 @@ type WorkloadSummary struct {
 	// failingPods is the number of pods with a Failed liveness state.
 	// +optional
 	FailingPods int32 `json:"failingPods,omitempty"`
+
+	// suspectPods is the number of pods whose liveness probe has started failing, below its
+	// failure threshold (early storm evidence).
+	// +optional
+	SuspectPods int32 `json:"suspectPods,omitempty"`
 
 	// heldReason is set while the workload's restarts are held (e.g. FailureStorm).
 	// +optional

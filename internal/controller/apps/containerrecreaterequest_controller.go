@@ -86,17 +86,14 @@ func (r *ContainerRecreateRequestReconciler) Reconcile(ctx context.Context, req 
 		return r.reconcileFinished(ctx, crr)
 	}
 	now := r.Clock.Now()
-	msg, next, err := r.failureReason(ctx, crr, now)
-	if err != nil {
+	msg, next, err := r.failIfStuck(ctx, crr, now)
+	switch {
+	case err != nil:
 		return ctrl.Result{}, err
-	}
-	if msg == "" {
+	case msg == "" && next.IsZero(): // finished meanwhile: its own event follows
+		return ctrl.Result{}, nil
+	case msg == "":
 		return ctrl.Result{RequeueAfter: next.Sub(now)}, nil
-	}
-	msg = truncate.String(msg, maxStatusMessage)
-	failed, err := r.fail(ctx, crr, msg)
-	if err != nil || !failed {
-		return ctrl.Result{}, err
 	}
 	logf.FromContext(ctx).Info("request failed", "reason", msg)
 	r.Recorder.Eventf(crr, nil, corev1.EventTypeWarning, "RecreateFailed", "Complete", "%s", msg)
@@ -138,32 +135,42 @@ func (r *ContainerRecreateRequestReconciler) failureReason(ctx context.Context, 
 	return "", next, nil
 }
 
-// fail records the request as Failed with a merge patch under optimistic lock. On conflict it
-// rereads the request and gives up if the daemon finished it meanwhile.
-func (r *ContainerRecreateRequestReconciler) fail(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest, msg string) (bool, error) {
-	failed := false
+// failIfStuck fails the request when failureReason says it cannot finish, with a merge patch
+// under optimistic lock. On a conflict it rereads the request and judges it again: the daemon
+// may have picked it up or finished it meanwhile (a request it started is never failed as "not
+// picked up"). It returns the message it failed the request with, or when to look again.
+func (r *ContainerRecreateRequestReconciler) failIfStuck(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest,
+	now time.Time) (string, time.Time, error) {
+	var msg string
+	var next time.Time
 	first := true
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		msg, next = "", time.Time{}
 		if !first {
 			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(crr), crr); err != nil {
 				return err
 			}
 		}
 		first = false
-		if crr.Finished() {
+		if crr.Finished() || crr.DeletionTimestamp != nil {
 			return nil
+		}
+		why, at, err := r.failureReason(ctx, crr, now)
+		if err != nil || why == "" {
+			next = at
+			return err
 		}
 		patch := client.MergeFromWithOptions(crr.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		crr.Status.Phase = appsv1alpha1.RecreateFailed
-		crr.Status.Message = msg
+		crr.Status.Message = truncate.String(why, maxStatusMessage)
 		crr.Status.CompletionTime = &metav1.Time{Time: r.Clock.Now()}
 		if err := r.Status().Patch(ctx, crr, patch); err != nil {
 			return err
 		}
-		failed = true
+		msg = crr.Status.Message
 		return nil
 	})
-	return failed, client.IgnoreNotFound(err)
+	return msg, next, client.IgnoreNotFound(err)
 }
 
 // reconcileFinished removes the active label and deletes the request once its TTL passed.

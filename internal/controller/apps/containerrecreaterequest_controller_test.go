@@ -28,6 +28,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -254,3 +255,24 @@ func eventReasons(list *eventsv1.EventList, name string) []string {
 	}
 	return out
 }
+
+var _ = Describe("ContainerRecreateRequest lifecycle under a write race", func() {
+	It("does not fail as not picked up a request the daemon started since it was read", func() {
+		createNamespace(lifeNS)
+		crr := lifeCRR(lifePod("raced", false), nil)
+		stale := crr.DeepCopy()
+		// The daemon picks the request up after the controller read it.
+		daemonSets(crr, appsv1alpha1.RecreateRecreating, nil, "container web: stopping containerd://1")
+		r := &ContainerRecreateRequestReconciler{Client: k8sClient, APIReader: k8sClient,
+			Clock: clocktesting.NewFakePassiveClock(time.Now()), PickupTimeout: pickup, PodCheckInterval: time.Second}
+		// Judged on the stale copy the request was never picked up; the patch conflicts, and judged
+		// again on a fresh read it is running.
+		msg, next, err := r.failIfStuck(ctx, stale, stale.CreationTimestamp.Add(time.Minute))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(msg).To(BeEmpty())
+		Expect(next).NotTo(BeZero())
+		got := getCRR(Default, crr)
+		Expect(got.Status.Phase).To(Equal(appsv1alpha1.RecreateRecreating))
+		Expect(got.Status.Message).To(Equal("container web: stopping containerd://1"))
+	})
+})

@@ -61,7 +61,7 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, f failure
 		if r.holds.Record(key, f.instance(), restarts.Hold{
 			Reason: d.Reason, Workload: d.workload, Node: pod.Spec.NodeName, Policies: d.policies,
 		}) {
-			r.counts.Held(d.policies, d.Reason)
+			r.counts.Held(withStatus(d.policies), d.Reason)
 			restartsHeld.WithLabelValues(string(d.Reason)).Inc()
 			// The action carries the hold reason: the events API merges events that differ only
 			// in their note into one series, and a new reason must show as a new event.
@@ -78,6 +78,8 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, f failure
 	crr := r.buildCRR(pod, f)
 	rec.CRRName = crr.Name
 	if err := r.Create(ctx, crr); err != nil {
+		// No request, no restart: the rate-limit tokens go back to their buckets.
+		d.Tokens.Cancel()
 		r.expectations.CreationObserved(pod.UID, crr.Name)
 		if apierrors.IsAlreadyExists(err) {
 			// This container instance was already requested (an earlier decision or a retry):
@@ -88,7 +90,9 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, f failure
 		return 0, fmt.Errorf("creating ContainerRecreateRequest %s/%s: %w", crr.Namespace, crr.Name, err)
 	}
 	r.holds.Release(key, f.instance())
-	r.counts.Requested(d.policies, r.clock.Now())
+	r.outcomes.Requested(d.workload, pod.UID, f.container, f.state.ContainerID,
+		protection.SoonAfterRestart(f.initialDelay, f.threshold, f.period), r.clock.Now())
+	r.counts.Requested(withStatus(d.policies), r.clock.Now())
 	restartsRequested.Inc()
 	if !f.state.LastTransitionTime.IsZero() {
 		decisionLatency.Observe(crr.CreationTimestamp.Sub(f.state.LastTransitionTime.Time).Seconds())
@@ -98,6 +102,18 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, f failure
 		f.container, f.state.ContainerID, f.state.Name, crr.Name)
 	r.statusDirty.notify(d.policies)
 	return 0, nil
+}
+
+// withStatus keeps the policies that have a status to count in: every EnhancedLivenessPolicy,
+// not the manager's default policy.
+func withStatus(keys []protection.PolicyKey) []protection.PolicyKey {
+	out := make([]protection.PolicyKey, 0, len(keys))
+	for _, k := range keys {
+		if !k.IsDefault() {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // buildCRR builds the request for one failed container instance.
@@ -131,7 +147,23 @@ func (r *DecisionReconciler) buildCRR(pod *corev1.Pod, f failure) *appsv1alpha1.
 				FailurePolicy:                 appsv1alpha1.FailurePolicyFail,
 				TerminationGracePeriodSeconds: f.grace,
 			},
+			// The deadline covers the grace period the stop may use (the probe's, else the
+			// pod's), so the request, and the budget it holds, outlives a long preStop.
+			ActiveDeadlineSeconds: ptr.To(appsv1alpha1.ActiveDeadlineSecondsFor(graceOf(pod, f), 0)),
 		},
+	}
+}
+
+// graceOf is the grace period the daemon will give the container: the probe's
+// terminationGracePeriodSeconds, else the pod's, else the API default.
+func graceOf(pod *corev1.Pod, f failure) int64 {
+	switch {
+	case f.grace != nil:
+		return *f.grace
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		return *pod.Spec.TerminationGracePeriodSeconds
+	default:
+		return appsv1alpha1.DefaultTerminationGracePeriodSeconds
 	}
 }
 

@@ -31,6 +31,7 @@ import (
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/restarts"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
 func TestCRRNameIsDeterministicAndValid(t *testing.T) {
@@ -81,5 +82,42 @@ func TestAddCountsSinceTheLastWrite(t *testing.T) {
 	addCounts(st, now.Sub(now))
 	if !equality.Semantic.DeepEqual(before, *st) {
 		t.Fatal("nothing new counted must change nothing")
+	}
+}
+
+// A finished request gives its pod back only once the containers it stopped run again, as new
+// instances, and are ready.
+func TestIsRecovering(t *testing.T) {
+	pod := testutil.NewPod("ns", "p").Containers("app", "side").Running("10.0.0.1").Build()
+	old := testutil.ContainerIDOf(pod, "app", 1)
+	killed := func(id string) []appsv1alpha1.ContainerRecreateState {
+		return []appsv1alpha1.ContainerRecreateState{{Name: "app", Phase: appsv1alpha1.RecreateSucceeded, IsKilled: true, ContainerID: id}}
+	}
+	for _, tc := range []struct {
+		name   string
+		states []appsv1alpha1.ContainerRecreateState
+		pod    func(*corev1.Pod)
+		want   bool
+	}{
+		{"nothing stopped", []appsv1alpha1.ContainerRecreateState{{Name: "app", Phase: appsv1alpha1.RecreateFailed}}, nil, false},
+		{"the stopped instance still runs", killed(old), nil, true},
+		{"replaced and ready", killed("containerd://older"), nil, false},
+		{"replaced, not ready", killed("containerd://older"), func(p *corev1.Pod) { p.Status.ContainerStatuses[0].Ready = false }, true},
+		{"replaced, not running", killed("containerd://older"), func(p *corev1.Pod) {
+			p.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
+		}, true},
+		{"the container is gone from the status", killed("containerd://older"), func(p *corev1.Pod) { p.Status.ContainerStatuses = p.Status.ContainerStatuses[1:] }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pod.DeepCopy()
+			if tc.pod != nil {
+				tc.pod(p)
+			}
+			crr := &appsv1alpha1.ContainerRecreateRequest{Status: appsv1alpha1.ContainerRecreateRequestStatus{
+				Phase: appsv1alpha1.RecreateSucceeded, ContainerRecreateStates: tc.states}}
+			if got := isRecovering(crr, p); got != tc.want {
+				t.Fatalf("isRecovering = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -67,6 +67,8 @@ type DecisionReconciler struct {
 	workloadStorms *protection.StormSettler[protection.WorkloadKey]
 	nodeStorms     *protection.StormSettler[string]
 	statusDirty    statusNotifier
+	owners         *owners
+	outcomes       *restarts.Outcomes
 
 	// decideMu makes gathering facts, deciding and recording the expectation one step, so that
 	// two failures of one workload decided concurrently cannot both see the same budget.
@@ -76,6 +78,12 @@ type DecisionReconciler struct {
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch;update
 // +kubebuilder:rbac:groups=apps,resources=replicasets;deployments;statefulsets,verbs=get;list;watch
+// Workloads of other kinds: any owner's /scale (as the disruption controller reads it), and the
+// metadata of the common ones; docs/policy.md says how to add another kind.
+// +kubebuilder:rbac:groups=*,resources=*/scale,verbs=get
+// +kubebuilder:rbac:groups=batch,resources=jobs;cronjobs,verbs=get
+// +kubebuilder:rbac:groups=argoproj.io,resources=rollouts,verbs=get
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets;statefulsets;daemonsets,verbs=get
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=nodepodprobes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=containerrecreaterequests,verbs=get;list;watch;create
@@ -132,6 +140,8 @@ type failure struct {
 	state     appsv1alpha1.ContainerProbeState
 	container string
 	grace     *int64
+	// the probe's timing, for freshness and for what "soon after a restart" means
+	period, threshold, initialDelay int32
 }
 
 func (f failure) instance() restarts.Instance {
@@ -166,7 +176,8 @@ func failedStates(npp *appsv1alpha1.NodePodProbe, pod *corev1.Pod) []failure {
 			}
 			for _, p := range spec.Probes {
 				if p.Name == s.Name {
-					out = append(out, failure{state: s, container: p.ContainerName, grace: p.Probe.TerminationGracePeriodSeconds})
+					out = append(out, failure{state: s, container: p.ContainerName, grace: p.Probe.TerminationGracePeriodSeconds,
+						period: p.Probe.PeriodSeconds, threshold: p.Probe.FailureThreshold, initialDelay: p.Probe.InitialDelaySeconds})
 				}
 			}
 		}
@@ -188,7 +199,7 @@ type decided struct {
 // newView reads the cluster for one decision; the decision controller's view also records what
 // it learns (requests seen finished, workloads resolved).
 func (r *DecisionReconciler) newView() *view {
-	v := newView(r.Client, r.expectations, r.clock.Now(), r.cfg.OperatorNamespace)
+	v := newView(r.Client, r.owners, r.expectations, r.clock.Now(), r.cfg.OperatorNamespace)
 	v.observedFinished = r.expectations.CreationObserved
 	v.resolved = r.workloads.Learn
 	return v
@@ -216,9 +227,12 @@ func (r *DecisionReconciler) decide(ctx context.Context, pod *corev1.Pod, f fail
 		return decided{Decision: d}, nil
 	}
 	var err error
-	if facts.LeaseCurrent, err = v.leaseCurrent(ctx, pod.Spec.NodeName); err != nil {
+	lease, err := v.daemonLease(ctx, pod.Spec.NodeName)
+	if err != nil {
 		return decided{}, err
 	}
+	facts.LeaseCurrent, facts.DaemonStarted, facts.DaemonRenewed = lease.current, lease.started, lease.renewed
+	facts.ResultProbeTime, facts.ProbePeriod = f.state.LastProbeTime.Time, f.period
 	if facts.Policies, err = v.governing(ctx, pod, r.def); err != nil {
 		return decided{}, err
 	}
@@ -245,6 +259,12 @@ func (r *DecisionReconciler) decide(ctx context.Context, pod *corev1.Pod, f fail
 	// While a storm lasts Decide holds on the storm itself; what Observe returns then only
 	// matters once the count is back within the limit.
 	wk := w.Ref.Key(pod.Namespace)
+	if err := r.noteRefailures(ctx, v, pod, w); err != nil {
+		return decided{}, err
+	}
+	if b, _ := facts.Policies.RestartBreaker(); b.Enabled {
+		facts.Restarts = r.outcomes.Tally(wk, b.Window, now)
+	}
 	facts.WorkloadStormSettling = r.workloadStorms.Observe(wk, st.Storm(maxFailing), now)
 	facts.NodeStormSettling = r.nodeStorms.Observe(pod.Spec.NodeName, r.cfg.NodeStorm.Storm(facts.Node), now)
 	d := protection.Decide(facts, r.limiter)
@@ -253,4 +273,33 @@ func (r *DecisionReconciler) decide(ctx context.Context, pod *corev1.Pod, f fail
 	}
 	return decided{Decision: d, policies: facts.Policies.Keys(), workload: wk,
 		desired: st.Desired, unavailable: st.Unavailable(), podAvailable: facts.PodAvailable}, nil
+}
+
+// noteRefailures records, for every pod of the workload whose container the controller restarted,
+// whether its new container fails again soon after the restart. All pods of the workload are
+// looked at, not only the one being decided, so that restarts that do not help are seen together,
+// before another one is made.
+func (r *DecisionReconciler) noteRefailures(ctx context.Context, v *view, pod *corev1.Pod, w protection.Workload) error {
+	pods, err := v.workloadPods(ctx, pod, w)
+	if err != nil {
+		return err
+	}
+	wk := w.Ref.Key(pod.Namespace)
+	for _, p := range pods {
+		npp, err := v.nodeProbe(ctx, p.Spec.NodeName)
+		if err != nil {
+			return err
+		}
+		for _, f := range failedStates(npp, p) {
+			cs := podutil.ContainerStatus(p, f.container)
+			if cs == nil || cs.State.Running == nil || cs.ContainerID != f.state.ContainerID {
+				continue
+			}
+			if r.outcomes.Failed(wk, p.UID, f.container, f.state.ContainerID, cs.State.Running.StartedAt.Time,
+				f.state.LastTransitionTime.Time) {
+				ineffectiveRestarts.Inc()
+			}
+		}
+	}
+	return nil
 }

@@ -104,6 +104,10 @@ var _ = Describe("Decision controller", Ordered, func() {
 		ns, node := newNamespace(), newNode()
 		pol := createPolicy(ns, "web", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
 			s.MaxUnavailable, s.MaxFailing = pct("25%"), pct("50%")
+			// The restarted containers fail again at once (a bad probe), which the
+			// restart-effectiveness breaker would hold on its own; this spec is about the
+			// storm breaker alone (decision_storm_test.go covers the other).
+			s.RestartEffectiveness.Mode = policyv1alpha1.BreakerDisabled
 		})
 		rs := deployment(ns, "web", 10, map[string]string{"app": "web"})
 		pods := make([]*corev1.Pod, 10)
@@ -328,6 +332,24 @@ var _ = Describe("Decision controller", Ordered, func() {
 		Eventually(heldEvents(ns, pod.Name, protection.ReasonDaemonNotReporting), wait, poll).Should(HaveLen(1))
 		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
 		renewLease(node, time.Now())
+		Eventually(crrCount(ns), wait, poll).Should(Equal(1))
+	})
+
+	It("never restarts on a result taken before the daemon's current start", func() {
+		ns, node := newNamespace(), newNode()
+		pod := createPod(ns, "old-news", node, podOpts{})
+		// The daemon restarted after the result below was taken: its Lease says when.
+		restarted := time.Now().Add(3 * time.Second)
+		startDaemon(node, restarted)
+		report(node, []*corev1.Pod{pod}, failed(pod, "app", 1))
+		Eventually(heldEvents(ns, pod.Name, protection.ReasonDaemonNotReporting), wait, poll).Should(ConsistOf(
+			ContainSubstring("before the daemon of node " + node + " started")))
+		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
+
+		By("the new daemon probes the container and it still fails: that is evidence")
+		time.Sleep(time.Until(restarted) + time.Second)
+		renewLease(node, time.Now())
+		report(node, []*corev1.Pod{pod}, failed(pod, "app", 1))
 		Eventually(crrCount(ns), wait, poll).Should(Equal(1))
 	})
 

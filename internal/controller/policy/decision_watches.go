@@ -92,6 +92,9 @@ func (r *DecisionReconciler) setup(mgr ctrl.Manager) error {
 // forgetPod drops what is known about a pod that is gone.
 func (r *DecisionReconciler) forgetPod(key types.NamespacedName, uid types.UID) {
 	r.holds.Forget(key)
+	if w, ok := r.workloads.Of(uid); ok && uid != "" {
+		r.outcomes.ForgetPod(w, uid)
+	}
 	if uid != "" {
 		r.workloads.ForgetPod(uid)
 		r.expectations.Delete(uid)

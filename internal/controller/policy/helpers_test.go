@@ -108,6 +108,16 @@ func renewLease(node string, renewTime time.Time) {
 	Expect(err).NotTo(HaveOccurred())
 }
 
+// startDaemon plays a daemon process that started at started: its Lease's acquireTime.
+func startDaemon(node string, started time.Time) {
+	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: opNS, Name: appsv1alpha1.DaemonLeasePrefix + node}}
+	_, err := ctrl.CreateOrUpdate(ctx, k8sClient, l, func() error {
+		l.Spec.AcquireTime = &metav1.MicroTime{Time: started}
+		return nil
+	})
+	Expect(err).NotTo(HaveOccurred())
+}
+
 // newNode returns a fresh node name with a current daemon Lease.
 func newNode() string {
 	n := name("node")
@@ -140,6 +150,7 @@ type podOpts struct {
 	containers  []string // default: app
 	owner       *appsv1.ReplicaSet
 	notReady    bool
+	mutate      func(*corev1.Pod)
 }
 
 // createPod creates an enrolled, scheduled pod and plays the kubelet: Ready, containers running
@@ -154,6 +165,9 @@ func createPod(ns, podName, node string, o podOpts) *corev1.Pod {
 	}
 	if o.notReady {
 		b.NotReady()
+	}
+	if o.mutate != nil {
+		b.With(o.mutate)
 	}
 	return b.Create(ctx, k8sClient)
 }
@@ -173,14 +187,20 @@ type probeState struct {
 	container   string
 	containerID string
 	state       appsv1alpha1.ProbeState
+	failing     bool // failingSince set: started failing (below the threshold unless state is Failed)
+}
+
+// suspect: the probe has started failing on the container's instance generation, below its threshold.
+func suspect(pod *corev1.Pod, container string, generation int) probeState {
+	return probeState{pod, container, containerID(pod, container, generation), appsv1alpha1.ProbeSucceeded, true}
 }
 
 func failed(pod *corev1.Pod, container string, generation int) probeState {
-	return probeState{pod, container, containerID(pod, container, generation), appsv1alpha1.ProbeFailed}
+	return probeState{pod, container, containerID(pod, container, generation), appsv1alpha1.ProbeFailed, true}
 }
 
 func succeeded(pod *corev1.Pod, container string, generation int) probeState {
-	return probeState{pod, container, containerID(pod, container, generation), appsv1alpha1.ProbeSucceeded}
+	return probeState{pod, container, containerID(pod, container, generation), appsv1alpha1.ProbeSucceeded, false}
 }
 
 func probeName(pod *corev1.Pod, container string) string { return pod.Name + "-" + container }
@@ -191,6 +211,24 @@ func probeName(pod *corev1.Pod, container string) string { return pod.Name + "-"
 // The node's NodePodProbe is deleted when the spec ends, so that its failures are not decided
 // again by the managers of later specs (which would move the shared Prometheus counters).
 func report(node string, pods []*corev1.Pod, states ...probeState) {
+	reportWith(node, pods, ptr.To[int64](7), states...)
+}
+
+// noProbeGrace reports probes without a terminationGracePeriodSeconds: the pod's applies.
+var noProbeGrace *int64
+
+// reportWith is report with the probes' terminationGracePeriodSeconds.
+func reportWith(node string, pods []*corev1.Pod, probeGrace *int64, states ...probeState) {
+	reportFull(node, pods, probeGrace, time.Now(), states...)
+}
+
+// reportAt is report with the probes run at at: a daemon refreshing its Failed results
+// (FailedRefreshInterval) on a manager whose clock is fake.
+func reportAt(node string, at time.Time, pods []*corev1.Pod, states ...probeState) {
+	reportFull(node, pods, ptr.To[int64](7), at, states...)
+}
+
+func reportFull(node string, pods []*corev1.Pod, probeGrace *int64, at time.Time, states ...probeState) {
 	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
 	DeferCleanup(func() {
 		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}))).To(Succeed())
@@ -202,7 +240,7 @@ func report(node string, pods []*corev1.Pod, states ...probeState) {
 			for _, c := range p.Spec.Containers {
 				pp.Probes = append(pp.Probes, appsv1alpha1.ContainerProbe{Name: probeName(p, c.Name), ContainerName: c.Name,
 					Probe: corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}},
-						TerminationGracePeriodSeconds: ptr.To[int64](7)}})
+						TerminationGracePeriodSeconds: probeGrace}})
 			}
 			npp.Spec.PodProbes = append(npp.Spec.PodProbes, pp)
 		}
@@ -211,7 +249,7 @@ func report(node string, pods []*corev1.Pod, states ...probeState) {
 	Expect(err).NotTo(HaveOccurred())
 	byPod := map[types.UID]*appsv1alpha1.PodProbeStatus{}
 	npp.Status = appsv1alpha1.NodePodProbeStatus{}
-	now := metav1.Now()
+	now := metav1.NewTime(at)
 	for _, s := range states {
 		ps := byPod[s.pod.UID]
 		if ps == nil {
@@ -222,6 +260,9 @@ func report(node string, pods []*corev1.Pod, states ...probeState) {
 		}
 		ps.ProbeStates = append(ps.ProbeStates, appsv1alpha1.ContainerProbeState{Name: probeName(s.pod, s.container),
 			ContainerID: s.containerID, State: s.state, Message: "probe " + string(s.state), LastProbeTime: now, LastTransitionTime: now})
+		if s.failing || s.state == appsv1alpha1.ProbeFailed {
+			ps.ProbeStates[len(ps.ProbeStates)-1].FailingSince = &now
+		}
 		// byPod points into the slice: re-point after appends move it.
 		for i := range npp.Status.PodProbeStatuses {
 			byPod[npp.Status.PodProbeStatuses[i].UID] = &npp.Status.PodProbeStatuses[i]

@@ -33,6 +33,10 @@ var (
 		Name: "enhanced_liveness_restarts_held_total",
 		Help: "Restarts held, by reason (counted once per pod, container, containerID and reason).",
 	}, []string{"reason"})
+	ineffectiveRestarts = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "enhanced_liveness_ineffective_restarts_total",
+		Help: "Restarts whose new container failed its liveness probe again soon after the restart.",
+	})
 	decisionLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "enhanced_liveness_decision_latency_seconds",
 		Help:    "Time from a liveness failure's lastTransitionTime to the creation of its ContainerRecreateRequest.",
@@ -41,5 +45,5 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(restartsRequested, restartsHeld, decisionLatency)
+	metrics.Registry.MustRegister(restartsRequested, restartsHeld, ineffectiveRestarts, decisionLatency)
 }

@@ -100,6 +100,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 	}
 	dirty := make(statusNotifier, 1024)
 	counters := restarts.NewCounters()
+	owners := newOwners(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), cfg.Clock)
 	d := &DecisionReconciler{
 		Client:         mgr.GetClient(),
 		cfg:            cfg,
@@ -114,6 +115,8 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 		workloadStorms: &protection.StormSettler[protection.WorkloadKey]{Settle: cfg.StormSettle},
 		nodeStorms:     &protection.StormSettler[string]{Settle: cfg.StormSettle},
 		statusDirty:    dirty,
+		owners:         owners,
+		outcomes:       restarts.NewOutcomes(),
 	}
 	if err := d.setup(mgr); err != nil {
 		return err
@@ -127,6 +130,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 		counts:         counters,
 		workloadStorms: d.workloadStorms,
 		dirty:          dirty,
+		owners:         owners,
 	}
 	return s.setup(mgr)
 }

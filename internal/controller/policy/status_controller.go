@@ -60,12 +60,14 @@ type EnhancedLivenessPolicyReconciler struct {
 	expectations interface{ Pending(types.UID) bool }
 	holds        interface {
 		Reasons() map[protection.WorkloadKey]protection.Reason
+		HeldFor(protection.Reason) map[protection.WorkloadKey]int
 	}
 	counts         restarts.CountReader
 	workloadStorms interface {
 		Settling(protection.WorkloadKey, time.Time) time.Duration
 	}
-	dirty <-chan event.GenericEvent
+	dirty  <-chan event.GenericEvent
+	owners *owners
 
 	mu        sync.Mutex
 	lastWrite map[protection.PolicyKey]time.Time
@@ -126,6 +128,7 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 		return ctrl.Result{RequeueAfter: r.cfg.StatusResyncInterval}, nil
 	}
 	wasStorm := meta.IsStatusConditionTrue(pol.Status.Conditions, policyv1alpha1.ConditionStormDetected)
+	wasIneffective := meta.IsStatusConditionTrue(pol.Status.Conditions, policyv1alpha1.ConditionRestartsIneffective)
 	pol.Status = *st
 	// Update carries the resourceVersion the status was computed from: a cache behind our own
 	// last write makes it conflict instead of adding the same counts twice.
@@ -143,6 +146,10 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 	if c := meta.FindStatusCondition(st.Conditions, policyv1alpha1.ConditionStormDetected); c != nil &&
 		c.Status == metav1.ConditionTrue && !wasStorm {
 		r.recorder.Eventf(pol, nil, corev1.EventTypeWarning, string(protection.ReasonFailureStorm), "HoldRestarts", "%s", c.Message)
+	}
+	if c := meta.FindStatusCondition(st.Conditions, policyv1alpha1.ConditionRestartsIneffective); c != nil &&
+		c.Status == metav1.ConditionTrue && !wasIneffective {
+		r.recorder.Eventf(pol, nil, corev1.EventTypeWarning, string(protection.ReasonRestartIneffective), "HoldRestarts", "%s", c.Message)
 	}
 	return ctrl.Result{RequeueAfter: r.cfg.StatusResyncInterval}, nil
 }

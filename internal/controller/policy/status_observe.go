@@ -29,6 +29,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/truncate"
 )
@@ -42,22 +43,25 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 		return err
 	}
 	now := r.cfg.Clock.Now()
-	v := newView(r.Client, r.expectations, now, r.cfg.OperatorNamespace)
+	v := newView(r.Client, r.owners, r.expectations, now, r.cfg.OperatorNamespace)
 	held := r.holds.Reasons()
+	ineffective := r.holds.HeldFor(protection.ReasonRestartIneffective)
 	type agg struct {
-		sum      policyv1alpha1.WorkloadSummary
-		storm    bool // over maxFailing, or settling after it
-		settling bool
+		sum         policyv1alpha1.WorkloadSummary
+		storm       bool // over maxFailing, or settling after it
+		settling    bool
+		ineffective bool // restarts held because they do not help
 	}
 	workloads := map[protection.WorkloadKey]*agg{}
 	st.EnrolledPods, st.FailingContainers = 0, 0
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		if pod.Labels[appsv1alpha1.LabelEnrolled] != appsv1alpha1.TrueValue || !p.Selects(pod.Namespace, pod.Labels) {
+		if pod.Labels[appsv1alpha1.LabelEnrolled] != appsv1alpha1.TrueValue || !p.Selects(pod.Namespace, pod.Labels) ||
+			podutil.IsFinished(pod) {
 			continue
 		}
 		st.EnrolledPods++
-		n, err := v.failingStates(ctx, pod)
+		n, suspect, err := v.evidence(ctx, pod)
 		if err != nil {
 			return err
 		}
@@ -67,7 +71,7 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 			return err
 		}
 		wk := w.Ref.Key(pod.Namespace)
-		if _, seen := workloads[wk]; seen || (n == 0 && held[wk] == "") {
+		if _, seen := workloads[wk]; seen || (n == 0 && !suspect && held[wk] == "") {
 			continue
 		}
 		ws, _, _, err := v.workloadState(ctx, pod, w)
@@ -75,13 +79,16 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 			return err
 		}
 		maxFailing := protection.Scaled(p.MaxFailing, ws.Desired)
-		storm := ws.Storm(maxFailing)
+		// A storm seen here, one a decision held restarts for (it may be the storm of one
+		// revision of the workload), or one still settling.
+		storm := ws.Storm(maxFailing) || held[wk] == protection.ReasonFailureStorm
 		settling := !storm && r.workloadStorms.Settling(wk, now) > 0
-		a := &agg{storm: storm || settling, settling: settling, sum: policyv1alpha1.WorkloadSummary{
-			Workload:        policyv1alpha1.WorkloadReference{APIVersion: w.Ref.APIVersion, Kind: w.Ref.Kind, Name: w.Ref.Name},
-			DesiredReplicas: ws.Desired, Unavailable: ws.Unavailable(), FailingPods: ws.FailingPods(),
-			HeldReason: string(held[wk]),
-		}}
+		a := &agg{storm: storm || settling, settling: settling, ineffective: ineffective[wk] > 0,
+			sum: policyv1alpha1.WorkloadSummary{
+				Workload:        policyv1alpha1.WorkloadReference{APIVersion: w.Ref.APIVersion, Kind: w.Ref.Kind, Name: w.Ref.Name},
+				DesiredReplicas: ws.Desired, Unavailable: ws.Unavailable(), FailingPods: ws.FailingPods(),
+				SuspectPods: ws.SuspectPods(), HeldReason: string(held[wk]),
+			}}
 		if a.storm {
 			a.sum.HeldReason = string(protection.ReasonFailureStorm)
 		}
@@ -104,15 +111,20 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 		}
 		return strings.Compare(a.sum.Workload.Kind+"/"+a.sum.Workload.Name, b.sum.Workload.Kind+"/"+b.sum.Workload.Name)
 	})
-	var storms []string
+	var storms, ineffectives []string
 	st.Workloads = nil
 	for i, a := range list {
+		name := a.sum.Workload.Kind + "/" + a.sum.Workload.Name
 		if a.storm {
-			what := fmt.Sprintf("%s/%s (%d of %d failing)", a.sum.Workload.Kind, a.sum.Workload.Name, a.sum.FailingPods, a.sum.DesiredReplicas)
+			what := fmt.Sprintf("%s (%d failing and %d starting to fail, of %d)", name,
+				a.sum.FailingPods, a.sum.SuspectPods, a.sum.DesiredReplicas)
 			if a.settling {
-				what = fmt.Sprintf("%s/%s (%d of %d failing, settling)", a.sum.Workload.Kind, a.sum.Workload.Name, a.sum.FailingPods, a.sum.DesiredReplicas)
+				what = fmt.Sprintf("%s (%d of %d failing, settling)", name, a.sum.FailingPods, a.sum.DesiredReplicas)
 			}
 			storms = append(storms, what)
+		}
+		if a.ineffective {
+			ineffectives = append(ineffectives, name)
 		}
 		if i < maxWorkloadSummaries {
 			st.Workloads = append(st.Workloads, a.sum)
@@ -124,6 +136,14 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 		cond.Status, cond.Reason = metav1.ConditionTrue, string(protection.ReasonFailureStorm)
 		// metav1.Condition allows 32768 bytes of message.
 		cond.Message = truncate.String("restarts held, more pods failing than maxFailing in: "+strings.Join(storms, ", "), 32000)
+	}
+	meta.SetStatusCondition(&st.Conditions, cond)
+	cond = metav1.Condition{Type: policyv1alpha1.ConditionRestartsIneffective, ObservedGeneration: pol.Generation,
+		Status: metav1.ConditionFalse, Reason: "RestartsHelp", Message: "no workload's restarts are held as ineffective"}
+	if len(ineffectives) > 0 {
+		cond.Status, cond.Reason = metav1.ConditionTrue, string(protection.ReasonRestartIneffective)
+		cond.Message = truncate.String("restarts held, restarted containers fail again soon after the restart in: "+
+			strings.Join(ineffectives, ", "), 32000)
 	}
 	meta.SetStatusCondition(&st.Conditions, cond)
 	return nil

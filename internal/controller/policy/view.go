@@ -23,6 +23,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,6 +42,7 @@ var unsafeGet = &client.GetOptions{UnsafeDisableDeepCopy: ptr.To(true)}
 // view reads the cluster state one reconcile needs, from the cache, remembering what it read.
 type view struct {
 	c        client.Reader
+	owners   *owners
 	expected interface{ Pending(types.UID) bool }
 	now      time.Time
 	opNS     string
@@ -51,12 +53,13 @@ type view struct {
 
 	probes map[string]map[types.UID]*appsv1alpha1.PodProbeStatus // node -> pod UID -> status
 	npps   map[string]*appsv1alpha1.NodePodProbe
+	leases map[string]daemonLease
 }
 
-func newView(c client.Reader, expected interface{ Pending(types.UID) bool }, now time.Time, opNS string) *view {
-	return &view{c: c, expected: expected, now: now, opNS: opNS,
+func newView(c client.Reader, o *owners, expected interface{ Pending(types.UID) bool }, now time.Time, opNS string) *view {
+	return &view{c: c, owners: o, expected: expected, now: now, opNS: opNS,
 		probes: map[string]map[types.UID]*appsv1alpha1.PodProbeStatus{},
-		npps:   map[string]*appsv1alpha1.NodePodProbe{}}
+		npps:   map[string]*appsv1alpha1.NodePodProbe{}, leases: map[string]daemonLease{}}
 }
 
 // nodeProbe returns the node's NodePodProbe (nil if there is none).
@@ -95,51 +98,112 @@ func (v *view) probeStatus(ctx context.Context, pod *corev1.Pod) (*appsv1alpha1.
 
 // failingStates counts a pod's Failed states.
 func (v *view) failingStates(ctx context.Context, pod *corev1.Pod) (int, error) {
-	ps, err := v.probeStatus(ctx, pod)
-	if err != nil || ps == nil {
-		return 0, err
-	}
-	return ps.FailedProbes(), nil
+	failed, _, err := v.evidence(ctx, pod)
+	return failed, err
 }
 
-// leaseCurrent reports whether the node's daemon Lease was renewed within its duration.
-func (v *view) leaseCurrent(ctx context.Context, node string) (bool, error) {
+// evidence counts a pod's Failed states and says whether one of its probes has started failing
+// below its threshold (suspect). A suspect mark taken before the node's daemon started (an
+// earlier instance left it) is no evidence.
+func (v *view) evidence(ctx context.Context, pod *corev1.Pod) (failed int, suspect bool, err error) {
+	ps, err := v.probeStatus(ctx, pod)
+	if err != nil || ps == nil {
+		return 0, false, err
+	}
+	for i := range ps.ProbeStates {
+		s := &ps.ProbeStates[i]
+		if !s.Suspect() {
+			continue
+		}
+		lease, err := v.daemonLease(ctx, pod.Spec.NodeName)
+		if err != nil {
+			return 0, false, err
+		}
+		if lease.started.IsZero() || !s.FailingSince.Time.Before(lease.started) {
+			suspect = true
+			break
+		}
+	}
+	return ps.FailedProbes(), suspect, nil
+}
+
+// daemonLease is what the node daemon's Lease says: whether it is current, when the daemon
+// process started (acquireTime) and when it last renewed (both on the node's clock).
+type daemonLease struct {
+	current          bool
+	started, renewed time.Time
+}
+
+// daemonLease reads the node's daemon Lease; a current one was renewed within its duration.
+func (v *view) daemonLease(ctx context.Context, node string) (daemonLease, error) {
+	if l, ok := v.leases[node]; ok {
+		return l, nil
+	}
+	l, err := v.readLease(ctx, node)
+	if err == nil {
+		v.leases[node] = l
+	}
+	return l, err
+}
+
+func (v *view) readLease(ctx context.Context, node string) (daemonLease, error) {
 	l := &coordinationv1.Lease{}
 	err := v.c.Get(ctx, client.ObjectKey{Namespace: v.opNS, Name: appsv1alpha1.DaemonLeasePrefix + node}, l, unsafeGet)
 	if apierrors.IsNotFound(err) {
-		return false, nil
+		return daemonLease{}, nil
 	}
-	if err != nil {
-		return false, err
+	if err != nil || l.Spec.RenewTime == nil {
+		return daemonLease{}, err
 	}
-	if l.Spec.RenewTime == nil {
-		return false, nil
+	out := daemonLease{renewed: l.Spec.RenewTime.Time}
+	if l.Spec.AcquireTime != nil {
+		out.started = l.Spec.AcquireTime.Time
 	}
 	d := int32(appsv1alpha1.DaemonLeaseDuration)
 	if l.Spec.LeaseDurationSeconds != nil {
 		d = *l.Spec.LeaseDurationSeconds
 	}
-	return l.Spec.RenewTime.Add(time.Duration(d) * time.Second).After(v.now), nil
+	out.current = out.renewed.Add(time.Duration(d) * time.Second).After(v.now)
+	return out, nil
 }
 
-// activeCRR reports whether the pod has an active ContainerRecreateRequest in the cache, or one
-// this controller created that the cache has not shown finished yet.
-func (v *view) activeCRR(ctx context.Context, pod *corev1.Pod) (bool, error) {
+// restarts reports whether the pod has an active ContainerRecreateRequest in the cache (or one
+// this controller created that the cache has not shown finished yet), and whether a finished one
+// has not given the pod back yet (see recovering).
+func (v *view) restarts(ctx context.Context, pod *corev1.Pod) (active, recovering bool, err error) {
 	list := &appsv1alpha1.ContainerRecreateRequestList{}
 	if err := v.c.List(ctx, list, client.InNamespace(pod.Namespace),
 		client.MatchingFields{index.CRRByPod: string(pod.UID)}, client.UnsafeDisableDeepCopy); err != nil {
-		return false, err
+		return false, false, err
 	}
-	active := false
 	for i := range list.Items {
 		crr := &list.Items[i]
 		if crr.Active() {
 			active = true
-		} else if v.observedFinished != nil {
+			continue
+		}
+		if v.observedFinished != nil {
 			v.observedFinished(pod.UID, crr.Name)
 		}
+		recovering = recovering || isRecovering(crr, pod)
 	}
-	return active || v.expected.Pending(pod.UID), nil
+	return active || v.expected.Pending(pod.UID), recovering, nil
+}
+
+// isRecovering reports whether a finished request has not given its pod back: a container it
+// stopped still runs the stopped instance (a long grace period outlived the request), or the
+// replacement is not running and ready yet. A request that stopped nothing holds nothing.
+func isRecovering(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod) bool {
+	for _, st := range crr.Status.ContainerRecreateStates {
+		if !st.IsKilled {
+			continue
+		}
+		cs := podutil.ContainerStatus(pod, st.Name)
+		if cs == nil || cs.ContainerID == st.ContainerID || cs.State.Running == nil || !cs.Ready {
+			return true
+		}
+	}
+	return false
 }
 
 // workloadState builds what the budget and storm rules need; it also returns the state of pod.
@@ -149,7 +213,18 @@ func (v *view) workloadState(ctx context.Context, pod *corev1.Pod, w protection.
 		return st, self, false, err
 	}
 	st.Ref = w.Ref
+	if ref := metav1.GetControllerOf(pod); ref != nil && ref.UID != w.Ref.UID {
+		// The pod's own controller below the workload: one revision of its pod template.
+		st.Revision, st.RevisionUID = ref.Kind+"/"+ref.Name, ref.UID
+	}
+	live := 0
 	for _, p := range pods {
+		// A finished pod (a Job's completed pod) counts nowhere: not desired, not unavailable,
+		// not failing.
+		if podutil.IsFinished(p) {
+			continue
+		}
+		live++
 		ps, err := v.podState(ctx, p)
 		if err != nil {
 			return st, self, false, err
@@ -162,25 +237,32 @@ func (v *view) workloadState(ctx context.Context, pod *corev1.Pod, w protection.
 	if w.Desired != nil {
 		st.Desired = *w.Desired
 	} else {
-		st.Desired = int32(len(pods))
+		st.Desired = int32(live)
 	}
 	return st, self, found, nil
 }
 
 func (v *view) podState(ctx context.Context, p *corev1.Pod) (protection.PodState, error) {
-	active, err := v.activeCRR(ctx, p)
+	active, recovering, err := v.restarts(ctx, p)
 	if err != nil {
 		return protection.PodState{}, err
 	}
-	failing, err := v.failingStates(ctx, p)
+	failing, suspect, err := v.evidence(ctx, p)
 	if err != nil {
 		return protection.PodState{}, err
+	}
+	var controller types.UID
+	if ref := metav1.GetControllerOf(p); ref != nil {
+		controller = ref.UID
 	}
 	return protection.PodState{
 		Ready:       podutil.IsReady(p),
 		ActiveCRR:   active,
+		Recovering:  recovering,
 		Failing:     failing > 0,
+		Suspect:     failing == 0 && suspect,
 		Terminating: p.DeletionTimestamp != nil,
+		Controller:  controller,
 	}, nil
 }
 
@@ -195,15 +277,15 @@ func (v *view) nodeState(ctx context.Context, node string, rule protection.NodeS
 	var failing []*corev1.Pod
 	for i := range list.Items {
 		p := &list.Items[i]
-		if p.DeletionTimestamp != nil {
+		if p.DeletionTimestamp != nil || podutil.IsFinished(p) {
 			continue
 		}
 		st.Pods++
-		n, err := v.failingStates(ctx, p)
+		n, suspect, err := v.evidence(ctx, p)
 		if err != nil {
 			return st, err
 		}
-		if n > 0 {
+		if n > 0 || suspect {
 			failing = append(failing, p)
 		}
 	}

@@ -21,71 +21,17 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/index"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 )
 
-// ownerLookup reads the controllers the workload resolution can follow: apps/v1 ReplicaSet,
-// Deployment and StatefulSet. Other kinds end the walk and their pods are counted to get the
-// desired replicas; that includes DaemonSets, which the manager caches only in its own namespace
-// (its daemon). A reference whose UID no longer matches is treated as gone.
-func (v *view) ownerLookup(ctx context.Context, ns string) protection.OwnerLookup {
-	return func(ref metav1.OwnerReference) (*protection.Owner, error) {
-		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err != nil || gv.Group != appsv1.GroupName {
-			return nil, nil
-		}
-		var obj client.Object
-		switch ref.Kind {
-		case "ReplicaSet":
-			obj = &appsv1.ReplicaSet{}
-		case "Deployment":
-			obj = &appsv1.Deployment{}
-		case "StatefulSet":
-			obj = &appsv1.StatefulSet{}
-		default:
-			return nil, nil
-		}
-		if err := v.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, obj, unsafeGet); err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil, nil
-			}
-			return nil, err
-		}
-		if ref.UID != "" && obj.GetUID() != ref.UID {
-			return nil, nil
-		}
-		o := &protection.Owner{Controller: metav1.GetControllerOf(obj)}
-		switch t := obj.(type) {
-		case *appsv1.ReplicaSet:
-			o.Replicas = replicasOrOne(t.Spec.Replicas)
-		case *appsv1.Deployment:
-			o.Replicas = replicasOrOne(t.Spec.Replicas)
-		case *appsv1.StatefulSet:
-			o.Replicas = replicasOrOne(t.Spec.Replicas)
-		}
-		return o, nil
-	}
-}
-
-// replicasOrOne applies the API default of spec.replicas.
-func replicasOrOne(r *int32) *int32 {
-	if r == nil {
-		return ptr.To[int32](1)
-	}
-	return r
-}
-
 // resolve finds the pod's workload (and, in the decision controller, remembers it for event fan-out).
 func (v *view) resolve(ctx context.Context, pod *corev1.Pod) (protection.Workload, error) {
-	w, err := protection.ResolveWorkload(pod, v.ownerLookup(ctx, pod.Namespace))
+	w, err := protection.ResolveWorkload(pod, v.owners.lookup(ctx, pod.Namespace))
 	if err != nil {
 		return w, err
 	}

@@ -46,6 +46,12 @@ type Heartbeat struct {
 	// DurationSeconds written as leaseDurationSeconds; DaemonLeaseDuration when zero.
 	DurationSeconds int32
 	Clock           clock.WithTicker
+	// Started is when this daemon process started (default: when Start is called). The first
+	// renewal of the process writes it as the Lease's acquireTime: results the NodePodProbe
+	// status carries from before it were taken by an earlier instance and are not trusted.
+	Started time.Time
+
+	acquired bool // this process wrote acquireTime
 }
 
 // LeaseName is the name of the Lease of the daemon on node.
@@ -62,6 +68,9 @@ func (h *Heartbeat) Start(ctx context.Context) error {
 	clk := h.Clock
 	if clk == nil {
 		clk = clock.RealClock{}
+	}
+	if h.Started.IsZero() {
+		h.Started = clk.Now()
 	}
 	interval := h.Interval
 	if interval <= 0 {
@@ -82,7 +91,8 @@ func (h *Heartbeat) Start(ctx context.Context) error {
 	}
 }
 
-// Renew creates the Lease or moves its renewTime to now, retrying once on a write conflict.
+// Renew creates the Lease or moves its renewTime to now, retrying once on a write conflict. The
+// first renewal of the process also sets acquireTime to Started.
 func (h *Heartbeat) Renew(ctx context.Context) error {
 	clk := h.Clock
 	if clk == nil {
@@ -96,6 +106,10 @@ func (h *Heartbeat) Renew(ctx context.Context) error {
 	var err error
 	for range 2 {
 		now := metav1.NewMicroTime(clk.Now())
+		started := now
+		if !h.Started.IsZero() {
+			started = metav1.NewMicroTime(h.Started)
+		}
 		lease := &coordinationv1.Lease{}
 		err = h.Client.Get(ctx, key, lease)
 		switch {
@@ -105,22 +119,26 @@ func (h *Heartbeat) Renew(ctx context.Context) error {
 				Spec: coordinationv1.LeaseSpec{
 					HolderIdentity:       ptr.To(h.NodeName),
 					LeaseDurationSeconds: ptr.To(dur),
-					AcquireTime:          &now,
+					AcquireTime:          &started,
 					RenewTime:            &now,
 				},
 			}
 			err = h.Client.Create(ctx, lease)
 		case err == nil:
-			if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != h.NodeName {
+			if !h.acquired || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != h.NodeName {
 				// A restarted daemon (or a recreated node of the same name) takes the Lease over.
 				lease.Spec.HolderIdentity = ptr.To(h.NodeName)
-				lease.Spec.AcquireTime = &now
+				lease.Spec.AcquireTime = &started
 			}
 			lease.Spec.LeaseDurationSeconds = ptr.To(dur)
 			lease.Spec.RenewTime = &now
 			err = h.Client.Update(ctx, lease)
 		}
-		if err == nil || !(apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) {
+		if err == nil {
+			h.acquired = true
+			break
+		}
+		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
 			break
 		}
 	}

@@ -114,3 +114,47 @@ func waitUntil(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("condition not met within 5s")
 }
+
+// Every daemon process marks its start in acquireTime once: the decision controller trusts only
+// results taken after it.
+func TestEachDaemonProcessWritesItsStartOnce(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).Build()
+	key := client.ObjectKey{Namespace: "ops", Name: appsv1alpha1.DaemonLeasePrefix + "n1"}
+	acquired := func() time.Time {
+		t.Helper()
+		l := &coordinationv1.Lease{}
+		if err := c.Get(ctx, key, l); err != nil {
+			t.Fatal(err)
+		}
+		return l.Spec.AcquireTime.Time
+	}
+	first := &Heartbeat{Client: c, NodeName: "n1", Namespace: "ops", Clock: clk, Started: clk.Now()}
+	if err := first.Renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(10 * time.Second)
+	if err := first.Renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := acquired(); !got.Equal(first.Started) {
+		t.Fatalf("acquireTime %v, want the first process's start %v", got, first.Started)
+	}
+	// The daemon restarts on the same node: same holder, new process.
+	clk.Step(time.Minute)
+	second := &Heartbeat{Client: c, NodeName: "n1", Namespace: "ops", Clock: clk, Started: clk.Now().Add(-2 * time.Second)}
+	if err := second.Renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := acquired(); !got.Equal(second.Started) {
+		t.Fatalf("acquireTime %v after a daemon restart, want %v", got, second.Started)
+	}
+	clk.Step(10 * time.Second)
+	if err := second.Renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := acquired(); !got.Equal(second.Started) {
+		t.Fatalf("acquireTime moved on a renewal: %v", got)
+	}
+}

@@ -35,6 +35,8 @@ type Entry struct {
 	// LastProbeTime moves on every run; LastTransitionTime only when State or ContainerID change.
 	LastProbeTime      time.Time
 	LastTransitionTime time.Time
+	// FailingSince is when the current run of failures began; zero while the probe passes.
+	FailingSince time.Time
 }
 
 // Cache holds the reported result of every probe of the node, keyed by (pod UID, container,
@@ -103,7 +105,28 @@ func (c *Cache) Set(k Key, state appsv1alpha1.ProbeState, containerID, message s
 		}
 		return changed
 	}
-	c.entries[k] = newEntry(Entry{State: state, ContainerID: containerID, Message: message, LastProbeTime: now, LastTransitionTime: now})
+	e := Entry{State: state, ContainerID: containerID, Message: message, LastProbeTime: now, LastTransitionTime: now}
+	if ok && old.ContainerID == containerID {
+		e.FailingSince = old.FailingSince // a run of failures outlives the state it led to
+	}
+	c.entries[k] = newEntry(e)
+	c.mu.Unlock()
+	c.Signal()
+	return true
+}
+
+// SetFailing records when the current run of failures of k began, or its end (zero). It signals
+// only when a run starts or ends; a new container (Set) starts without one.
+func (c *Cache) SetFailing(k Key, since time.Time) bool {
+	c.mu.Lock()
+	old, ok := c.entries[k]
+	if !ok || old.FailingSince.IsZero() == since.IsZero() {
+		c.mu.Unlock()
+		return false
+	}
+	e := old.get()
+	e.FailingSince = since
+	c.entries[k] = newEntry(e)
 	c.mu.Unlock()
 	c.Signal()
 	return true

@@ -184,3 +184,47 @@ func TestWorker_14_26_ExecThroughCRI(t *testing.T) {
 	}
 	mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded) // the error changed nothing
 }
+
+// A result that stays Failed is written again once its lastProbeTime in the status is older than
+// FailedRefreshInterval (twice the period, at least 10 s); other states are written only when
+// they change.
+func TestRefreshDueForFailedResultsOnly(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "n"}}
+	npp.Spec.PodProbes = []appsv1alpha1.PodProbe{{Name: "a", Namespace: "ns", UID: "u1", Probes: []appsv1alpha1.ContainerProbe{
+		{Name: "p1", ContainerName: "app", Probe: corev1.Probe{PeriodSeconds: 10}},
+		{Name: "p2", ContainerName: "side", Probe: corev1.Probe{PeriodSeconds: 1}},
+	}}}
+	for _, tc := range []struct {
+		name      string
+		state     appsv1alpha1.ProbeState
+		probe     string
+		probedAgo time.Duration // since the time the status shows
+		due       bool
+	}{
+		{"failed, period 10s, 19s later", appsv1alpha1.ProbeFailed, "p1", 19 * time.Second, false},
+		{"failed, period 10s, 20s later", appsv1alpha1.ProbeFailed, "p1", 20 * time.Second, true},
+		{"failed, period 1s: at least 10s", appsv1alpha1.ProbeFailed, "p2", 9 * time.Second, false},
+		{"failed, period 1s, 10s later", appsv1alpha1.ProbeFailed, "p2", 10 * time.Second, true},
+		{"succeeded is never refreshed", appsv1alpha1.ProbeSucceeded, "p1", time.Hour, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			container := "app"
+			if tc.probe == "p2" {
+				container = "side"
+			}
+			c := NewCache()
+			c.Set(Key{"u1", container, tc.probe}, tc.state, "containerd://a", "", t0)
+			npp := npp.DeepCopy()
+			npp.Status = BuildStatus(npp, c, 0)
+			c.Touch(Key{"u1", container, tc.probe}, t0.Add(tc.probedAgo))
+			desired := BuildStatus(npp, c, 0)
+			if !sameReport(&npp.Status, &desired) {
+				t.Fatal("only lastProbeTime moved: the report is the same")
+			}
+			if got := refreshDue(npp, &desired); got != tc.due {
+				t.Fatalf("refreshDue = %v, want %v", got, tc.due)
+			}
+		})
+	}
+}

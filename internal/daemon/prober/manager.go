@@ -199,6 +199,15 @@ func (m *Manager) report(w *worker, state appsv1alpha1.ProbeState, msg string, a
 
 func (m *Manager) touch(w *worker, at time.Time) { m.Results.Touch(w.key, at) }
 
+// markFailing records when the worker's current run of failures began (zero: it ended).
+func (m *Manager) markFailing(w *worker, since time.Time) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.workers[w.key] == w {
+		m.Results.SetFailing(w.key, since)
+	}
+}
+
 // handlersEqual reports whether two probes run the same check.
 func handlersEqual(a, b *corev1.Probe) bool {
 	return equality.Semantic.DeepEqual(a.ProbeHandler, b.ProbeHandler)

@@ -36,6 +36,9 @@ import (
 // gathered into one write at its end.
 const DefaultWriteWindow = 300 * time.Millisecond
 
+// DefaultRefreshCheck is how often the writer looks for Failed results due a refresh.
+const DefaultRefreshCheck = 5 * time.Second
+
 // maxPatchAttempts bounds the conflict retries of one flush; a flush that still fails is retried
 // after a back-off with a fresh read.
 const maxPatchAttempts = 5
@@ -83,6 +86,10 @@ func (s *StatusWriter) Start(ctx context.Context) error {
 	log := logf.FromContext(ctx).WithName("status-writer").WithValues("nodePodProbe", s.NodeName)
 	backoff := window
 	var lastWrite time.Time
+	// Failed results must stay fresh in the status (appsv1alpha1.FailedRefreshInterval): look
+	// for ones due a refresh now and then, besides writing every change.
+	refresh := s.Clock.NewTicker(DefaultRefreshCheck)
+	defer refresh.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -93,6 +100,7 @@ func (s *StatusWriter) Start(ctx context.Context) error {
 			}
 			return nil
 		case <-s.Results.Changed():
+		case <-refresh.C():
 		}
 		// A liveness failure after a quiet period reaches the decision controller without waiting
 		// (leading edge); changes within a window of the last write share one trailing write, so
@@ -134,7 +142,7 @@ func (s *StatusWriter) Flush(ctx context.Context) error {
 			return err
 		}
 		desired := BuildStatus(npp, s.Results, s.observedGeneration.Load())
-		if sameReport(&npp.Status, &desired) {
+		if sameReport(&npp.Status, &desired) && !refreshDue(npp, &desired) {
 			return nil
 		}
 		base := npp.DeepCopy()
@@ -192,6 +200,9 @@ func BuildStatus(npp *appsv1alpha1.NodePodProbe, results *Cache, observedGenerat
 					Name: p.Name, ContainerID: e.ContainerID, State: e.State, Message: e.Message,
 					LastProbeTime: metav1.NewTime(e.LastProbeTime), LastTransitionTime: metav1.NewTime(e.LastTransitionTime),
 				}
+				if !e.FailingSince.IsZero() {
+					state.FailingSince = &metav1.Time{Time: e.FailingSince}
+				}
 			} else if old := shown[probeRef{pp.UID, p.Name}]; old != nil {
 				state = *old
 			} else {
@@ -227,10 +238,49 @@ func sameReport(a, b *appsv1alpha1.NodePodProbeStatus) bool {
 		for j := range pa.ProbeStates {
 			sa, sb := &pa.ProbeStates[j], &pb.ProbeStates[j]
 			if sa.Name != sb.Name || sa.ContainerID != sb.ContainerID || sa.State != sb.State || sa.Message != sb.Message ||
-				!sa.LastTransitionTime.Time.Truncate(time.Second).Equal(sb.LastTransitionTime.Time.Truncate(time.Second)) {
+				!sa.LastTransitionTime.Time.Truncate(time.Second).Equal(sb.LastTransitionTime.Time.Truncate(time.Second)) ||
+				(sa.FailingSince == nil) != (sb.FailingSince == nil) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// refreshDue reports whether a Failed state of desired is newer than the one the status shows by
+// at least its probe's FailedRefreshInterval: a result that stays Failed is written again, so that
+// the decision controller can tell it from one a stopped daemon left behind.
+func refreshDue(npp *appsv1alpha1.NodePodProbe, desired *appsv1alpha1.NodePodProbeStatus) bool {
+	type ref struct {
+		uid   types.UID
+		probe string
+	}
+	period := map[ref]int32{}
+	for i := range npp.Spec.PodProbes {
+		pp := &npp.Spec.PodProbes[i]
+		for j := range pp.Probes {
+			period[ref{pp.UID, pp.Probes[j].Name}] = withDefaults(pp.Probes[j].Probe).PeriodSeconds
+		}
+	}
+	shown := map[ref]*appsv1alpha1.ContainerProbeState{}
+	for i := range npp.Status.PodProbeStatuses {
+		ps := &npp.Status.PodProbeStatuses[i]
+		for j := range ps.ProbeStates {
+			shown[ref{ps.UID, ps.ProbeStates[j].Name}] = &ps.ProbeStates[j]
+		}
+	}
+	for i := range desired.PodProbeStatuses {
+		ps := &desired.PodProbeStatuses[i]
+		for j := range ps.ProbeStates {
+			st := &ps.ProbeStates[j]
+			old := shown[ref{ps.UID, st.Name}]
+			if !st.Failed() || old == nil {
+				continue
+			}
+			if st.LastProbeTime.Sub(old.LastProbeTime.Time) >= appsv1alpha1.FailedRefreshInterval(period[ref{ps.UID, st.Name}]) {
+				return true
+			}
+		}
+	}
+	return false
 }

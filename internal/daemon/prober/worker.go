@@ -246,6 +246,14 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	} else {
 		w.lastResult, w.resultRun = res, 1
 	}
+	// Early storm evidence: a run of failures is reported when it starts, below the threshold,
+	// and cleared when a success ends it; nothing in between.
+	switch {
+	case res == check.Failure && w.resultRun == 1:
+		w.m.markFailing(w, start)
+	case res == check.Success:
+		w.m.markFailing(w, time.Time{})
+	}
 	if (res == check.Failure && w.resultRun < int(t.Probe.FailureThreshold)) ||
 		(res == check.Success && w.resultRun < int(t.Probe.SuccessThreshold)) {
 		w.m.touch(w, start)

@@ -19,6 +19,8 @@ package recreate
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,9 +29,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
@@ -55,13 +59,19 @@ type Executor struct {
 	Clock    clock.Clock
 	// PollInterval re-checks a running request as a safety net (default DefaultPollInterval).
 	PollInterval time.Duration
-	// MaxConcurrentReconciles is how many pods' requests run at once (default 4): a stop can take
-	// the whole grace period, which must not hold up other pods.
+	// MaxConcurrentReconciles is how many requests take a step at once (default 4). A step only
+	// reads and writes: stops (preStop hook and grace period, possibly many minutes) run in the
+	// background, so one request never holds up another.
 	MaxConcurrentReconciles int
 	// HookUserAgent is the User-Agent of HTTP preStop hooks (default "kube-lifecycle").
 	HookUserAgent string
 
 	memory
+	// stops counts the stops running in the background; wake carries their returns to the
+	// controller's queue.
+	stops        sync.WaitGroup
+	stopsStarted atomic.Int64
+	wake         chan event.GenericEvent
 }
 
 func (e *Executor) defaults() {
@@ -95,8 +105,10 @@ func (e *Executor) SetupWithManager(mgr ctrl.Manager) error {
 		e.Recorder = mgr.GetEventRecorder(EventRecorderName)
 	}
 	e.defaults()
+	e.wake = make(chan event.GenericEvent, 1024)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("daemon-crr-executor").
+		WatchesRawSource(source.Channel(e.wake, &handler.EnqueueRequestForObject{})).
 		Watches(&appsv1alpha1.ContainerRecreateRequest{}, handler.EnqueueRequestsFromMapFunc(e.requestsForCRR)).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(e.requestsForPod)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: e.MaxConcurrentReconciles}).

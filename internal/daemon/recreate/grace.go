@@ -23,14 +23,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-)
 
-const (
-	// DefaultPodGracePeriodSeconds is the pod's terminationGracePeriodSeconds when unset (the API default).
-	DefaultPodGracePeriodSeconds int64 = 30
-	// MinGracePeriodSeconds is the shortest time between SIGTERM and SIGKILL the executor gives,
-	// like the kubelet's minimum when it kills a container.
-	MinGracePeriodSeconds int64 = 2
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
 
 // TotalGracePeriod is the seconds a container gets from the start of its preStop hook until
@@ -43,16 +37,16 @@ func TotalGracePeriod(strategy *int64, pod *corev1.Pod) int64 {
 	case pod != nil && pod.Spec.TerminationGracePeriodSeconds != nil:
 		return *pod.Spec.TerminationGracePeriodSeconds
 	default:
-		return DefaultPodGracePeriodSeconds
+		return appsv1alpha1.DefaultTerminationGracePeriodSeconds
 	}
 }
 
 // StopTimeout is the timeout passed to CRI StopContainer: the total grace period minus the whole
-// seconds the preStop hook took, never below MinGracePeriodSeconds.
+// seconds the preStop hook took, never below appsv1alpha1.MinTerminationGracePeriodSeconds.
 func StopTimeout(total int64, preStop time.Duration) int64 {
 	t := total - int64(preStop/time.Second)
-	if t < MinGracePeriodSeconds {
-		return MinGracePeriodSeconds
+	if t < appsv1alpha1.MinTerminationGracePeriodSeconds {
+		return appsv1alpha1.MinTerminationGracePeriodSeconds
 	}
 	return t
 }

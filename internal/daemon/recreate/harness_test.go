@@ -141,13 +141,34 @@ func (h *harness) crr(name, pod string, mutate func(*appsv1alpha1.ContainerRecre
 	}
 }
 
+// reconcile runs one step of the request and, as the stop's wake-up would, the next step once
+// the stops it started have returned. Stops that do not return within 5 s (a preStop hook
+// sleeping on the fake clock) are left running for a later reconcile.
 func (h *harness) reconcile(name string) ctrl.Result {
 	h.t.Helper()
-	res, err := h.e.Reconcile(h.ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: name}})
-	if err != nil {
-		h.t.Fatalf("Reconcile(%s): %v", name, err)
+	for {
+		started := h.e.stopsStarted.Load()
+		res, err := h.e.Reconcile(h.ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: name}})
+		if err != nil {
+			h.t.Fatalf("Reconcile(%s): %v", name, err)
+		}
+		if h.e.stopsStarted.Load() == started || !h.waitStops(5*time.Second) {
+			return res
+		}
 	}
-	return res
+}
+
+// waitStops waits for the stops running in the background; false when they did not return within
+// timeout.
+func (h *harness) waitStops(timeout time.Duration) bool {
+	done := make(chan struct{})
+	go func() { h.e.stops.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
 }
 
 func (h *harness) get(name string) *appsv1alpha1.ContainerRecreateRequest {
@@ -244,4 +265,8 @@ func stopCount(t *testing.T) uint64 {
 		t.Fatal(err)
 	}
 	return m.GetHistogram().GetSampleCount()
+}
+
+func reconcileRequest(name string) ctrl.Request {
+	return ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: name}}
 }

@@ -42,6 +42,8 @@ type memory struct {
 type stopMemory struct {
 	uid     types.UID
 	results map[string]stopResult // by container instance
+	// running: stops started and not returned yet, by container instance.
+	running map[string]bool
 }
 
 type turn struct {
@@ -49,29 +51,68 @@ type turn struct {
 	uid types.UID
 }
 
-// recallStop returns the result of a stop this process already made for the request's instance.
-func (m *memory) recallStop(crr *appsv1alpha1.ContainerRecreateRequest, instance string) (stopResult, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	sm := m.stops[client.ObjectKeyFromObject(crr)]
-	if sm == nil || sm.uid != crr.UID {
-		return stopResult{}, false
-	}
-	r, ok := sm.results[instance]
-	return r, ok
-}
-
-func (m *memory) rememberStop(crr *appsv1alpha1.ContainerRecreateRequest, instance string, r stopResult) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+// stopMemoryOf returns the memory of the request, reset when the request was re-created under
+// the same name (new UID). Callers hold mu.
+func (m *memory) stopMemoryOf(crr *appsv1alpha1.ContainerRecreateRequest) *stopMemory {
 	key := client.ObjectKeyFromObject(crr)
 	if m.stops == nil {
 		m.stops = map[types.NamespacedName]*stopMemory{}
 	}
-	if sm := m.stops[key]; sm == nil || sm.uid != crr.UID {
-		m.stops[key] = &stopMemory{uid: crr.UID, results: map[string]stopResult{}}
+	sm := m.stops[key]
+	if sm == nil || sm.uid != crr.UID {
+		sm = &stopMemory{uid: crr.UID, results: map[string]stopResult{}, running: map[string]bool{}}
+		m.stops[key] = sm
 	}
-	m.stops[key].results[instance] = r
+	return sm
+}
+
+// startStop marks a stop of the request's instance as running, unless one runs already or has
+// a result waiting; it reports whether the caller must start it.
+func (m *memory) startStop(crr *appsv1alpha1.ContainerRecreateRequest, instance string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sm := m.stopMemoryOf(crr)
+	if _, done := sm.results[instance]; done || sm.running[instance] {
+		return false
+	}
+	sm.running[instance] = true
+	return true
+}
+
+// stopStarted reports whether a stop of the request's instance has started (it may have
+// returned since).
+func (m *memory) stopStarted(crr *appsv1alpha1.ContainerRecreateRequest, instance string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sm := m.stopMemoryOf(crr)
+	_, done := sm.results[instance]
+	return done || sm.running[instance]
+}
+
+// endStop records what a stop returned.
+func (m *memory) endStop(crr *appsv1alpha1.ContainerRecreateRequest, instance string, r stopResult) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sm := m.stops[client.ObjectKeyFromObject(crr)]
+	if sm == nil || sm.uid != crr.UID {
+		return // the request finished or went away meanwhile: forgotten
+	}
+	delete(sm.running, instance)
+	sm.results[instance] = r
+}
+
+// takeStop returns the result of a stop that returned. A stop that went through stays remembered,
+// so that a step planned from a status that lags behind it records it instead of stopping again;
+// any other result is handed out once, so that the next attempt can run.
+func (m *memory) takeStop(crr *appsv1alpha1.ContainerRecreateRequest, instance string) (stopResult, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sm := m.stopMemoryOf(crr)
+	r, ok := sm.results[instance]
+	if ok && r.outcome != stopped {
+		delete(sm.results, instance)
+	}
+	return r, ok
 }
 
 // forget drops what is remembered about a request that finished or went away.

@@ -164,15 +164,24 @@ func (e *Executor) execute(ctx context.Context, crr *appsv1alpha1.ContainerRecre
 		}
 		// Record the instances about to be stopped before stopping them (see
 		// ContainerRecreateState.containerID); the write also proves the plan's status is current.
+		// A stop already under way needs no new proof.
+		fence := false
+		for _, name := range kill {
+			for i := range plan.States {
+				if plan.States[i].Name == name && !e.stopStarted(crr, plan.States[i].ContainerID) {
+					fence = true
+				}
+			}
+		}
 		var err error
-		if crr, err = e.writeStates(ctx, crr, len(kill) > 0, plan.States, plan.Phase, plan.Message); err != nil {
+		if crr, err = e.writeStates(ctx, crr, fence, plan.States, plan.Phase, plan.Message); err != nil {
 			return ctrl.Result{}, err
 		}
 		states = plan.States
 		if len(kill) == 0 {
 			return ctrl.Result{RequeueAfter: e.requeueAfter(plan.RequeueAfter, deadline)}, nil
 		}
-		results := e.stopAll(ctx, pod, crr, states, kill)
+		results, running := e.stopAll(ctx, pod, crr, states, kill)
 		again, retry := false, false
 		for i := range states {
 			r, ok := results[states[i].Name]
@@ -202,6 +211,10 @@ func (e *Executor) execute(ctx context.Context, crr *appsv1alpha1.ContainerRecre
 		}
 		if retry {
 			return ctrl.Result{RequeueAfter: e.requeueAfter(transientRetryDelay, deadline)}, nil
+		}
+		if running {
+			// The stops that return wake the next step.
+			return ctrl.Result{RequeueAfter: e.requeueAfter(0, deadline)}, nil
 		}
 		if !again {
 			break

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -291,5 +292,53 @@ func TestMessagesAreCutToTheAPILimit(t *testing.T) {
 	if len(s.Message) != maxMessage || !strings.HasSuffix(s.Message, "...") || len(s.ContainerRecreateStates[0].Message) != maxMessage ||
 		s.ContainerRecreateStates[1].Message != "short" {
 		t.Fatalf("lengths %d %d %q", len(s.Message), len(s.ContainerRecreateStates[0].Message), s.ContainerRecreateStates[1].Message)
+	}
+}
+
+// A long preStop hook (or grace period) of one request runs in the background: the workers go on
+// with the node's other requests, and the request itself is picked up (its phase written) at once.
+func TestLongStopDoesNotHoldUpOtherRequests(t *testing.T) {
+	h := newHarness(t)
+	h.pod("slow", withPreStop(corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 600}}), "app")
+	h.pod("fast", nil, "app")
+	h.crr("a", "slow", func(r *appsv1alpha1.ContainerRecreateRequest) {
+		grace(900)(r)
+		r.Spec.ActiveDeadlineSeconds = ptr.To(appsv1alpha1.ActiveDeadlineSecondsFor(900, 0)) // as the webhook defaults it
+	}, "app")
+	h.crr("b", "fast", nil, "app")
+
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		// The executor's own step, without the harness waiting for the stop it starts.
+		if _, err := h.e.Reconcile(h.ctx, reconcileRequest("a")); err != nil {
+			t.Error(err)
+		}
+	}()
+	select {
+	case <-returned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the step of a request with a 600 s preStop hook held its worker")
+	}
+	if p := h.get("a").Status.Phase; p != appsv1alpha1.RecreateRecreating {
+		t.Fatalf("request a is %q: picked up, its phase must say so at once", p)
+	}
+	h.reconcile("b")
+	if s := h.stops(); len(s) != 1 || !strings.Contains(s[0], "sb-fast") {
+		t.Fatalf("stops = %v: fast's container is stopped while slow's hook still runs", s)
+	}
+	for i := 0; !h.clock.HasWaiters(); i++ {
+		if i > 10000 {
+			t.Fatal("the sleep hook never waited on the clock")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	h.clock.Step(600 * time.Second)
+	if !h.waitStops(10 * time.Second) {
+		t.Fatal("slow's stop did not return once its hook ended")
+	}
+	h.reconcile("a")
+	if st := h.get("a").Status.ContainerRecreateStates; len(st) != 1 || !st[0].IsKilled {
+		t.Fatalf("slow's state after its stop returned: %+v", st)
 	}
 }

@@ -19,13 +19,13 @@ package recreate
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
@@ -70,32 +70,49 @@ type stopResult struct {
 	message string
 }
 
-// stopAll stops the named containers at once (orderedRecreate plans one at a time anyway).
+// stopAll starts a stop of each named container that has none running, in the background: the
+// preStop hook and the grace period of one request must never hold up a worker, and with it the
+// other requests of the node. It returns the results of the stops that returned, and whether any
+// is still running; a stop that returns wakes the request's next step.
 func (e *Executor) stopAll(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.ContainerRecreateRequest,
-	states []appsv1alpha1.ContainerRecreateState, names []string) map[string]stopResult {
+	states []appsv1alpha1.ContainerRecreateState, names []string) (map[string]stopResult, bool) {
 	ids := map[string]string{}
 	for _, s := range states {
 		ids[s.Name] = s.ContainerID
 	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
 	out := map[string]stopResult{}
+	running := false
 	for _, name := range names {
-		wg.Go(func() {
-			r, done := e.recallStop(crr, ids[name])
-			if !done {
-				r = e.stop(ctx, pod, crr, name, ids[name])
-				if r.outcome == stopped {
-					e.rememberStop(crr, ids[name], r)
-				}
-			}
-			mu.Lock()
+		id := ids[name]
+		if r, ok := e.takeStop(crr, id); ok {
 			out[name] = r
-			mu.Unlock()
-		})
+			continue
+		}
+		running = true
+		if !e.startStop(crr, id) {
+			continue // already running
+		}
+		pod, crr := pod.DeepCopy(), crr.DeepCopy()
+		e.stops.Add(1)
+		e.stopsStarted.Add(1)
+		go func() {
+			defer e.stops.Done()
+			e.endStop(crr, id, e.stop(ctx, pod, crr, name, id))
+			e.wakeUp(crr)
+		}()
 	}
-	wg.Wait()
-	return out
+	return out, running
+}
+
+// wakeUp enqueues the request's next step (nothing without a manager, as in unit tests).
+func (e *Executor) wakeUp(crr *appsv1alpha1.ContainerRecreateRequest) {
+	if e.wake == nil {
+		return
+	}
+	select {
+	case e.wake <- event.GenericEvent{Object: crr}:
+	default: // full: the poll interval picks it up
+	}
 }
 
 // stop runs the preStop hook and stops one container instance through CRI, as the kubelet does

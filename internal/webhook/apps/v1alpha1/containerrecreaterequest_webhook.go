@@ -175,7 +175,9 @@ func applyDefaults(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod) 
 		crr.Spec.TTLSecondsAfterFinished = ptr.To(appsv1alpha1.DefaultTTLSecondsAfterFinished)
 	}
 	if crr.Spec.ActiveDeadlineSeconds == nil {
-		crr.Spec.ActiveDeadlineSeconds = ptr.To(appsv1alpha1.DefaultActiveDeadlineSeconds)
+		// Long enough for the grace period (defaulted above) the request will use.
+		crr.Spec.ActiveDeadlineSeconds = ptr.To(appsv1alpha1.ActiveDeadlineSecondsFor(
+			*s.TerminationGracePeriodSeconds, s.MinStartedSeconds))
 	}
 }
 

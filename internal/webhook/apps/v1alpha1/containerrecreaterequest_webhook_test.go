@@ -109,6 +109,15 @@ var _ = Describe("ContainerRecreateRequest webhook", Ordered, func() {
 		Expect(both.Spec.Containers[1].StatusContext.ContainerID).To(Equal("containerd://k1"))
 	})
 
+	It("defaults the deadline to cover a long grace period", func() {
+		runningPod("patient", func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](900) })
+		crr := crrFor("patient", "worker") // worker's probe sets no grace period: the pod's 900 s
+		crr.Spec.Strategy.MinStartedSeconds = 20
+		Expect(k8sClient.Create(ctx, crr)).To(Succeed())
+		Expect(crr.Spec.Strategy.TerminationGracePeriodSeconds).To(HaveValue(BeEquivalentTo(900)))
+		Expect(crr.Spec.ActiveDeadlineSeconds).To(HaveValue(BeEquivalentTo(900 + 20 + appsv1alpha1.RestartMarginSeconds)))
+	})
+
 	It("keeps what the creator set: grace period, failure policy, TTL, statusContext and correct labels", func() {
 		crr := crrFor("app", "web")
 		crr.Labels = map[string]string{

@@ -1,0 +1,101 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package protection
+
+import (
+	"fmt"
+	"time"
+
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+)
+
+// RestartBreaker is a policy's breaker for restarts that do not help (spec.restartEffectiveness).
+type RestartBreaker struct {
+	Enabled        bool
+	MinIneffective int32
+	Window         time.Duration
+}
+
+// DefaultRestartBreaker is the breaker of the default policy and of a policy that sets none.
+var DefaultRestartBreaker = RestartBreaker{Enabled: true, MinIneffective: 2, Window: 10 * time.Minute}
+
+// compileBreaker applies the defaults and the API's rules to spec.restartEffectiveness.
+func compileBreaker(r policyv1alpha1.RestartEffectiveness) (RestartBreaker, error) {
+	out := DefaultRestartBreaker
+	switch r.Mode {
+	case "", policyv1alpha1.BreakerEnforce:
+	case policyv1alpha1.BreakerDisabled:
+		out.Enabled = false
+	default:
+		return out, fmt.Errorf("spec.restartEffectiveness.mode: must be Enforce or Disabled, got %q", r.Mode)
+	}
+	if n := r.MinIneffective; n != 0 {
+		if n < 1 || n > 1000 {
+			return out, fmt.Errorf("spec.restartEffectiveness.minIneffective: must be from 1 to 1000, got %d", n)
+		}
+		out.MinIneffective = n
+	}
+	if r.Window != nil {
+		if w := r.Window.Duration; w < time.Minute || w > 24*time.Hour {
+			return out, fmt.Errorf("spec.restartEffectiveness.window: must be between 1m and 24h, got %s", w)
+		}
+		out.Window = r.Window.Duration
+	}
+	return out, nil
+}
+
+// RestartBreaker combines the breakers of the governing policies, most restrictive first: on if
+// any enforces it, with the smallest minIneffective and the longest window of those that do, and
+// the policy that set minIneffective.
+func (g Governing) RestartBreaker() (RestartBreaker, PolicyKey) {
+	var out RestartBreaker
+	var by PolicyKey
+	for i := range g {
+		b := g[i].Breaker
+		if !b.Enabled {
+			continue
+		}
+		if !out.Enabled || b.MinIneffective < out.MinIneffective {
+			out.MinIneffective, by = b.MinIneffective, g[i].Key
+		}
+		out.Enabled = true
+		out.Window = max(out.Window, b.Window)
+	}
+	return out, by
+}
+
+// RestartTally is what the decision controller remembers of a workload's restarts within the
+// breaker's window.
+type RestartTally struct {
+	// Requested restarts within the window.
+	Requested int32
+	// Ineffective: those whose new container failed its probe again soon after the restart.
+	Ineffective int32
+}
+
+// Tripped reports whether restarting the workload is not helping: at least MinIneffective of its
+// restarts in the window failed again soon, and they are most of them.
+func (b RestartBreaker) Tripped(t RestartTally) bool {
+	return b.Enabled && t.Ineffective >= b.MinIneffective && 2*t.Ineffective > t.Requested
+}
+
+// SoonAfterRestart is how long after a restarted container starts a failure of its probe counts
+// as the restart not having helped: the time the probe needs to fail from the start, and three
+// periods more.
+func SoonAfterRestart(initialDelaySeconds, failureThreshold, periodSeconds int32) time.Duration {
+	return time.Duration(initialDelaySeconds+(failureThreshold+3)*periodSeconds) * time.Second
+}
