@@ -31,6 +31,7 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -40,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/admissionpolicy"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
@@ -105,6 +107,8 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 		asManager.Impersonate = rest.ImpersonationConfig{UserName: managerUser,
 			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + shippedNamespace, "system:authenticated"}}
 		obj, byObject := daemonset.CacheByObject(shippedNamespace)
+		byObjects := admissionpolicy.CacheByObject()
+		byObjects[obj] = byObject
 		ready = make(chan struct{})
 		certDir := GinkgoT().TempDir()
 		pctx, pcancel := context.WithCancel(ctx)
@@ -114,7 +118,7 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 		port := l.Addr().(*net.TCPAddr).Port
 		Expect(l.Close()).To(Succeed())
 		mgrStop, err := testutil.StartManager(ctx, asManager, ctrl.Options{
-			Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{obj: byObject}},
+			Cache: cache.Options{ByObject: byObjects},
 			WebhookServer: certs.GateServer(webhook.NewServer(webhook.Options{
 				Host: "127.0.0.1", Port: port, CertDir: certDir}), ready),
 		}, func(mgr ctrl.Manager) error {
@@ -127,6 +131,9 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 				},
 				OwnerDeployment: shippedPrefix + "controller-manager",
 			}).SetupWithManager(mgr); err != nil {
+				return err
+			}
+			if err := (&admissionpolicy.Reconciler{Client: mgr.GetClient(), OperatorUsername: managerUser}).SetupWithManager(mgr); err != nil {
 				return err
 			}
 			mgr.GetWebhookServer().Register("/x", http.NotFoundHandler())
@@ -166,6 +173,37 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Name: validating}, v)).To(Succeed())
 			g.Expect(v.Webhooks[0].ClientConfig.CABundle).To(Equal(s.Data["ca.crt"]))
 		}, "30s").Should(Succeed())
+	})
+
+	It("learns its own identity with a SelfSubjectReview", func() {
+		user, err := admissionpolicy.WhoAmI(ctx, clientAs(managerUser, ""), time.Second)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(user).To(Equal(managerUser))
+	})
+
+	It("creates the immutability policy and its binding, owned by the NodePodProbe CRD", func() {
+		Eventually(func(g Gomega) {
+			for _, obj := range []client.Object{&admissionv1.ValidatingAdmissionPolicy{}, &admissionv1.ValidatingAdmissionPolicyBinding{}} {
+				g.Expect(k8sClient.Get(ctx, types.NamespacedName{Name: admissionpolicy.Name}, obj)).To(Succeed())
+				g.Expect(obj.GetOwnerReferences()).To(HaveLen(1))
+				g.Expect(obj.GetOwnerReferences()[0].Name).To(Equal(admissionpolicy.OwnerCRD))
+			}
+		}, packagingSpecTimeout).Should(Succeed())
+	})
+
+	It("may not change admission policies other than its own", func() {
+		other := &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "someone-elses-policy"},
+			Spec: admissionv1.ValidatingAdmissionPolicySpec{
+				MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionv1.RuleWithOperations{Operations: []admissionv1.OperationType{admissionv1.Create},
+						Rule: admissionv1.Rule{APIGroups: []string{"example.org"}, APIVersions: []string{"v1"}, Resources: []string{"things"}}}}}},
+				Validations: []admissionv1.Validation{{Expression: "true"}},
+			}}
+		Expect(k8sClient.Create(ctx, other)).To(Succeed())
+		asManager := clientAs(managerUser, "")
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"failurePolicy":"Ignore"}}`))
+		err := asManager.Patch(ctx, other, patch)
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "patching another policy: %v", err)
 	})
 
 	It("may not update webhook configurations other than its own", func() {
