@@ -49,6 +49,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
 	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/index"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	webhookappsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/apps/v1alpha1"
 	webhookcorev1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/core/v1"
 	webhookpolicyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/policy/v1alpha1"
@@ -219,6 +220,18 @@ func main() {
 		os.Exit(1)
 	}
 	setupLog.Info("Manager identity", "username", operatorUser)
+	// Every replica holds the probe-context signing key (each serves the pod webhook).
+	keys := &probesig.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
+		Namespace: policyFlags.operatorNamespace, Name: pkgFlags.probeSigningSecret}
+	if err := mgr.Add(keys); err != nil {
+		setupLog.Error(err, "Failed to add the probe-context signing key")
+		os.Exit(1)
+	}
+	if err := mgr.AddReadyzCheck("probe-signing-key", keys.Checker); err != nil {
+		setupLog.Error(err, "Failed to set up the signing key ready check")
+		os.Exit(1)
+	}
+
 	// Cache indexes are registered once, here, before the controllers that query them.
 	if err := index.AddDefaultIndexes(context.Background(), mgr); err != nil {
 		setupLog.Error(err, "Failed to register cache indexes")
@@ -250,7 +263,9 @@ func main() {
 	}
 	// nolint:goconst
 	if os.Getenv("ENABLE_WEBHOOKS") != "false" {
-		if err := webhookcorev1.SetupPodWebhookWithManager(mgr, operatorNamespace()); err != nil {
+		if err := webhookcorev1.SetupPodWebhookWithManager(mgr, webhookcorev1.Options{
+			OperatorNamespace: operatorNamespace(), OperatorUsername: operatorUser, Keys: keys,
+		}); err != nil {
 			setupLog.Error(err, "Failed to create webhook", "webhook", "Pod")
 			os.Exit(1)
 		}

@@ -43,6 +43,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/admissionpolicy"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
@@ -82,6 +83,7 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 		secretName  = shippedPrefix + "webhook-server-cert"
 		serviceName = shippedPrefix + "webhook-service"
 		dsKey       = types.NamespacedName{Namespace: shippedNamespace, Name: daemonset.DefaultName}
+		keys        *probesig.Store
 	)
 
 	BeforeAll(func() {
@@ -134,6 +136,11 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 				return err
 			}
 			if err := (&admissionpolicy.Reconciler{Client: mgr.GetClient(), OperatorUsername: managerUser}).SetupWithManager(mgr); err != nil {
+				return err
+			}
+			keys = &probesig.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
+				Namespace: shippedNamespace, Name: probesig.DefaultSecretName}
+			if err := mgr.Add(keys); err != nil {
 				return err
 			}
 			mgr.GetWebhookServer().Register("/x", http.NotFoundHandler())
@@ -189,6 +196,15 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 				g.Expect(obj.GetOwnerReferences()[0].Name).To(Equal(admissionpolicy.OwnerCRD))
 			}
 		}, packagingSpecTimeout).Should(Succeed())
+	})
+
+	It("creates the probe-context signing key, which only it may read", func() {
+		Eventually(keys.Loaded(), packagingSpecTimeout).Should(BeClosed())
+		s := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: shippedNamespace, Name: probesig.DefaultSecretName}, s)).To(Succeed())
+		Expect(s.Data[probesig.SecretKeyData]).To(HaveLen(probesig.MinKeyBytes))
+		err := clientAs(daemonUser, "node-1").Get(ctx, client.ObjectKeyFromObject(s), &corev1.Secret{})
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "the node daemon may not read the key: %v", err)
 	})
 
 	It("may not change admission policies other than its own", func() {
