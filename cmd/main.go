@@ -246,8 +246,10 @@ func main() {
 		os.Exit(1)
 	}
 	if err := (&appscontroller.NodePodProbeReconciler{
-		Client:   mgr.GetClient(),
-		Recorder: mgr.GetEventRecorder("nodepodprobe-controller"),
+		Client:            mgr.GetClient(),
+		Recorder:          mgr.GetEventRecorder("nodepodprobe-controller"),
+		Keys:              keys,
+		OperatorNamespace: policyFlags.operatorNamespace,
 	}).SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "Failed to create controller", "controller", "apps-nodepodprobe")
 		os.Exit(1)
