@@ -50,6 +50,11 @@ func hostPort(t *testing.T, raw string) (string, int) {
 
 func probeHTTP(t *testing.T, srvURL string, action corev1.HTTPGetAction, timeout time.Duration) (Result, string, error) {
 	t.Helper()
+	return triple(probeHTTPOutcome(t, srvURL, action, timeout))
+}
+
+func probeHTTPOutcome(t *testing.T, srvURL string, action corev1.HTTPGetAction, timeout time.Duration) (Outcome, error) {
+	t.Helper()
 	host, port := hostPort(t, srvURL)
 	action.Port = intstr.FromInt32(int32(port))
 	req, err := httpget.NewRequest(&action, &corev1.Container{}, host, testUA)
@@ -238,7 +243,7 @@ func TestHTTP_18_NoKeepAliveNoProxyNoCompression(t *testing.T) {
 	host, port := hostPort(t, srv.URL)
 	for range 3 {
 		req, _ := httpget.NewRequest(&corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(port))}, nil, host, testUA)
-		if res, out, err := p.Probe(req, time.Second); res != Success || err != nil {
+		if res, out, err := triple(p.Probe(req, time.Second)); res != Success || err != nil {
 			t.Fatalf("probe: %v %q %v", res, out, err)
 		}
 	}
