@@ -22,6 +22,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,9 +33,11 @@ import (
 	grpchealth "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri/critest"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/httpget"
 )
 
 // triple unpacks an Outcome the way the kubelet's probers answer: result, message, error.
@@ -177,4 +181,31 @@ func listenAndWrite(t *testing.T, raw string) string {
 		}
 	}()
 	return l.Addr().String()
+}
+
+// hostPort splits a test server URL into the pod IP and port a probe would use.
+func hostPort(t *testing.T, raw string) (string, int) {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := strconv.Atoi(u.Port())
+	return u.Hostname(), p
+}
+
+func probeHTTP(t *testing.T, srvURL string, action corev1.HTTPGetAction, timeout time.Duration) (Result, string, error) {
+	t.Helper()
+	return triple(probeHTTPOutcome(t, srvURL, action, timeout))
+}
+
+func probeHTTPOutcome(t *testing.T, srvURL string, action corev1.HTTPGetAction, timeout time.Duration) (Outcome, error) {
+	t.Helper()
+	host, port := hostPort(t, srvURL)
+	action.Port = intstr.FromInt32(int32(port))
+	req, err := httpget.NewRequest(&action, &corev1.Container{}, host, testUA)
+	if err != nil {
+		t.Fatalf("request: %v", err)
+	}
+	return NewHTTP().Probe(req, timeout)
 }
