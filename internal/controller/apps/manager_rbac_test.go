@@ -19,6 +19,7 @@ package apps
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -40,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/admissionpolicy"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
@@ -158,6 +160,7 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 		if stop != nil {
 			stop()
 		}
+		removeImmutabilityPolicy()
 	})
 
 	It("serves webhooks once its certificate is issued and projected", func() {
@@ -233,3 +236,24 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 		Expect(err.Error()).To(ContainSubstring("forbidden"))
 	})
 })
+
+// removeImmutabilityPolicy deletes the admission policy the manager created and waits until the
+// apiserver no longer enforces it: the suite's other specs edit pods' probe annotations freely.
+func removeImmutabilityPolicy() {
+	GinkgoHelper()
+	for _, obj := range []client.Object{
+		&admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: admissionpolicy.Name}},
+		&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: admissionpolicy.Name}},
+	} {
+		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, obj))).To(Succeed())
+	}
+	scratch := testutil.NewPod("default", "policy-gone").Build()
+	Expect(k8sClient.Create(ctx, scratch)).To(Succeed())
+	n := 0
+	Eventually(func() error {
+		n++
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"%d"}}}`, appsv1alpha1.LabelEnrolled, n)
+		return k8sClient.Patch(ctx, scratch, client.RawPatch(types.MergePatchType, []byte(patch)))
+	}, packagingSpecTimeout).Should(Succeed())
+	Expect(k8sClient.Delete(ctx, scratch, client.GracePeriodSeconds(0))).To(Succeed())
+}
