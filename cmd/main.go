@@ -20,7 +20,9 @@ import (
 	"context"
 	"crypto/tls"
 	"flag"
+	"maps"
 	"os"
+	"time"
 
 	// Import all Kubernetes client auth plugins (e.g. Azure, GCP, OIDC, etc.)
 	// to ensure that exec-entrypoint and run can make use of them.
@@ -42,10 +44,12 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/admissionpolicy"
 	appscontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/apps"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
 	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/index"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	webhookappsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/apps/v1alpha1"
 	webhookcorev1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/core/v1"
 	webhookpolicyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/policy/v1alpha1"
@@ -174,19 +178,22 @@ func main() {
 
 	daemonSetCacheKey, daemonSetCache := daemonset.CacheByObject(policyFlags.operatorNamespace)
 	leaseCacheKey, leaseCache := policycontroller.LeaseCacheByObject(policyFlags.operatorNamespace)
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	// Only enrolled pods are cached; whatever must see other pods reads with mgr.GetAPIReader().
+	byObject := map[client.Object]cache.ByObject{
+		&corev1.Pod{}:     appscontroller.EnrolledPodsOnly(),
+		daemonSetCacheKey: daemonSetCache,
+		leaseCacheKey:     leaseCache,
+	}
+	maps.Copy(byObject, admissionpolicy.CacheByObject())
+	restConfig := ctrl.GetConfigOrDie()
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsServerOptions,
 		WebhookServer:          webhookServer,
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         enableLeaderElection,
 		LeaderElectionID:       "bcbe718c.enhancedliveness.io",
-		// Only enrolled pods are cached; whatever must see other pods reads with mgr.GetAPIReader().
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}:     appscontroller.EnrolledPodsOnly(),
-			daemonSetCacheKey: daemonSetCache,
-			leaseCacheKey:     leaseCache,
-		}},
+		Cache:                  cache.Options{ByObject: byObject},
 		// LeaderElectionReleaseOnCancel defines if the leader should step down voluntarily
 		// when the Manager ends. This requires the binary to immediately end when the
 		// Manager is stopped, otherwise, this setting is unsafe. Setting this significantly
@@ -204,6 +211,27 @@ func main() {
 		os.Exit(1)
 	}
 
+	// The manager's own identity: the one user the immutability rules exempt.
+	whoCtx, whoCancel := context.WithTimeout(context.Background(), time.Minute)
+	operatorUser, err := admissionpolicy.WhoAmI(whoCtx, mgr.GetClient(), 2*time.Second)
+	whoCancel()
+	if err != nil {
+		setupLog.Error(err, "Failed to learn the manager's own identity (SelfSubjectReview)")
+		os.Exit(1)
+	}
+	setupLog.Info("Manager identity", "username", operatorUser)
+	// Every replica holds the probe-context signing key (each serves the pod webhook).
+	keys := &probesig.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
+		Namespace: policyFlags.operatorNamespace, Name: pkgFlags.probeSigningSecret}
+	if err := mgr.Add(keys); err != nil {
+		setupLog.Error(err, "Failed to add the probe-context signing key")
+		os.Exit(1)
+	}
+	if err := mgr.AddReadyzCheck("probe-signing-key", keys.Checker); err != nil {
+		setupLog.Error(err, "Failed to set up the signing key ready check")
+		os.Exit(1)
+	}
+
 	// Cache indexes are registered once, here, before the controllers that query them.
 	if err := index.AddDefaultIndexes(context.Background(), mgr); err != nil {
 		setupLog.Error(err, "Failed to register cache indexes")
@@ -218,8 +246,10 @@ func main() {
 		os.Exit(1)
 	}
 	if err := (&appscontroller.NodePodProbeReconciler{
-		Client:   mgr.GetClient(),
-		Recorder: mgr.GetEventRecorder("nodepodprobe-controller"),
+		Client:            mgr.GetClient(),
+		Recorder:          mgr.GetEventRecorder("nodepodprobe-controller"),
+		Keys:              keys,
+		OperatorNamespace: policyFlags.operatorNamespace,
 	}).SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "Failed to create controller", "controller", "apps-nodepodprobe")
 		os.Exit(1)
@@ -235,7 +265,9 @@ func main() {
 	}
 	// nolint:goconst
 	if os.Getenv("ENABLE_WEBHOOKS") != "false" {
-		if err := webhookcorev1.SetupPodWebhookWithManager(mgr, operatorNamespace()); err != nil {
+		if err := webhookcorev1.SetupPodWebhookWithManager(mgr, webhookcorev1.Options{
+			OperatorNamespace: operatorNamespace(), OperatorUsername: operatorUser, Keys: keys,
+		}); err != nil {
 			setupLog.Error(err, "Failed to create webhook", "webhook", "Pod")
 			os.Exit(1)
 		}
@@ -253,6 +285,12 @@ func main() {
 			setupLog.Error(err, "Failed to create webhook", "webhook", "EnhancedLivenessPolicy")
 			os.Exit(1)
 		}
+	}
+	if err := (&admissionpolicy.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OperatorUsername: operatorUser,
+	}).SetupWithManager(mgr); err != nil {
+		setupLog.Error(err, "Failed to create controller", "controller", "admissionpolicy")
+		os.Exit(1)
 	}
 	daemonConfig, err := pkgFlags.daemonConfig(policyFlags.operatorNamespace)
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 )
 
 // Names of the objects config/default installs (kustomize namePrefix "enhanced-liveness-operator-").
@@ -48,6 +49,8 @@ type packagingFlags struct {
 	daemonPullPolicy     string
 	daemonCRIEndpoint    string
 	managerDeployment    string
+
+	probeSigningSecret string
 }
 
 func bindPackagingFlags(fs *flag.FlagSet) *packagingFlags {
@@ -76,6 +79,8 @@ func bindPackagingFlags(fs *flag.FlagSet) *packagingFlags {
 		"CRI endpoint passed to the daemons (--cri-endpoint); empty lets each daemon detect containerd or CRI-O.")
 	fs.StringVar(&f.managerDeployment, "manager-deployment", defaultManagerDeployment,
 		"The manager's own Deployment in the operator namespace: owner of the daemon DaemonSet; empty for none.")
+	fs.StringVar(&f.probeSigningSecret, "probe-signing-secret", probesig.DefaultSecretName,
+		"Secret in the operator namespace holding the key that signs probe contexts (created at start if absent).")
 	return f
 }
 

@@ -202,22 +202,23 @@ var _ = Describe("node daemon probe engine", func() {
 				g.Expect(states[name].LastTransitionTime.Time.IsZero()).To(BeFalse())
 			}
 			g.Expect(states["fifty-25"].Message).To(Equal("HTTP probe failed with statuscode: 500"))
-			g.Expect(states["fifty-47"].Message).To(Equal("broken"))
+			// The cluster-scoped status carries the exit code, never the command's output.
+			g.Expect(states["fifty-47"].Message).To(Equal("exit code 1"))
 		}).WithTimeout(20 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 		Expect(eng.Probes.WorkerCount()).To(Equal(50))
 
-		By("a Warning Unhealthy event on a failing pod")
+		By("a Warning Unhealthy event on a failing pod, in the pod's namespace, with the command's output")
 		Eventually(func(g Gomega) {
 			var evs eventsv1.EventList
 			g.Expect(k8sClient.List(ctx, &evs, client.InNamespace(ns))).To(Succeed())
-			found := false
+			found := map[string]bool{}
 			for _, e := range evs.Items {
-				if e.Regarding.Name == "fifty-25" && e.Reason == "Unhealthy" && e.Type == corev1.EventTypeWarning &&
-					e.Note == "Liveness probe failed: HTTP probe failed with statuscode: 500" && e.Regarding.FieldPath == "spec.containers{app}" {
-					found = true
+				if e.Reason == "Unhealthy" && e.Type == corev1.EventTypeWarning && e.Regarding.FieldPath == "spec.containers{app}" {
+					found[e.Regarding.Name+": "+e.Note] = true
 				}
 			}
-			g.Expect(found).To(BeTrue())
+			g.Expect(found).To(HaveKey("fifty-25: Liveness probe failed: HTTP probe failed with statuscode: 500"))
+			g.Expect(found).To(HaveKey("fifty-47: Liveness probe failed: broken"))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 
 		By("removing 10 pods from the spec")

@@ -68,6 +68,28 @@ func IsSidecar(c *corev1.Container) bool {
 	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }
 
+// EffectiveRestartPolicy is the restart policy the kubelet applies to a regular container: its
+// own restartPolicy when set (ContainerRestartRules, beta and on by default since Kubernetes
+// 1.35), else the pod's (Always when unset, as the apiserver defaults it).
+func EffectiveRestartPolicy(spec *corev1.PodSpec, c *corev1.Container) corev1.RestartPolicy {
+	if c.RestartPolicy != nil {
+		return corev1.RestartPolicy(*c.RestartPolicy)
+	}
+	if spec.RestartPolicy == "" {
+		return corev1.RestartPolicyAlways
+	}
+	return spec.RestartPolicy
+}
+
+// RestartedAfterStop reports whether the kubelet starts rc again after a CRI stop, whatever the
+// exit code the application returns on SIGTERM: only then can the operator restart it the way
+// the kubelet's own liveness kill does. Sidecars always are; a regular container is when its
+// effective restart policy is Always (under OnFailure an exit 0 after the stop ends it for good,
+// under Never any exit does).
+func RestartedAfterStop(spec *corev1.PodSpec, rc RestartableContainer) bool {
+	return rc.Sidecar || EffectiveRestartPolicy(spec, rc.Container) == corev1.RestartPolicyAlways
+}
+
 // IsInitContainer reports whether the pod has an init container (of any kind) called name.
 func IsInitContainer(spec *corev1.PodSpec, name string) bool {
 	for i := range spec.InitContainers {

@@ -154,3 +154,38 @@ func TestResolvePort(t *testing.T) {
 		})
 	}
 }
+
+func TestRestartedAfterStop(t *testing.T) {
+	always, onFailure, never := ptr.To(corev1.ContainerRestartPolicyAlways),
+		ptr.To(corev1.ContainerRestartPolicyOnFailure), ptr.To(corev1.ContainerRestartPolicyNever)
+	cases := []struct {
+		name      string
+		pod       corev1.RestartPolicy
+		container *corev1.ContainerRestartPolicy
+		want      bool
+	}{
+		{name: "Always pod", pod: corev1.RestartPolicyAlways, want: true},
+		{name: "unset pod policy defaults to Always", pod: "", want: true},
+		{name: "OnFailure pod", pod: corev1.RestartPolicyOnFailure, want: false},
+		{name: "Never pod", pod: corev1.RestartPolicyNever, want: false},
+		{name: "container Always in a Never pod", pod: corev1.RestartPolicyNever, container: always, want: true},
+		{name: "container OnFailure in an Always pod", pod: corev1.RestartPolicyAlways, container: onFailure, want: false},
+		{name: "container Never in an Always pod", pod: corev1.RestartPolicyAlways, container: never, want: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := testPod()
+			p.Spec.RestartPolicy = tc.pod
+			p.Spec.Containers[0].RestartPolicy = tc.container
+			rc, _ := FindRestartable(&p.Spec, "app")
+			if got := RestartedAfterStop(&p.Spec, rc); got != tc.want {
+				t.Errorf("regular container: got %t, want %t", got, tc.want)
+			}
+			// A sidecar is restarted after a stop whatever the pod's policy.
+			sc, _ := FindRestartable(&p.Spec, "proxy")
+			if !RestartedAfterStop(&p.Spec, sc) {
+				t.Error("sidecar not restarted after a stop")
+			}
+		})
+	}
+}

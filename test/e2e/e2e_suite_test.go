@@ -23,6 +23,7 @@ limitations under the License.
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,6 +32,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -103,7 +106,19 @@ var _ = AfterSuite(func() {
 	out, err := utils.Run(exec.Command("hack/local-cluster/deploy.sh", "--delete", operatorImage))
 	if err != nil {
 		_, _ = fmt.Fprintf(GinkgoWriter, "undeploy: %v\n%s", err, out)
+		return
 	}
+	By("the garbage collector removes the admission policy the manager created (owned by a deleted CRD)")
+	Eventually(func() bool {
+		err := k8s.Get(context.Background(), client.ObjectKey{Name: immutabilityPolicy},
+			&admissionregistrationv1.ValidatingAdmissionPolicy{})
+		return apierrors.IsNotFound(err)
+	}).WithTimeout(60 * time.Second).Should(BeTrue())
+	Eventually(func() bool {
+		err := k8s.Get(context.Background(), client.ObjectKey{Name: immutabilityPolicy},
+			&admissionregistrationv1.ValidatingAdmissionPolicyBinding{})
+		return apierrors.IsNotFound(err)
+	}).WithTimeout(60 * time.Second).Should(BeTrue())
 })
 
 var _ = BeforeEach(func() { specNamespaces = nil })

@@ -161,7 +161,9 @@ type ContainerProbeState struct {
 	// +required
 	State ProbeState `json:"state"`
 
-	// message is the probe output or error that led to the state, capped at 1 KiB.
+	// message is a short reason for the state (an exit code, an HTTP status code, a timeout, a
+	// connection error), capped at 1 KiB. It never holds the probe's output (command output,
+	// response body): this object is cluster-scoped, so that goes only to the pod's events.
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Message string `json:"message,omitempty"`

@@ -28,6 +28,9 @@ const (
 	AnnotationProbeContext = "enhancedliveness.io/container-probe-context"
 	// AnnotationKruiseProbeContext is OpenKruise's key for the same content, also read.
 	AnnotationKruiseProbeContext = "apps.kruise.io/container-probe-context"
+	// AnnotationProbeContextSignature is the pod webhook's HMAC of the probe context it admitted
+	// (internal/probesig); the probe-mapping controller maps only contexts whose signature verifies.
+	AnnotationProbeContextSignature = "enhancedliveness.io/probe-context-signature"
 
 	// AnnotationRestartDisabled is the per-pod emergency switch: keep probing, never restart.
 	AnnotationRestartDisabled = "enhancedliveness.io/restart-disabled"
@@ -61,6 +64,8 @@ const (
 	DaemonLeaseRenewSeconds = 10
 	DaemonLeaseDuration     = 40
 
-	// TrueValue is the value of boolean labels and annotations.
-	TrueValue = "true"
+	// TrueValue is the value of boolean labels and annotations; FalseValue is the only other
+	// value the opt-in annotations accept.
+	TrueValue  = "true"
+	FalseValue = "false"
 )

@@ -19,6 +19,7 @@ package apps
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -31,6 +32,7 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -39,8 +41,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/admissionpolicy"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
@@ -80,6 +85,7 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 		secretName  = shippedPrefix + "webhook-server-cert"
 		serviceName = shippedPrefix + "webhook-service"
 		dsKey       = types.NamespacedName{Namespace: shippedNamespace, Name: daemonset.DefaultName}
+		keys        *probesig.Store
 	)
 
 	BeforeAll(func() {
@@ -105,6 +111,8 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 		asManager.Impersonate = rest.ImpersonationConfig{UserName: managerUser,
 			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + shippedNamespace, "system:authenticated"}}
 		obj, byObject := daemonset.CacheByObject(shippedNamespace)
+		byObjects := admissionpolicy.CacheByObject()
+		byObjects[obj] = byObject
 		ready = make(chan struct{})
 		certDir := GinkgoT().TempDir()
 		pctx, pcancel := context.WithCancel(ctx)
@@ -114,7 +122,7 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 		port := l.Addr().(*net.TCPAddr).Port
 		Expect(l.Close()).To(Succeed())
 		mgrStop, err := testutil.StartManager(ctx, asManager, ctrl.Options{
-			Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{obj: byObject}},
+			Cache: cache.Options{ByObject: byObjects},
 			WebhookServer: certs.GateServer(webhook.NewServer(webhook.Options{
 				Host: "127.0.0.1", Port: port, CertDir: certDir}), ready),
 		}, func(mgr ctrl.Manager) error {
@@ -127,6 +135,14 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 				},
 				OwnerDeployment: shippedPrefix + "controller-manager",
 			}).SetupWithManager(mgr); err != nil {
+				return err
+			}
+			if err := (&admissionpolicy.Reconciler{Client: mgr.GetClient(), OperatorUsername: managerUser}).SetupWithManager(mgr); err != nil {
+				return err
+			}
+			keys = &probesig.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
+				Namespace: shippedNamespace, Name: probesig.DefaultSecretName}
+			if err := mgr.Add(keys); err != nil {
 				return err
 			}
 			mgr.GetWebhookServer().Register("/x", http.NotFoundHandler())
@@ -144,6 +160,7 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 		if stop != nil {
 			stop()
 		}
+		removeImmutabilityPolicy()
 	})
 
 	It("serves webhooks once its certificate is issued and projected", func() {
@@ -168,6 +185,46 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 		}, "30s").Should(Succeed())
 	})
 
+	It("learns its own identity with a SelfSubjectReview", func() {
+		user, err := admissionpolicy.WhoAmI(ctx, clientAs(managerUser, ""), time.Second)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(user).To(Equal(managerUser))
+	})
+
+	It("creates the immutability policy and its binding, owned by the NodePodProbe CRD", func() {
+		Eventually(func(g Gomega) {
+			for _, obj := range []client.Object{&admissionv1.ValidatingAdmissionPolicy{}, &admissionv1.ValidatingAdmissionPolicyBinding{}} {
+				g.Expect(k8sClient.Get(ctx, types.NamespacedName{Name: admissionpolicy.Name}, obj)).To(Succeed())
+				g.Expect(obj.GetOwnerReferences()).To(HaveLen(1))
+				g.Expect(obj.GetOwnerReferences()[0].Name).To(Equal(admissionpolicy.OwnerCRD))
+			}
+		}, packagingSpecTimeout).Should(Succeed())
+	})
+
+	It("creates the probe-context signing key, which only it may read", func() {
+		Eventually(keys.Loaded(), packagingSpecTimeout).Should(BeClosed())
+		s := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: shippedNamespace, Name: probesig.DefaultSecretName}, s)).To(Succeed())
+		Expect(s.Data[probesig.SecretKeyData]).To(HaveLen(probesig.MinKeyBytes))
+		err := clientAs(daemonUser, "node-1").Get(ctx, client.ObjectKeyFromObject(s), &corev1.Secret{})
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "the node daemon may not read the key: %v", err)
+	})
+
+	It("may not change admission policies other than its own", func() {
+		other := &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "someone-elses-policy"},
+			Spec: admissionv1.ValidatingAdmissionPolicySpec{
+				MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionv1.RuleWithOperations{Operations: []admissionv1.OperationType{admissionv1.Create},
+						Rule: admissionv1.Rule{APIGroups: []string{"example.org"}, APIVersions: []string{"v1"}, Resources: []string{"things"}}}}}},
+				Validations: []admissionv1.Validation{{Expression: "true"}},
+			}}
+		Expect(k8sClient.Create(ctx, other)).To(Succeed())
+		asManager := clientAs(managerUser, "")
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"failurePolicy":"Ignore"}}`))
+		err := asManager.Patch(ctx, other, patch)
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "patching another policy: %v", err)
+	})
+
 	It("may not update webhook configurations other than its own", func() {
 		other := &admissionv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "someone-elses"}}
 		Expect(k8sClient.Create(ctx, other)).To(Succeed())
@@ -179,3 +236,24 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 		Expect(err.Error()).To(ContainSubstring("forbidden"))
 	})
 })
+
+// removeImmutabilityPolicy deletes the admission policy the manager created and waits until the
+// apiserver no longer enforces it: the suite's other specs edit pods' probe annotations freely.
+func removeImmutabilityPolicy() {
+	GinkgoHelper()
+	for _, obj := range []client.Object{
+		&admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: admissionpolicy.Name}},
+		&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: admissionpolicy.Name}},
+	} {
+		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, obj))).To(Succeed())
+	}
+	scratch := testutil.NewPod("default", "policy-gone").Build()
+	Expect(k8sClient.Create(ctx, scratch)).To(Succeed())
+	n := 0
+	Eventually(func() error {
+		n++
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"%d"}}}`, appsv1alpha1.LabelEnrolled, n)
+		return k8sClient.Patch(ctx, scratch, client.RawPatch(types.MergePatchType, []byte(patch)))
+	}, packagingSpecTimeout).Should(Succeed())
+	Expect(k8sClient.Delete(ctx, scratch, client.GracePeriodSeconds(0))).To(Succeed())
+}

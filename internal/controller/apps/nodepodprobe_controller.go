@@ -18,6 +18,7 @@ package apps
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,6 +43,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/index"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 )
 
 // DefaultMappingBatchDelay is how long pod events for one node are collected before the node's
@@ -61,6 +63,11 @@ func EnrolledPodsOnly() cache.ByObject {
 type NodePodProbeReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
+	// Keys verifies probe contexts: only those the pod webhook signed are mapped.
+	Keys interface{ Key() (probesig.Key, bool) }
+	// OperatorNamespace, like kube-system, is never enrolled by the webhook: a probe context
+	// there was not written by it.
+	OperatorNamespace string
 	// BatchDelay defaults to DefaultMappingBatchDelay.
 	BatchDelay time.Duration
 }
@@ -89,10 +96,15 @@ func (r *NodePodProbeReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err := r.List(ctx, &pods, client.MatchingFields{index.PodByNode: nodeName}); err != nil {
 		return ctrl.Result{}, err
 	}
-	desired, problems := desiredPodProbes(pods.Items)
+	key, ok := r.Keys.Key()
+	if !ok {
+		// Without the key no pod can be trusted; writing now would empty the node's probes.
+		log.V(1).Info("probe-context signing key not loaded yet; waiting")
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	desired, problems := desiredPodProbes(pods.Items, r.trust(key))
 	for _, p := range problems {
-		r.Recorder.Eventf(p.pod, nil, corev1.EventTypeWarning, "LivenessProbeNotMapped", "MapProbe",
-			"liveness probe not handed to the node daemon: %s", p.message)
+		r.Recorder.Eventf(p.pod, nil, corev1.EventTypeWarning, p.reason, "MapProbe", "%s", p.message)
 	}
 
 	npp := &appsv1alpha1.NodePodProbe{}
@@ -139,6 +151,16 @@ func (r *NodePodProbeReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		return ctrl.Result{}, r.Patch(ctx, npp, patch)
 	}
 	return ctrl.Result{}, nil
+}
+
+// trust accepts the probe contexts the pod webhook wrote (probesig.Verify) in namespaces it enrolls.
+func (r *NodePodProbeReconciler) trust(key probesig.Key) func(*corev1.Pod) error {
+	return func(pod *corev1.Pod) error {
+		if pod.Namespace == metav1.NamespaceSystem || pod.Namespace == r.OperatorNamespace {
+			return fmt.Errorf("%w: the webhook enrolls no pod in namespace %s", probesig.ErrNotSigned, pod.Namespace)
+		}
+		return probesig.Verify(key, pod)
+	}
 }
 
 // SetupWithManager watches NodePodProbes, enrolled pods and node creation/deletion, all batched
@@ -203,6 +225,7 @@ func mappingRelevantChange(o, n *corev1.Pod) bool {
 		o.Status.Phase != n.Status.Phase ||
 		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
 		o.Labels[appsv1alpha1.LabelEnrolled] != n.Labels[appsv1alpha1.LabelEnrolled] ||
+		o.Annotations[appsv1alpha1.AnnotationProbeContextSignature] != n.Annotations[appsv1alpha1.AnnotationProbeContextSignature] ||
 		probecontext.AnnotationKey(o.Annotations) != probecontext.AnnotationKey(n.Annotations) ||
 		o.Annotations[probecontext.AnnotationKey(o.Annotations)] != n.Annotations[probecontext.AnnotationKey(n.Annotations)]
 }

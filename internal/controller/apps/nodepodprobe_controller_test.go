@@ -30,7 +30,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,93 +44,6 @@ const (
 	mapNS      = "npp-mapping"
 	mapTimeout = 10 * time.Second
 )
-
-func createNamespace(name string) {
-	GinkgoHelper()
-	err := k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-	if !apierrors.IsAlreadyExists(err) {
-		Expect(err).NotTo(HaveOccurred())
-	}
-}
-
-func createNode(name string) {
-	GinkgoHelper()
-	Expect(k8sClient.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
-}
-
-// probeContext is what the Pod webhook writes for mappedPod's containers.
-func probeContext() string {
-	GinkgoHelper()
-	s, err := probecontext.Encode([]probecontext.ContainerProbe{
-		{Name: "proxy", LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(15000)}}}},
-		{Name: "web", LivenessProbe: &corev1.Probe{
-			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}},
-			PeriodSeconds: 5, TerminationGracePeriodSeconds: ptr.To[int64](9)}},
-	})
-	Expect(err).NotTo(HaveOccurred())
-	return s
-}
-
-// mappedPod is an enrolled pod (as the webhook leaves it) bound to node, with a sidecar.
-func mappedPod(name, node string) *corev1.Pod {
-	return testutil.NewPod(mapNS, name).Enrolled().OnNode(node).Sidecars("proxy").Containers("web").Port("web", "http", 8080).
-		Annotations(map[string]string{appsv1alpha1.AnnotationEnabled: "true", appsv1alpha1.AnnotationProbeContext: probeContext()}).
-		Build()
-}
-
-// createRunning creates pod and, when ip is set, reports it Running with that IP.
-func createRunning(pod *corev1.Pod, ip string) *corev1.Pod {
-	GinkgoHelper()
-	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
-	if ip != "" {
-		setPodStatus(pod, corev1.PodRunning, ip)
-	}
-	return pod
-}
-
-func setPodStatus(pod *corev1.Pod, phase corev1.PodPhase, ip string) {
-	GinkgoHelper()
-	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
-	pod.Status.Phase = phase
-	pod.Status.PodIP = ip
-	pod.Status.PodIPs = []corev1.PodIP{{IP: ip}}
-	Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
-}
-
-func getNPP(g Gomega, node string) *appsv1alpha1.NodePodProbe {
-	npp := &appsv1alpha1.NodePodProbe{}
-	g.Expect(k8sClient.Get(ctx, types.NamespacedName{Name: node}, npp)).To(Succeed())
-	return npp
-}
-
-// entries summarises a NodePodProbe as "name/uid@ip" per pod.
-func entries(npp *appsv1alpha1.NodePodProbe) []string {
-	var out []string
-	for _, p := range npp.Spec.PodProbes {
-		out = append(out, fmt.Sprintf("%s/%s@%s", p.Name, p.UID, p.IP))
-	}
-	return out
-}
-
-func entry(pod *corev1.Pod, ip string) string {
-	return fmt.Sprintf("%s/%s@%s", pod.Name, pod.UID, ip)
-}
-
-func expectNoNPP(node string) {
-	GinkgoHelper()
-	Eventually(func() bool {
-		return apierrors.IsNotFound(k8sClient.Get(ctx, types.NamespacedName{Name: node}, &appsv1alpha1.NodePodProbe{}))
-	}, mapTimeout).Should(BeTrue())
-}
-
-// expectEmptyNPP waits until the node's NodePodProbe lists no pods; it is kept while the node exists.
-func expectEmptyNPP(node string) {
-	GinkgoHelper()
-	Eventually(func(g Gomega) {
-		g.Expect(getNPP(g, node).Spec.PodProbes).To(BeEmpty())
-	}, mapTimeout).Should(Succeed())
-	Consistently(func(g Gomega) { getNPP(g, node) }, "1s").Should(Succeed(), "not deleted while its node exists")
-}
 
 var _ = Describe("NodePodProbe mapping", Ordered, func() {
 	var (
@@ -157,6 +69,7 @@ var _ = Describe("NodePodProbe mapping", Ordered, func() {
 			rec = &NodePodProbeReconciler{
 				Client:   countingClient{mgr.GetClient(), writes},
 				Recorder: mgr.GetEventRecorder("nodepodprobe-controller"),
+				Keys:     testutil.StaticKeys{}, OperatorNamespace: "el-operator",
 			}
 			if err := index.AddDefaultIndexes(ctx, mgr); err != nil {
 				return err
@@ -274,6 +187,35 @@ var _ = Describe("NodePodProbe mapping", Ordered, func() {
 		Expect(k8sClient.Delete(ctx, broken, client.GracePeriodSeconds(0))).To(Succeed())
 	})
 
+	It("runs no probe of a pod whose probe context the webhook did not sign, and says so on the pod", func() {
+		unsigned := mappedPod("unsigned", nodeA)
+		Expect(k8sClient.Create(ctx, unsigned)).To(Succeed()) // created around the webhook: no signature
+		setPodStatus(unsigned, corev1.PodRunning, "10.0.0.20")
+		rewritten := createRunning(mappedPod("rewritten", nodeA), "10.0.0.21")
+		Eventually(func(g Gomega) {
+			g.Expect(entries(getNPP(g, nodeA))).To(ContainElement(entry(rewritten, "10.0.0.21")))
+		}, mapTimeout).Should(Succeed())
+
+		By("rewriting the signed probe context (no admission policy in this suite stops it)")
+		evil := `[{"name":"web","livenessProbe":{"exec":{"command":["/bin/sh","-c","id"]}}}]`
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, appsv1alpha1.AnnotationProbeContext, evil)
+		Expect(k8sClient.Patch(ctx, rewritten, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(entries(getNPP(g, nodeA))).NotTo(ContainElement(entry(rewritten, "10.0.0.21")))
+			g.Expect(entries(getNPP(g, nodeA))).NotTo(ContainElement(entry(unsigned, "10.0.0.20")))
+			list := &eventsv1.EventList{}
+			g.Expect(k8sClient.List(ctx, list, client.InNamespace(mapNS))).To(Succeed())
+			g.Expect(eventNotes(list, "unsigned", ReasonNotTrusted)).To(ContainElement(ContainSubstring(
+				"liveness probes of pod " + mapNS + "/unsigned are not run: the probe context was not written by the operator's pod webhook: it has no " +
+					appsv1alpha1.AnnotationProbeContextSignature + " annotation")))
+			g.Expect(eventNotes(list, "rewritten", ReasonNotTrusted)).To(ContainElement(ContainSubstring(
+				"liveness probes of pod " + mapNS + "/rewritten are not run: the probe context was not written by the operator's pod webhook: its signature does not match")))
+		}, mapTimeout).Should(Succeed())
+		for _, p := range []*corev1.Pod{unsigned, rewritten} {
+			Expect(k8sClient.Delete(ctx, p, client.GracePeriodSeconds(0))).To(Succeed())
+		}
+	})
+
 	It("removes deleted and replaced pods", func() {
 		Expect(k8sClient.Delete(ctx, podA1, client.GracePeriodSeconds(0))).To(Succeed())
 		Eventually(func(g Gomega) {
@@ -332,7 +274,7 @@ var _ = Describe("NodePodProbe mapping", Ordered, func() {
 				defer GinkgoRecover()
 				defer wg.Done()
 				for i := w; i < n; i += 8 {
-					pod := mappedPod(fmt.Sprintf("burst-%03d", i), nodeDup)
+					pod := testutil.Sign(mappedPod(fmt.Sprintf("burst-%03d", i), nodeDup))
 					if err := k8sClient.Create(ctx, pod); err != nil {
 						errs <- err
 					}

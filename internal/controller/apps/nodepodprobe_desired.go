@@ -33,17 +33,28 @@ func ProbeName(podName, container string) string {
 	return podName + "-" + container
 }
 
+// Event reasons of pods whose probes are left out of their node's NodePodProbe.
+const (
+	// ReasonNotMapped: one probe cannot be handed to the daemon (the pod's others still are).
+	ReasonNotMapped = "LivenessProbeNotMapped"
+	// ReasonNotTrusted: the pod's probe context was not written by the operator's pod webhook,
+	// so none of its probes is run.
+	ReasonNotTrusted = "LivenessProbeNotTrusted"
+)
+
 // mappingProblem is a probe of an enrolled pod that cannot be handed to the daemon.
 type mappingProblem struct {
 	pod     *corev1.Pod
+	reason  string
 	message string
 }
 
 // desiredPodProbes computes the spec.podProbes of one node from the pods bound to it: every
-// enrolled, running (not finished, not terminating) pod with an IP, one probe per container
-// entry of its probe context, with named ports resolved and defaults explicit. Pods are sorted by
-// namespace, name and UID so that equal input gives an equal spec.
-func desiredPodProbes(pods []corev1.Pod) ([]appsv1alpha1.PodProbe, []mappingProblem) {
+// enrolled, running (not finished, not terminating) pod with an IP whose probe context trusted
+// accepts, one probe per container entry of its probe context, with named ports resolved and
+// defaults explicit. Pods are sorted by namespace, name and UID so that equal input gives an
+// equal spec.
+func desiredPodProbes(pods []corev1.Pod, trusted func(*corev1.Pod) error) ([]appsv1alpha1.PodProbe, []mappingProblem) {
 	var out []appsv1alpha1.PodProbe
 	var problems []mappingProblem
 	for i := range pods {
@@ -51,21 +62,33 @@ func desiredPodProbes(pods []corev1.Pod) ([]appsv1alpha1.PodProbe, []mappingProb
 		if !mapped(pod) {
 			continue
 		}
+		if err := trusted(pod); err != nil {
+			problems = append(problems, mappingProblem{pod, ReasonNotTrusted, fmt.Sprintf(
+				"liveness probes of pod %s/%s are not run: %v", pod.Namespace, pod.Name, err)})
+			continue
+		}
 		pctx, errs := probecontext.FromAnnotations(pod.Annotations)
 		if len(errs) > 0 {
-			problems = append(problems, mappingProblem{pod, "probe context annotation: " + errs.ToAggregate().Error()})
+			problems = append(problems, notMapped(pod, "probe context annotation: "+errs.ToAggregate().Error()))
 			continue
 		}
 		var probes []appsv1alpha1.ContainerProbe
 		for _, e := range pctx.Entries {
 			pc, ok := podutil.FindRestartable(&pod.Spec, e.Name)
 			if !ok {
-				problems = append(problems, mappingProblem{pod, fmt.Sprintf("probe context names container %q, which the pod does not have", e.Name)})
+				problems = append(problems, notMapped(pod, fmt.Sprintf("probe context names container %q, which the pod does not have", e.Name)))
+				continue
+			}
+			if !podutil.RestartedAfterStop(&pod.Spec, pc) {
+				// Enrolled by an earlier version: a restart through a CRI stop would leave it stopped.
+				problems = append(problems, notMapped(pod, fmt.Sprintf("container %q has restart policy %s: the kubelet would not "+
+					"start it again after the operator stopped it (re-create the pod to give it back its native livenessProbe)",
+					e.Name, podutil.EffectiveRestartPolicy(&pod.Spec, pc.Container))))
 				continue
 			}
 			resolved, err := probecontext.Resolve(e.LivenessProbe, pc.Container)
 			if err != nil {
-				problems = append(problems, mappingProblem{pod, err.Error()})
+				problems = append(problems, notMapped(pod, err.Error()))
 				continue
 			}
 			probes = append(probes, appsv1alpha1.ContainerProbe{
@@ -83,6 +106,10 @@ func desiredPodProbes(pods []corev1.Pod) ([]appsv1alpha1.PodProbe, []mappingProb
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.UID, b.UID))
 	})
 	return out, problems
+}
+
+func notMapped(pod *corev1.Pod, message string) mappingProblem {
+	return mappingProblem{pod, ReasonNotMapped, "liveness probe not handed to the node daemon: " + message}
 }
 
 // mapped reports whether a pod's probes belong in its node's NodePodProbe.

@@ -15,15 +15,19 @@ limitations under the License.
 */package apps
 
 import (
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
@@ -44,6 +48,7 @@ func TestDesiredPodProbes(t *testing.T) {
 		pods     []corev1.Pod
 		want     []string // "name/uid@ip:probe=port"
 		problems int
+		reason   string // of every problem, when set
 	}{
 		{name: "mapped, sorted, port resolved", pods: []corev1.Pod{unitPod("b", "2", "10.0.0.2", nil), unitPod("a", "1", "10.0.0.1", nil)},
 			want: []string{"a/1@10.0.0.1:a-web=8080", "b/2@10.0.0.2:b-web=8080"}},
@@ -64,10 +69,29 @@ func TestDesiredPodProbes(t *testing.T) {
 		{name: "kruise key", pods: []corev1.Pod{unitPod("a", "1", "ip", func(p *corev1.Pod) {
 			p.Annotations = map[string]string{appsv1alpha1.AnnotationKruiseProbeContext: `[{"name":"web","livenessProbe":{"tcpSocket":{"port":9}}}]`}
 		})}, want: []string{"a/1@ip:a-web=9"}},
+		{name: "not trusted: nothing of the pod is mapped", pods: []corev1.Pod{
+			unitPod("a", "1", "ip", func(p *corev1.Pod) { p.Annotations["untrusted"] = "" }), unitPod("b", "2", "ip", nil)},
+			want: []string{"b/2@ip:b-web=8080"}, problems: 1, reason: ReasonNotTrusted},
+		{name: "regular container of an OnFailure pod enrolled earlier", pods: []corev1.Pod{unitPod("a", "1", "ip", func(p *corev1.Pod) {
+			p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+		})}, problems: 1, reason: ReasonNotMapped},
+		{name: "Never pod: its sidecar is mapped, its regular container is not", pods: []corev1.Pod{unitPod("a", "1", "ip", func(p *corev1.Pod) {
+			p.Spec.RestartPolicy = corev1.RestartPolicyNever
+			p.Spec.InitContainers = []corev1.Container{{Name: "proxy", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)}}
+			p.Annotations[appsv1alpha1.AnnotationProbeContext] = `[{"name":"proxy","livenessProbe":{"tcpSocket":{"port":7}}},` +
+				`{"name":"web","livenessProbe":{"tcpSocket":{"port":8}}}]`
+		})}, want: []string{"a/1@ip:a-proxy=7"}, problems: 1, reason: ReasonNotMapped},
+	}
+	// The trust check itself is TestTrust's; here a marker annotation stands for a bad signature.
+	trusted := func(p *corev1.Pod) error {
+		if _, bad := p.Annotations["untrusted"]; bad {
+			return errors.New("not signed")
+		}
+		return nil
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, problems := desiredPodProbes(tc.pods)
+			got, problems := desiredPodProbes(tc.pods, trusted)
 			var s []string
 			for _, p := range got {
 				for _, pr := range p.Probes {
@@ -85,6 +109,11 @@ func TestDesiredPodProbes(t *testing.T) {
 			}
 			if len(problems) != tc.problems {
 				t.Errorf("got %d problems, want %d: %+v", len(problems), tc.problems, problems)
+			}
+			for _, p := range problems {
+				if tc.reason != "" && p.reason != tc.reason {
+					t.Errorf("problem %+v, want reason %s", p, tc.reason)
+				}
 			}
 		})
 	}
@@ -106,6 +135,7 @@ func TestMappingRelevantChange(t *testing.T) {
 		{"node", func(p *corev1.Pod) { p.Spec.NodeName = "n2" }, true},
 		{"enrolled label", func(p *corev1.Pod) { p.Labels = nil }, true},
 		{"context", func(p *corev1.Pod) { p.Annotations[appsv1alpha1.AnnotationProbeContext] = "[]" }, true},
+		{"signature", func(p *corev1.Pod) { p.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = "v1.1.x" }, true},
 		{"context key", func(p *corev1.Pod) {
 			p.Annotations = map[string]string{appsv1alpha1.AnnotationKruiseProbeContext: base.Annotations[appsv1alpha1.AnnotationProbeContext]}
 		}, true},
@@ -118,5 +148,32 @@ func TestMappingRelevantChange(t *testing.T) {
 				t.Fatalf("got %v want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestTrust(t *testing.T) {
+	r := &NodePodProbeReconciler{OperatorNamespace: "op-system"}
+	trust := r.trust(testutil.SigningKey)
+	signed := func(ns string) *corev1.Pod {
+		p := unitPod("a", "1", "ip", func(p *corev1.Pod) {
+			p.Namespace = ns
+			p.CreationTimestamp = metav1.NewTime(time.Now())
+		})
+		return testutil.Sign(&p)
+	}
+	if err := trust(signed("shop")); err != nil {
+		t.Errorf("a pod the webhook signed: %v", err)
+	}
+	unsigned := signed("shop")
+	delete(unsigned.Annotations, appsv1alpha1.AnnotationProbeContextSignature)
+	if err := trust(unsigned); !errors.Is(err, probesig.ErrNotSigned) {
+		t.Errorf("an unsigned new pod: %v", err)
+	}
+	for _, ns := range []string{"kube-system", "op-system"} {
+		// Even signed: the webhook never enrolls there, so the signature was copied or forged.
+		err := trust(signed(ns))
+		if !errors.Is(err, probesig.ErrNotSigned) || !strings.Contains(err.Error(), "no pod in namespace "+ns) {
+			t.Errorf("a pod in %s: %v", ns, err)
+		}
 	}
 }

@@ -18,11 +18,24 @@ package apps
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
 // nppWriteCounter counts the write requests the reconciler sends for each NodePodProbe.
@@ -88,4 +101,103 @@ func (w countingStatus) Patch(ctx context.Context, obj client.Object, p client.P
 func (w countingStatus) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 	w.c.count(obj)
 	return w.SubResourceWriter.Update(ctx, obj, opts...)
+}
+
+func createNamespace(name string) {
+	GinkgoHelper()
+	err := k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if !apierrors.IsAlreadyExists(err) {
+		Expect(err).NotTo(HaveOccurred())
+	}
+}
+
+func createNode(name string) {
+	GinkgoHelper()
+	Expect(k8sClient.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
+}
+
+// probeContext is what the Pod webhook writes for mappedPod's containers.
+func probeContext() string {
+	GinkgoHelper()
+	s, err := probecontext.Encode([]probecontext.ContainerProbe{
+		{Name: "proxy", LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(15000)}}}},
+		{Name: "web", LivenessProbe: &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}},
+			PeriodSeconds: 5, TerminationGracePeriodSeconds: ptr.To[int64](9)}},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	return s
+}
+
+// mappedPod is an enrolled pod (as the webhook leaves it) bound to node, with a sidecar.
+func mappedPod(name, node string) *corev1.Pod {
+	return testutil.NewPod(mapNS, name).Enrolled().OnNode(node).Sidecars("proxy").Containers("web").Port("web", "http", 8080).
+		Annotations(map[string]string{appsv1alpha1.AnnotationEnabled: "true", appsv1alpha1.AnnotationProbeContext: probeContext()}).
+		Build()
+}
+
+// createRunning creates pod and, when ip is set, reports it Running with that IP.
+// The pod is signed as the pod webhook signs what it admits.
+func createRunning(pod *corev1.Pod, ip string) *corev1.Pod {
+	GinkgoHelper()
+	Expect(k8sClient.Create(ctx, testutil.Sign(pod))).To(Succeed())
+	if ip != "" {
+		setPodStatus(pod, corev1.PodRunning, ip)
+	}
+	return pod
+}
+
+func setPodStatus(pod *corev1.Pod, phase corev1.PodPhase, ip string) {
+	GinkgoHelper()
+	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+	pod.Status.Phase = phase
+	pod.Status.PodIP = ip
+	pod.Status.PodIPs = []corev1.PodIP{{IP: ip}}
+	Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+}
+
+func getNPP(g Gomega, node string) *appsv1alpha1.NodePodProbe {
+	npp := &appsv1alpha1.NodePodProbe{}
+	g.Expect(k8sClient.Get(ctx, types.NamespacedName{Name: node}, npp)).To(Succeed())
+	return npp
+}
+
+// entries summarises a NodePodProbe as "name/uid@ip" per pod.
+func entries(npp *appsv1alpha1.NodePodProbe) []string {
+	var out []string
+	for _, p := range npp.Spec.PodProbes {
+		out = append(out, fmt.Sprintf("%s/%s@%s", p.Name, p.UID, p.IP))
+	}
+	return out
+}
+
+func entry(pod *corev1.Pod, ip string) string {
+	return fmt.Sprintf("%s/%s@%s", pod.Name, pod.UID, ip)
+}
+
+func expectNoNPP(node string) {
+	GinkgoHelper()
+	Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(ctx, types.NamespacedName{Name: node}, &appsv1alpha1.NodePodProbe{}))
+	}, mapTimeout).Should(BeTrue())
+}
+
+// expectEmptyNPP waits until the node's NodePodProbe lists no pods; it is kept while the node exists.
+func expectEmptyNPP(node string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		g.Expect(getNPP(g, node).Spec.PodProbes).To(BeEmpty())
+	}, mapTimeout).Should(Succeed())
+	Consistently(func(g Gomega) { getNPP(g, node) }, "1s").Should(Succeed(), "not deleted while its node exists")
+}
+
+// eventNotes lists the notes of the events with reason about the object called name.
+func eventNotes(list *eventsv1.EventList, name, reason string) []string {
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Name == name && e.Reason == reason {
+			out = append(out, e.Note)
+		}
+	}
+	return out
 }

@@ -23,21 +23,20 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/ssa"
 )
 
 // FieldOwner is the server-side-apply field manager of the daemon DaemonSet.
@@ -106,7 +105,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 			APIVersion: "apps/v1", Kind: "Deployment", Name: owner.Name, UID: owner.UID, Controller: new(true),
 		}}
 	}
-	u, err := toApplyObject(desired)
+	u, err := ssa.Object(desired)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -147,21 +146,6 @@ func managerImage(d *appsv1.Deployment) string {
 	return ""
 }
 
-// toApplyObject turns a typed object into an apply patch without the zero-valued fields the
-// typed structs always serialize (status, creation timestamps), which would otherwise become
-// fields this manager claims to own.
-func toApplyObject(obj runtime.Object) (*unstructured.Unstructured, error) {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{Object: m}
-	unstructured.RemoveNestedField(u.Object, "status")
-	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-	unstructured.RemoveNestedField(u.Object, "spec", "template", "metadata", "creationTimestamp")
-	return u, nil
-}
-
 // SetupWithManager watches the managed DaemonSets (the manager's cache must be restricted with
 // CacheByObject) and triggers one reconcile at start, so a missing DaemonSet is created.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -177,8 +161,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	})
 	// Status changes (every daemon pod becoming ready) do not need a re-apply; spec, label,
 	// annotation and owner edits do, and deletions always pass.
-	changed := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
-		predicate.AnnotationChangedPredicate{}, ownerRefsChanged{})
+	changed := ssa.Changed()
 	initial := source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		q.Add(reconcile.Request{NamespacedName: key})
 		return nil
@@ -188,14 +171,4 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&appsv1.DaemonSet{}, toKey, builder.WithPredicates(managed, changed)).
 		WatchesRawSource(initial).
 		Complete(r)
-}
-
-// ownerRefsChanged passes updates that change owner references (someone orphaning the DaemonSet).
-type ownerRefsChanged struct{ predicate.Funcs }
-
-func (ownerRefsChanged) Update(e event.UpdateEvent) bool {
-	if e.ObjectOld == nil || e.ObjectNew == nil {
-		return false
-	}
-	return fmt.Sprint(e.ObjectOld.GetOwnerReferences()) != fmt.Sprint(e.ObjectNew.GetOwnerReferences())
 }

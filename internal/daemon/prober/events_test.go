@@ -17,9 +17,11 @@ limitations under the License.
 package prober
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
 )
@@ -39,4 +41,28 @@ func TestEvents_29_PointAtTheContainerAndCapTheNote(t *testing.T) {
 	}
 	var nilEvents *Events
 	nilEvents.warn(&Target{}, pod, ReasonUnhealthy, "ignored") // no recorder: no panic
+}
+
+// The NodePodProbe status is cluster-scoped: what a state carries must never be what the
+// application wrote (a response body, command output). The body still reaches the pod's own
+// events, as the kubelet's do.
+func TestWorker_StatusCarriesReasonsNotResponseBodies(t *testing.T) {
+	f := newFixture(t)
+	tg := f.target(1)
+	w := f.worker(tg)
+	f.run(w, 200)
+	if e := mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded); e.Message != "" {
+		t.Errorf("success reported with %q", e.Message)
+	}
+	f.run(w, 500)
+	if e := mustState(t, f, tg.Key, appsv1alpha1.ProbeFailed); e.Message != "HTTP probe failed with statuscode: 500" {
+		t.Errorf("failure reported with %q", e.Message)
+	}
+	f.run(w, 302) // recovers with an unfollowed redirect, whose body only the event shows
+	if e := mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded); e.Message != "" {
+		t.Errorf("recovery reported with %q", e.Message)
+	}
+	if ev := f.events(); !slices.Contains(ev, "Warning ProbeWarning Liveness probe warning: Probe terminated redirects, Response body: code 302") {
+		t.Errorf("events %q lack the body", ev)
+	}
 }

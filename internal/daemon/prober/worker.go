@@ -204,7 +204,8 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	}
 
 	start := w.m.Clock.Now()
-	res, out, err := w.runWithRetries(ctx, t, pod, c)
+	o, err := w.runWithRetries(ctx, t, pod, c)
+	res := o.Result
 	w.dur.Observe(w.m.Clock.Since(start).Seconds())
 	if err != nil {
 		// Item 14: dropped, counters unchanged; one event when errors start.
@@ -219,7 +220,7 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	w.erroring = false
 	if res == check.Warning {
 		if !w.warned {
-			w.m.Events.warn(t, pod, ReasonProbeWarning, "Liveness probe warning: %s", out)
+			w.m.Events.warn(t, pod, ReasonProbeWarning, "Liveness probe warning: %s", o.Message)
 		}
 		w.warned = true
 		res = check.Success
@@ -263,15 +264,17 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		if w.successReported {
 			w.m.touch(w, start) // the common case: nothing to report
 		} else {
-			w.m.report(w, appsv1alpha1.ProbeSucceeded, out, start)
+			w.m.report(w, appsv1alpha1.ProbeSucceeded, "", start)
 			w.successReported = true
 			w.onHold = false // recovered without a restart: the next failure counts from scratch
 		}
 		return true
 	}
 	w.successReported = false
-	if w.m.report(w, appsv1alpha1.ProbeFailed, out, start) {
-		w.m.Events.warn(t, pod, ReasonUnhealthy, "Liveness probe failed: %s", out)
+	// The cluster-scoped status gets the short reason; the output, which may hold anything the
+	// application wrote, goes only to the pod's own namespace, as the kubelet's event does.
+	if w.m.report(w, appsv1alpha1.ProbeFailed, o.Reason, start) {
+		w.m.Events.warn(t, pod, ReasonUnhealthy, "Liveness probe failed: %s", o.Message)
 	}
 	// Item 9 (Δ): no further failure of this container is counted or reported until a new
 	// container replaces it or it recovers. The kubelet stops probing here because it kills the
@@ -283,26 +286,25 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	return true
 }
 
-func (w *worker) runWithRetries(ctx context.Context, t *Target, pod *corev1.Pod, c *corev1.Container) (check.Result, string, error) {
+func (w *worker) runWithRetries(ctx context.Context, t *Target, pod *corev1.Pod, c *corev1.Container) (check.Outcome, error) {
 	var (
-		res check.Result
-		out string
+		o   check.Outcome
 		err error
 	)
 	for range maxProbeRetries {
-		if res, out, err = w.runOnce(ctx, t, pod, c); err == nil {
-			return res, out, nil
+		if o, err = w.runOnce(ctx, t, pod, c); err == nil {
+			return o, nil
 		}
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	return res, out, err
+	return o, err
 }
 
 var errNoPodIP = errors.New("the pod has no IP address yet")
 
-func (w *worker) runOnce(ctx context.Context, t *Target, pod *corev1.Pod, c *corev1.Container) (check.Result, string, error) {
+func (w *worker) runOnce(ctx context.Context, t *Target, pod *corev1.Pod, c *corev1.Container) (check.Outcome, error) {
 	p := &t.Probe
 	timeout := time.Duration(p.TimeoutSeconds) * time.Second
 	podIP := t.PodIP
@@ -312,42 +314,42 @@ func (w *worker) runOnce(ctx context.Context, t *Target, pod *corev1.Pod, c *cor
 	switch {
 	case p.Exec != nil:
 		if w.m.Runtime == nil {
-			return check.Unknown, "", errors.New("no container runtime connection for exec probes")
+			return check.Outcome{}, errors.New("no container runtime connection for exec probes")
 		}
 		var env []corev1.EnvVar
 		if c != nil {
 			env = c.Env
 		}
-		res, out, err := check.Exec(ctx, w.m.Runtime, w.containerID, check.ExpandCommand(p.Exec.Command, env), timeout)
+		o, err := check.Exec(ctx, w.m.Runtime, w.containerID, check.ExpandCommand(p.Exec.Command, env), timeout)
 		if err != nil {
 			CRIErrors.WithLabelValues("ExecSync").Inc()
 		}
-		return res, out, err
+		return o, err
 	case p.HTTPGet != nil:
 		if p.HTTPGet.Host == "" && podIP == "" {
-			return check.Unknown, "", errNoPodIP
+			return check.Outcome{}, errNoPodIP
 		}
 		req, err := httpget.NewRequest(p.HTTPGet, c, podIP, w.m.UserAgent)
 		if err != nil {
-			return check.Unknown, "", err
+			return check.Outcome{}, err
 		}
 		return w.m.HTTP.Probe(req.WithContext(ctx), timeout)
 	case p.TCPSocket != nil:
 		port, err := podutil.ResolvePort(p.TCPSocket.Port, c)
 		if err != nil {
-			return check.Unknown, "", err
+			return check.Outcome{}, err
 		}
 		host := p.TCPSocket.Host
 		if host == "" {
 			host = podIP
 		}
 		if host == "" {
-			return check.Unknown, "", errNoPodIP
+			return check.Outcome{}, errNoPodIP
 		}
 		return check.TCP(host, port, timeout)
 	case p.GRPC != nil:
 		if podIP == "" {
-			return check.Unknown, "", errNoPodIP
+			return check.Outcome{}, errNoPodIP
 		}
 		service := ""
 		if p.GRPC.Service != nil {
@@ -355,6 +357,6 @@ func (w *worker) runOnce(ctx context.Context, t *Target, pod *corev1.Pod, c *cor
 		}
 		return check.GRPC(podIP, service, int(p.GRPC.Port), timeout, w.m.UserAgent)
 	default:
-		return check.Unknown, "", fmt.Errorf("probe %s has no handler (exec, httpGet, tcpSocket or grpc)", t.Key)
+		return check.Outcome{}, fmt.Errorf("probe %s has no handler (exec, httpGet, tcpSocket or grpc)", t.Key)
 	}
 }

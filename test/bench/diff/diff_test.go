@@ -54,8 +54,10 @@ type outcome struct {
 	Err    bool
 }
 
-func ours(r check.Result, out string, err error) outcome {
-	return outcome{Result: r.String(), Output: out, Err: err != nil}
+// ours compares our message (what the pod's events show) with the kubelet's output; the short
+// reason for the NodePodProbe status has no counterpart in the kubelet.
+func ours(o check.Outcome, err error) outcome {
+	return outcome{Result: o.Result.String(), Output: o.Message, Err: err != nil}
 }
 
 func kubelets(r kprobe.Result, out string, err error) outcome {

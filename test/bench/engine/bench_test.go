@@ -55,8 +55,8 @@ func BenchmarkHTTPProbe(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if res, out, err := p.Probe(req, time.Second); res != check.Success {
-				b.Fatal(res, out, err)
+			if o, err := p.Probe(req, time.Second); o.Result != check.Success {
+				b.Fatal(o, err)
 			}
 		}
 	})

@@ -18,6 +18,7 @@ package check
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -27,19 +28,20 @@ import (
 )
 
 // Exec runs cmd in the container through CRI ExecSync with timeout. Exit 0 passes; another exit
-// code fails with stdout then stderr (at most 10 KiB); a timeout fails with the runtime's
-// "command timed out" message; any other runtime error is an error (retried, then dropped).
-func Exec(ctx context.Context, rt cri.Execer, containerID string, cmd []string, timeout time.Duration) (Result, string, error) {
+// code fails with stdout then stderr (at most 10 KiB) as the message and the exit code as the
+// reason; a timeout fails with the runtime's "command timed out" message; any other runtime
+// error is an error (retried, then dropped).
+func Exec(ctx context.Context, rt cri.Execer, containerID string, cmd []string, timeout time.Duration) (Outcome, error) {
 	r := cri.Exec(ctx, rt, containerID, cmd, timeout, MaxOutput)
 	switch {
 	case r.TimedOut():
-		return Failure, r.Err.Error(), nil
+		return Outcome{Result: Failure, Message: r.Err.Error(), Reason: timeoutReason(timeout)}, nil
 	case r.Err != nil:
-		return Unknown, "", r.Err
+		return Outcome{Result: Unknown}, r.Err
 	case r.ExitCode != 0:
-		return Failure, string(r.Output), nil
+		return Outcome{Result: Failure, Message: string(r.Output), Reason: fmt.Sprintf("exit code %d", r.ExitCode)}, nil
 	default:
-		return Success, string(r.Output), nil
+		return Outcome{Result: Success, Message: string(r.Output)}, nil
 	}
 }
 

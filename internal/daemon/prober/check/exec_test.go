@@ -69,7 +69,7 @@ func TestExec_26_ExitCodesAndOutput(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			rt, id := startCRI(t, func(*runtimeapi.ExecSyncRequest) critest.ExecResult { return tc.r })
-			res, out, err := Exec(context.Background(), rt, id, []string{"check"}, time.Second)
+			res, out, err := triple(Exec(context.Background(), rt, id, []string{"check"}, time.Second))
 			if res != tc.want || out != tc.out || err != nil {
 				t.Errorf("got %v %q %v, want %v %q", res, out, err, tc.want, tc.out)
 			}
@@ -83,7 +83,7 @@ func TestExec_26_TimeoutIsFailureWithMessage(t *testing.T) {
 		gotTimeout = r.Timeout
 		return critest.ExecResult{Delay: 3 * time.Second}
 	})
-	res, out, err := Exec(context.Background(), rt, id, []string{"sh", "-c", "sleep 5"}, time.Second)
+	res, out, err := triple(Exec(context.Background(), rt, id, []string{"sh", "-c", "sleep 5"}, time.Second))
 	want := `command timed out: "sh -c sleep 5" timed out after 1s`
 	if res != Failure || out != want || err != nil {
 		t.Errorf("got %v %q %v, want Failure %q", res, out, err, want)
@@ -97,7 +97,7 @@ func TestExec_14_RuntimeErrorIsAnError(t *testing.T) {
 	rt, id := startCRI(t, func(*runtimeapi.ExecSyncRequest) critest.ExecResult {
 		return critest.ExecResult{Err: status.Error(codes.Unavailable, "runtime is restarting")}
 	})
-	res, _, err := Exec(context.Background(), rt, id, []string{"check"}, time.Second)
+	res, _, err := triple(Exec(context.Background(), rt, id, []string{"check"}, time.Second))
 	if res != Unknown || err == nil || !strings.Contains(err.Error(), "runtime is restarting") {
 		t.Errorf("got %v %v, want Unknown with the runtime error", res, err)
 	}
@@ -109,7 +109,7 @@ func TestExec_26_ContainerIDPrefixIsTrimmed(t *testing.T) {
 		got = r.ContainerId
 		return critest.ExecResult{}
 	})
-	if res, _, err := Exec(context.Background(), rt, id, []string{"true"}, time.Second); res != Success || err != nil {
+	if res, _, err := triple(Exec(context.Background(), rt, id, []string{"true"}, time.Second)); res != Success || err != nil {
 		t.Fatal(res, err)
 	}
 	if "containerd://"+got != id {

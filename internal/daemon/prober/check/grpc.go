@@ -33,7 +33,7 @@ import (
 
 // GRPC calls grpc.health.v1.Health/Check for service on host:port in plain text. One deadline
 // (timeout) covers the connection and the call; only SERVING passes.
-func GRPC(host, service string, port int, timeout time.Duration, userAgent string) (Result, string, error) {
+func GRPC(host, service string, port int, timeout time.Duration, userAgent string) (Outcome, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
@@ -48,9 +48,9 @@ func GRPC(host, service string, port int, timeout time.Duration, userAgent strin
 	)
 	if err != nil {
 		if err == context.DeadlineExceeded { //nolint:errorlint // grpc returns the context error itself
-			return Failure, fmt.Sprintf("timeout: failed to connect service %q within %v: %+v", addr, timeout, err), nil
+			return failure(fmt.Sprintf("timeout: failed to connect service %q within %v: %+v", addr, timeout, err), timeoutReason(timeout)), nil
 		}
-		return Failure, fmt.Sprintf("error: failed to connect service at %q: %+v", addr, err), nil
+		return failure(fmt.Sprintf("error: failed to connect service at %q: %+v", addr, err), errorReason(err, timeout)), nil
 	}
 	defer func() { _ = conn.Close() }()
 
@@ -60,15 +60,23 @@ func GRPC(host, service string, port int, timeout time.Duration, userAgent strin
 		if st, ok := status.FromError(err); ok {
 			switch st.Code() {
 			case codes.Unimplemented:
-				return Failure, "error: this server does not implement the grpc health protocol (grpc.health.v1.Health): " + st.Message(), nil
+				return failure("error: this server does not implement the grpc health protocol (grpc.health.v1.Health): "+st.Message(),
+					"gRPC health service not implemented"), nil
 			case codes.DeadlineExceeded:
-				return Failure, fmt.Sprintf("timeout: health rpc did not complete within %v", timeout), nil
+				return failure(fmt.Sprintf("timeout: health rpc did not complete within %v", timeout), timeoutReason(timeout)), nil
 			}
+			// The status message is the server's own text: the code alone goes into the reason.
+			return failure(fmt.Sprintf("error: health rpc probe failed: %+v", err), "health rpc failed: "+st.Code().String()), nil
 		}
-		return Failure, fmt.Sprintf("error: health rpc probe failed: %+v", err), nil
+		return failure(fmt.Sprintf("error: health rpc probe failed: %+v", err), errorReason(err, timeout)), nil
 	}
 	if resp.GetStatus() != grpchealth.HealthCheckResponse_SERVING {
-		return Failure, fmt.Sprintf("service unhealthy (responded with %q)", resp.GetStatus().String()), nil
+		msg := fmt.Sprintf("service unhealthy (responded with %q)", resp.GetStatus().String())
+		return failure(msg, msg), nil
 	}
-	return Success, "service healthy", nil
+	return Outcome{Result: Success, Message: "service healthy"}, nil
+}
+
+func failure(message, reason string) Outcome {
+	return Outcome{Result: Failure, Message: message, Reason: reason}
 }

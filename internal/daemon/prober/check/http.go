@@ -18,7 +18,6 @@ package check
 
 import (
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -51,25 +50,28 @@ func NewHTTP() *HTTP {
 
 // Probe sends req with one timeout covering dial, redirects, headers and body.
 // A transport error is a Failure whose message is the Go error; a body that cannot be read
-// is an error (the worker retries and then drops it), as in the kubelet.
-func (p *HTTP) Probe(req *http.Request, timeout time.Duration) (Result, string, error) {
+// is an error (the worker retries and then drops it), as in the kubelet. The body is part of
+// the message only (the kubelet's events), never of the reason.
+func (p *HTTP) Probe(req *http.Request, timeout time.Duration) (Outcome, error) {
 	c := &http.Client{Timeout: timeout, Transport: p.transport, CheckRedirect: sameHostRedirects}
 	res, err := c.Do(req)
 	if err != nil {
-		return Failure, err.Error(), nil
+		return Outcome{Result: Failure, Message: err.Error(), Reason: errorReason(err, timeout)}, nil
 	}
 	defer func() { _ = res.Body.Close() }()
 	b, err := io.ReadAll(io.LimitReader(res.Body, MaxOutput))
 	if err != nil {
-		return Failure, "", err
+		return Outcome{Result: Failure}, err
 	}
 	if res.StatusCode >= http.StatusOK && res.StatusCode < http.StatusBadRequest {
 		if res.StatusCode >= http.StatusMultipleChoices {
-			return Warning, "Probe terminated redirects, Response body: " + string(b), nil
+			return Outcome{Result: Warning, Message: "Probe terminated redirects, Response body: " + string(b),
+				Reason: fmt.Sprintf("redirect not followed (statuscode: %d)", res.StatusCode)}, nil
 		}
-		return Success, string(b), nil
+		return Outcome{Result: Success, Message: string(b)}, nil
 	}
-	return Failure, fmt.Sprintf("HTTP probe failed with statuscode: %d", res.StatusCode), nil
+	msg := fmt.Sprintf("HTTP probe failed with statuscode: %d", res.StatusCode)
+	return Outcome{Result: Failure, Message: msg, Reason: msg}, nil
 }
 
 // sameHostRedirects follows redirects that stay on the probed hostname (up to 10) and hands a
@@ -79,7 +81,7 @@ func sameHostRedirects(req *http.Request, via []*http.Request) error {
 		return http.ErrUseLastResponse
 	}
 	if len(via) >= maxRedirects {
-		return errors.New("stopped after 10 redirects")
+		return errTooManyRedirects
 	}
 	return nil
 }

@@ -23,13 +23,13 @@ import (
 )
 
 // TCP opens a connection to host:port within timeout and closes it without sending anything.
-func TCP(host string, port int, timeout time.Duration) (Result, string, error) {
+func TCP(host string, port int, timeout time.Duration) (Outcome, error) {
 	d := dialer()
 	d.Timeout = timeout
 	conn, err := d.Dial("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
-		return Failure, err.Error(), nil
+		return Outcome{Result: Failure, Message: err.Error(), Reason: errorReason(err, timeout)}, nil
 	}
 	_ = conn.Close()
-	return Success, "", nil
+	return Outcome{Result: Success}, nil
 }

@@ -46,7 +46,7 @@ func TestTCP_24_ConnectWithoutSendingBytes(t *testing.T) {
 		_ = c.Close()
 	}()
 	port := l.Addr().(*net.TCPAddr).Port
-	res, out, err := TCP("127.0.0.1", port, time.Second)
+	res, out, err := triple(TCP("127.0.0.1", port, time.Second))
 	if res != Success || out != "" || err != nil {
 		t.Fatalf("got %v %q %v", res, out, err)
 	}
@@ -59,7 +59,7 @@ func TestTCP_24_RefusedIsFailureWithDialError(t *testing.T) {
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
-	res, out, err := TCP("127.0.0.1", port, time.Second)
+	res, out, err := triple(TCP("127.0.0.1", port, time.Second))
 	if res != Failure || err != nil || !strings.HasPrefix(out, "dial tcp 127.0.0.1:") || !strings.Contains(out, "connection refused") {
 		t.Errorf("got %v %q %v", res, out, err)
 	}
@@ -98,7 +98,7 @@ func TestGRPC_25_HealthStatuses(t *testing.T) {
 		{"missing", Failure, "error: health rpc probe failed: rpc error: code = NotFound desc = unknown service"},
 	}
 	for _, tc := range cases {
-		res, out, err := GRPC("127.0.0.1", tc.service, port, time.Second, testUA)
+		res, out, err := triple(GRPC("127.0.0.1", tc.service, port, time.Second, testUA))
 		if res != tc.want || out != tc.msg || err != nil {
 			t.Errorf("service %q: got %v %q %v, want %v %q", tc.service, res, out, err, tc.want, tc.msg)
 		}
@@ -107,7 +107,7 @@ func TestGRPC_25_HealthStatuses(t *testing.T) {
 
 func TestGRPC_25_UnimplementedHealthService(t *testing.T) {
 	port, _ := grpcServer(t, false)
-	res, out, err := GRPC("127.0.0.1", "", port, time.Second, testUA)
+	res, out, err := triple(GRPC("127.0.0.1", "", port, time.Second, testUA))
 	want := "error: this server does not implement the grpc health protocol (grpc.health.v1.Health): unknown service grpc.health.v1.Health"
 	if res != Failure || out != want || err != nil {
 		t.Errorf("got %v %q %v", res, out, err)
@@ -133,7 +133,7 @@ func TestGRPC_25_DialTimeout(t *testing.T) {
 		}
 	}()
 	port := l.Addr().(*net.TCPAddr).Port
-	res, out, err := GRPC("127.0.0.1", "", port, 200*time.Millisecond, testUA)
+	res, out, err := triple(GRPC("127.0.0.1", "", port, 200*time.Millisecond, testUA))
 	if res != Failure || err != nil || !strings.HasPrefix(out, `timeout: failed to connect service "127.0.0.1:`) {
 		t.Errorf("got %v %q %v", res, out, err)
 	}
@@ -143,7 +143,7 @@ func TestGRPC_25_RefusedIsFailure(t *testing.T) {
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
-	res, out, err := GRPC("127.0.0.1", "", port, 300*time.Millisecond, testUA)
+	res, out, err := triple(GRPC("127.0.0.1", "", port, 300*time.Millisecond, testUA))
 	if res != Failure || err != nil || !strings.Contains(out, "failed to connect service") {
 		t.Errorf("got %v %q %v", res, out, err)
 	}

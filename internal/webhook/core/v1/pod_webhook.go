@@ -14,21 +14,20 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package v1 holds the Pod mutating webhook that enrolls pods: it moves their native liveness
-// probes into the probe-context annotation, so that the kubelet no longer kills on liveness and
-// the operator's node daemon probes instead.
+// Package v1 holds the Pod webhooks. The mutating one enrolls pods: it moves their native
+// liveness probes into the probe-context annotation, so that the kubelet no longer kills on
+// liveness and the operator's node daemon probes instead, and signs what it wrote. The validating
+// one keeps that annotation, the opt-in annotations and the enrolled label as they were admitted.
 package v1
 
 import (
 	"context"
-	"fmt"
-	"strings"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -36,17 +35,43 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 )
 
 var podlog = logf.Log.WithName("pod-webhook")
 
-// SetupPodWebhookWithManager registers the Pod webhook. Policies are read from the manager's
-// cache; operatorNamespace is skipped like kube-system.
-func SetupPodWebhookWithManager(mgr ctrl.Manager, operatorNamespace string) error {
+// MutatePath is where the Pod mutating webhook is served.
+const MutatePath = "/mutate--v1-pod"
+
+// KeySource gives the probe-context signing key (a *probesig.Store in the manager).
+type KeySource interface {
+	Key() (probesig.Key, bool)
+}
+
+// Options configure the Pod webhooks.
+type Options struct {
+	// OperatorNamespace is never enrolled nor checked, nor is kube-system.
+	OperatorNamespace string
+	// OperatorUsername is the manager's own identity: the only one allowed to change the
+	// protected annotations and label of a pod after its creation.
+	OperatorUsername string
+	// Keys signs the probe contexts the mutating webhook admits.
+	Keys KeySource
+	// Now is the signing clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// SetupPodWebhookWithManager registers the Pod mutating webhook (enrollment, CREATE) and the
+// validating one (immutability, UPDATE). Policies are read from the manager's cache.
+func SetupPodWebhookWithManager(mgr ctrl.Manager, o Options) error {
+	defaulter := admission.WithDefaulter(mgr.GetScheme(), &PodDefaulter{
+		Policies: mgr.GetClient(), OperatorNamespace: o.OperatorNamespace, Keys: o.Keys, Now: o.Now,
+	})
+	mgr.GetWebhookServer().Register(MutatePath,
+		(&admission.Webhook{Handler: withWarnings{defaulter}}).WithRecoverPanic(true))
 	return ctrl.NewWebhookManagedBy(mgr, &corev1.Pod{}).
-		WithDefaulter(&PodDefaulter{Policies: mgr.GetClient(), OperatorNamespace: operatorNamespace}).
+		WithValidator(&PodImmutability{OperatorNamespace: o.OperatorNamespace, OperatorUsername: o.OperatorUsername}).
 		Complete()
 }
 
@@ -61,12 +86,16 @@ type PodDefaulter struct {
 	Policies client.Reader
 	// OperatorNamespace is never enrolled, nor is kube-system.
 	OperatorNamespace string
+	Keys              KeySource
+	Now               func() time.Time
 }
 
 var podGK = schema.GroupKind{Kind: "Pod"}
 
-// Default enrolls the pod when it opted in, or is selected by a policy with enroll: true.
-// Invalid probes deny the pod, with the apiserver's wording and the container's name.
+// Default validates the opt-in annotations and enrolls the pod when it opted in, or is selected by
+// a policy with enroll: true; an enrolled pod's probe context is signed. Invalid probes deny the
+// pod, with the apiserver's wording and the container's name. A pod that is not enrolled leaves
+// without the enrolled label and the signature, whatever its creator wrote.
 func (d *PodDefaulter) Default(ctx context.Context, pod *corev1.Pod) error {
 	ns := pod.Namespace
 	if req, err := admission.RequestFromContext(ctx); err == nil && req.Namespace != "" {
@@ -75,10 +104,45 @@ func (d *PodDefaulter) Default(ctx context.Context, pod *corev1.Pod) error {
 	if ns == metav1.NamespaceSystem || ns == d.OperatorNamespace {
 		return nil
 	}
+	if errs := probecontext.ValidateOptIn(pod.Annotations); len(errs) > 0 {
+		return invalid(pod, wrap("", errs))
+	}
+	enrolled := false
+	defer func() {
+		if !enrolled {
+			delete(pod.Labels, appsv1alpha1.LabelEnrolled)
+			delete(pod.Annotations, appsv1alpha1.AnnotationProbeContextSignature)
+		}
+	}()
 	if !d.wantsEnrollment(ctx, ns, pod) {
 		return nil
 	}
-	return enroll(pod)
+	key, ok := d.Keys.Key()
+	if !ok {
+		// Fail open, like the webhook's failurePolicy: the pod keeps its native probes.
+		warn(ctx, "not enrolled in enhanced liveness: the operator's probe-context signing key is not loaded yet; "+
+			"the pod keeps its native livenessProbes")
+		return nil
+	}
+	var (
+		warnings []string
+		err      error
+	)
+	enrolled, warnings, err = enroll(pod)
+	for _, w := range warnings {
+		warn(ctx, w)
+	}
+	if err != nil || !enrolled {
+		return err
+	}
+	ctxKey := probecontext.AnnotationKey(pod.Annotations)
+	now := time.Now
+	if d.Now != nil {
+		now = d.Now
+	}
+	pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] =
+		probesig.Sign(key.Bytes, ns, ctxKey, pod.Annotations[ctxKey], now())
+	return nil
 }
 
 // OptedIn reports whether the pod carries the opt-in annotation or OpenKruise's alias.
@@ -109,105 +173,31 @@ func (d *PodDefaulter) wantsEnrollment(ctx context.Context, ns string, pod *core
 	return false
 }
 
-// containerError ties a field error to the container it concerns, for the denial message.
-type containerError struct {
-	container string
-	err       *field.Error
+// withWarnings returns the admission warnings the defaulter collected with its response
+// (controller-runtime's Defaulter interface has no way to return them itself).
+type withWarnings struct{ inner admission.Handler }
+
+type warningsKey struct{}
+
+type warningList struct {
+	mu   sync.Mutex
+	list []string
 }
 
-// enroll moves the liveness probes of pod's containers into the probe-context annotation and
-// labels the pod, or returns an Invalid error naming each container and field at fault.
-func enroll(pod *corev1.Pod) error {
-	pctx, errs := probecontext.FromAnnotations(pod.Annotations)
-	if len(errs) > 0 {
-		return invalid(pod, wrap("", errs))
-	}
-	var cerrs []containerError
-	inAnnotation := make(map[string]bool, len(pctx.Entries))
-	annPath := field.NewPath("metadata", "annotations").Key(pctx.Key)
-	for i, e := range pctx.Entries {
-		inAnnotation[e.Name] = true
-		p := annPath.Index(i)
-		pc, ok := podutil.FindRestartable(&pod.Spec, e.Name)
-		if !ok {
-			cerrs = append(cerrs, wrap(e.Name, field.ErrorList{field.Invalid(p.Child("name"), e.Name,
-				"must be the name of a container or of a restartable init container of the pod")})...)
-			continue
-		}
-		lp := e.LivenessProbe.DeepCopy()
-		probecontext.SetDefaults(lp)
-		cerrs = append(cerrs, wrap(e.Name, probecontext.ValidateLiveness(lp, pc.Container, p.Child("livenessProbe")))...)
-	}
-
-	entries := pctx.Entries
-	moved := 0
-	for _, pc := range podutil.RestartableContainers(&pod.Spec) {
-		c := pc.Container
-		if c.LivenessProbe == nil {
-			continue
-		}
-		path := pc.Path.Child("livenessProbe")
-		if inAnnotation[c.Name] {
-			cerrs = append(cerrs, wrap(c.Name, field.ErrorList{field.Forbidden(path,
-				fmt.Sprintf("the container already has a liveness probe in annotation %s", pctx.Key))})...)
-			continue
-		}
-		lp := c.LivenessProbe.DeepCopy()
-		probecontext.SetDefaults(lp)
-		cerrs = append(cerrs, wrap(c.Name, probecontext.ValidateLiveness(lp, c, path))...)
-		entries = append(entries, probecontext.ContainerProbe{Name: c.Name, LivenessProbe: lp})
-		c.LivenessProbe = nil
-		moved++
-	}
-	if len(cerrs) > 0 {
-		return invalid(pod, cerrs)
-	}
-	if len(entries) == 0 {
-		return nil // nothing to probe: not enrolled, the manager need not cache it
-	}
-	if moved > 0 {
-		value, err := probecontext.Encode(entries)
-		if err != nil {
-			return invalid(pod, wrap("", field.ErrorList{field.TooLong(
-				field.NewPath("metadata", "annotations").Key(appsv1alpha1.AnnotationProbeContext), "", probecontext.MaxAnnotationBytes)}))
-		}
-		if pod.Annotations == nil {
-			pod.Annotations = map[string]string{}
-		}
-		pod.Annotations[appsv1alpha1.AnnotationProbeContext] = value
-	}
-	if pod.Labels == nil {
-		pod.Labels = map[string]string{}
-	}
-	pod.Labels[appsv1alpha1.LabelEnrolled] = appsv1alpha1.TrueValue
-	return nil
+func (h withWarnings) Handle(ctx context.Context, req admission.Request) admission.Response {
+	wl := &warningList{}
+	resp := h.inner.Handle(context.WithValue(ctx, warningsKey{}, wl), req)
+	wl.mu.Lock()
+	defer wl.mu.Unlock()
+	resp.Warnings = append(resp.Warnings, wl.list...)
+	return resp
 }
 
-func wrap(container string, errs field.ErrorList) []containerError {
-	out := make([]containerError, 0, len(errs))
-	for _, e := range errs {
-		out = append(out, containerError{container: container, err: e})
+// warn adds an admission warning to the response of the request in ctx.
+func warn(ctx context.Context, msg string) {
+	if wl, ok := ctx.Value(warningsKey{}).(*warningList); ok {
+		wl.mu.Lock()
+		wl.list = append(wl.list, msg)
+		wl.mu.Unlock()
 	}
-	return out
-}
-
-// invalid builds the apiserver-style Invalid error, with each message prefixed by its container.
-func invalid(pod *corev1.Pod, cerrs []containerError) error {
-	name := pod.Name
-	if name == "" {
-		name = pod.GenerateName
-	}
-	var list field.ErrorList
-	parts := make([]string, 0, len(cerrs))
-	for _, ce := range cerrs {
-		list = append(list, ce.err)
-		if ce.container != "" {
-			parts = append(parts, fmt.Sprintf("container %q: %s", ce.container, ce.err.Error()))
-		} else {
-			parts = append(parts, ce.err.Error())
-		}
-	}
-	se := apierrors.NewInvalid(podGK, name, list)
-	se.ErrStatus.Message = fmt.Sprintf("Pod %q is invalid: %s", name, strings.Join(parts, "; "))
-	return se
 }

@@ -33,6 +33,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
@@ -78,6 +79,8 @@ func contextOf(pod *corev1.Pod) []probecontext.ContainerProbe {
 func expectEnrolled(pod *corev1.Pod) {
 	GinkgoHelper()
 	Expect(pod.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelEnrolled, "true"))
+	Expect(probesig.Verify(signingKey, pod)).To(Succeed(), "the webhook signs what it wrote")
+	Expect(pod.Annotations).To(HaveKey(appsv1alpha1.AnnotationProbeContextSignature))
 	entries := contextOf(pod)
 	Expect(entries).To(HaveLen(3))
 	Expect([]string{entries[0].Name, entries[1].Name, entries[2].Name}).To(Equal([]string{"proxy", "web", "worker"}))
@@ -102,6 +105,7 @@ func expectUntouched(pod *corev1.Pod) {
 	GinkgoHelper()
 	Expect(pod.Labels).NotTo(HaveKey(appsv1alpha1.LabelEnrolled))
 	Expect(pod.Annotations).NotTo(HaveKey(appsv1alpha1.AnnotationProbeContext))
+	Expect(pod.Annotations).NotTo(HaveKey(appsv1alpha1.AnnotationProbeContextSignature))
 	Expect(pod.Spec.Containers[0].LivenessProbe).NotTo(BeNil())
 	Expect(pod.Spec.Containers[1].LivenessProbe).NotTo(BeNil())
 	Expect(pod.Spec.InitContainers[1].LivenessProbe).NotTo(BeNil())
@@ -314,6 +318,7 @@ var _ = Describe("Pod webhook with a probe context written by the creator", func
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
 		Expect(pod.Annotations[appsv1alpha1.AnnotationProbeContext]).To(Equal(valid))
 		Expect(pod.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelEnrolled, "true"))
+		Expect(probesig.Verify(signingKey, pod)).To(Succeed())
 	})
 
 	It("accepts OpenKruise's annotation as is", func() {
@@ -324,6 +329,7 @@ var _ = Describe("Pod webhook with a probe context written by the creator", func
 		Expect(pod.Annotations[appsv1alpha1.AnnotationKruiseProbeContext]).To(Equal(valid))
 		Expect(pod.Annotations).NotTo(HaveKey(appsv1alpha1.AnnotationProbeContext))
 		Expect(pod.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelEnrolled, "true"))
+		Expect(probesig.Verify(signingKey, pod)).To(Succeed(), "OpenKruise's key is signed as it stands")
 	})
 
 	It("merges the probes still in the spec into the written annotation", func() {

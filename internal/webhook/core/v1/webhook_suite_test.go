@@ -19,6 +19,7 @@ package v1
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -27,13 +28,26 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
-// The suite runs a real apiserver with only the Pod webhook registered, served by a manager
-// running SetupPodWebhookWithManager, so every spec goes through real admission.
+// The suite runs a real apiserver with only the Pod webhooks registered, served by a manager
+// running SetupPodWebhookWithManager, so every spec goes through real admission. No
+// ValidatingAdmissionPolicy is installed: the immutability specs test the webhook alone.
 
-const operatorNamespace = "el-operator"
+const (
+	operatorNamespace = "el-operator"
+	operatorUser      = "system:serviceaccount:" + operatorNamespace + ":el-manager"
+)
+
+// signingKey is the suite's fixed probe-context signing key. Signing began long ago, so Verify
+// trusts no pod for being unsigned and old.
+var signingKey = probesig.Key{Bytes: []byte("0123456789abcdef0123456789abcdef"), Since: time.Unix(0, 0)}
+
+type fixedKey struct{}
+
+func (fixedKey) Key() (probesig.Key, bool) { return signingKey, true }
 
 var (
 	suite     *testutil.Suite
@@ -49,10 +63,17 @@ func TestAPIs(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	suite = testutil.StartSuite(testutil.SuiteOptions{
-		Webhooks: []string{"mpod-v1.kb.io"},
-		Serve:    func(mgr ctrl.Manager) error { return SetupPodWebhookWithManager(mgr, operatorNamespace) },
+		Webhooks: []string{"mpod-v1.kb.io", "vpod-v1.kb.io"},
+		Serve: func(mgr ctrl.Manager) error {
+			return SetupPodWebhookWithManager(mgr, Options{
+				OperatorNamespace: operatorNamespace, OperatorUsername: operatorUser, Keys: fixedKey{},
+			})
+		},
 	})
 	ctx, cfg, k8sClient = suite.Ctx, suite.Config, suite.Client
 })
 
 var _ = AfterSuite(func() { suite.Stop() })
+
+// testNow is the time the specs sign at.
+func testNow() time.Time { return time.Now() }

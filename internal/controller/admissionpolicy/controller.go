@@ -1,0 +1,151 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package admissionpolicy
+
+import (
+	"context"
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/ssa"
+)
+
+// FieldOwner is the server-side-apply field manager of the policy and the binding.
+const FieldOwner = "enhanced-liveness-operator"
+
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=list;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get;create;update;patch,resourceNames=enhanced-liveness-operator-pod-probe-immutable
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get,resourceNames=nodepodprobes.apps.enhancedliveness.io
+
+// Reconciler applies the policy and its binding at start and again whenever either is edited or
+// deleted. It runs on the leader only; the objects are cluster-wide.
+type Reconciler struct {
+	Client client.Client
+	// APIReader reads the owner CRD (not cached).
+	APIReader client.Reader
+	// OperatorUsername is exempt from the policy (Config.OperatorUsername).
+	OperatorUsername string
+}
+
+// CacheByObject restricts the manager's informers for policies and bindings to the objects
+// Build makes.
+func CacheByObject() map[client.Object]cache.ByObject {
+	by := cache.ByObject{Label: ManagedSelector()}
+	return map[client.Object]cache.ByObject{
+		&admissionregistrationv1.ValidatingAdmissionPolicy{}:        by,
+		&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}: by,
+	}
+}
+
+// Reconcile applies the desired policy and binding.
+func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
+	log := logf.FromContext(ctx)
+	crd := &metav1.PartialObjectMetadata{}
+	crd.SetGroupVersionKind(schemaCRD)
+	cfg := Config{OperatorUsername: r.OperatorUsername}
+	switch err := r.APIReader.Get(ctx, types.NamespacedName{Name: OwnerCRD}, crd); {
+	case err == nil:
+		cfg.OwnerUID = crd.UID
+	case apierrors.IsNotFound(err):
+		// Only outside a real install (a bare `make run`): nothing will garbage-collect them.
+		log.Info("owner CRD not found; the immutability policy gets no owner", "crd", OwnerCRD)
+	default:
+		return ctrl.Result{}, fmt.Errorf("reading CRD %s: %w", OwnerCRD, err)
+	}
+	policy, binding := Build(cfg)
+	for _, obj := range []client.Object{policy, binding} {
+		u, err := ssa.Object(obj)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+			client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+			return ctrl.Result{}, fmt.Errorf("applying %s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+	}
+	return ctrl.Result{}, r.replaceDrifted(ctx, policy, binding)
+}
+
+// replaceDrifted writes the whole spec of the policy or the binding when it differs from the
+// desired one. Server-side apply cannot take out what another manager added to a list or map it
+// merges (a second validation action, an extra match condition, a selector term), and any of
+// those could weaken the policy.
+func (r *Reconciler) replaceDrifted(ctx context.Context,
+	policy *admissionregistrationv1.ValidatingAdmissionPolicy, binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding) error {
+	livePolicy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(policy), livePolicy); err != nil {
+		return err
+	}
+	if !equality.Semantic.DeepEqual(livePolicy.Spec, policy.Spec) {
+		livePolicy.Spec = policy.Spec
+		if err := r.Client.Update(ctx, livePolicy, client.FieldOwner(FieldOwner)); err != nil {
+			return fmt.Errorf("restoring the spec of ValidatingAdmissionPolicy %s: %w", policy.Name, err)
+		}
+	}
+	liveBinding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(binding), liveBinding); err != nil {
+		return err
+	}
+	if !equality.Semantic.DeepEqual(liveBinding.Spec, binding.Spec) {
+		liveBinding.Spec = binding.Spec
+		if err := r.Client.Update(ctx, liveBinding, client.FieldOwner(FieldOwner)); err != nil {
+			return fmt.Errorf("restoring the spec of ValidatingAdmissionPolicyBinding %s: %w", binding.Name, err)
+		}
+	}
+	return nil
+}
+
+// SetupWithManager watches the policy and the binding (the cache must be restricted with
+// CacheByObject) and reconciles once at start, so missing objects are created.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
+	key := reconcile.Request{NamespacedName: types.NamespacedName{Name: Name}}
+	toKey := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{key}
+	})
+	managed := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return ManagedSelector().Matches(labels.Set(o.GetLabels()))
+	})
+	initial := source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		q.Add(key)
+		return nil
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("admissionpolicy").
+		Watches(&admissionregistrationv1.ValidatingAdmissionPolicy{}, toKey, builder.WithPredicates(managed, ssa.Changed())).
+		Watches(&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}, toKey, builder.WithPredicates(managed, ssa.Changed())).
+		WatchesRawSource(initial).
+		Complete(r)
+}

@@ -1,0 +1,171 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package admissionpolicy keeps the ValidatingAdmissionPolicy that makes a pod's probe context,
+// its opt-in annotations and its enrolled label immutable after creation, in the apiserver itself:
+// it holds while the manager (and so the fail-open pod webhook) is down. An OLM bundle cannot
+// carry a ValidatingAdmissionPolicy, so the manager creates it and keeps it in shape, as it does
+// the daemon DaemonSet.
+package admissionpolicy
+
+import (
+	"strconv"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
+)
+
+const (
+	// Name is the name of the policy and of its binding (cluster-scoped).
+	Name = "enhanced-liveness-operator-pod-probe-immutable"
+
+	// OwnerCRD owns the policy and the binding: cluster-scoped objects cannot be owned by the
+	// namespaced manager Deployment, and this CRD is deleted by every uninstall (make undeploy,
+	// operator-sdk cleanup), which lets the garbage collector remove them.
+	OwnerCRD = "nodepodprobes.apps.enhancedliveness.io"
+
+	managedBy = "enhanced-liveness-operator"
+)
+
+// managedLabels are those of the policy and the binding; the controller watches only objects that carry them.
+var managedLabels = map[string]string{
+	"app.kubernetes.io/name":       "enhanced-liveness-operator",
+	"app.kubernetes.io/managed-by": managedBy,
+}
+
+// ManagedSelector selects the objects this package builds.
+func ManagedSelector() labels.Selector { return labels.SelectorFromSet(managedLabels) }
+
+// Config is what the policy depends on.
+type Config struct {
+	// OperatorUsername is the manager's own identity (learned with a SelfSubjectReview): the one
+	// user allowed to change the protected keys. Empty exempts nobody.
+	OperatorUsername string
+	// OwnerUID is the UID of OwnerCRD; empty leaves the objects without an owner.
+	OwnerUID types.UID
+}
+
+// Build returns the policy and its binding. The policy matches updates of pods and of their
+// status (the status subresource can change labels and annotations too) and the creation of
+// pods/binding (a Binding's annotations and labels are merged into the pod), in every namespace,
+// kube-system included: the webhook never enrolls pods there, so nobody may make one look enrolled.
+func Build(c Config) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+	meta := func() metav1.ObjectMeta {
+		m := metav1.ObjectMeta{Name: Name, Labels: map[string]string{}}
+		for k, v := range managedLabels {
+			m.Labels[k] = v
+		}
+		if c.OwnerUID != "" {
+			m.OwnerReferences = []metav1.OwnerReference{{
+				APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: OwnerCRD, UID: c.OwnerUID,
+				// No blockOwnerDeletion: it would need the finalizers permission on the CRD, and
+				// nothing is gained by holding the CRD's deletion for these.
+			}}
+		}
+		return m
+	}
+
+	var conditions []admissionregistrationv1.MatchCondition
+	if c.OperatorUsername != "" {
+		conditions = append(conditions, admissionregistrationv1.MatchCondition{
+			Name:       "not-the-operator",
+			Expression: "request.userInfo.username != " + celString(c.OperatorUsername),
+		})
+	}
+	forbidden := metav1.StatusReasonForbidden
+	var validations []admissionregistrationv1.Validation
+	for _, k := range probecontext.ProtectedAnnotations {
+		validations = append(validations, admissionregistrationv1.Validation{
+			Expression: unchanged("Annotations", k),
+			Message:    probecontext.AnnotationPath(k).String() + ": Forbidden: " + probecontext.ImmutableRule,
+			Reason:     &forbidden,
+		})
+	}
+	for _, k := range probecontext.ProtectedLabels {
+		validations = append(validations, admissionregistrationv1.Validation{
+			Expression: unchanged("Labels", k),
+			Message:    probecontext.LabelPath(k).String() + ": Forbidden: " + probecontext.ImmutableRule,
+			Reason:     &forbidden,
+		})
+	}
+
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
+		ObjectMeta: meta(),
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			// Every default spelled out, so that the spec as stored equals the spec as built.
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				MatchPolicy:       ptr.To(admissionregistrationv1.Equivalent),
+				NamespaceSelector: &metav1.LabelSelector{},
+				ObjectSelector:    &metav1.LabelSelector{},
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{
+					rule(admissionregistrationv1.Update, "pods", "pods/status"),
+					rule(admissionregistrationv1.Create, "pods/binding"),
+				},
+			},
+			MatchConditions: conditions,
+			// old* are empty for pods/binding (a CREATE): every protected key a Binding carries
+			// counts as added.
+			Variables: []admissionregistrationv1.Variable{
+				{Name: "oldAnnotations", Expression: "request.operation == 'UPDATE' && has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}"},
+				{Name: "newAnnotations", Expression: "has(object.metadata.annotations) ? object.metadata.annotations : {}"},
+				{Name: "oldLabels", Expression: "request.operation == 'UPDATE' && has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}"},
+				{Name: "newLabels", Expression: "has(object.metadata.labels) ? object.metadata.labels : {}"},
+			},
+			Validations: validations,
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicyBinding"},
+		ObjectMeta: meta(),
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        Name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+		},
+	}
+	return policy, binding
+}
+
+func rule(op admissionregistrationv1.OperationType, resources ...string) admissionregistrationv1.NamedRuleWithOperations {
+	return admissionregistrationv1.NamedRuleWithOperations{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+		Operations: []admissionregistrationv1.OperationType{op},
+		Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"},
+			Resources: resources, Scope: ptr.To(admissionregistrationv1.NamespacedScope)},
+	}}
+}
+
+// unchanged is true when key is absent from both maps, or present in both with one value.
+func unchanged(kind, key string) string {
+	k := celString(key)
+	o, n := "variables.old"+kind, "variables.new"+kind
+	return strings.Join([]string{
+		"(" + k + " in " + o + ") == (" + k + " in " + n + ")",
+		"(!(" + k + " in " + n + ") || " + o + "[" + k + "] == " + n + "[" + k + "])",
+	}, " && ")
+}
+
+// celString quotes s as a CEL string literal (CEL accepts Go's escapes).
+func celString(s string) string { return strconv.Quote(s) }
+
+var schemaCRD = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}

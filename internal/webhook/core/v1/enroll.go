@@ -1,0 +1,158 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
+)
+
+// containerError ties a field error to the container it concerns, for the denial message.
+type containerError struct {
+	container string
+	err       *field.Error
+}
+
+// enroll moves the liveness probes of pod's containers into the probe-context annotation and
+// labels the pod, or returns an Invalid error naming each container and field at fault. Only
+// containers the kubelet starts again after a CRI stop are enrolled: the others keep their native
+// probe, and a warning says why. enrolled is false when nothing is left to probe.
+func enroll(pod *corev1.Pod) (enrolled bool, warnings []string, err error) {
+	pctx, errs := probecontext.FromAnnotations(pod.Annotations)
+	if len(errs) > 0 {
+		return false, nil, invalid(pod, wrap("", errs))
+	}
+	var cerrs []containerError
+	inAnnotation := make(map[string]bool, len(pctx.Entries))
+	annPath := probecontext.AnnotationPath(pctx.Key)
+	for i, e := range pctx.Entries {
+		inAnnotation[e.Name] = true
+		p := annPath.Index(i)
+		pc, ok := podutil.FindRestartable(&pod.Spec, e.Name)
+		if !ok {
+			cerrs = append(cerrs, wrap(e.Name, field.ErrorList{field.Invalid(p.Child("name"), e.Name,
+				"must be the name of a container or of a restartable init container of the pod")})...)
+			continue
+		}
+		if !podutil.RestartedAfterStop(&pod.Spec, pc) {
+			// The creator asked for something that cannot work: say so rather than drop it.
+			cerrs = append(cerrs, wrap(e.Name, field.ErrorList{field.Invalid(p.Child("name"), e.Name,
+				"cannot be probed by the operator: "+notRestartedReason(pod, pc)+
+					"; keep its livenessProbe in the container spec")})...)
+			continue
+		}
+		lp := e.LivenessProbe.DeepCopy()
+		probecontext.SetDefaults(lp)
+		cerrs = append(cerrs, wrap(e.Name, probecontext.ValidateLiveness(lp, pc.Container, p.Child("livenessProbe")))...)
+	}
+
+	entries := pctx.Entries
+	moved := 0
+	for _, pc := range podutil.RestartableContainers(&pod.Spec) {
+		c := pc.Container
+		if c.LivenessProbe == nil {
+			continue
+		}
+		path := pc.Path.Child("livenessProbe")
+		if inAnnotation[c.Name] {
+			cerrs = append(cerrs, wrap(c.Name, field.ErrorList{field.Forbidden(path,
+				fmt.Sprintf("the container already has a liveness probe in annotation %s", pctx.Key))})...)
+			continue
+		}
+		if !podutil.RestartedAfterStop(&pod.Spec, pc) {
+			warnings = append(warnings, fmt.Sprintf("container %q keeps its native livenessProbe and is not enrolled in "+
+				"enhanced liveness: %s", c.Name, notRestartedReason(pod, pc)))
+			continue
+		}
+		lp := c.LivenessProbe.DeepCopy()
+		probecontext.SetDefaults(lp)
+		cerrs = append(cerrs, wrap(c.Name, probecontext.ValidateLiveness(lp, c, path))...)
+		entries = append(entries, probecontext.ContainerProbe{Name: c.Name, LivenessProbe: lp})
+		c.LivenessProbe = nil
+		moved++
+	}
+	if len(cerrs) > 0 {
+		return false, warnings, invalid(pod, cerrs)
+	}
+	if len(entries) == 0 {
+		return false, warnings, nil // nothing to probe: not enrolled, the manager need not cache it
+	}
+	if moved > 0 {
+		value, err := probecontext.Encode(entries)
+		if err != nil {
+			return false, warnings, invalid(pod, wrap("", field.ErrorList{field.TooLong(
+				probecontext.AnnotationPath(appsv1alpha1.AnnotationProbeContext), "", probecontext.MaxAnnotationBytes)}))
+		}
+		if pod.Annotations == nil {
+			pod.Annotations = map[string]string{}
+		}
+		pod.Annotations[appsv1alpha1.AnnotationProbeContext] = value
+	}
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	pod.Labels[appsv1alpha1.LabelEnrolled] = appsv1alpha1.TrueValue
+	return true, warnings, nil
+}
+
+// notRestartedReason explains why the kubelet would not start a container again after the
+// operator stops it.
+func notRestartedReason(pod *corev1.Pod, pc podutil.RestartableContainer) string {
+	whose := "the pod's restartPolicy is " + string(podutil.EffectiveRestartPolicy(&pod.Spec, pc.Container))
+	if pc.Container.RestartPolicy != nil {
+		whose = "its restartPolicy is " + string(*pc.Container.RestartPolicy)
+	}
+	return whose + ", and the operator restarts a container by stopping it, which the kubelet follows with a " +
+		"new start only under restartPolicy Always (a container that exits 0 on SIGTERM would stay stopped)"
+}
+
+func wrap(container string, errs field.ErrorList) []containerError {
+	out := make([]containerError, 0, len(errs))
+	for _, e := range errs {
+		out = append(out, containerError{container: container, err: e})
+	}
+	return out
+}
+
+// invalid builds the apiserver-style Invalid error, with each message prefixed by its container.
+func invalid(pod *corev1.Pod, cerrs []containerError) error {
+	name := pod.Name
+	if name == "" {
+		name = pod.GenerateName
+	}
+	var list field.ErrorList
+	parts := make([]string, 0, len(cerrs))
+	for _, ce := range cerrs {
+		list = append(list, ce.err)
+		if ce.container != "" {
+			parts = append(parts, fmt.Sprintf("container %q: %s", ce.container, ce.err.Error()))
+		} else {
+			parts = append(parts, ce.err.Error())
+		}
+	}
+	se := apierrors.NewInvalid(podGK, name, list)
+	se.ErrStatus.Message = fmt.Sprintf("Pod %q is invalid: %s", name, strings.Join(parts, "; "))
+	return se
+}
