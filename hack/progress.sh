@@ -14,6 +14,7 @@ set -euo pipefail
 
 [ $# -ge 2 ] || { echo "usage: $0 LABEL CMD [ARG...]" >&2; exit 2; }
 label=$1; shift
+cmd=$(basename "$1")
 interval=${PROGRESS_INTERVAL:-20}
 log=$(mktemp)
 child=
@@ -28,17 +29,21 @@ elapsed() { local s=$(( SECONDS - start )); printf '%dm%02ds' $(( s / 60 )) $(( 
 # is a message.
 is_pkg='^[A-Za-z0-9._~/+-]+$'
 
+plural() { if [ "$1" -eq 1 ]; then echo "1 $2"; else echo "$1 $2s"; fi; }
+
 status() {
   local pkgs last dl
   pkgs=$(grep -cE "$is_pkg" "$log" || true)
   dl=$(grep -c '^go: downloading ' "$log" || true)
   last=$(tail -n 1 "$log" 2>/dev/null || true)
   if [[ $last == "go: downloading "* ]]; then
-    printf '%s modules downloaded, now %s' "$dl" "${last#go: downloading }"
+    printf '%s downloaded, last %s' "$(plural "$dl" module)" "${last#go: downloading }"
   elif [ "$pkgs" -gt 0 ]; then
-    printf '%s packages compiled, now %s' "$pkgs" "$last"
+    printf '%s compiled, last %s' "$(plural "$pkgs" package)" "$last"
+  elif [ "$cmd" = go ]; then
+    printf 'nothing compiled yet (checking the build cache, or linking)'
   else
-    printf 'working'
+    printf 'running'
   fi
 }
 
@@ -62,4 +67,4 @@ if [ "$rc" -ne 0 ]; then
   grep -vE "$is_pkg" "$log" >&2 || true
   exit "$rc"
 fi
-echo "[$(date +%H:%M:%S)] $label: done in $(elapsed)$([ "$pkgs" -gt 0 ] && echo ", $pkgs packages compiled")" >&2
+echo "[$(date +%H:%M:%S)] $label: done in $(elapsed)$([ "$pkgs" -gt 0 ] && echo ", $(plural "$pkgs" package) compiled")" >&2

@@ -65,11 +65,11 @@ func (l *goBuildLog) status() string {
 	defer l.mu.Unlock()
 	switch {
 	case l.lastIsDown:
-		return fmt.Sprintf("%d modules downloaded, now %s", l.downloads, l.last)
+		return fmt.Sprintf("%s downloaded, last %s", plural(l.downloads, "module"), l.last)
 	case l.packages > 0:
-		return fmt.Sprintf("%d packages compiled, now %s", l.packages, l.last)
+		return fmt.Sprintf("%s compiled, last %s", plural(l.packages, "package"), l.last)
 	default:
-		return "resolving dependencies"
+		return "nothing to compile yet (checking the build cache, or linking)"
 	}
 }
 
@@ -96,7 +96,7 @@ func goBuild(ctx context.Context, w io.Writer, what, pkg, out string, env []stri
 				return fmt.Errorf("go build %s: %w\n%s", pkg, err, log.messages.String())
 			}
 			if log.packages > 0 {
-				fmt.Fprintf(w, "imagebuilder: compiled %s in %s (%d packages)\n", what, since(start), log.packages)
+				fmt.Fprintf(w, "imagebuilder: compiled %s in %s (%s)\n", what, since(start), plural(log.packages, "package"))
 			}
 			return nil
 		case <-tick.C:
@@ -106,3 +106,10 @@ func goBuild(ctx context.Context, w io.Writer, what, pkg, out string, env []stri
 }
 
 func since(t time.Time) string { return time.Since(t).Round(time.Second).String() }
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

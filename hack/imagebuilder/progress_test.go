@@ -11,14 +11,14 @@ func TestGoBuildLogStatus(t *testing.T) {
 	cases := []struct {
 		name, output, status, messages string
 	}{
-		{"nothing yet", "", "resolving dependencies", ""},
+		{"nothing yet", "", "nothing to compile yet (checking the build cache, or linking)", ""},
 		{"downloading", "go: downloading k8s.io/api v0.37.2\ngo: downloading sigs.k8s.io/yaml v1.6.0\n",
-			"2 modules downloaded, now sigs.k8s.io/yaml v1.6.0", ""},
+			"2 modules downloaded, last sigs.k8s.io/yaml v1.6.0", ""},
 		{"compiling after downloads", "go: downloading k8s.io/api v0.37.2\nruntime\nk8s.io/api/core/v1\n",
-			"2 packages compiled, now k8s.io/api/core/v1", ""},
-		{"a partial line is not counted", "errors\ninternal/byte", "1 packages compiled, now errors", ""},
+			"2 packages compiled, last k8s.io/api/core/v1", ""},
+		{"a partial line is not counted", "errors\ninternal/byte", "1 package compiled, last errors", ""},
 		{"compiler errors are messages", "errors\n# example.com/x\nx.go:3:1: syntax error\n",
-			"1 packages compiled, now errors", "# example.com/x\nx.go:3:1: syntax error\n"},
+			"1 package compiled, last errors", "# example.com/x\nx.go:3:1: syntax error\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -217,6 +217,11 @@ func (d *demo) act(ctx context.Context, a action, pods []corev1.Pod) error {
 		dependencyDown: {"/admin/dependency-down"},
 		dependencyUp:   {"/admin/dependency-up", "/admin/healthy"},
 	}[a]
+	what := map[action]string{
+		stuckProcess:   "the demo makes its process stuck (a restart cures it)",
+		dependencyDown: "the demo takes its dependency down (kept on an emptyDir: a restart does not cure it)",
+		dependencyUp:   "the demo brings its dependency back",
+	}[a]
 	var wg sync.WaitGroup
 	errs := make([]error, len(pods))
 	for i, p := range pods {
@@ -227,7 +232,7 @@ func (d *demo) act(ctx context.Context, a action, pods []corev1.Pod) error {
 					return
 				}
 			}
-			fmt.Printf("  %s  %-34s %s\n", time.Now().Format("15:04:05"), "pod/"+p.Name, strings.Join(paths, ", "))
+			say("%-34s %s: POST %s", "Pod/"+p.Name, what, strings.Join(paths, ", "))
 		})
 	}
 	wg.Wait()

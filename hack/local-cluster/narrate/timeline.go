@@ -39,7 +39,8 @@ func describe(e eventsv1.Event) string {
 		return "container stopped by the node daemon: " + note
 	case e.Reason == "Started" && who == "kubelet":
 		return "container started"
-	case e.Regarding.Kind == "EnhancedLivenessPolicy" || e.Regarding.Kind == "ContainerRecreateRequest":
+	// A ContainerRecreateRequest's own events repeat its phase, which the timeline already shows.
+	case e.Regarding.Kind == "EnhancedLivenessPolicy":
 		return e.Reason + ": " + note
 	}
 	return ""
