@@ -165,7 +165,9 @@ func Summarize(f Facts) string {
 	if held := sum(f.PolicyHeld); held > 0 {
 		var rs []string
 		for _, r := range sortedKeys(f.PolicyHeld) {
-			rs = append(rs, fmt.Sprintf("%s %d", r, f.PolicyHeld[r]))
+			if f.PolicyHeld[r] != 0 {
+				rs = append(rs, fmt.Sprintf("%s %d", r, f.PolicyHeld[r]))
+			}
 		}
 		parts = append(parts, fmt.Sprintf("policy counted %s: %s", plural(int(held), "hold"), strings.Join(rs, ", ")))
 	}

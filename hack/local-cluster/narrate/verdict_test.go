@@ -152,6 +152,11 @@ func TestSummarizeMismatchedRequests(t *testing.T) {
 	if s := Summarize(f); strings.Contains(s, "request") {
 		t.Errorf("summary = %q, want no request note when requests match restarts", s)
 	}
+	// a reason the policy has counted before the step, but not during it, is not news
+	f = facts(six[:1], held("FailureStorm", "p0"), func(f *Facts) { f.PolicyHeld["MaxUnavailable"] = 0 })
+	if s := Summarize(f); !strings.Contains(s, "policy counted 1 hold: FailureStorm 1;") {
+		t.Errorf("summary = %q, want only the reasons counted during the step", s)
+	}
 }
 
 // The steps settle only once what they wait for has happened.
