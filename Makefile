@@ -45,11 +45,11 @@ help: ## Display this help.
 
 .PHONY: manifests
 manifests: controller-gen ## Generate WebhookConfiguration, ClusterRole and CustomResourceDefinition objects.
-	"$(CONTROLLER_GEN)" rbac:roleName=manager-role crd webhook paths="./..." output:crd:artifacts:config=config/crd/bases
+	@hack/progress.sh "controller-gen: CRDs, RBAC, webhooks" "$(CONTROLLER_GEN)" rbac:roleName=manager-role crd webhook paths="./..." output:crd:artifacts:config=config/crd/bases
 
 .PHONY: generate
 generate: controller-gen ## Generate code containing DeepCopy, DeepCopyInto, and DeepCopyObject method implementations.
-	"$(CONTROLLER_GEN)" object:headerFile="hack/boilerplate.go.txt",year=$(YEAR) paths="./..."
+	@hack/progress.sh "controller-gen: deepcopy" "$(CONTROLLER_GEN)" object:headerFile="hack/boilerplate.go.txt",year=$(YEAR) paths="./..."
 
 .PHONY: fmt
 fmt: ## Run go fmt against code.
@@ -93,7 +93,8 @@ verify: manifests generate fmt bundle ## Regenerate everything (CRDs, RBAC, webh
 # and imported into the local node's containerd by hack/local-cluster/up.sh.
 .PHONY: e2e-images
 e2e-images: ## Build the pause, operator and test-app image tarballs into bin/images.
-	go run ./hack/imagebuilder -out bin/images -tag e2e
+	@mkdir -p bin/hack && hack/progress.sh "compiling ./hack/imagebuilder" go build -v -o bin/hack/imagebuilder ./hack/imagebuilder
+	bin/hack/imagebuilder -out bin/images -tag e2e
 
 .PHONY: cluster-up
 cluster-up: e2e-images ## Start the local one-node cluster (kubelet + containerd built here) and import the images.
@@ -296,9 +297,8 @@ define go-install-tool
 @[ -f "$(1)-$(3)" ] && [ "$$(readlink -- "$(1)" 2>/dev/null)" = "$(1)-$(3)" ] || { \
 set -e; \
 package=$(2)@$(3) ;\
-echo "Downloading $${package}" ;\
 rm -f "$(1)" ;\
-GOBIN="$(LOCALBIN)" go install $${package} ;\
+GOBIN="$(LOCALBIN)" hack/progress.sh "go install $${package}" go install -v $${package} ;\
 mv "$(LOCALBIN)/$$(basename "$(1)")" "$(1)-$(3)" ;\
 } ;\
 ln -sf "$$(realpath "$(1)-$(3)")" "$(1)"

@@ -23,8 +23,8 @@ for c in containerd containerd-shim-runc-v2 ctr; do
   fi
   start=$(date +%s)
   tmp=$(mktemp -d)
-  CGO_ENABLED=0 GOBIN="$tmp" GOFLAGS=-mod=mod go install -trimpath -tags "$tags" -ldflags "$ldflags" \
-    "github.com/containerd/containerd/v2/cmd/$c@$CONTAINERD_VERSION"
+  CGO_ENABLED=0 GOBIN="$tmp" GOFLAGS=-mod=mod "$ROOT/hack/progress.sh" "build-containerd: compiling $c" \
+    go install -v -trimpath -tags "$tags" -ldflags "$ldflags" "github.com/containerd/containerd/v2/cmd/$c@$CONTAINERD_VERSION"
   mv "$tmp/$c" "$OUT/$c"
   rmdir "$tmp"
   echo "build-containerd: built $c in $(( $(date +%s) - start ))s" >&2

@@ -29,13 +29,15 @@ for c in "${components[@]}"; do
     continue
   fi
   start=$(date +%s)
+  # progress.sh prints what is being compiled every 20 s: a cold kube-apiserver or kubelet takes
+  # minutes on 2 cores and go build is silent meanwhile.
   case "$c" in
     etcd)
-      (cd "$ROOT/hack/etcd-build" && CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags "-s -w" \
-        -o "$OUT/etcd.tmp" go.etcd.io/etcd/server/v3) ;;
+      (cd "$ROOT/hack/etcd-build" && CGO_ENABLED=0 "$ROOT/hack/progress.sh" "build-k8s: compiling etcd" \
+        go build -v -mod=mod -trimpath -ldflags "-s -w" -o "$OUT/etcd.tmp" go.etcd.io/etcd/server/v3) ;;
     kube-apiserver|kubectl|kubelet|kube-controller-manager|kube-scheduler|kube-proxy)
-      (cd "$ROOT/hack/k8s-build" && CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags "$ldflags" \
-        -o "$OUT/$c.tmp" "k8s.io/kubernetes/cmd/$c") ;;
+      (cd "$ROOT/hack/k8s-build" && CGO_ENABLED=0 "$ROOT/hack/progress.sh" "build-k8s: compiling $c" \
+        go build -v -mod=mod -trimpath -ldflags "$ldflags" -o "$OUT/$c.tmp" "k8s.io/kubernetes/cmd/$c") ;;
     *) echo "build-k8s: unknown component $c" >&2; exit 2 ;;
   esac
   mv "$OUT/$c.tmp" "$OUT/$c"

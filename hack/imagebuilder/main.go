@@ -12,13 +12,15 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -96,13 +98,12 @@ func build(img image, ref, path string) error {
 	defer func() { _ = os.RemoveAll(tmp) }()
 
 	files := map[string][]byte{}
-	for dst, pkg := range img.binaries {
+	for _, dst := range slices.Sorted(maps.Keys(img.binaries)) {
+		pkg := img.binaries[dst]
 		bin := filepath.Join(tmp, filepath.Base(dst))
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, pkg)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("go build %s: %w", pkg, err)
+		env := []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=" + runtime.GOARCH}
+		if err := goBuild(context.Background(), os.Stdout, ref+" "+dst, pkg, bin, env); err != nil {
+			return err
 		}
 		if files[dst], err = os.ReadFile(bin); err != nil {
 			return err

@@ -23,7 +23,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-(cd "$ROOT" && go run ./hack/imagebuilder -out "$IMAGES_DIR" -tag e2e)
+imagebuilder=$(go_tool imagebuilder ./hack/imagebuilder)
+"$imagebuilder" -out "$IMAGES_DIR" -tag e2e
 log "images built ($(( $(date +%s) - t0 ))s)"
 "$HERE/up.sh" >/dev/null
 log "cluster up ($(( $(date +%s) - t0 ))s)"

@@ -56,5 +56,14 @@ pid_alive() {
   tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$(cat "$PIDS/$1.cmd" 2>/dev/null || echo "$1")"
 }
 
+# go_tool NAME PKG: compiles this repo's helper program PKG (e.g. ./hack/imagebuilder) into
+# bin/hack/NAME and prints its path. `go run` would do the same silently, which on a cold cache is
+# minutes of nothing printed; hack/progress.sh says what is being compiled meanwhile.
+go_tool() {
+  mkdir -p "$ROOT/bin/hack"
+  (cd "$ROOT" && "$ROOT/hack/progress.sh" "compiling $2" go build -v -o "$ROOT/bin/hack/$1" "$2") >&2
+  echo "$ROOT/bin/hack/$1"
+}
+
 ctr_() { "$CONTAINERD_BIN/ctr" --address "$CONTAINERD_SOCK" "$@"; }
 kc() { "$K8S_BIN/kubectl" --kubeconfig "$KUBECONFIG_FILE" "$@"; }

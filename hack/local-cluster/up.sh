@@ -64,7 +64,8 @@ NODE_IP=$(node_ip)
 log "node $NODE_NAME at $NODE_IP, state in $STATE"
 
 # --- PKI and configs ------------------------------------------------------------------------
-go run "$ROOT/hack/local-cluster/pki" -dir "$PKI" -node-name "$NODE_NAME" -node-ip "$NODE_IP" \
+pki=$(go_tool pki ./hack/local-cluster/pki)
+"$pki" -dir "$PKI" -node-name "$NODE_NAME" -node-ip "$NODE_IP" \
   -service-ip "$SERVICE_IP" -server "https://$NODE_IP:$APISERVER_PORT"
 "$HERE/configs.sh" "$NODE_IP"
 

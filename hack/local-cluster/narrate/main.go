@@ -1,23 +1,27 @@
-// Command narrate prints, as a readable timeline, what the operator does in one namespace: probe
-// failures the node daemon reports, restarts requested, held (and why) and carried out, CRR
-// phases and the policies' storm condition. It polls the apiserver until it gets SIGTERM/SIGINT
-// or -for has passed. Used by `make demo` (hack/local-cluster/demo.sh).
+// Command narrate plays steps 5-7 of `make demo` (hack/local-cluster/demo.sh) on the demo app and
+// tells what really happened: it makes pods sick as the story says (story.go), prints a timeline
+// of what the operator does (probe failures the node daemon reports, restarts requested, held and
+// why, restart requests' phases, the policy's conditions), records the facts of each step
+// (record.go) and judges them against the story's expected outcome (verdict.go). It exits 1,
+// naming the steps, when any step did not happen as the story says.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
-	eventsv1 "k8s.io/api/events/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
@@ -27,9 +31,13 @@ import (
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 )
 
+const pollEvery = 250 * time.Millisecond
+
 func main() {
-	ns := flag.String("namespace", "demo", "namespace to narrate")
-	dur := flag.Duration("for", 0, "stop after this long (0: until SIGTERM)")
+	ns := flag.String("namespace", "demo", "namespace of the demo app")
+	policy := flag.String("policy", "shop", "the demo's EnhancedLivenessPolicy")
+	deploy := flag.String("deployment", "checkout", "the demo's Deployment (its pods are labelled app=<name>)")
+	t0 := flag.Int64("t0", time.Now().Unix(), "Unix time the demo started, for the banners' elapsed seconds")
 	flag.Parse()
 	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
 	if err != nil {
@@ -45,130 +53,223 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if *dur > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *dur)
-		defer cancel()
+
+	r := newRecorder(c, *ns, *policy, *deploy, map[string]string{"app": *deploy})
+	d := &demo{r: r, t0: time.Unix(*t0, 0), http: &http.Client{Timeout: 3 * time.Second}}
+	verdicts, err := d.play(ctx)
+	if err != nil {
+		fail(err)
 	}
-	n := &narrator{c: c, ns: *ns, since: time.Now().Add(-2 * time.Second),
-		seen: map[string]bool{}, crrPhase: map[string]string{}, storm: map[string]string{}}
-	for {
-		n.poll(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(500 * time.Millisecond):
+	banner(d.t0, "verdicts: computed from restart counts, restart requests, RestartHeld events and the policy's status")
+	var failed []string
+	for i, v := range verdicts {
+		s := story[i]
+		if v.OK {
+			fmt.Printf("  step %d as the story says: %s\n", s.num, v.Summary)
+			continue
+		}
+		failed = append(failed, fmt.Sprint(s.num))
+		fmt.Printf("  step %d DID NOT HAPPEN AS THE STORY SAYS: %s\n", s.num, v.Summary)
+		for _, p := range v.Problems {
+			fmt.Printf("         %s\n", p)
 		}
 	}
+	if len(failed) > 0 {
+		fmt.Fprintf(os.Stderr, "narrate: step %s did not happen as the story says (see the verdicts above)\n",
+			strings.Join(failed, ", "))
+		os.Exit(1)
+	}
+	fmt.Println("  every step happened as the story says")
 }
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "narrate:", err)
-	os.Exit(1)
+	os.Exit(2)
 }
 
-type narrator struct {
-	c        client.Client
-	ns       string
-	since    time.Time // events from before the narration started are history, not news
-	seen     map[string]bool
-	crrPhase map[string]string
-	storm    map[string]string
+func banner(t0 time.Time, title string) {
+	fmt.Printf("\n\033[1m== %s\033[0m  (%ds)\n", title, int(time.Since(t0).Seconds()))
 }
 
-func say(format string, args ...any) {
-	fmt.Printf("  %s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+type demo struct {
+	r    *recorder
+	t0   time.Time
+	http *http.Client
+	pods []corev1.Pod // the 6 pods as the story started, by name
 }
 
-func (n *narrator) poll(ctx context.Context) {
-	var evs eventsv1.EventList
-	if err := n.c.List(ctx, &evs, client.InNamespace(n.ns)); err == nil {
-		slices.SortFunc(evs.Items, func(a, b eventsv1.Event) int { return eventTime(a).Compare(eventTime(b)) })
-		for _, e := range evs.Items {
-			count := e.DeprecatedCount
-			if e.Series != nil {
-				count = e.Series.Count
-			}
-			key := fmt.Sprintf("%s/%d", e.UID, count)
-			if n.seen[key] || eventTime(e).Before(n.since) {
-				continue
-			}
-			n.seen[key] = true
-			if line := describe(e); line != "" {
-				say("%-34s %s", e.Regarding.Kind+"/"+e.Regarding.Name, line)
-			}
+// play checks the setup the story assumes, then plays every step and judges it.
+func (d *demo) play(ctx context.Context) ([]Verdict, error) {
+	s, err := d.r.take(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := assumptions(s); err != nil {
+		return nil, fmt.Errorf("the demo's setup is not what the story assumes: %w", err)
+	}
+	d.r.prime(s)
+	d.pods = s.pods
+	var verdicts []Verdict
+	for _, st := range story {
+		v, err := d.step(ctx, st)
+		if err != nil {
+			return nil, fmt.Errorf("step %d: %w", st.num, err)
 		}
+		verdicts = append(verdicts, v)
 	}
-	var crrs appsv1alpha1.ContainerRecreateRequestList
-	if err := n.c.List(ctx, &crrs, client.InNamespace(n.ns)); err == nil {
-		for _, r := range crrs.Items {
-			phase := string(r.Status.Phase)
-			if phase == "" || n.crrPhase[r.Name] == phase {
-				continue
-			}
-			n.crrPhase[r.Name] = phase
-			msg := ""
-			if r.Status.Message != "" {
-				msg = ": " + r.Status.Message
-			}
-			say("%-34s restart request %s%s", "CRR/"+r.Name, phase, msg)
-		}
-	}
-	var pols policyv1alpha1.EnhancedLivenessPolicyList
-	if err := n.c.List(ctx, &pols, client.InNamespace(n.ns)); err == nil {
-		for _, p := range pols.Items {
-			cond := meta.FindStatusCondition(p.Status.Conditions, policyv1alpha1.ConditionStormDetected)
-			if cond == nil || n.storm[p.Name] == string(cond.Status) {
-				continue
-			}
-			if n.storm[p.Name] == "" && cond.Status != "True" {
-				n.storm[p.Name] = string(cond.Status)
-				continue
-			}
-			n.storm[p.Name] = string(cond.Status)
-			if cond.Status == "True" {
-				say("%-34s STORM DETECTED, every restart of the workload is held: %s", "policy/"+p.Name, cond.Message)
-			} else {
-				say("%-34s storm over, restarts allowed again: %s", "policy/"+p.Name, cond.Message)
-			}
-		}
-	}
+	return verdicts, nil
 }
 
-func eventTime(e eventsv1.Event) time.Time {
-	if e.Series != nil {
-		return e.Series.LastObservedTime.Time
+func assumptions(s *snapshot) error {
+	spec := s.policy.Spec
+	mu, err := intstr.GetScaledValueFromIntOrPercent(spec.MaxUnavailable, replicas, true)
+	if err != nil || spec.MaxUnavailable == nil {
+		return fmt.Errorf("policy %s has no usable maxUnavailable", s.policy.Name)
 	}
-	if !e.DeprecatedLastTimestamp.IsZero() {
-		return e.DeprecatedLastTimestamp.Time
+	mf, err := intstr.GetScaledValueFromIntOrPercent(spec.MaxFailing, replicas, true)
+	if err != nil || spec.MaxFailing == nil {
+		return fmt.Errorf("policy %s has no usable maxFailing", s.policy.Name)
 	}
-	return e.EventTime.Time
-}
-
-// describe turns an event into a timeline line; "" for the noise a reader does not need.
-func describe(e eventsv1.Event) string {
-	who := e.ReportingController
-	if who == "" {
-		who = e.DeprecatedSource.Component
-	}
-	note := strings.TrimSpace(e.Note)
 	switch {
-	case e.Reason == "Unhealthy" && who == "kubelet":
-		return "kubelet liveness probe failed (native path): " + note
-	case e.Reason == "Unhealthy":
-		return "liveness probe failed, seen by the node daemon: " + note
-	case e.Reason == "RestartRequested":
-		return "restart decided by the operator: " + note
-	case e.Reason == "RestartHeld":
-		return "restart HELD: " + note
-	case e.Reason == "Killing" && who == "kubelet":
-		return "container killed by the kubelet: " + note
-	case e.Reason == "Killing":
-		return "container stopped by the node daemon: " + note
-	case e.Reason == "Started" && who == "kubelet":
-		return "container started"
-	case e.Regarding.Kind == "EnhancedLivenessPolicy" || e.Regarding.Kind == "ContainerRecreateRequest":
-		return e.Reason + ": " + note
+	case s.desire != replicas || len(s.pods) != replicas:
+		return fmt.Errorf("want %d replicas and pods, the Deployment wants %d and %d pods run", replicas, s.desire, len(s.pods))
+	case mu != maxUnavailable || mf != maxFailing:
+		return fmt.Errorf("want maxUnavailable %d and maxFailing %d of %d, policy %s has %d and %d",
+			maxUnavailable, maxFailing, replicas, s.policy.Name, mu, mf)
+	case spec.Mode == policyv1alpha1.ModeDryRun:
+		return fmt.Errorf("policy %s is in DryRun mode", s.policy.Name)
 	}
-	return ""
+	return nil
+}
+
+// step plays one step: act, watch, judge. An action that cannot be carried out is a failed step,
+// not an aborted demo: the verdict says so.
+func (d *demo) step(ctx context.Context, st step) (Verdict, error) {
+	banner(d.t0, fmt.Sprintf("%d. %s", st.num, st.title))
+	targets, sick := d.pods, []string(nil)
+	if st.act != dependencyUp {
+		targets = nil
+		for _, i := range st.pods {
+			targets = append(targets, d.pods[i])
+			sick = append(sick, d.pods[i].Name)
+		}
+	}
+	s, err := d.take(ctx)
+	if err != nil {
+		return Verdict{}, err
+	}
+	d.r.begin(sick, s)
+	actErr := d.act(ctx, st.act, targets)
+	start := time.Now()
+	quietFrom := time.Time{}
+	for {
+		if err := sleep(ctx, pollEvery); err != nil {
+			return Verdict{}, err
+		}
+		s, err := d.take(ctx)
+		if err != nil {
+			return Verdict{}, err
+		}
+		d.r.observe(s)
+		el := time.Since(start)
+		if quietFrom.IsZero() && ((el >= st.minFor && st.settled(*d.r.cur)) || el >= st.maxFor) {
+			quietFrom = time.Now()
+		}
+		if !quietFrom.IsZero() && time.Since(quietFrom) >= st.quiet {
+			break
+		}
+	}
+	v := Judge(st.expect, d.r.end())
+	if actErr != nil {
+		v.OK = false
+		v.Problems = append([]string{"the step could not be carried out: " + actErr.Error()}, v.Problems...)
+	}
+	if v.OK {
+		fmt.Printf("  -> step %d as the story says: %s\n", st.num, v.Summary)
+	} else {
+		fmt.Printf("  -> step %d DID NOT HAPPEN AS THE STORY SAYS: %s\n", st.num, v.Summary)
+		for _, p := range v.Problems {
+			fmt.Printf("       %s\n", p)
+		}
+	}
+	return v, nil
+}
+
+// take polls, riding out an apiserver hiccup for up to 30 s (the machine is often loaded).
+func (d *demo) take(ctx context.Context) (*snapshot, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s, err := d.r.take(ctx)
+		if err == nil || time.Now().After(deadline) {
+			return s, err
+		}
+		if err := sleep(ctx, time.Second); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// act switches the app's health on the target pods, all at once: a shared dependency fails
+// everywhere in the same moment.
+func (d *demo) act(ctx context.Context, a action, pods []corev1.Pod) error {
+	paths := map[action][]string{
+		stuckProcess:   {"/admin/sick"},
+		dependencyDown: {"/admin/dependency-down"},
+		dependencyUp:   {"/admin/dependency-up", "/admin/healthy"},
+	}[a]
+	what := map[action]string{
+		stuckProcess:   "the demo makes its process stuck (a restart cures it)",
+		dependencyDown: "the demo takes its dependency down (kept on an emptyDir: a restart does not cure it)",
+		dependencyUp:   "the demo brings its dependency back",
+	}[a]
+	var wg sync.WaitGroup
+	errs := make([]error, len(pods))
+	for i, p := range pods {
+		wg.Go(func() {
+			for _, path := range paths {
+				if err := d.post(ctx, p, path); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+			say("%-34s %s: POST %s", "Pod/"+p.Name, what, strings.Join(paths, ", "))
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// post calls an admin endpoint of the app, retrying for a few seconds: a container being
+// restarted does not answer.
+func (d *demo) post(ctx context.Context, p corev1.Pod, path string) error {
+	url := "http://" + p.Status.PodIP + ":8080" + path
+	var last error
+	for range 5 {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := d.http.Do(req)
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("%s", resp.Status)
+		}
+		last = fmt.Errorf("POST %s (pod %s): %w", url, p.Name, err)
+		if err := sleep(ctx, time.Second); err != nil {
+			return err
+		}
+	}
+	return last
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
 }

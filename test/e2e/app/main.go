@@ -9,7 +9,12 @@
 // Health is a file (default /tmp/sick: present = sick), so it can be switched with
 // `kubectl exec POD -- /app sick|healthy` or through the admin endpoints on the HTTP port
 // (POST /admin/sick, POST /admin/healthy). A restarted container starts with a fresh /tmp, so it
-// is healthy again. Every failed HTTP probe and every start is logged with a Unix-nanosecond
+// is healthy again: a stuck process, which a restart cures.
+//
+// A failed dependency is what a restart does not cure: with DEPENDENCY_FILE set (put it on an
+// emptyDir, which outlives the container), the file's presence makes every check fail until it is
+// removed. Switched with POST /admin/dependency-down and /admin/dependency-up, or
+// `/app dependency-down|dependency-up`. Every failed HTTP probe and every start is logged with a Unix-nanosecond
 // timestamp ("FAILED-PROBE kind=http at=N", "STARTED at=N") so tests can measure restart latency.
 package main
 
@@ -31,8 +36,12 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
+// dependencyFile is DEPENDENCY_FILE, set once at start: present = the app's dependency is down.
+var dependencyFile string
+
 func main() {
 	healthFile := envOr("HEALTH_FILE", "/tmp/sick")
+	dependencyFile = os.Getenv("DEPENDENCY_FILE")
 	if len(os.Args) > 1 {
 		os.Exit(subcommand(os.Args[1], os.Args[2:], healthFile))
 	}
@@ -52,8 +61,26 @@ func envOr(key, def string) string {
 }
 
 func isSick(healthFile string) bool {
-	_, err := os.Stat(healthFile)
+	return exists(healthFile) || (dependencyFile != "" && exists(dependencyFile))
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
 	return err == nil
+}
+
+// switchFile creates (on) or removes (off) a switch file.
+func switchFile(path string, on bool) error {
+	if path == "" {
+		return errors.New("no file configured (DEPENDENCY_FILE is not set)")
+	}
+	if on {
+		return os.WriteFile(path, []byte("down\n"), 0o644)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // subcommand runs the exec-probe check and the health switches.
@@ -79,13 +106,19 @@ func subcommand(name string, args []string, healthFile string) int {
 		}
 		return 0
 	case "healthy":
-		if err := os.Remove(healthFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := switchFile(healthFile, false); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
+	case "dependency-down", "dependency-up":
+		if err := switchFile(dependencyFile, name == "dependency-down"); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 		return 0
 	default:
-		fmt.Fprintln(os.Stderr, "usage: app [check [-sleep D] | sick | healthy]")
+		fmt.Fprintln(os.Stderr, "usage: app [check [-sleep D] | sick | healthy | dependency-down | dependency-up]")
 		return 2
 	}
 }
@@ -124,8 +157,23 @@ func serve(healthFile, httpPort, tcpPort, grpcPort string) error {
 		fmt.Printf("SWITCHED healthy at=%d\n", time.Now().UnixNano())
 		_, _ = w.Write([]byte("healthy"))
 	})
+	for _, name := range []string{"dependency-down", "dependency-up"} {
+		mux.HandleFunc("/admin/"+name, func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost {
+				http.Error(w, "POST only", http.StatusMethodNotAllowed)
+				return
+			}
+			if err := switchFile(dependencyFile, name == "dependency-down"); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			fmt.Printf("SWITCHED %s at=%d\n", name, time.Now().UnixNano())
+			_, _ = w.Write([]byte(name))
+		})
+	}
 	mux.HandleFunc("/admin/state", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintf(w, "{\"sick\":%t}\n", isSick(healthFile))
+		fmt.Fprintf(w, "{\"sick\":%t,\"dependencyDown\":%t}\n", isSick(healthFile),
+			dependencyFile != "" && exists(dependencyFile))
 	})
 
 	hs := health.NewServer()
