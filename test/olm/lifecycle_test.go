@@ -30,6 +30,7 @@ import (
 	. "github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -70,6 +71,14 @@ func installWithRunBundle() {
 	By("the manager created the node daemon DaemonSet with the daemon image of the CSV")
 	_, daemons := expectDaemonRolledOut(image)
 	expectDaemonReporting(daemons[0].CreationTimestamp.Time)
+
+	By("OLM made the aggregated admin/edit/view roles of every owned CRD (the bundle ships none)")
+	for _, crd := range csv.Spec.CustomResourceDefinitions.Owned {
+		for _, verb := range []string{"admin", "edit", "view"} {
+			name := crd.Name + "-" + crd.Version + "-" + verb
+			Expect(k8s.Get(ctx, client.ObjectKey{Name: name}, &rbacv1.ClusterRole{})).To(Succeed(), "ClusterRole %s", name)
+		}
+	}
 
 	By("the webhooks are registered by OLM and served with OLM's certificate")
 	expectWebhooksServedWithOLMCerts(csvV1)
