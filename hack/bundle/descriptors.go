@@ -19,8 +19,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 
 	"github.com/operator-framework/api/pkg/manifests"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
@@ -50,7 +50,8 @@ func descriptorChecks(bundle *manifests.Bundle) []Finding {
 	for _, e := range examples {
 		u := unstructured.Unstructured{Object: e}
 		gvk := u.GroupVersionKind()
-		owned := slices.IndexFunc(bundle.CSV.Spec.CustomResourceDefinitions.Owned, func(d operatorsv1alpha1.CRDDescription) bool {
+		crds := bundle.CSV.Spec.CustomResourceDefinitions.Owned
+		owned := slices.IndexFunc(crds, func(d operatorsv1alpha1.CRDDescription) bool {
 			return d.Kind == gvk.Kind && d.Version == gvk.Version
 		})
 		if owned < 0 {
@@ -62,13 +63,8 @@ func descriptorChecks(bundle *manifests.Bundle) []Finding {
 			add("alm-examples %s %q has no spec", gvk.Kind, u.GetName())
 			continue
 		}
-		descs := bundle.CSV.Spec.CustomResourceDefinitions.Owned[owned].SpecDescriptors
-		keys := make([]string, 0, len(spec))
-		for k := range spec {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		descs := crds[owned].SpecDescriptors
+		for _, k := range slices.Sorted(maps.Keys(spec)) {
 			if !slices.ContainsFunc(descs, func(d operatorsv1alpha1.SpecDescriptor) bool { return d.Path == k }) {
 				add("alm-examples %s %q: spec.%s has no spec descriptor with path %q", gvk.Kind, u.GetName(), k, k)
 			}

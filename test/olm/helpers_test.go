@@ -64,7 +64,8 @@ func expectCSVSucceeded(name string) *operatorsv1alpha1.ClusterServiceVersion {
 		var err error
 		csv, err = getCSV(name)
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(csv.Status.Phase).To(Equal(operatorsv1alpha1.CSVPhaseSucceeded), "%s: %s", csv.Status.Reason, csv.Status.Message)
+		g.Expect(csv.Status.Phase).To(Equal(operatorsv1alpha1.CSVPhaseSucceeded),
+			"%s: %s", csv.Status.Reason, csv.Status.Message)
 	}).WithTimeout(3*time.Minute).Should(Succeed(), "CSV %s Succeeded", name)
 	GinkgoWriter.Printf("CSV %s: phase %s (%s)\n", name, csv.Status.Phase, csv.Status.Reason)
 	return csv
@@ -135,7 +136,8 @@ func expectDaemonReporting(since time.Time) {
 		g.Expect(nodes.Items).NotTo(BeEmpty())
 		for _, n := range nodes.Items {
 			l := &coordinationv1.Lease{}
-			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNS, Name: appsv1alpha1.DaemonLeasePrefix + n.Name}, l)).To(Succeed())
+			key := client.ObjectKey{Namespace: operatorNS, Name: appsv1alpha1.DaemonLeasePrefix + n.Name}
+			g.Expect(k8s.Get(ctx, key, l)).To(Succeed())
 			g.Expect(l.Spec.RenewTime).NotTo(BeNil())
 			g.Expect(l.Spec.RenewTime.After(since)).To(BeTrue(), "Lease of %s renewed after %s", n.Name, since)
 		}
@@ -144,7 +146,9 @@ func expectDaemonReporting(since time.Time) {
 
 // webhookConfigs are the webhook configurations OLM created for the CSV (OLM labels what it
 // creates for a CSV with olm.owner).
-func webhookConfigs(csvName string) ([]admissionregistrationv1.MutatingWebhookConfiguration, []admissionregistrationv1.ValidatingWebhookConfiguration) {
+func webhookConfigs(csvName string) (
+	[]admissionregistrationv1.MutatingWebhookConfiguration, []admissionregistrationv1.ValidatingWebhookConfiguration,
+) {
 	owned := client.MatchingLabels{"olm.owner": csvName, "olm.owner.namespace": operatorNS}
 	var m admissionregistrationv1.MutatingWebhookConfigurationList
 	var v admissionregistrationv1.ValidatingWebhookConfigurationList
@@ -190,7 +194,8 @@ func expectWebhooksServedWithOLMCerts(csvName string) {
 	Expect(pool.AppendCertsFromPEM(caBundle)).To(BeTrue(), "caBundle is PEM")
 	serverName := fmt.Sprintf("%s-service.%s.svc", managerName, operatorNS)
 	var pods corev1.PodList
-	Expect(k8s.List(ctx, &pods, client.InNamespace(operatorNS), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+	Expect(k8s.List(ctx, &pods, client.InNamespace(operatorNS),
+		client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
 	served := 0
 	for _, p := range pods.Items {
 		if p.DeletionTimestamp != nil || p.Status.PodIP == "" {

@@ -48,9 +48,11 @@ var _ = Describe("the operator's life under OLM", Ordered, func() {
 		DeferCleanup(func(ctx context.Context) { _ = k8s.Delete(ctx, ns) })
 	})
 
-	It("installs with operator-sdk run bundle: CSV Succeeded, manager and daemon running, webhooks on OLM's certificates", installWithRunBundle)
+	It("installs with operator-sdk run bundle: CSV Succeeded, manager and daemon running, "+
+		"webhooks on OLM's certificates", installWithRunBundle)
 	It("passes the e2e smoke subset against the OLM-installed operator", runE2ESmoke)
-	It("upgrades with operator-sdk run bundle-upgrade, keeping policies and CRRs and restarting no enrolled container", upgradeWithRunBundleUpgrade)
+	It("upgrades with operator-sdk run bundle-upgrade, keeping policies and CRRs and restarting "+
+		"no enrolled container", upgradeWithRunBundleUpgrade)
 	It("passes every test of bundle/tests/scorecard/config.yaml with operator-sdk scorecard", runScorecard)
 	It("removes everything with operator-sdk cleanup; new pods keep their livenessProbe", removeWithCleanup)
 })
@@ -104,7 +106,8 @@ func installWithRunBundle() {
 func kustomizeOLMExtras(verb string, args ...string) {
 	root, err := utils.ProjectDir()
 	Expect(err).NotTo(HaveOccurred())
-	run(time.Minute, nil, os.Getenv("KUBECTL"), append(append([]string{verb}, args...), "-k", filepath.Join(root, "config", "olm"))...)
+	args = append(append([]string{verb}, args...), "-k", filepath.Join(root, "config", "olm"))
+	run(time.Minute, os.Getenv("KUBECTL"), args...)
 }
 
 // runE2ESmoke runs the e2e specs labelled olm-smoke (HTTP liveness restart through a CRR, the

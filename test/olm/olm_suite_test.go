@@ -101,8 +101,8 @@ var _ = BeforeSuite(func() {
 })
 
 // run runs a command with a deadline in the current directory; see runIn.
-func run(timeout time.Duration, env []string, name string, args ...string) string {
-	return runIn("", timeout, env, name, args...)
+func run(timeout time.Duration, name string, args ...string) string {
+	return runIn("", timeout, nil, name, args...)
 }
 
 // runIn runs a command with a deadline in dir, shows its output as it comes and returns its
@@ -127,7 +127,7 @@ func runIn(dir string, timeout time.Duration, env []string, name string, args ..
 }
 
 func sdk(timeout time.Duration, args ...string) string {
-	return run(timeout, nil, operatorSDK, args...)
+	return run(timeout, operatorSDK, args...)
 }
 
 func kubectl(args ...string) string {
@@ -154,5 +154,6 @@ var _ = JustAfterEach(func() {
 	section("catalog-operator", "logs", "-n", "olm", "deploy/catalog-operator", "--tail=60")
 	section("olm-operator", "logs", "-n", "olm", "deploy/olm-operator", "--tail=60")
 	section("manager", "logs", "-n", operatorNS, "-l", "control-plane=controller-manager", "--tail=40", "--prefix")
-	section("daemon", "logs", "-n", operatorNS, "-l", "app.kubernetes.io/name=enhanced-liveness-daemon", "--tail=40", "--prefix")
+	section("daemon", "logs", "-n", operatorNS, "-l", "app.kubernetes.io/name=enhanced-liveness-daemon",
+		"--tail=40", "--prefix")
 })

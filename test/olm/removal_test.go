@@ -22,7 +22,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,7 +61,7 @@ func runScorecard() {
 			want = append(want, t.Labels["test"])
 		}
 	}
-	sort.Strings(want)
+	slices.Sort(want)
 	Expect(want).NotTo(BeEmpty(), "the scorecard config configures tests")
 
 	ns := newNamespace("scorecard")
@@ -82,7 +82,7 @@ func runScorecard() {
 			GinkgoWriter.Printf("scorecard %s: %s\n", r.Name, r.State)
 		}
 	}
-	sort.Strings(got)
+	slices.Sort(got)
 	Expect(got).To(Equal(want), "every configured test ran")
 }
 

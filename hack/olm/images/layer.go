@@ -20,9 +20,10 @@ import (
 	"archive/tar"
 	"bytes"
 	"io"
+	"maps"
 	"path"
 	"runtime"
-	"sort"
+	"slices"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -69,11 +70,7 @@ func (l *layer) symlink(p, target string) {
 }
 
 func (l *layer) tar() ([]byte, error) {
-	names := make([]string, 0, len(l.entries))
-	for n := range l.entries {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(l.entries))
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for _, n := range names {

@@ -39,7 +39,8 @@ func TestCertificatesVerifyForTheIPOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := x509.VerifyOptions{Roots: pool, DNSName: "127.0.0.1", KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	opts := x509.VerifyOptions{Roots: pool, DNSName: "127.0.0.1",
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
 	if _, err := leaf.Verify(opts); err != nil {
 		t.Fatalf("verify for 127.0.0.1: %v", err)
 	}
