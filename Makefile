@@ -108,6 +108,15 @@ cluster-down: ## Stop the local cluster and undo every host change it made.
 test-e2e: manifests generate fmt vet kustomize ## Run the real-node e2e suite on a local cluster started and stopped for the run.
 	KUSTOMIZE="$(KUSTOMIZE)" hack/local-cluster/e2e.sh
 
+# OLM tools are built from the Go module proxy by hack/build-olm.sh (wrapper module hack/olm-build).
+.PHONY: test-olm
+test-olm: manifests generate fmt vet kustomize ## Install, upgrade and remove the operator with the real OLM (operator-sdk run bundle) on a local node.
+	KUSTOMIZE="$(KUSTOMIZE)" hack/olm/test-olm.sh
+
+.PHONY: olm-tools
+olm-tools: ## Build operator-sdk, opm and OLM's binaries into bin/olm/ (skipped when present).
+	@hack/build-olm.sh
+
 .PHONY: demo
 demo: manifests generate kustomize ## Start the node, deploy the operator and a demo app, make part of it sick, narrate; leaves it up.
 	KUSTOMIZE="$(KUSTOMIZE)" hack/local-cluster/demo.sh
@@ -219,6 +228,8 @@ IMAGE_TAG_BASE ?= ghcr.io/enhanced-liveness/enhanced-liveness-operator
 BUNDLE_MANAGER_IMG ?= $(if $(filter command line,$(origin IMG)),$(IMG),$(IMAGE_TAG_BASE):v$(VERSION))
 BUNDLE_DAEMON_IMG ?= $(BUNDLE_MANAGER_IMG)
 BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(VERSION)
+# BUNDLE_REPLACES: the CSV this version upgrades, e.g. enhanced-liveness-operator.v0.1.0 (none by default).
+BUNDLE_REPLACES ?=
 BUNDLE_CHANNELS ?= stable
 BUNDLE_DEFAULT_CHANNEL ?= stable
 # Fixed, so that regenerating an unchanged bundle changes nothing (make verify).
@@ -230,7 +241,8 @@ BUNDLE_K8S_VERSION ?= $(patsubst v%,%,$(basename $(K8S_VERSION)))
 bundle: manifests kustomize ## Generate bundle/ and bundle.Dockerfile from config/ (hack/bundle) and validate them.
 	"$(KUSTOMIZE)" build config/manifests | go run ./hack/bundle generate --version $(VERSION) \
 		--image $(BUNDLE_MANAGER_IMG) --daemon-image $(BUNDLE_DAEMON_IMG) --created-at $(BUNDLE_CREATED_AT) \
-		--channels $(BUNDLE_CHANNELS) --default-channel $(BUNDLE_DEFAULT_CHANNEL) --output-dir bundle --dockerfile bundle.Dockerfile
+		--channels $(BUNDLE_CHANNELS) --default-channel $(BUNDLE_DEFAULT_CHANNEL) $(if $(BUNDLE_REPLACES),--replaces $(BUNDLE_REPLACES)) \
+		--output-dir bundle --dockerfile bundle.Dockerfile
 	go run ./hack/bundle validate --dir bundle --dockerfile bundle.Dockerfile --k8s-version $(BUNDLE_K8S_VERSION)
 
 .PHONY: bundle-build

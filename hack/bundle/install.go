@@ -41,6 +41,13 @@ const (
 	kindClusterRoleBinding = "ClusterRoleBinding"
 	kindService            = "Service"
 	becameWebhooks         = ": became webhookdefinitions (OLM creates it)"
+	// OLM (v0.46) labels a ClusterRole or ClusterRoleBinding of the bundle's manifests only with
+	// olm.owner, and deleting the CSV removes only cluster-scoped RBAC labelled olm.owner,
+	// olm.owner.kind and olm.owner.namespace: it would outlive `operator-sdk cleanup`. OLM makes its
+	// own aggregated admin/edit/view roles for owned CRDs (owned by the CRD, so deleted with it);
+	// config/olm applies the metrics reader.
+	clusterRBACOutlivesCSV = ": not CSV permissions, and a bundle manifest of this kind outlives the CSV " +
+		"(OLM has its own admin/edit/view roles; config/olm has the metrics reader)"
 )
 
 // supportedKinds are the kinds OLM installs from a registry+v1 bundle besides the CSV and CRDs
@@ -120,8 +127,14 @@ func installStrategy(in *inputs, o Options) (*install, error) {
 		res.dropped = append(res.dropped, "ServiceAccount/"+sa+": created by OLM from the CSV permissions")
 	}
 	leftover, consumed := rbac.leftover()
-	res.extra = append(res.extra, leftover...)
 	res.dropped = append(res.dropped, consumed...)
+	for _, u := range leftover {
+		if k := u.GetKind(); k == kindClusterRole || k == kindClusterRoleBinding {
+			res.dropped = append(res.dropped, k+"/"+u.GetName()+clusterRBACOutlivesCSV)
+			continue
+		}
+		res.extra = append(res.extra, u)
+	}
 
 	hooks, webhookServices, err := webhookDefinitions(dep.Name, mutating, validating, services)
 	if err != nil {

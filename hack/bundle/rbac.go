@@ -91,8 +91,9 @@ func (r *rbacIndex) rulesOf(sa string) (cluster, namespaced []rbacv1.PolicyRule)
 	return cluster, namespaced
 }
 
-// leftover returns roles and bindings that grant nothing to a bundle ServiceAccount (they stay
-// manifests, e.g. the aggregated viewer roles) and reports the consumed ones.
+// leftover returns roles and bindings that grant nothing to a bundle ServiceAccount (candidates
+// for plain bundle manifests; installStrategy keeps only the namespaced ones) and reports the
+// consumed ones.
 func (r *rbacIndex) leftover() (keep []*unstructured.Unstructured, consumed []string) {
 	place := func(key string, used bool, u *unstructured.Unstructured) {
 		if used {

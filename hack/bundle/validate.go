@@ -72,12 +72,12 @@ func CheckNames() []string {
 	for _, s := range suite {
 		names = append(names, s.name)
 	}
-	return append(names, checkBundleFormat)
+	return append(names, checkDescriptors, checkBundleFormat)
 }
 
 // Validate loads bundleDir like OLM does and runs the validator suite against k8sVersion, then
-// the bundle-format checks operator-sdk adds: annotations, Dockerfile labels, supported kinds,
-// no namespaces, size.
+// the spec descriptor check of the scorecard (descriptors.go) and the bundle-format checks
+// operator-sdk adds: annotations, Dockerfile labels, supported kinds, no namespaces, size.
 func Validate(bundleDir, dockerfile, k8sVersion string) ([]Finding, error) {
 	bundle, err := manifests.GetBundleFromDir(bundleDir)
 	if err != nil {
@@ -95,6 +95,7 @@ func Validate(bundleDir, dockerfile, k8sVersion string) ([]Finding, error) {
 			}
 		}
 	}
+	out = append(out, descriptorChecks(bundle)...)
 	format, err := formatChecks(bundleDir, dockerfile, bundle)
 	if err != nil {
 		return nil, err

@@ -159,6 +159,15 @@ func TestValidateReportsBrokenBundles(t *testing.T) {
 			check: "StandardCategories", level: levelError, substring: "Gardening",
 		},
 		{
+			name: "top-level spec field of an example without a spec descriptor",
+			breakIt: func(t *testing.T, dir, _ string) {
+				editFile(t, filepath.Join(dir, csvFile), func(s string) string {
+					return strings.Replace(s, "        path: rateLimit\n", "        path: rateLimitRemoved\n", 1)
+				})
+			},
+			check: checkDescriptors, level: levelError, substring: "spec.rateLimit has no spec descriptor",
+		},
+		{
 			name: "channel outside the naming convention",
 			breakIt: func(t *testing.T, dir, df string) {
 				for _, p := range []string{filepath.Join(dir, "metadata", "annotations.yaml"), df} {

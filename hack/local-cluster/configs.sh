@@ -4,7 +4,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 NODE_IP=$1
-mkdir -p "$STATE/containerd" "$STATE/cni/net.d" "$STATE/cni/ipam" "$STATE/kubelet/root" "$STATE/pod-logs"
+mkdir -p "$STATE/containerd/certs.d" "$STATE/cni/net.d" "$STATE/cni/ipam" "$STATE/kubelet/root" "$STATE/pod-logs"
 
 # containerd 2.x (config version 4): own socket, root and state; no host config imports; cgroupfs;
 # restrict_oom_score_adj (this machine lacks CAP_SYS_RESOURCE, so runc cannot set a negative
@@ -28,6 +28,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     path = "$STATE/containerd/opt"
   [plugins.'io.containerd.cri.v1.images']
     snapshotter = "overlayfs"
+    # Registry hosts (hosts.toml) come only from the state dir, not from /etc: make test-olm
+    # writes the CA of its test registry there.
+    [plugins.'io.containerd.cri.v1.images'.registry]
+      config_path = "$STATE/containerd/certs.d"
     [plugins.'io.containerd.cri.v1.images'.pinned_images]
       sandbox = "localhost/pause:e2e"
   [plugins.'io.containerd.cri.v1.runtime']

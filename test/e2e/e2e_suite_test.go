@@ -55,7 +55,13 @@ var (
 	appImage      = envOr("E2E_APP_IMAGE", "localhost/e2e-app:e2e")
 	operatorNS    = envOr("E2E_OPERATOR_NAMESPACE", appsv1alpha1.DefaultOperatorNamespace)
 	reportDir     = envOr("E2E_REPORT_DIR", "bin/e2e-report")
+	// preinstalled: the operator is already installed (make test-olm installs it with OLM and runs
+	// the specs labelled olmSmoke); the suite then neither deploys nor removes it.
+	preinstalled = os.Getenv("E2E_OPERATOR_PREINSTALLED") == "true"
 )
+
+// olmSmoke labels the specs make test-olm runs against the operator OLM installed.
+const olmSmoke = "olm-smoke"
 
 func envOr(key, def string) string {
 	if v := os.Getenv(key); v != "" {
@@ -89,17 +95,25 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(os.MkdirAll(reportDir, 0o755)).To(Succeed())
 
-	By("deploying the operator from config/default (the manager then creates the daemon DaemonSet)")
-	out, err := utils.Run(exec.Command("hack/local-cluster/deploy.sh", operatorImage))
-	Expect(err).NotTo(HaveOccurred(), out)
-	_, _ = fmt.Fprint(GinkgoWriter, out)
+	if preinstalled {
+		By("using the operator installed in " + operatorNS + " (E2E_OPERATOR_PREINSTALLED=true)")
+		Eventually(func(g Gomega) {
+			d := managerDeployment()
+			g.Expect(d.Status.AvailableReplicas).To(BeNumerically(">=", 1), "manager available")
+		}).WithTimeout(2 * time.Minute).Should(Succeed())
+	} else {
+		By("deploying the operator from config/default (the manager then creates the daemon DaemonSet)")
+		out, err := utils.Run(exec.Command("hack/local-cluster/deploy.sh", operatorImage))
+		Expect(err).NotTo(HaveOccurred(), out)
+		_, _ = fmt.Fprint(GinkgoWriter, out)
+	}
 
 	By("waiting for the node daemon's Lease (its heartbeat)")
 	Eventually(daemonLeaseFresh).WithTimeout(90 * time.Second).Should(BeTrue())
 })
 
 var _ = AfterSuite(func() {
-	if k8s == nil {
+	if k8s == nil || preinstalled {
 		return
 	}
 	By("undeploying the operator")

@@ -59,7 +59,7 @@ func expectRestartedByOperator(ns string, pod corev1.Pod) {
 	Expect(hasEvent(ns, pod.Name, "Unhealthy", "kubelet", "")()).To(BeFalse(), "the kubelet ran a liveness probe")
 }
 
-var _ = Describe("HTTP liveness failure of an enrolled pod (scenario 1)", func() {
+var _ = Describe("HTTP liveness failure of an enrolled pod (scenario 1)", Label(olmSmoke), func() {
 	It("restarts the container through a CRR, with no native livenessProbe left for the kubelet", func() {
 		ns := newNamespace("http")
 		deployApp(ns, app{name: "web", replicas: 1, probe: httpProbe(), enrolled: true})

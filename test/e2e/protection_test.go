@@ -52,7 +52,7 @@ func stormCondition(p *policyv1alpha1.EnhancedLivenessPolicy) func() metav1.Cond
 	}
 }
 
-var _ = Describe("a policy in DryRun mode (scenario 4)", func() {
+var _ = Describe("a policy in DryRun mode (scenario 4)", Label(olmSmoke), func() {
 	It("restarts nothing and records a would-restart event", func() {
 		ns := newNamespace("dryrun")
 		createPolicy(ns, policyv1alpha1.EnhancedLivenessPolicySpec{Mode: policyv1alpha1.ModeDryRun})
@@ -70,7 +70,7 @@ var _ = Describe("a policy in DryRun mode (scenario 4)", func() {
 	})
 })
 
-var _ = Describe("a probe failing on all 6 replicas of a Deployment (scenario 3)", func() {
+var _ = Describe("a probe failing on all 6 replicas of a Deployment (scenario 3)", Label(olmSmoke), func() {
 	It("keeps restarts within maxUnavailable, then the storm breaker holds them all until health returns", func() {
 		ns := newNamespace("storm")
 		const maxUnavailable = 1
