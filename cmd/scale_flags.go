@@ -25,6 +25,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	appscontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/apps"
 	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
@@ -62,7 +63,10 @@ func bindScaleFlags(fs *flag.FlagSet) *scaleFlags {
 	return f
 }
 
-// applyTo validates the client flags and sets them on the manager's rest config.
+// applyTo validates the client flags and sets them on the manager's rest config. It also turns
+// on the client's latency metrics: rest_client_rate_limiter_duration_seconds shows when
+// --kube-api-qps is what the manager waits for, rest_client_request_duration_seconds when it is
+// the API server.
 func (f *scaleFlags) applyTo(cfg *rest.Config) error {
 	switch {
 	case f.kubeAPIQPS < 0 && f.kubeAPIQPS != -1:
@@ -74,6 +78,7 @@ func (f *scaleFlags) applyTo(cfg *rest.Config) error {
 	}
 	cfg.QPS = float32(f.kubeAPIQPS)
 	cfg.Burst = f.kubeAPIBurst
+	metrics.RegisterRESTClientMetrics(metrics.MetricRequestLatency, metrics.MetricRateLimiterLatency)
 	return nil
 }
 
