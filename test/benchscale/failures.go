@@ -67,7 +67,8 @@ func writeStatuses(ctx context.Context, cl *cluster, w *watcher, nodes []int, fa
 		}
 		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: objectMeta("", w.l.nodeName(n))}
 		at := time.Now()
-		if err := cl.c.Status().Patch(ctx, npp, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		err = retry(ctx, func(int) error { return cl.c.Status().Patch(ctx, npp, client.RawPatch(types.MergePatchType, patch)) })
+		if err != nil {
 			return fmt.Errorf("status of %s: %w", npp.Name, err)
 		}
 		done := time.Now()
@@ -187,7 +188,7 @@ func runRound(ctx context.Context, cl *cluster, m *managerProc, w *watcher, l la
 		if err := m.alive(); err != nil {
 			return res, err
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
 	res.use = m.usage(s0, m.now())
 	requested := int(after.sum("enhanced_liveness_restarts_requested_total") - before.sum("enhanced_liveness_restarts_requested_total"))
@@ -310,12 +311,15 @@ func carryOut(ctx context.Context, cl *cluster, w *watcher, open []*appsv1alpha1
 	again []*podRec, nodes []int, o options) error {
 	err := parallel(ctx, len(again), o.daemonWriters, func(ctx context.Context, i int) error {
 		p := again[i]
-		pod := &corev1.Pod{}
-		if err := cl.core.Get(ctx, types.NamespacedName{Namespace: p.ns, Name: p.name}, pod); err != nil {
-			return err
-		}
-		pod.Status = runningStatus(p, nodeIP(p.node))
-		return cl.core.Status().Update(ctx, pod)
+		status := runningStatus(p, nodeIP(p.node))
+		return retry(ctx, func(int) error {
+			pod := &corev1.Pod{}
+			if err := cl.core.Get(ctx, types.NamespacedName{Namespace: p.ns, Name: p.name}, pod); err != nil {
+				return err
+			}
+			pod.Status = status
+			return cl.core.Status().Update(ctx, pod)
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("restarting containers: %w", err)
@@ -334,7 +338,7 @@ func carryOut(ctx context.Context, cl *cluster, w *watcher, open []*appsv1alpha1
 		patch := client.MergeFrom(crr.DeepCopy())
 		crr.Status.Phase = appsv1alpha1.RecreateSucceeded
 		crr.Status.CompletionTime = &metav1.Time{Time: time.Now()}
-		return cl.c.Status().Patch(ctx, crr, patch)
+		return retry(ctx, func(int) error { return cl.c.Status().Patch(ctx, crr, patch) })
 	})
 	if err != nil {
 		return fmt.Errorf("finishing requests: %w", err)

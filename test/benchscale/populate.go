@@ -30,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
@@ -83,10 +84,10 @@ func populate(ctx context.Context, cl *cluster, l layout, o options) (*populated
 	}
 	err := parallel(ctx, l.nodes, o.writers, func(ctx context.Context, n int) error {
 		name := l.nodeName(n)
-		if err := c.Create(ctx, &corev1.Node{ObjectMeta: objectMeta("", name)}); err != nil {
+		if err := create(ctx, c, &corev1.Node{ObjectMeta: objectMeta("", name)}); err != nil {
 			return err
 		}
-		return c.Create(ctx, &coordinationv1.Lease{ObjectMeta: objectMeta(opNamespace, appsv1alpha1.DaemonLeasePrefix+name),
+		return create(ctx, c, &coordinationv1.Lease{ObjectMeta: objectMeta(opNamespace, appsv1alpha1.DaemonLeasePrefix+name),
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(name), LeaseDurationSeconds: ptr.To[int32](24 * 3600),
 				RenewTime: &metav1.MicroTime{Time: time.Now()}}})
 	})
@@ -101,7 +102,7 @@ func populate(ctx context.Context, cl *cluster, l layout, o options) (*populated
 		sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": l.workload(w)}}
 		d := &appsv1.Deployment{ObjectMeta: objectMeta(ns, l.workload(w)),
 			Spec: appsv1.DeploymentSpec{Replicas: ptr.To(int32(l.perWorkload)), Selector: sel, Template: tmpl}}
-		if err := c.Create(ctx, d); err != nil {
+		if err := create(ctx, c, d); err != nil {
 			return err
 		}
 		rsSel := sel.DeepCopy()
@@ -110,7 +111,7 @@ func populate(ctx context.Context, cl *cluster, l layout, o options) (*populated
 			Labels: maps.Clone(tmpl.Labels), OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment",
 				Name: d.Name, UID: d.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
 			Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To(int32(l.perWorkload)), Selector: rsSel, Template: tmpl}}
-		if err := c.Create(ctx, rs); err != nil {
+		if err := create(ctx, c, rs); err != nil {
 			return err
 		}
 		owners[w] = metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID,
@@ -135,12 +136,26 @@ func populate(ctx context.Context, cl *cluster, l layout, o options) (*populated
 			Spec: *tmpl.Spec.DeepCopy()}
 		node := l.node(w, i)
 		pod.Spec.NodeName = l.nodeName(node)
-		if err := c.Create(ctx, pod); err != nil {
+		if g%1000 == 0 {
+			if err := checkMemory(); err != nil {
+				return err
+			}
+		}
+		if err := create(ctx, c, pod); err != nil {
 			return err
 		}
 		rec := &podRec{ns: pod.Namespace, name: pod.Name, uid: pod.UID, w: w, node: node, ip: podIP(g), gen: 1}
-		pod.Status = runningStatus(rec, nodeIP(node))
-		if err := c.Status().Update(ctx, pod); err != nil {
+		status := runningStatus(rec, nodeIP(node))
+		err := retry(ctx, func(attempt int) error {
+			if attempt > 0 { // the timed-out update may have happened
+				if err := c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+					return err
+				}
+			}
+			pod.Status = status
+			return c.Status().Update(ctx, pod)
+		})
+		if err != nil {
 			return err
 		}
 		pods[g] = rec

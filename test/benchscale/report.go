@@ -34,6 +34,7 @@ func (r result) print(out io.Writer) {
 		r.synced.Round(time.Millisecond), r.converge.Round(time.Millisecond))
 	p("  manager CPU %.1fs (%.2f cores), peak RSS %.0f MiB; NodePodProbe writes per node %.2f (spec %.2f, most on one node %d)",
 		r.cold.cpu.Seconds(), r.cold.cores(), mib(r.cold.peakRSS), r.writes, r.specWrites, r.mostWrites)
+	p("  manager API latency: %s", r.coldAPI)
 	p("steady: manager RSS %.0f MiB, live heap %.0f MiB; kube-apiserver RSS %.0f MiB, etcd RSS %.0f MiB at the end",
 		mib(r.steadyRSS), mib(r.steadyLive), mib(r.apiserver), mib(r.etcd))
 	for i, rr := range r.rounds {

@@ -40,6 +40,7 @@ type result struct {
 	writes     float64       // NodePodProbe writes per node, until the settle period ended
 	specWrites float64
 	mostWrites int
+	coldAPI    string // the manager's API latency and rate-limit waits until convergence
 	steadyRSS  uint64
 	steadyLive uint64
 	budget     int // the policies' maxUnavailable
@@ -85,6 +86,9 @@ func runManager(ctx context.Context, cl *cluster, bin string, w *watcher, l layo
 			last = time.Now()
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	if mx, err := scrape(ctx, m.metricsURL); err == nil {
+		r.coldAPI = latencyByVerb(metrics{}, mx)
 	}
 	if at, ok := m.workersStarted("apps-nodepodprobe"); ok {
 		r.synced = at.Sub(m.started)
