@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -45,6 +46,7 @@ import (
 const (
 	opNamespace    = appsv1alpha1.DefaultOperatorNamespace
 	managerAccount = "controller-manager"
+	daemonAccount  = "daemon"
 )
 
 // cluster is one envtest control plane (kube-apiserver + etcd) with its data in dir.
@@ -54,6 +56,7 @@ type cluster struct {
 	cfg        *rest.Config // admin, no client-side rate limit
 	c          client.WithWatch
 	core       client.Client // the same, speaking protobuf: only for built-in types
+	daemons    client.Client // the node daemons' ServiceAccount, no client-side rate limit
 	kubeconfig string        // the manager's
 }
 
@@ -114,47 +117,68 @@ func (cl *cluster) stop() {
 	}
 }
 
-// managerIdentity creates the operator namespace, the shipped manager-role (ClusterRole and
-// Role), their bindings to the manager's ServiceAccount, and a kubeconfig for that identity.
+// managerIdentity creates the operator namespace and two ServiceAccount identities with the
+// shipped RBAC: the manager's (manager-role, ClusterRole and Role; a kubeconfig for the manager
+// process) and the node daemons' (daemon-role; the client the benchmark writes NodePodProbe and
+// request status with). As ServiceAccounts, both go through the API server's priority and
+// fairness like in a cluster, instead of the admin's exempt level.
 func (cl *cluster) managerIdentity(ctx context.Context, admin *rest.Config) error {
 	if err := cl.c.Create(ctx, &corev1.Namespace{ObjectMeta: objectMeta("", opNamespace)}); err != nil {
 		return err
 	}
-	roles, err := loadYAML(filepath.Join(testutil.RepoRoot(), "config", "rbac", "role.yaml"))
+	kc, err := cl.serviceAccount(ctx, admin, managerAccount, "role.yaml")
 	if err != nil {
 		return err
 	}
-	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: managerAccount, Namespace: opNamespace}}
+	cl.kubeconfig = filepath.Join(cl.dir, "manager.kubeconfig")
+	if err := os.WriteFile(cl.kubeconfig, kc, 0o600); err != nil {
+		return err
+	}
+	if kc, err = cl.serviceAccount(ctx, admin, daemonAccount, "daemon_role.yaml"); err != nil {
+		return err
+	}
+	daemonCfg, err := clientcmd.RESTConfigFromKubeConfig(kc)
+	if err != nil {
+		return err
+	}
+	daemonCfg.QPS = -1
+	cl.daemons, err = client.New(daemonCfg, client.Options{Scheme: testutil.Scheme()})
+	return err
+}
+
+// serviceAccount binds the roles of config/rbac/<roleFile> to the ServiceAccount account of the
+// operator namespace and returns a kubeconfig that authenticates as it.
+func (cl *cluster) serviceAccount(ctx context.Context, admin *rest.Config, account, roleFile string) ([]byte, error) {
+	roles, err := loadYAML(filepath.Join(testutil.RepoRoot(), "config", "rbac", roleFile))
+	if err != nil {
+		return nil, err
+	}
+	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: account, Namespace: opNamespace}}
 	for _, r := range roles {
 		if r.GetNamespace() != "" {
 			r.SetNamespace(opNamespace)
 		}
 		if err := cl.c.Create(ctx, r); err != nil {
-			return fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err)
+			return nil, fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err)
 		}
 		ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: r.GetKind(), Name: r.GetName()}
-		var binding client.Object = &rbacv1.ClusterRoleBinding{ObjectMeta: objectMeta("", "bench-manager"),
+		var binding client.Object = &rbacv1.ClusterRoleBinding{ObjectMeta: objectMeta("", "bench-"+account),
 			RoleRef: ref, Subjects: subject}
 		if r.GetKind() == "Role" {
-			binding = &rbacv1.RoleBinding{ObjectMeta: objectMeta(opNamespace, "bench-manager"), RoleRef: ref, Subjects: subject}
+			binding = &rbacv1.RoleBinding{ObjectMeta: objectMeta(opNamespace, "bench-"+account), RoleRef: ref, Subjects: subject}
 		}
 		if err := cl.c.Create(ctx, binding); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	user, err := cl.env.AddUser(envtest.User{
-		Name:   "system:serviceaccount:" + opNamespace + ":" + managerAccount,
+		Name:   "system:serviceaccount:" + opNamespace + ":" + account,
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + opNamespace},
 	}, admin)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		return err
-	}
-	cl.kubeconfig = filepath.Join(cl.dir, "manager.kubeconfig")
-	return os.WriteFile(cl.kubeconfig, kc, 0o600)
+	return user.KubeConfig()
 }
 
 func loadYAML(path string) ([]*unstructured.Unstructured, error) {

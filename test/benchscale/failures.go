@@ -67,7 +67,9 @@ func writeStatuses(ctx context.Context, cl *cluster, w *watcher, nodes []int, fa
 		}
 		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: objectMeta("", w.l.nodeName(n))}
 		at := time.Now()
-		err = retry(ctx, func(int) error { return cl.c.Status().Patch(ctx, npp, client.RawPatch(types.MergePatchType, patch)) })
+		err = retry(ctx, func(int) error {
+			return cl.daemons.Status().Patch(ctx, npp, client.RawPatch(types.MergePatchType, patch))
+		})
 		if err != nil {
 			return fmt.Errorf("status of %s: %w", npp.Name, err)
 		}
@@ -338,7 +340,7 @@ func carryOut(ctx context.Context, cl *cluster, w *watcher, open []*appsv1alpha1
 		patch := client.MergeFrom(crr.DeepCopy())
 		crr.Status.Phase = appsv1alpha1.RecreateSucceeded
 		crr.Status.CompletionTime = &metav1.Time{Time: time.Now()}
-		return retry(ctx, func(int) error { return cl.c.Status().Patch(ctx, crr, patch) })
+		return retry(ctx, func(int) error { return cl.daemons.Status().Patch(ctx, crr, patch) })
 	})
 	if err != nil {
 		return fmt.Errorf("finishing requests: %w", err)

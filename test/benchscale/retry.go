@@ -34,7 +34,7 @@ import (
 // timed out may still have happened: fn sees the attempt number to tell.
 func retry(ctx context.Context, fn func(attempt int) error) error {
 	var err error
-	for attempt := range 6 {
+	for attempt := range 8 {
 		if err = fn(attempt); err == nil || !transient(err) {
 			return err
 		}
