@@ -94,6 +94,7 @@ type roundResult struct {
 	maxActive                 int           // most unfinished requests one workload had at once
 	unexpected                int           // requests for pods that did not fail
 	late                      int           // requests made after the round, once the failures had cleared
+	cleared                   time.Duration // requests reported Succeeded to no longer active
 	use                       usage
 	requests                  string
 	heldBy                    string
@@ -232,7 +233,7 @@ func runRound(ctx context.Context, cl *cluster, m *managerProc, w *watcher, l la
 		res.restartsPerSec = float64(len(lat)) / lastSeen.Sub(first).Seconds()
 	}
 	res.decisionsPerSec = float64(len(failing)) / decidedAt.Sub(first).Seconds()
-	res.late, err = restore(ctx, cl, m, w, pods, nodes, o)
+	res.late, res.cleared, err = restore(ctx, cl, m, w, pods, nodes, o)
 	return res, err
 }
 
@@ -254,18 +255,21 @@ func (w *watcher) crrCount() int {
 // (so the held failures are gone before the budget frees up), and then every request succeeds
 // (the manager clears its active label). A request made after the round (a held failure
 // decided again as the budget came back) is carried out the same way and counted in late.
-// It returns once no request is active and the manager is idle.
+// It returns once no request is active and the manager is idle, and how long the manager took to
+// clear the requests' active label after the daemons reported them Succeeded: until then they
+// still count against the workloads' budget.
 func restore(ctx context.Context, cl *cluster, m *managerProc, w *watcher, pods []*podRec, nodes []int,
-	o options) (late int, err error) {
+	o options) (late int, cleared time.Duration, err error) {
 	byUID := map[types.UID]*podRec{}
 	for _, p := range pods {
 		byUID[p.uid] = p
 	}
-	deadline := time.Now().Add(o.roundTimeout)
+	deadline := time.Now().Add(o.restoreTimeout)
+	var finished time.Time
 	for first := true; ; first = false {
 		list := &appsv1alpha1.ContainerRecreateRequestList{}
 		if err := cl.c.List(ctx, list); err != nil {
-			return late, err
+			return late, 0, err
 		}
 		var open []*appsv1alpha1.ContainerRecreateRequest
 		var again []*podRec
@@ -285,8 +289,9 @@ func restore(ctx context.Context, cl *cluster, m *managerProc, w *watcher, pods 
 		}
 		if len(open) > 0 || first {
 			if err := carryOut(ctx, cl, w, open, again, nodes, o); err != nil {
-				return late, err
+				return late, 0, err
 			}
+			finished = time.Now()
 		}
 		w.mu.Lock()
 		active := 0
@@ -295,16 +300,17 @@ func restore(ctx context.Context, cl *cluster, m *managerProc, w *watcher, pods 
 		}
 		w.mu.Unlock()
 		if len(open) == 0 && active == 0 {
+			cleared = time.Since(finished)
 			break
 		}
 		if time.Now().After(deadline) {
-			return late, fmt.Errorf("%d requests still active after restore", active)
+			return late, 0, fmt.Errorf("%d requests still active %s after the round", active, o.restoreTimeout)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	ictx, cancel := context.WithTimeout(ctx, o.roundTimeout)
+	ictx, cancel := context.WithTimeout(ctx, o.restoreTimeout)
 	defer cancel()
-	return late, idle(ictx, m.metricsURL, 3*time.Second)
+	return late, cleared, idle(ictx, m.metricsURL, 3*time.Second)
 }
 
 // carryOut restarts the containers of the requests' pods (new instance, Ready), reports the

@@ -54,6 +54,7 @@ type options struct {
 	managerArgs                           []string
 	writers, daemonWriters                int
 	settle, convergeTimeout, roundTimeout time.Duration
+	restoreTimeout                        time.Duration
 }
 
 func main() {
@@ -77,7 +78,9 @@ func main() {
 	flag.IntVar(&o.daemonWriters, "daemon-writers", 200, "Concurrent NodePodProbe status writes (simulated daemons).")
 	flag.DurationVar(&o.settle, "settle", 10*time.Second, "How long NodePodProbe writes are still counted after convergence.")
 	flag.DurationVar(&o.convergeTimeout, "converge-timeout", 30*time.Minute, "Bound on the cold start.")
-	flag.DurationVar(&o.roundTimeout, "round-timeout", 3*time.Minute, "Bound on one round of failures.")
+	flag.DurationVar(&o.roundTimeout, "round-timeout", 5*time.Minute, "Bound on one round of failures.")
+	flag.DurationVar(&o.restoreTimeout, "restore-timeout", 20*time.Minute,
+		"Bound on the recovery after a round (the manager clearing its requests' active label).")
 	flag.DurationVar(&timeout, "timeout", 3*time.Hour, "Bound on the whole benchmark.")
 	flag.Parse()
 

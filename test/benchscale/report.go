@@ -50,6 +50,8 @@ func (r result) print(out io.Writer) {
 		p("  manager CPU %.1fs (%.2f cores), peak RSS %.0f MiB, API requests %s (load %s); requests made after the failures cleared: %d",
 			rr.use.cpu.Seconds(), rr.use.cores(), mib(rr.use.peakRSS), rr.requests, rr.load, rr.late)
 		p("  manager API latency: %s", rr.latency)
+		p("  after the round: the manager cleared the %d requests' active label %s after the daemons reported them Succeeded",
+			rr.restarts+rr.late, rr.cleared.Round(100*time.Millisecond))
 	}
 }
 
