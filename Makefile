@@ -73,6 +73,12 @@ test: manifests generate fmt vet setup-envtest ## Run unit and envtest tests (th
 test-bench-diff: ## Differential test: our HTTP/TCP/gRPC probers vs the kubelet's pkg/probe (PROBE-SEMANTICS 16-25).
 	cd test/bench && go vet ./... && go test ./...
 
+BENCH_SCALE_PODS ?= 10000
+BENCH_SCALE_STRIP ?= true,false
+.PHONY: bench-scale
+bench-scale: setup-envtest ## Manager at scale: cold start, memory and rounds of 1,000 failures at BENCH_SCALE_PODS enrolled pods (docs/development.md).
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go run ./test/benchscale -pods $(BENCH_SCALE_PODS) -strip $(BENCH_SCALE_STRIP)
+
 BENCH_WORKERS ?= 5000
 BENCH_DURATION ?= 20s
 .PHONY: bench

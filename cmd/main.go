@@ -20,7 +20,6 @@ import (
 	"context"
 	"crypto/tls"
 	"flag"
-	"maps"
 	"os"
 	"time"
 
@@ -28,13 +27,10 @@ import (
 	// to ensure that exec-entrypoint and run can make use of them.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -105,6 +101,7 @@ func main() {
 	opts.BindFlags(flag.CommandLine)
 	policyFlags := bindPolicyFlags(flag.CommandLine)
 	pkgFlags := bindPackagingFlags(flag.CommandLine)
+	scale := bindScaleFlags(flag.CommandLine)
 	flag.Parse()
 
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
@@ -176,16 +173,11 @@ func main() {
 		metricsServerOptions.KeyName = metricsCertKey
 	}
 
-	daemonSetCacheKey, daemonSetCache := daemonset.CacheByObject(policyFlags.operatorNamespace)
-	leaseCacheKey, leaseCache := policycontroller.LeaseCacheByObject(policyFlags.operatorNamespace)
-	// Only enrolled pods are cached; whatever must see other pods reads with mgr.GetAPIReader().
-	byObject := map[client.Object]cache.ByObject{
-		&corev1.Pod{}:     appscontroller.EnrolledPodsOnly(),
-		daemonSetCacheKey: daemonSetCache,
-		leaseCacheKey:     leaseCache,
-	}
-	maps.Copy(byObject, admissionpolicy.CacheByObject())
 	restConfig := ctrl.GetConfigOrDie()
+	if err := scale.applyTo(restConfig); err != nil {
+		setupLog.Error(err, "Invalid flag")
+		os.Exit(1)
+	}
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsServerOptions,
@@ -193,7 +185,9 @@ func main() {
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         enableLeaderElection,
 		LeaderElectionID:       "bcbe718c.enhancedliveness.io",
-		Cache:                  cache.Options{ByObject: byObject},
+		// Only enrolled pods are cached, stripped to what the controllers read; whatever must see
+		// other pods, or all of one, reads with mgr.GetAPIReader().
+		Cache: scale.cacheOptions(policyFlags.operatorNamespace),
 		// LeaderElectionReleaseOnCancel defines if the leader should step down voluntarily
 		// when the Manager ends. This requires the binary to immediately end when the
 		// Manager is stopped, otherwise, this setting is unsafe. Setting this significantly

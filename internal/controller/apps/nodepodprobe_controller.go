@@ -51,9 +51,11 @@ import (
 const DefaultMappingBatchDelay = 500 * time.Millisecond
 
 // EnrolledPodsOnly is the manager cache setting for Pods: only enrolled pods are cached, so a
-// cluster's other pods cost the manager nothing. Code that must see any pod uses the API reader.
+// cluster's other pods cost the manager nothing, and only what the controllers read of them
+// (StripPodForCache). Code that must see any pod, or all of one, uses the API reader.
 func EnrolledPodsOnly() cache.ByObject {
-	return cache.ByObject{Label: labels.SelectorFromSet(labels.Set{appsv1alpha1.LabelEnrolled: appsv1alpha1.TrueValue})}
+	return cache.ByObject{Label: labels.SelectorFromSet(labels.Set{appsv1alpha1.LabelEnrolled: appsv1alpha1.TrueValue}),
+		Transform: StripPodForCache}
 }
 
 // NodePodProbeReconciler keeps one NodePodProbe per node listing the liveness probes of the

@@ -29,7 +29,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -39,6 +38,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	appscontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/apps"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/index"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
@@ -67,13 +67,12 @@ func testConfig() Config {
 	}
 }
 
-// startManager starts a manager caching only enrolled pods and the operator namespace's Leases,
-// as cmd/main.go does.
+// startManager starts a manager caching only enrolled pods, stripped as in the manager, and the
+// operator namespace's Leases, as cmd/main.go does.
 func startManager(c Config) func() {
-	enrolled := labels.SelectorFromSet(labels.Set{appsv1alpha1.LabelEnrolled: appsv1alpha1.TrueValue})
 	leaseKey, leaseCache := LeaseCacheByObject(opNS)
 	stop, err := testutil.StartManager(ctx, cfg, ctrl.Options{Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}: {Label: enrolled},
+		&corev1.Pod{}: appscontroller.EnrolledPodsOnly(),
 		leaseKey:      leaseCache,
 	}}}, func(mgr ctrl.Manager) error {
 		if err := index.AddDefaultIndexes(ctx, mgr); err != nil {

@@ -1,0 +1,130 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apps
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+)
+
+// StripPodForCache is the manager cache's transform for Pods. The manager caches every enrolled
+// pod of the cluster, and what it reads of them is small, so everything else is dropped before
+// the pod enters the cache:
+//
+//   - metadata: all but managedFields, and annotations other than the operator's own
+//     (enhancedliveness.io and its subdomains) and OpenKruise's two keys that the operator reads;
+//   - spec: nodeName, restartPolicy, terminationGracePeriodSeconds, and of each container and
+//     init container only name, ports (named-port resolution) and restartPolicy (sidecars);
+//   - status: phase, podIP, conditions, and of each container status name, containerID, state
+//     (without the termination or waiting message, up to 4 KiB each), ready, started and
+//     restartCount.
+//
+// The readers are the probe-mapping controller (labels, the probe-context annotation, nodeName,
+// podIP, phase, containers), the decision and policy-status controllers (labels, the
+// restart-disabled annotation, owner references, nodeName, the Ready condition, container
+// states) and the CRR lifecycle controller (deletions only; it reads pods with the API reader).
+// A controller that starts reading another pod field must keep it here. Cached pods are never
+// written back: an update from a stripped copy would clear what was dropped.
+//
+// The transform is idempotent (informers may apply it to an object twice) and leaves other types
+// (e.g. a tombstone) alone.
+func StripPodForCache(obj any) (any, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	pod.ManagedFields = nil
+	pod.Annotations = operatorAnnotations(pod.Annotations)
+	pod.Spec = corev1.PodSpec{
+		NodeName:                      pod.Spec.NodeName,
+		RestartPolicy:                 pod.Spec.RestartPolicy,
+		TerminationGracePeriodSeconds: pod.Spec.TerminationGracePeriodSeconds,
+		InitContainers:                strippedContainers(pod.Spec.InitContainers),
+		Containers:                    strippedContainers(pod.Spec.Containers),
+	}
+	pod.Status = corev1.PodStatus{
+		Phase:                 pod.Status.Phase,
+		PodIP:                 pod.Status.PodIP,
+		Conditions:            pod.Status.Conditions,
+		InitContainerStatuses: strippedStatuses(pod.Status.InitContainerStatuses),
+		ContainerStatuses:     strippedStatuses(pod.Status.ContainerStatuses),
+	}
+	return pod, nil
+}
+
+// operatorAnnotations keeps the annotations the operator defines or reads; nil when none is left.
+func operatorAnnotations(in map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range in {
+		if !operatorAnnotation(k) {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]string, 4)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func operatorAnnotation(key string) bool {
+	switch key {
+	case appsv1alpha1.AnnotationKruiseProbeContext, appsv1alpha1.AnnotationKruiseEnabled:
+		return true
+	}
+	prefix, _, ok := strings.Cut(key, "/")
+	return ok && (prefix == "enhancedliveness.io" || strings.HasSuffix(prefix, ".enhancedliveness.io"))
+}
+
+func strippedContainers(in []corev1.Container) []corev1.Container {
+	if in == nil {
+		return nil
+	}
+	out := make([]corev1.Container, len(in))
+	for i := range in {
+		out[i] = corev1.Container{Name: in[i].Name, Ports: in[i].Ports, RestartPolicy: in[i].RestartPolicy}
+	}
+	return out
+}
+
+func strippedStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
+	if in == nil {
+		return nil
+	}
+	out := make([]corev1.ContainerStatus, len(in))
+	for i := range in {
+		s := &in[i]
+		out[i] = corev1.ContainerStatus{Name: s.Name, ContainerID: s.ContainerID, State: strippedState(s.State),
+			Ready: s.Ready, Started: s.Started, RestartCount: s.RestartCount}
+	}
+	return out
+}
+
+func strippedState(in corev1.ContainerState) corev1.ContainerState {
+	out := corev1.ContainerState{Running: in.Running}
+	if w := in.Waiting; w != nil {
+		out.Waiting = &corev1.ContainerStateWaiting{Reason: w.Reason}
+	}
+	if t := in.Terminated; t != nil {
+		out.Terminated = &corev1.ContainerStateTerminated{ExitCode: t.ExitCode, Signal: t.Signal, Reason: t.Reason,
+			StartedAt: t.StartedAt, FinishedAt: t.FinishedAt, ContainerID: t.ContainerID}
+	}
+	return out
+}

@@ -1,0 +1,236 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+)
+
+// The manager runs as its ServiceAccount would, with the shipped RBAC (config/rbac/role.yaml),
+// so the API server's priority and fairness classes it as a workload, not as an admin.
+const (
+	opNamespace    = appsv1alpha1.DefaultOperatorNamespace
+	managerAccount = "controller-manager"
+	daemonAccount  = "daemon"
+)
+
+// cluster is one envtest control plane (kube-apiserver + etcd) with its data in dir.
+type cluster struct {
+	env        *envtest.Environment
+	dir        string
+	cfg        *rest.Config // admin, no client-side rate limit
+	c          client.WithWatch
+	core       client.Client // the same, speaking protobuf: only for built-in types
+	daemons    client.Client // the node daemons' ServiceAccount, no client-side rate limit
+	kubeconfig string        // the manager's
+}
+
+// startCluster starts envtest with etcd's data under a new temporary directory, which stop
+// removes. etcd's backend quota is raised from 2 GiB: 100,000 pods written twice, and their
+// NodePodProbes written several times, do not fit before the API server's compaction.
+func startCluster() (*cluster, error) {
+	dir, err := os.MkdirTemp("", "benchscale-")
+	if err != nil {
+		return nil, err
+	}
+	cl := &cluster{dir: dir}
+	env, err := testutil.NewEnvironment(false)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	env.ControlPlaneStopTimeout = time.Minute
+	etcd := &envtest.Etcd{DataDir: filepath.Join(dir, "etcd")}
+	etcd.Configure().Set("quota-backend-bytes", strconv.Itoa(8<<30))
+	env.ControlPlane.Etcd = etcd
+	cl.env = env
+	cfg, err := env.Start()
+	if err != nil {
+		cl.stop()
+		return nil, err
+	}
+	cl.cfg = rest.CopyConfig(cfg)
+	cl.cfg.QPS = -1
+	if cl.c, err = client.NewWithWatch(cl.cfg, client.Options{Scheme: testutil.Scheme()}); err != nil {
+		cl.stop()
+		return nil, err
+	}
+	// Protobuf costs the API server less than JSON for the bulk of the writes (pods).
+	proto := rest.CopyConfig(cl.cfg)
+	proto.ContentType = runtime.ContentTypeProtobuf
+	proto.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	if cl.core, err = client.New(proto, client.Options{Scheme: testutil.Scheme()}); err != nil {
+		cl.stop()
+		return nil, err
+	}
+	if err := cl.managerIdentity(context.Background(), cfg); err != nil {
+		cl.stop()
+		return nil, fmt.Errorf("manager identity: %w", err)
+	}
+	return cl, nil
+}
+
+// stop stops the control plane and removes etcd's data and every other file of the run.
+func (cl *cluster) stop() {
+	if cl.env != nil {
+		if err := cl.env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping envtest:", err)
+		}
+	}
+	if err := os.RemoveAll(cl.dir); err != nil {
+		fmt.Fprintln(os.Stderr, "removing", cl.dir+":", err)
+	}
+}
+
+// managerIdentity creates the operator namespace and two ServiceAccount identities with the
+// shipped RBAC: the manager's (manager-role, ClusterRole and Role; a kubeconfig for the manager
+// process) and the node daemons' (daemon-role; the client the benchmark writes NodePodProbe and
+// request status with). As ServiceAccounts, both go through the API server's priority and
+// fairness like in a cluster, instead of the admin's exempt level.
+func (cl *cluster) managerIdentity(ctx context.Context, admin *rest.Config) error {
+	if err := cl.c.Create(ctx, &corev1.Namespace{ObjectMeta: objectMeta("", opNamespace)}); err != nil {
+		return err
+	}
+	kc, err := cl.serviceAccount(ctx, admin, managerAccount, "role.yaml")
+	if err != nil {
+		return err
+	}
+	cl.kubeconfig = filepath.Join(cl.dir, "manager.kubeconfig")
+	if err := os.WriteFile(cl.kubeconfig, kc, 0o600); err != nil {
+		return err
+	}
+	if kc, err = cl.serviceAccount(ctx, admin, daemonAccount, "daemon_role.yaml"); err != nil {
+		return err
+	}
+	daemonCfg, err := clientcmd.RESTConfigFromKubeConfig(kc)
+	if err != nil {
+		return err
+	}
+	daemonCfg.QPS = -1
+	cl.daemons, err = client.New(daemonCfg, client.Options{Scheme: testutil.Scheme()})
+	return err
+}
+
+// serviceAccount binds the roles of config/rbac/<roleFile> to the ServiceAccount account of the
+// operator namespace and returns a kubeconfig that authenticates as it.
+func (cl *cluster) serviceAccount(ctx context.Context, admin *rest.Config, account, roleFile string) ([]byte, error) {
+	roles, err := loadYAML(filepath.Join(testutil.RepoRoot(), "config", "rbac", roleFile))
+	if err != nil {
+		return nil, err
+	}
+	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: account, Namespace: opNamespace}}
+	for _, r := range roles {
+		if r.GetNamespace() != "" {
+			r.SetNamespace(opNamespace)
+		}
+		if err := cl.c.Create(ctx, r); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err)
+		}
+		ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: r.GetKind(), Name: r.GetName()}
+		var binding client.Object = &rbacv1.ClusterRoleBinding{ObjectMeta: objectMeta("", "bench-"+account),
+			RoleRef: ref, Subjects: subject}
+		if r.GetKind() == "Role" {
+			binding = &rbacv1.RoleBinding{ObjectMeta: objectMeta(opNamespace, "bench-"+account), RoleRef: ref, Subjects: subject}
+		}
+		if err := cl.c.Create(ctx, binding); err != nil {
+			return nil, err
+		}
+	}
+	user, err := cl.env.AddUser(envtest.User{
+		Name:   "system:serviceaccount:" + opNamespace + ":" + account,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + opNamespace},
+	}, admin)
+	if err != nil {
+		return nil, err
+	}
+	return user.KubeConfig()
+}
+
+func loadYAML(path string) ([]*unstructured.Unstructured, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	var out []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(u.Object) > 0 {
+			out = append(out, u)
+		}
+	}
+}
+
+// controlPlaneRSS returns the resident memory of this process's kube-apiserver and etcd
+// children, found in /proc by parent PID and command name.
+func controlPlaneRSS() map[string]uint64 {
+	out := map[string]uint64{}
+	entries, _ := os.ReadDir("/proc")
+	self := strconv.Itoa(os.Getpid())
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		s := string(stat)
+		open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || closing < open {
+			continue
+		}
+		fields := strings.Fields(s[closing+1:])
+		comm := s[open+1 : closing]
+		if len(fields) < 2 || fields[1] != self || (comm != "kube-apiserver" && comm != "etcd") {
+			continue
+		}
+		if st, err := readProcStatus(e.Name()); err == nil {
+			out[comm] = st.rss
+		}
+	}
+	return out
+}

@@ -1,0 +1,355 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/utils"
+)
+
+// writeStatuses plays the node daemons: one status write per node carrying the state of every
+// probe on it, Failed for the pods in failing, Succeeded for the others. Nodes write
+// concurrently, as independent daemons do. It returns when each node's write was sent and when
+// the API server acknowledged it.
+func writeStatuses(ctx context.Context, cl *cluster, w *watcher, nodes []int, failing map[types.UID]bool,
+	workers int) (sent, acked map[int]time.Time, err error) {
+	var mu sync.Mutex
+	sent, acked = make(map[int]time.Time, len(nodes)), make(map[int]time.Time, len(nodes))
+	err = parallel(ctx, len(nodes), workers, func(ctx context.Context, i int) error {
+		n := nodes[i]
+		now := metav1.Now()
+		pods := make([]*podRec, 0, len(w.expected[n]))
+		for _, p := range w.expected[n] {
+			pods = append(pods, p)
+		}
+		slices.SortFunc(pods, func(a, b *podRec) int { return cmp.Compare(a.uid, b.uid) })
+		st := appsv1alpha1.NodePodProbeStatus{ProbedPods: int32(len(pods))}
+		for _, p := range pods {
+			state, msg := appsv1alpha1.ProbeSucceeded, ""
+			if failing[p.uid] {
+				state, msg = appsv1alpha1.ProbeFailed, "HTTP probe failed with statuscode: 503"
+				st.FailingProbes++
+			}
+			st.PodProbeStatuses = append(st.PodProbeStatuses, appsv1alpha1.PodProbeStatus{Name: p.name, Namespace: p.ns,
+				UID: p.uid, ProbeStates: []appsv1alpha1.ContainerProbeState{{Name: p.name + "-app",
+					ContainerID: p.containerID(), State: state, Message: msg, LastProbeTime: now, LastTransitionTime: now}}})
+		}
+		patch, err := json.Marshal(map[string]any{"status": st})
+		if err != nil {
+			return err
+		}
+		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: objectMeta("", w.l.nodeName(n))}
+		at := time.Now()
+		err = retry(ctx, func(int) error {
+			return cl.daemons.Status().Patch(ctx, npp, client.RawPatch(types.MergePatchType, patch))
+		})
+		if err != nil {
+			return fmt.Errorf("status of %s: %w", npp.Name, err)
+		}
+		done := time.Now()
+		mu.Lock()
+		sent[n], acked[n] = at, done
+		mu.Unlock()
+		return nil
+	})
+	return sent, acked, err
+}
+
+// roundResult is one round of simultaneous failures.
+type roundResult struct {
+	failures, restarts, holds int
+	nodes, mostOnNode         int // nodes the failures are on, most failures on one node
+	expectRestarts            int
+	decisionsPerSec           float64       // every failure decided (restart or hold), first write to last decision
+	restartsPerSec            float64       // requests created, first write to last request seen
+	p50, p99, max             time.Duration // from the status write sent
+	ackP50, ackP99            time.Duration // from the status write acknowledged
+	maxActive                 int           // most unfinished requests one workload had at once
+	unexpected                int           // requests for pods that did not fail
+	late                      int           // requests made after the round, once the failures had cleared
+	cleared                   time.Duration // requests reported Succeeded to no longer active
+	use                       usage
+	requests                  string
+	heldBy                    string
+	latency                   string
+	load                      string
+}
+
+// pickFailing takes failures/failingWorkloads pods of each of failingWorkloads workloads spread
+// over the cluster, pods no earlier round took, each on the node with the fewest failures so far:
+// failures spread over nodes, as unrelated failures do, and do not make a node storm.
+func pickFailing(l layout, pods []*podRec, o options, round int) []*podRec {
+	per := o.failures / o.failingWorkloads
+	used := map[int]bool{} // pod numbers taken by earlier rounds
+	load := make([]int, l.nodes)
+	var out []*podRec
+	for range round + 1 {
+		clear(load)
+		out = out[:0]
+		for k := range o.failingWorkloads {
+			w := k * l.workloads / o.failingWorkloads
+			for range per {
+				best := -1
+				for i := range l.perWorkload {
+					if !used[w*l.perWorkload+i] && (best < 0 || load[l.node(w, i)] < load[l.node(w, best)]) {
+						best = i
+					}
+				}
+				g := w*l.perWorkload + best
+				used[g] = true
+				load[l.node(w, best)]++
+				out = append(out, pods[g])
+			}
+		}
+	}
+	return out
+}
+
+// runRound reports the failures at once and waits until the manager has decided every one of
+// them: as many requests as its budget allows, a MaxUnavailable hold for the rest.
+func runRound(ctx context.Context, cl *cluster, m *managerProc, w *watcher, l layout, pods []*podRec,
+	o options, round int) (roundResult, error) {
+	failing := pickFailing(l, pods, o, round)
+	res := roundResult{failures: len(failing), load: loadAvg(),
+		expectRestarts: o.failingWorkloads * min(o.failures/o.failingWorkloads, o.maxUnavailable)}
+	failingUID := map[types.UID]bool{}
+	nodeSet := map[int]bool{}
+	perNode := map[int]int{}
+	for _, p := range failing {
+		failingUID[p.uid] = true
+		nodeSet[p.node] = true
+		perNode[p.node]++
+		res.mostOnNode = max(res.mostOnNode, perNode[p.node])
+	}
+	res.nodes = len(nodeSet)
+	nodes := slices.Sorted(func(yield func(int) bool) {
+		for n := range nodeSet {
+			if !yield(n) {
+				return
+			}
+		}
+	})
+	w.startRound()
+	before, err := scrape(ctx, m.metricsURL)
+	if err != nil {
+		return res, err
+	}
+	s0 := m.now()
+	written, acked, err := writeStatuses(ctx, cl, w, nodes, failingUID, o.daemonWriters)
+	if err != nil {
+		return res, err
+	}
+	first := time.Now()
+	for _, at := range written {
+		if at.Before(first) {
+			first = at
+		}
+	}
+
+	deadline := time.Now().Add(o.roundTimeout)
+	var after metrics
+	var decidedAt time.Time
+	for {
+		if after, err = scrape(ctx, m.metricsURL); err != nil {
+			return res, err
+		}
+		if after.decisions()-before.decisions() >= float64(len(failing)) {
+			decidedAt = time.Now()
+			break
+		}
+		if time.Now().After(deadline) {
+			return res, fmt.Errorf("round %d: %.0f of %d failures decided after %s", round,
+				after.decisions()-before.decisions(), len(failing), o.roundTimeout)
+		}
+		if err := m.alive(); err != nil {
+			return res, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	res.use = m.usage(s0, m.now())
+	requested := int(after.sum("enhanced_liveness_restarts_requested_total") - before.sum("enhanced_liveness_restarts_requested_total"))
+	res.holds = int(after.sum("enhanced_liveness_restarts_held_total") - before.sum("enhanced_liveness_restarts_held_total"))
+	res.requests = requestsByMethod(before, after)
+	res.heldBy = heldByReason(before, after)
+	res.latency = latencyByVerb(before, after)
+	// The requests are created; wait until the benchmark's watch has seen each of them.
+	for w.crrCount() < requested && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	w.mu.Lock()
+	var lat, latAck []time.Duration
+	var lastSeen time.Time
+	for name, seen := range w.crrSeen {
+		if w.crrRound[name] != w.round {
+			continue
+		}
+		p := w.crrPod[name]
+		if p == nil || !failingUID[p.uid] {
+			res.unexpected++
+			continue
+		}
+		lat = append(lat, seen.Sub(written[p.node]))
+		latAck = append(latAck, seen.Sub(acked[p.node]))
+		if seen.After(lastSeen) {
+			lastSeen = seen
+		}
+	}
+	for _, n := range w.maxActive {
+		res.maxActive = max(res.maxActive, n)
+	}
+	w.mu.Unlock()
+	res.restarts = len(lat)
+	if len(lat) > 0 {
+		res.p50, res.p99, res.max = utils.Percentile(lat, 50), utils.Percentile(lat, 99), utils.Percentile(lat, 100)
+		res.ackP50, res.ackP99 = utils.Percentile(latAck, 50), utils.Percentile(latAck, 99)
+		res.restartsPerSec = float64(len(lat)) / lastSeen.Sub(first).Seconds()
+	}
+	res.decisionsPerSec = float64(len(failing)) / decidedAt.Sub(first).Seconds()
+	res.late, res.cleared, err = restore(ctx, cl, m, w, pods, nodes, o)
+	return res, err
+}
+
+// crrCount is the number of requests first seen in this round.
+func (w *watcher) crrCount() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, r := range w.crrRound {
+		if r == w.round {
+			n++
+		}
+	}
+	return n
+}
+
+// restore plays the daemons and the kubelets after a round, in the order a recovery happens:
+// each restarted container runs again as a new instance and is Ready, every probe succeeds
+// (so the held failures are gone before the budget frees up), and then every request succeeds
+// (the manager clears its active label). A request made after the round (a held failure
+// decided again as the budget came back) is carried out the same way and counted in late.
+// It returns once no request is active and the manager is idle, and how long the manager took to
+// clear the requests' active label after the daemons reported them Succeeded: until then they
+// still count against the workloads' budget.
+func restore(ctx context.Context, cl *cluster, m *managerProc, w *watcher, pods []*podRec, nodes []int,
+	o options) (late int, cleared time.Duration, err error) {
+	byUID := map[types.UID]*podRec{}
+	for _, p := range pods {
+		byUID[p.uid] = p
+	}
+	deadline := time.Now().Add(o.restoreTimeout)
+	var finished time.Time
+	for first := true; ; first = false {
+		list := &appsv1alpha1.ContainerRecreateRequestList{}
+		if err := cl.c.List(ctx, list); err != nil {
+			return late, 0, err
+		}
+		var open []*appsv1alpha1.ContainerRecreateRequest
+		var again []*podRec
+		for i := range list.Items {
+			crr := &list.Items[i]
+			if crr.Status.Phase == appsv1alpha1.RecreateSucceeded || crr.Status.Phase == appsv1alpha1.RecreateFailed {
+				continue
+			}
+			open = append(open, crr)
+			if p := byUID[types.UID(crr.Labels[appsv1alpha1.LabelCRRPodUID])]; p != nil {
+				p.gen++
+				again = append(again, p)
+			}
+		}
+		if !first {
+			late += len(open)
+		}
+		if len(open) > 0 || first {
+			if err := carryOut(ctx, cl, w, open, again, nodes, o); err != nil {
+				return late, 0, err
+			}
+			finished = time.Now()
+		}
+		w.mu.Lock()
+		active := 0
+		for _, set := range w.active {
+			active += len(set)
+		}
+		w.mu.Unlock()
+		if len(open) == 0 && active == 0 {
+			cleared = time.Since(finished)
+			break
+		}
+		if time.Now().After(deadline) {
+			return late, 0, fmt.Errorf("%d requests still active %s after the round", active, o.restoreTimeout)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	ictx, cancel := context.WithTimeout(ctx, o.restoreTimeout)
+	defer cancel()
+	return late, cleared, idle(ictx, m.metricsURL, 3*time.Second)
+}
+
+// carryOut restarts the containers of the requests' pods (new instance, Ready), reports the
+// probes of nodes (and of those pods' nodes) Succeeded, then marks the requests Succeeded.
+func carryOut(ctx context.Context, cl *cluster, w *watcher, open []*appsv1alpha1.ContainerRecreateRequest,
+	again []*podRec, nodes []int, o options) error {
+	err := parallel(ctx, len(again), o.daemonWriters, func(ctx context.Context, i int) error {
+		p := again[i]
+		status := runningStatus(p, nodeIP(p.node))
+		return retry(ctx, func(int) error {
+			pod := &corev1.Pod{}
+			if err := cl.core.Get(ctx, types.NamespacedName{Namespace: p.ns, Name: p.name}, pod); err != nil {
+				return err
+			}
+			pod.Status = status
+			return cl.core.Status().Update(ctx, pod)
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("restarting containers: %w", err)
+	}
+	report := slices.Clone(nodes)
+	for _, p := range again {
+		if !slices.Contains(report, p.node) {
+			report = append(report, p.node)
+		}
+	}
+	if _, _, err := writeStatuses(ctx, cl, w, report, nil, o.daemonWriters); err != nil {
+		return err
+	}
+	err = parallel(ctx, len(open), o.daemonWriters, func(ctx context.Context, i int) error {
+		crr := open[i]
+		patch := client.MergeFrom(crr.DeepCopy())
+		crr.Status.Phase = appsv1alpha1.RecreateSucceeded
+		crr.Status.CompletionTime = &metav1.Time{Time: time.Now()}
+		return retry(ctx, func(int) error { return cl.daemons.Status().Patch(ctx, crr, patch) })
+	})
+	if err != nil {
+		return fmt.Errorf("finishing requests: %w", err)
+	}
+	return nil
+}
