@@ -78,6 +78,10 @@ var _ = Describe("a probe failing on all 6 replicas of a Deployment (scenario 3)
 			MaxUnavailable: ptr.To(intstr.FromInt32(maxUnavailable)),
 			MaxFailing:     ptr.To(intstr.FromString("50%")), // 3 of 6
 			RateLimit:      policyv1alpha1.RateLimit{RestartsPerMinute: 120, Burst: 20},
+			// The sickness survives restarts, which the restart-effectiveness breaker would hold
+			// on its own; this scenario is about maxUnavailable and the storm breaker (the
+			// other breaker has its own scenario in storm_test.go).
+			RestartEffectiveness: policyv1alpha1.RestartEffectiveness{Mode: policyv1alpha1.BreakerDisabled},
 		})
 		deployApp(ns, app{name: "fleet", replicas: 6, probe: httpProbe(), enrolled: true, stickySickness: true})
 		pods := appPods(ns, "fleet")

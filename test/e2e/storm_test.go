@@ -1,0 +1,188 @@
+//go:build e2e
+
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+)
+
+// Issue 14: a storm seen before the first restart, and restarts that do not help, side by side
+// with the same Deployment left to the kubelet.
+
+// restartsOf sums the restart counts of the app's pods that exist now (terminating ones too).
+func restartsOf(ns, name string) int32 {
+	var list corev1.PodList
+	Expect(k8s.List(context.Background(), &list, client.InNamespace(ns), client.MatchingLabels{"app": name})).To(Succeed())
+	n := int32(0)
+	for _, p := range list.Items {
+		n += containerStatus(&p, appContainer).RestartCount
+	}
+	return n
+}
+
+func policyCondition(p *policyv1alpha1.EnhancedLivenessPolicy, t string) func() metav1.ConditionStatus {
+	return func() metav1.ConditionStatus {
+		Expect(k8s.Get(context.Background(), clientKey(p), p)).To(Succeed())
+		if c := meta.FindStatusCondition(p.Status.Conditions, t); c != nil {
+			return c.Status
+		}
+		return ""
+	}
+}
+
+// appendStormReport adds a line to bin/e2e-report/storms.txt (printed by .ci/run).
+func appendStormReport(format string, args ...any) {
+	f, err := os.OpenFile(filepath.Join(reportDir, "storms.txt"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	defer func() { _ = f.Close() }()
+	_, _ = fmt.Fprintf(f, "%s "+format+"\n", append([]any{time.Now().UTC().Format(time.RFC3339)}, args...)...)
+}
+
+// heldPods counts the app's running pods with a RestartHeld event for one of the reasons.
+func heldPods(ns, name string, reasons ...string) int {
+	n := 0
+	for _, p := range appPods(ns, name) {
+		for _, r := range reasons {
+			if hasEvent(ns, p.Name, "RestartHeld", "", r+":")() {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// rollOutProbePath changes the liveness probe's path in the Deployment's template and waits until
+// the rollout has replaced every pod.
+func rollOutProbePath(ns, name, path string) {
+	d := &appsv1.Deployment{}
+	Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Spec.Template.Spec.Containers[0].LivenessProbe.HTTPGet.Path = path
+	Expect(k8s.Patch(context.Background(), d, patch)).To(Succeed())
+}
+
+func rolledOut(ns, name string) func(g Gomega) {
+	return func(g Gomega) {
+		d := &appsv1.Deployment{}
+		g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
+		g.Expect(d.Status.ObservedGeneration).To(Equal(d.Generation))
+		g.Expect(d.Status.UpdatedReplicas).To(Equal(*d.Spec.Replicas))
+		g.Expect(d.Status.Replicas).To(Equal(*d.Spec.Replicas))
+	}
+}
+
+var _ = Describe("a rollout that ships a probe on a wrong path to 10 replicas (issue 14)", func() {
+	It("restarts none of them and reports the storm, while the kubelet restarts the same Deployment over and over", func() {
+		enrolledNS, nativeNS := newNamespace("badprobe"), newNamespace("badprobe-native")
+		pol := createPolicy(enrolledNS, policyv1alpha1.EnhancedLivenessPolicySpec{}) // defaults: 25% / 50%
+		deployApp(enrolledNS, app{name: "web", replicas: 10, probe: httpProbe(), enrolled: true})
+		deployApp(nativeNS, app{name: "web", replicas: 10, probe: httpProbe()})
+
+		By("both Deployments roll out a liveness probe on /wrong-path")
+		rollOutProbePath(enrolledNS, "web", "/wrong-path")
+		rollOutProbePath(nativeNS, "web", "/wrong-path")
+		Eventually(rolledOut(enrolledNS, "web")).WithTimeout(120 * time.Second).Should(Succeed())
+		Eventually(rolledOut(nativeNS, "web")).WithTimeout(120 * time.Second).Should(Succeed())
+
+		By("the storm is reported on the policy, and every new pod's restart is held")
+		Eventually(policyCondition(pol, policyv1alpha1.ConditionStormDetected)).WithTimeout(60 * time.Second).
+			Should(Equal(metav1.ConditionTrue))
+		Eventually(hasEvent(enrolledNS, pol.Name, "FailureStorm", "", "")).WithTimeout(30 * time.Second).Should(BeTrue())
+		Eventually(func() int { return heldPods(enrolledNS, "web", "FailureStorm") }).WithTimeout(60 * time.Second).
+			Should(Equal(10))
+
+		By("for 60 s more: 0 enrolled restarts, 0 restart requests")
+		Consistently(func() int32 { return restartsOf(enrolledNS, "web") }).WithTimeout(60 * time.Second).
+			WithPolling(time.Second).Should(BeZero())
+		Expect(crrsIn(enrolledNS)).To(BeEmpty())
+
+		ours, native := restartsOf(enrolledNS, "web"), restartsOf(nativeNS, "web")
+		GinkgoWriter.Printf("wrong probe path on 10 replicas: enrolled %d restarts, native %d restarts\n", ours, native)
+		AddReportEntry("wrong-probe rollout restarts", map[string]int32{"enrolled": ours, "native": native})
+		appendStormReport("wrong probe path, 10 replicas, rollout + 60 s: enrolled %d restarts, native %d restarts", ours, native)
+		Expect(native).To(BeNumerically(">=", 10), "the kubelet restarted the native Deployment's containers")
+	})
+})
+
+var _ = Describe("a shared dependency that stays down across restarts, on 6 replicas (issue 14)", func() {
+	It("restarts at most maxUnavailable containers, then holds the rest as RestartIneffective or FailureStorm", func() {
+		enrolledNS, nativeNS := newNamespace("sticky"), newNamespace("sticky-native")
+		const maxUnavailable = 2
+		pol := createPolicy(enrolledNS, policyv1alpha1.EnhancedLivenessPolicySpec{
+			MaxUnavailable: ptr.To(intstr.FromInt32(maxUnavailable)),
+			MaxFailing:     ptr.To(intstr.FromString("50%")), // 3 of 6
+			// Two tokens at once, the next in 10 s: by then the first two restarts have shown
+			// whether they helped.
+			RateLimit: policyv1alpha1.RateLimit{RestartsPerMinute: 6, Burst: 2},
+		})
+		deployApp(enrolledNS, app{name: "api", replicas: 6, probe: httpProbe(), enrolled: true, stickySickness: true})
+		deployApp(nativeNS, app{name: "api", replicas: 6, probe: httpProbe(), stickySickness: true})
+		enrolled, native := appPods(enrolledNS, "api"), appPods(nativeNS, "api")
+
+		By("the dependency goes down for 2 replicas: both are restarted, and fail again at once")
+		for _, pods := range [][]corev1.Pod{enrolled[:2], native[:2]} {
+			for _, p := range pods {
+				setSick(p, true)
+			}
+		}
+		Eventually(func() int { return len(crrsIn(enrolledNS)) }).WithTimeout(60 * time.Second).Should(Equal(2))
+		Eventually(policyCondition(pol, policyv1alpha1.ConditionRestartsIneffective)).WithTimeout(90 * time.Second).
+			Should(Equal(metav1.ConditionTrue))
+		Eventually(hasEvent(enrolledNS, pol.Name, "RestartIneffective", "", "")).WithTimeout(30 * time.Second).Should(BeTrue())
+
+		By("then for the other 4: nothing more is restarted")
+		for _, pods := range [][]corev1.Pod{enrolled[2:], native[2:]} {
+			for _, p := range pods {
+				setSick(p, true)
+			}
+		}
+		Eventually(func() int { return heldPods(enrolledNS, "api", "RestartIneffective", "FailureStorm") }).
+			WithTimeout(60 * time.Second).Should(Equal(6))
+		Consistently(func() int { return len(crrsIn(enrolledNS)) }).WithTimeout(60 * time.Second).
+			WithPolling(time.Second).Should(Equal(maxUnavailable))
+		ours := restartsOf(enrolledNS, "api")
+		Expect(ours).To(BeNumerically("<=", maxUnavailable))
+
+		theirs := restartsOf(nativeNS, "api")
+		GinkgoWriter.Printf("sticky sickness on 6 replicas: enrolled %d restarts (%d requests), native %d restarts\n",
+			ours, len(crrsIn(enrolledNS)), theirs)
+		AddReportEntry("sticky sickness restarts", map[string]int32{"enrolled": ours, "native": theirs})
+		appendStormReport("sticky sickness, 6 replicas, maxUnavailable 2: enrolled %d restarts, native %d restarts", ours, theirs)
+		Expect(theirs).To(BeNumerically(">", ours), "the kubelet restarted the native Deployment's containers")
+	})
+})
