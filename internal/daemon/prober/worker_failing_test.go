@@ -1,0 +1,74 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+	http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package prober
+
+import (
+	"testing"
+	"time"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+)
+
+// Early storm evidence: the start of a run of failures is reported below the threshold, kept
+// while the run lasts (Failed included), and cleared by a success; a run that goes on changes
+// nothing, so it costs no write.
+func TestWorker_FailingSinceMarksARunOfFailures(t *testing.T) {
+	f := newFixture(t)
+	tg := f.target(3)
+	w := f.worker(tg)
+	f.run(w, 200)
+	e := mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded)
+	if !e.FailingSince.IsZero() {
+		t.Fatalf("failingSince %v while the probe passes", e.FailingSince)
+	}
+	drain := func() bool {
+		select {
+		case <-f.m.Results.Changed():
+			return true
+		default:
+			return false
+		}
+	}
+	drain()
+	f.clk.Step(time.Second)
+	began := f.clk.Now()
+	f.run(w, 500)
+	e = mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded)
+	if !e.FailingSince.Equal(began) || !drain() {
+		t.Fatalf("first failure: failingSince %v (want %v), a change signalled", e.FailingSince, began)
+	}
+	f.clk.Step(time.Second)
+	f.run(w, 500)
+	if e = mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded); !e.FailingSince.Equal(began) || drain() {
+		t.Fatalf("second failure: failingSince %v, no change to signal", e.FailingSince)
+	}
+	f.clk.Step(time.Second)
+	f.run(w, 500)
+	if e = mustState(t, f, tg.Key, appsv1alpha1.ProbeFailed); !e.FailingSince.Equal(began) {
+		t.Fatalf("Failed keeps when the run began: %v", e.FailingSince)
+	}
+	f.run(w, 200)
+	if e = mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded); !e.FailingSince.IsZero() {
+		t.Fatalf("recovered: failingSince %v", e.FailingSince)
+	}
+	f.run(w, 500)
+	f.newContainer("containerd://c2")
+	f.run(w, 200)
+	if e = mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded); !e.FailingSince.IsZero() || e.ContainerID != "containerd://c2" {
+		t.Fatalf("a new container starts without a run of failures: %+v", e)
+	}
+}
