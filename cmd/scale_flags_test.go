@@ -101,7 +101,8 @@ func TestScaleFlagsCache(t *testing.T) {
 				t.Errorf("strip=true: cached pod %+v", p)
 			}
 		}
-		if podsSeen != 1 || len(opts.ByObject) != 3 {
+		// Pods, the DaemonSet, the Leases and the admission policy and its binding.
+		if podsSeen != 1 || len(opts.ByObject) != 5 {
 			t.Errorf("strip=%v: ByObject has %d entries, %d for pods", strip, len(opts.ByObject), podsSeen)
 		}
 	}

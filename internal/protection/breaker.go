@@ -95,7 +95,14 @@ func (b RestartBreaker) Tripped(t RestartTally) bool {
 
 // SoonAfterRestart is how long after a restarted container starts a failure of its probe counts
 // as the restart not having helped: the time the probe needs to fail from the start, and three
-// periods more.
+// periods more. Unset (zero) period and threshold take the API's defaults, 10 s and 3, as the
+// daemon does.
 func SoonAfterRestart(initialDelaySeconds, failureThreshold, periodSeconds int32) time.Duration {
+	if periodSeconds <= 0 {
+		periodSeconds = 10
+	}
+	if failureThreshold <= 0 {
+		failureThreshold = 3
+	}
 	return time.Duration(initialDelaySeconds+(failureThreshold+3)*periodSeconds) * time.Second
 }

@@ -91,4 +91,7 @@ func TestRestartBreaker(t *testing.T) {
 	if got := SoonAfterRestart(5, 3, 10); got != 65*time.Second {
 		t.Errorf("SoonAfterRestart = %v", got)
 	}
+	if got := SoonAfterRestart(0, 0, 0); got != 60*time.Second {
+		t.Errorf("SoonAfterRestart of an unset period and threshold = %v, want the API defaults' 60s", got)
+	}
 }
