@@ -181,7 +181,7 @@ func Decide(f Facts, l *Limiter) Decision {
 	}
 	if bad, total, storm := f.Workload.RevisionStorm(func(n int32) int32 { m, _ := f.Policies.MaxFailing(n); return m }); storm {
 		m, _ := f.Policies.MaxFailing(total)
-		return hold(ReasonFailureStorm, "%d of the %d pods of %s, a revision of %s, are failing or starting to fail, more than maxFailing %d of them (policy %s)",
+		return hold(ReasonFailureStorm, "%d of the %d probed pods of %s, a revision of %s, are failing or starting to fail, more than maxFailing %d of them (policy %s)",
 			bad, total, f.Workload.Revision, f.Workload.Ref, m, by)
 	}
 	if f.WorkloadStormSettling > 0 {

@@ -102,6 +102,22 @@ func TestDecideInOrder(t *testing.T) {
 			f.Workload.Pods = revision(pods(10, 10, 1, 0), 1, "rs-new")
 			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
 		}, Restart, ""},
+		{"a rollout: 2 new pods failing or starting to fail, the other 8 not probed yet: storm", func(f *Facts) {
+			ps := revision(suspects(pods(10, 10, 1, 0), 1), 10, "rs-new")
+			for i := 2; i < 10; i++ {
+				ps[i].Healthy = false
+			}
+			f.Workload.Pods = ps
+			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
+		}, Hold, ReasonFailureStorm},
+		{"a rollout: 1 new pod failing, the others not probed yet: no storm", func(f *Facts) {
+			ps := revision(pods(10, 10, 1, 0), 10, "rs-new")
+			for i := 1; i < 10; i++ {
+				ps[i].Healthy = false
+			}
+			f.Workload.Pods = ps
+			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
+		}, Restart, ""},
 		{"1 of a new revision of 3 failing, the rest healthy: no storm", func(f *Facts) {
 			f.Workload.Pods = revision(pods(10, 10, 1, 0), 3, "rs-new")
 			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
@@ -204,7 +220,7 @@ func TestStaleNeedsOnlyThePodAndTheResult(t *testing.T) {
 func suspects(ps []PodState, n int) []PodState {
 	for i := range ps {
 		if n > 0 && !ps[i].Failing {
-			ps[i].Suspect = true
+			ps[i].Suspect, ps[i].Healthy = true, false
 			n--
 		}
 	}

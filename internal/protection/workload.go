@@ -124,7 +124,10 @@ type PodState struct {
 	Failing    bool // at least one liveness state Failed
 	// Suspect: a liveness probe has started failing, below its failure threshold (early storm
 	// evidence); not set when Failing.
-	Suspect     bool
+	Suspect bool
+	// Healthy: its liveness probes have passed and none is failing. A pod that has not been
+	// probed yet (just started, or in its initialDelaySeconds) is neither healthy nor failing.
+	Healthy     bool
 	Terminating bool
 	// Controller is the UID of the pod's own controller (its ReplicaSet in a Deployment).
 	Controller types.UID
@@ -190,9 +193,13 @@ func (w WorkloadState) Storm(maxFailing int32) bool {
 
 // RevisionStorm looks at the pods of the failing pod's own revision (see Revision): a new pod
 // template whose probe fails on every pod of it (a rollout with a wrong probe) is a storm even
-// while the revision is still a small part of the workload. It returns the failing and suspect
-// pods of the revision and its live pods; maxFailingOf scales the policy's maxFailing to them. At
-// least two pods must be failing: one broken pod alone is no storm.
+// while the revision is still a small part of the workload. Only the revision's pods the probe has
+// judged count (failing, suspect or healthy): in a rollout the newest pods are still starting or
+// waiting for their first probe when the first ones reach their failure threshold, and a probe
+// that has failed on every pod it has judged so far is no evidence that restarting helps. It
+// returns the failing and suspect pods of the revision and its judged pods; maxFailingOf scales
+// the policy's maxFailing to them. At least two pods must be failing: one broken pod alone is no
+// storm.
 func (w WorkloadState) RevisionStorm(maxFailingOf func(int32) int32) (bad, total int32, storm bool) {
 	if w.RevisionUID == "" {
 		return 0, 0, false
@@ -201,9 +208,12 @@ func (w WorkloadState) RevisionStorm(maxFailingOf func(int32) int32) (bad, total
 		if p.Controller != w.RevisionUID || p.Terminating {
 			continue
 		}
-		total++
-		if p.Failing || p.Suspect {
+		switch {
+		case p.Failing || p.Suspect:
 			bad++
+			total++
+		case p.Healthy:
+			total++
 		}
 	}
 	return bad, total, bad >= 2 && bad > maxFailingOf(total)

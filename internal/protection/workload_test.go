@@ -93,7 +93,7 @@ func TestResolveWorkload(t *testing.T) {
 func pods(n, ready, failing, active int) []PodState {
 	out := make([]PodState, n)
 	for i := range out {
-		out[i] = PodState{Ready: i < ready, Failing: i < failing, ActiveCRR: i < active}
+		out[i] = PodState{Ready: i < ready, Failing: i < failing, Healthy: i >= failing, ActiveCRR: i < active}
 	}
 	return out
 }

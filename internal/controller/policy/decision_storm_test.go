@@ -80,7 +80,11 @@ var _ = Describe("Decision controller, early storms and ineffective restarts", O
 		for i := range 10 {
 			pods2 = append(pods2, createPod(ns2, fmt.Sprintf("web-%d", i), node2, podOpts{owner: rs2, labels: labels}))
 		}
-		report(node2, pods2, failed(pods2[0], "app", 1), suspect(pods2[1], "app", 1))
+		states2 := []probeState{failed(pods2[0], "app", 1), suspect(pods2[1], "app", 1)}
+		for _, p := range pods2[2:] {
+			states2 = append(states2, succeeded(p, "app", 1))
+		}
+		report(node2, pods2, states2...)
 		Eventually(crrPods, wait, poll).WithArguments(ns2).Should(ConsistOf("web-0"))
 	})
 
@@ -105,7 +109,7 @@ var _ = Describe("Decision controller, early storms and ineffective restarts", O
 		pods = append(pods, newPods...)
 		report(node, pods, failed(newPods[0], "app", 1), suspect(newPods[1], "app", 1), suspect(newPods[2], "app", 1))
 		Eventually(heldEvents(ns, newPods[0].Name, protection.ReasonFailureStorm), wait, poll).Should(ConsistOf(
-			ContainSubstring("3 of the 3 pods of ReplicaSet/roll-new, a revision of Deployment/roll")))
+			ContainSubstring("3 of the 3 probed pods of ReplicaSet/roll-new, a revision of Deployment/roll")))
 		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
 	})
 
@@ -120,7 +124,12 @@ var _ = Describe("Decision controller, early storms and ineffective restarts", O
 			pods = append(pods, createPod(ns, fmt.Sprintf("sticky-%d", i), node, podOpts{owner: rs, labels: labels}))
 		}
 		a, b := pods[0], pods[1]
-		report(node, pods, failed(a, "app", 1), failed(b, "app", 1))
+		// The other four pass their probe all along.
+		var healthy []probeState
+		for _, p := range pods[2:] {
+			healthy = append(healthy, succeeded(p, "app", 1))
+		}
+		report(node, pods, append(healthy, failed(a, "app", 1), failed(b, "app", 1))...)
 		Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf("sticky-0", "sticky-1"))
 
 		By("the kubelet starts new containers, the requests finish, and the new containers fail at once")
@@ -131,7 +140,7 @@ var _ = Describe("Decision controller, early storms and ineffective restarts", O
 			c.Status.Phase = appsv1alpha1.RecreateSucceeded
 			Expect(k8sClient.Status().Update(ctx, &c)).To(Succeed())
 		}
-		report(node, pods, failed(a, "app", 2), failed(b, "app", 2))
+		report(node, pods, append(healthy, failed(a, "app", 2), failed(b, "app", 2))...)
 		for _, p := range []*corev1.Pod{a, b} {
 			Eventually(heldEvents(ns, p.Name, protection.ReasonRestartIneffective), wait, poll).Should(ContainElement(
 				ContainSubstring("2 of the last 2 restarts of Deployment/sticky in 10m0s failed their probe again soon after the restart")))

@@ -61,17 +61,17 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 			continue
 		}
 		st.EnrolledPods++
-		n, suspect, err := v.evidence(ctx, pod)
+		e, err := v.evidence(ctx, pod)
 		if err != nil {
 			return err
 		}
-		st.FailingContainers += int32(n)
+		st.FailingContainers += int32(e.failed)
 		w, err := v.resolve(ctx, pod)
 		if err != nil {
 			return err
 		}
 		wk := w.Ref.Key(pod.Namespace)
-		if _, seen := workloads[wk]; seen || (n == 0 && !suspect && held[wk] == "") {
+		if _, seen := workloads[wk]; seen || (e.failed == 0 && !e.suspect && held[wk] == "") {
 			continue
 		}
 		ws, _, _, err := v.workloadState(ctx, pod, w)

@@ -98,33 +98,45 @@ func (v *view) probeStatus(ctx context.Context, pod *corev1.Pod) (*appsv1alpha1.
 
 // failingStates counts a pod's Failed states.
 func (v *view) failingStates(ctx context.Context, pod *corev1.Pod) (int, error) {
-	failed, _, err := v.evidence(ctx, pod)
-	return failed, err
+	e, err := v.evidence(ctx, pod)
+	return e.failed, err
 }
 
-// evidence counts a pod's Failed states and says whether one of its probes has started failing
-// below its threshold (suspect). A suspect mark taken before the node's daemon started (an
-// earlier instance left it) is no evidence.
-func (v *view) evidence(ctx context.Context, pod *corev1.Pod) (failed int, suspect bool, err error) {
+// podEvidence is what a pod's liveness states say about it.
+type podEvidence struct {
+	failed int // states that are Failed
+	// suspect: a probe has started failing below its threshold. A mark taken before the node's
+	// daemon started (an earlier instance left it) is no evidence.
+	suspect bool
+	// passed: a probe has succeeded and none is failing: the probe can pass on this pod.
+	passed bool
+}
+
+// evidence reads a pod's liveness states from its node's NodePodProbe status.
+func (v *view) evidence(ctx context.Context, pod *corev1.Pod) (podEvidence, error) {
+	var e podEvidence
 	ps, err := v.probeStatus(ctx, pod)
 	if err != nil || ps == nil {
-		return 0, false, err
+		return e, err
 	}
+	succeeded := false
 	for i := range ps.ProbeStates {
 		s := &ps.ProbeStates[i]
-		if !s.Suspect() {
+		if s.State == appsv1alpha1.ProbeSucceeded && s.FailingSince == nil {
+			succeeded = true
+		}
+		if e.suspect || !s.Suspect() {
 			continue
 		}
 		lease, err := v.daemonLease(ctx, pod.Spec.NodeName)
 		if err != nil {
-			return 0, false, err
+			return e, err
 		}
-		if lease.started.IsZero() || !s.FailingSince.Time.Before(lease.started) {
-			suspect = true
-			break
-		}
+		e.suspect = lease.started.IsZero() || !s.FailingSince.Time.Before(lease.started)
 	}
-	return ps.FailedProbes(), suspect, nil
+	e.failed = ps.FailedProbes()
+	e.passed = succeeded && e.failed == 0 && !e.suspect
+	return e, nil
 }
 
 // daemonLease is what the node daemon's Lease says: whether it is current, when the daemon
@@ -247,7 +259,7 @@ func (v *view) podState(ctx context.Context, p *corev1.Pod) (protection.PodState
 	if err != nil {
 		return protection.PodState{}, err
 	}
-	failing, suspect, err := v.evidence(ctx, p)
+	e, err := v.evidence(ctx, p)
 	if err != nil {
 		return protection.PodState{}, err
 	}
@@ -259,8 +271,9 @@ func (v *view) podState(ctx context.Context, p *corev1.Pod) (protection.PodState
 		Ready:       podutil.IsReady(p),
 		ActiveCRR:   active,
 		Recovering:  recovering,
-		Failing:     failing > 0,
-		Suspect:     failing == 0 && suspect,
+		Failing:     e.failed > 0,
+		Suspect:     e.failed == 0 && e.suspect,
+		Healthy:     e.passed,
 		Terminating: p.DeletionTimestamp != nil,
 		Controller:  controller,
 	}, nil
@@ -281,11 +294,11 @@ func (v *view) nodeState(ctx context.Context, node string, rule protection.NodeS
 			continue
 		}
 		st.Pods++
-		n, suspect, err := v.evidence(ctx, p)
+		e, err := v.evidence(ctx, p)
 		if err != nil {
 			return st, err
 		}
-		if n > 0 || suspect {
+		if e.failed > 0 || e.suspect {
 			failing = append(failing, p)
 		}
 	}
