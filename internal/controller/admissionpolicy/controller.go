@@ -74,11 +74,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	crd.SetGroupVersionKind(schemaCRD)
 	cfg := Config{OperatorUsername: r.OperatorUsername}
 	switch err := r.APIReader.Get(ctx, types.NamespacedName{Name: OwnerCRD}, crd); {
-	case err == nil:
+	case err == nil && crd.DeletionTimestamp == nil:
 		cfg.OwnerUID = crd.UID
-	case apierrors.IsNotFound(err):
-		// Only outside a real install (a bare `make run`): nothing will garbage-collect them.
-		log.Info("owner CRD not found; the immutability policy gets no owner", "crd", OwnerCRD)
+	case err == nil || apierrors.IsNotFound(err):
+		// The operator is being uninstalled: its CRDs go first, and the garbage collector removes
+		// the policy and the binding they own. Applying them now would bring them back without
+		// an owner, and they would outlive the operator, keeping every pod's probe keys
+		// immutable with nobody to serve the exemption.
+		log.Info("owner CRD gone or being deleted; not applying the immutability policy", "crd", OwnerCRD)
+		return ctrl.Result{}, nil
 	default:
 		return ctrl.Result{}, fmt.Errorf("reading CRD %s: %w", OwnerCRD, err)
 	}
