@@ -191,7 +191,8 @@ var _ = Describe("ContainerRecreateRequest lifecycle", Ordered, func() {
 		crr := lifeCRR(pod, nil)
 		daemonSets(crr, appsv1alpha1.RecreatePending, nil)
 		Expect(k8sClient.Delete(ctx, pod, client.GracePeriodSeconds(0))).To(Succeed())
-		expectFailed(crr, `pod "deleted-plain" no longer exists`)
+		// As above: a read between the deletion mark and the removal sees it terminating.
+		expectFailed(crr, `pod "deleted-plain" no longer exists`, `pod "deleted-plain" is terminating`)
 	})
 
 	It("fails a request whose pod was replaced by one with a new UID", func() {
