@@ -50,8 +50,11 @@ type Facts struct {
 	// current start and last heartbeat (its Lease's acquireTime and renewTime, node clock).
 	ResultProbeTime time.Time
 	ProbePeriod     int32
-	DaemonStarted   time.Time
-	DaemonRenewed   time.Time
+	// FailedFor is how long the result has been Failed (since its lastTransitionTime, on the
+	// manager's clock).
+	FailedFor     time.Duration
+	DaemonStarted time.Time
+	DaemonRenewed time.Time
 
 	// Step 2: switches.
 	PodRestartDisabled bool
@@ -123,6 +126,21 @@ func StaleEvidence(f Facts) (string, bool) {
 	return "", false
 }
 
+// RevisionEvidenceWait bounds how long a failing pod of an unproven revision (RevisionUnproven)
+// waits for its siblings' first results: three probe periods, at least 10 s, which covers the
+// spread of container starts in a rollout on a busy node.
+func RevisionEvidenceWait(periodSeconds int32) time.Duration {
+	return max(10*time.Second, 3*periodOf(periodSeconds))
+}
+
+// periodOf is a probe's period, with the API's default of 10 s when unset.
+func periodOf(periodSeconds int32) time.Duration {
+	if periodSeconds <= 0 {
+		periodSeconds = 10
+	}
+	return time.Duration(periodSeconds) * time.Second
+}
+
 // startingToFail says how many of the failing pods have not reached their failure threshold yet.
 func startingToFail(n int32) string {
 	if n == 0 {
@@ -183,6 +201,13 @@ func Decide(f Facts, l *Limiter) Decision {
 		m, _ := f.Policies.MaxFailing(total)
 		return hold(ReasonFailureStorm, "%d of the %d probed pods of %s, a revision of %s, are failing or starting to fail, more than maxFailing %d of them (policy %s)",
 			bad, total, f.Workload.Revision, f.Workload.Ref, m, by)
+	}
+	if unjudged, unproven := f.Workload.RevisionUnproven(); unproven {
+		if limit := RevisionEvidenceWait(f.ProbePeriod); f.FailedFor < limit {
+			return Decision{Outcome: Wait, RequeueAfter: min(limit-f.FailedFor, periodOf(f.ProbePeriod)), Message: fmt.Sprintf(
+				"no pod of %s, a revision of %s, has passed its probe yet and %d of its pods have not been probed: waiting up to %s for their first results",
+				f.Workload.Revision, f.Workload.Ref, unjudged, limit)}
+		}
 	}
 	if f.WorkloadStormSettling > 0 {
 		d := hold(ReasonFailureStorm, "%d of %d pods of %s are failing, within maxFailing %d again; the storm must settle for %s more (policy %s)",

@@ -110,9 +110,27 @@ func TestDecideInOrder(t *testing.T) {
 			f.Workload.Pods = ps
 			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
 		}, Hold, ReasonFailureStorm},
-		{"a rollout: 1 new pod failing, the others not probed yet: no storm", func(f *Facts) {
+		{"a rollout: the first new pod fails, the others not probed yet: wait for their first results", func(f *Facts) {
 			ps := revision(pods(10, 10, 1, 0), 10, "rs-new")
 			for i := 1; i < 10; i++ {
+				ps[i].Healthy = false
+			}
+			f.Workload.Pods = ps
+			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
+			f.ProbePeriod, f.FailedFor = 1, 9*time.Second
+		}, Wait, ""},
+		{"a rollout: the first new pod fails, the others still not probed after the wait: restart", func(f *Facts) {
+			ps := revision(pods(10, 10, 1, 0), 10, "rs-new")
+			for i := 1; i < 10; i++ {
+				ps[i].Healthy = false
+			}
+			f.Workload.Pods = ps
+			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
+			f.ProbePeriod, f.FailedFor = 1, 10*time.Second
+		}, Restart, ""},
+		{"a new revision whose other pod passed its probe: no wait for the unprobed ones", func(f *Facts) {
+			ps := revision(pods(10, 10, 1, 0), 10, "rs-new")
+			for i := 2; i < 10; i++ {
 				ps[i].Healthy = false
 			}
 			f.Workload.Pods = ps

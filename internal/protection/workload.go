@@ -191,6 +191,29 @@ func (w WorkloadState) Storm(maxFailing int32) bool {
 	return w.FailingPods()+w.SuspectPods() > maxFailing
 }
 
+// RevisionUnproven reports whether no pod of the failing pod's revision has passed its probe
+// yet while some of its pods have not been probed at all, and how many those are. In a rollout
+// whose probe is wrong the first new pod reaches its failure threshold while its siblings are
+// still starting; their first results tell a broken pod from a broken revision.
+func (w WorkloadState) RevisionUnproven() (unjudged int32, unproven bool) {
+	if w.RevisionUID == "" {
+		return 0, false
+	}
+	healthy := int32(0)
+	for _, p := range w.Pods {
+		if p.Controller != w.RevisionUID || p.Terminating {
+			continue
+		}
+		switch {
+		case p.Healthy:
+			healthy++
+		case !p.Failing && !p.Suspect:
+			unjudged++
+		}
+	}
+	return unjudged, healthy == 0 && unjudged > 0
+}
+
 // RevisionStorm looks at the pods of the failing pod's own revision (see Revision): a new pod
 // template whose probe fails on every pod of it (a rollout with a wrong probe) is a storm even
 // while the revision is still a small part of the workload. Only the revision's pods the probe has

@@ -55,6 +55,9 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, f failure
 	case protection.Ignore:
 		return 0, nil
 	case protection.Wait:
+		if d.RequeueAfter > 0 {
+			return d.RequeueAfter, nil
+		}
 		// The active request's events wake the pod; the fallback covers a lost event.
 		return r.cfg.HoldRecheckInterval, nil
 	case protection.Hold:

@@ -233,6 +233,7 @@ func (r *DecisionReconciler) decide(ctx context.Context, pod *corev1.Pod, f fail
 	}
 	facts.LeaseCurrent, facts.DaemonStarted, facts.DaemonRenewed = lease.current, lease.started, lease.renewed
 	facts.ResultProbeTime, facts.ProbePeriod = f.state.LastProbeTime.Time, f.period
+	facts.FailedFor = max(0, r.clock.Since(f.state.LastTransitionTime.Time))
 	if facts.Policies, err = v.governing(ctx, pod, r.def); err != nil {
 		return decided{}, err
 	}

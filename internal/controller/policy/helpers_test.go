@@ -205,7 +205,8 @@ func succeeded(pod *corev1.Pod, container string, generation int) probeState {
 func probeName(pod *corev1.Pod, container string) string { return pod.Name + "-" + container }
 
 // report plays the daemon: the node's NodePodProbe lists probes for every container of pods and
-// its status carries exactly states, in one status write. Probe grace period is 7s.
+// its status carries states, and Succeeded for the pods states leave out, in one status write.
+// Probe grace period is 7s.
 //
 // The node's NodePodProbe is deleted when the spec ends, so that its failures are not decided
 // again by the managers of later specs (which would move the shared Prometheus counters).
@@ -266,6 +267,20 @@ func reportFull(node string, pods []*corev1.Pod, probeGrace *int64, at time.Time
 		for i := range npp.Status.PodProbeStatuses {
 			byPod[npp.Status.PodProbeStatuses[i].UID] = &npp.Status.PodProbeStatuses[i]
 		}
+	}
+	// A pod given no state passes its probes, as a daemon in steady state reports it (a pod
+	// without any result is one the daemon has not probed yet, which the storm rules treat apart).
+	for _, p := range pods {
+		if byPod[p.UID] != nil {
+			continue
+		}
+		ps := appsv1alpha1.PodProbeStatus{Name: p.Name, Namespace: p.Namespace, UID: p.UID}
+		for _, c := range p.Spec.Containers {
+			ps.ProbeStates = append(ps.ProbeStates, appsv1alpha1.ContainerProbeState{Name: probeName(p, c.Name),
+				ContainerID: containerID(p, c.Name, 1), State: appsv1alpha1.ProbeSucceeded, Message: "probe Succeeded",
+				LastProbeTime: now, LastTransitionTime: now})
+		}
+		npp.Status.PodProbeStatuses = append(npp.Status.PodProbeStatuses, ps)
 	}
 	Expect(k8sClient.Status().Update(ctx, npp)).To(Succeed())
 }
