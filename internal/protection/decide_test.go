@@ -103,37 +103,21 @@ func TestDecideInOrder(t *testing.T) {
 			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
 		}, Restart, ""},
 		{"a rollout: 2 new pods failing or starting to fail, the other 8 not probed yet: storm", func(f *Facts) {
-			ps := revision(suspects(pods(10, 10, 1, 0), 1), 10, "rs-new")
-			for i := 2; i < 10; i++ {
-				ps[i].Healthy = false
-			}
-			f.Workload.Pods = ps
+			f.Workload.Pods = unprobed(revision(suspects(pods(10, 10, 1, 0), 1), 10, "rs-new"), 2)
 			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
 		}, Hold, ReasonFailureStorm},
 		{"a rollout: the first new pod fails, the others not probed yet: wait for their first results", func(f *Facts) {
-			ps := revision(pods(10, 10, 1, 0), 10, "rs-new")
-			for i := 1; i < 10; i++ {
-				ps[i].Healthy = false
-			}
-			f.Workload.Pods = ps
+			f.Workload.Pods = unprobed(revision(pods(10, 10, 1, 0), 10, "rs-new"), 1)
 			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
 			f.ProbePeriod, f.FailedFor = 1, 9*time.Second
 		}, Wait, ""},
 		{"a rollout: the first new pod fails, the others still not probed after the wait: restart", func(f *Facts) {
-			ps := revision(pods(10, 10, 1, 0), 10, "rs-new")
-			for i := 1; i < 10; i++ {
-				ps[i].Healthy = false
-			}
-			f.Workload.Pods = ps
+			f.Workload.Pods = unprobed(revision(pods(10, 10, 1, 0), 10, "rs-new"), 1)
 			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
 			f.ProbePeriod, f.FailedFor = 1, 10*time.Second
 		}, Restart, ""},
 		{"a new revision whose other pod passed its probe: no wait for the unprobed ones", func(f *Facts) {
-			ps := revision(pods(10, 10, 1, 0), 10, "rs-new")
-			for i := 2; i < 10; i++ {
-				ps[i].Healthy = false
-			}
-			f.Workload.Pods = ps
+			f.Workload.Pods = unprobed(revision(pods(10, 10, 1, 0), 10, "rs-new"), 2)
 			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
 		}, Restart, ""},
 		{"1 of a new revision of 3 failing, the rest healthy: no storm", func(f *Facts) {
@@ -241,6 +225,14 @@ func suspects(ps []PodState, n int) []PodState {
 			ps[i].Suspect, ps[i].Healthy = true, false
 			n--
 		}
+	}
+	return ps
+}
+
+// unprobed marks the pods from index from on as not probed yet (neither failing nor healthy).
+func unprobed(ps []PodState, from int) []PodState {
+	for i := from; i < len(ps); i++ {
+		ps[i].Healthy = false
 	}
 	return ps
 }
