@@ -157,7 +157,8 @@ func webhookConfigs(csvName string) (
 	return m.Items, v.Items
 }
 
-// expectWebhooksServedWithOLMCerts checks that OLM registered the CSV's four webhooks with its CA
+// expectWebhooksServedWithOLMCerts checks that OLM registered the CSV's five webhooks (pod and CRR
+// mutating; pod UPDATE, CRR and policy validating) with its CA
 // in caBundle, and that every manager pod serves a certificate for OLM's webhook Service that
 // this CA verifies.
 func expectWebhooksServedWithOLMCerts(csvName string) {
@@ -165,7 +166,12 @@ func expectWebhooksServedWithOLMCerts(csvName string) {
 	Eventually(func(g Gomega) {
 		m, v := webhookConfigs(csvName)
 		g.Expect(m).To(HaveLen(2), "mutating webhook configurations of %s", csvName)
-		g.Expect(v).To(HaveLen(2), "validating webhook configurations of %s", csvName)
+		g.Expect(v).To(HaveLen(3), "validating webhook configurations of %s", csvName)
+		var names []string
+		for _, c := range v {
+			names = append(names, c.Labels["olm.webhook-description-generate-name"])
+		}
+		g.Expect(names).To(ContainElement("vpod-v1.kb.io"), "the pod UPDATE webhook that keeps probe keys immutable")
 		var cc []admissionregistrationv1.WebhookClientConfig
 		for _, c := range m {
 			for _, w := range c.Webhooks {
@@ -177,7 +183,7 @@ func expectWebhooksServedWithOLMCerts(csvName string) {
 				cc = append(cc, w.ClientConfig)
 			}
 		}
-		g.Expect(cc).To(HaveLen(4))
+		g.Expect(cc).To(HaveLen(5))
 		for _, c := range cc {
 			g.Expect(c.Service).NotTo(BeNil())
 			g.Expect(c.Service.Namespace).To(Equal(operatorNS))
