@@ -72,13 +72,15 @@ func main() {
 	var webhookCertPath, webhookCertName, webhookCertKey string
 	var webhookPort int
 	var enableLeaderElection bool
-	var probeAddr string
+	var probeAddr, pprofAddr string
 	var secureMetrics bool
 	var enableHTTP2 bool
 	var tlsOpts []func(*tls.Config)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "The address the metrics endpoint binds to. "+
 		"Use :8443 for HTTPS or :8080 for HTTP, or leave as 0 to disable the metrics service.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
+	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", "The address Go's /debug/pprof endpoints bind to, "+
+		"unauthenticated: keep it on loopback (kubectl port-forward) or leave it off (0, the default).")
 	flag.BoolVar(&enableLeaderElection, "leader-elect", false,
 		"Enable leader election for controller manager. "+
 			"Enabling this will ensure there is only one active controller manager.")
@@ -183,6 +185,7 @@ func main() {
 		Metrics:                metricsServerOptions,
 		WebhookServer:          webhookServer,
 		HealthProbeBindAddress: probeAddr,
+		PprofBindAddress:       pprofAddr,
 		LeaderElection:         enableLeaderElection,
 		LeaderElectionID:       "bcbe718c.enhancedliveness.io",
 		// Only enrolled pods are cached, stripped to what the controllers read; whatever must see
@@ -253,6 +256,7 @@ func main() {
 		setupLog.Error(err, "Invalid flag")
 		os.Exit(1)
 	}
+	policyConfig.MaxConcurrentReconciles = scale.decisionWorkers
 	if err := policycontroller.SetupWithManager(mgr, policyConfig); err != nil {
 		setupLog.Error(err, "Failed to create controller", "controller", "policy-decision")
 		os.Exit(1)

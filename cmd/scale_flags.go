@@ -41,14 +41,17 @@ import (
 const (
 	defaultKubeAPIQPS   = 200
 	defaultKubeAPIBurst = 400
+	// defaultDecisionWorkers: see "Manager at scale" for the rounds that sized it.
+	defaultDecisionWorkers = 8
 )
 
 // scaleFlags are the manager flags about its load on the API server and its memory
 // (docs/development.md lists them).
 type scaleFlags struct {
-	kubeAPIQPS   float64
-	kubeAPIBurst int
-	stripCache   bool
+	kubeAPIQPS      float64
+	kubeAPIBurst    int
+	stripCache      bool
+	decisionWorkers int
 }
 
 func bindScaleFlags(fs *flag.FlagSet) *scaleFlags {
@@ -63,6 +66,10 @@ func bindScaleFlags(fs *flag.FlagSet) *scaleFlags {
 		"Drop from cached objects what the manager never reads: managedFields of every object, and of enrolled pods "+
 			"all but the fields its controllers read (much less memory per pod); false caches objects whole, as the "+
 			"API server returns them, for diagnosis or to measure the difference.")
+	fs.IntVar(&f.decisionWorkers, "decision-workers", defaultDecisionWorkers,
+		"Liveness failures the decision controller handles at once. Deciding is serialised; the workers overlap "+
+			"the API requests that carry decisions out (ContainerRecreateRequest creation), so this bounds "+
+			"decisions per second at about workers / request latency.")
 	return f
 }
 
@@ -78,6 +85,8 @@ func (f *scaleFlags) applyTo(cfg *rest.Config) error {
 		return fmt.Errorf("--kube-api-qps: must be greater than 0, or -1 for no client-side limit, got 0")
 	case f.kubeAPIQPS > 0 && f.kubeAPIBurst < 1:
 		return fmt.Errorf("--kube-api-burst: must be at least 1, got %d", f.kubeAPIBurst)
+	case f.decisionWorkers < 1:
+		return fmt.Errorf("--decision-workers: must be at least 1, got %d", f.decisionWorkers)
 	}
 	cfg.QPS = float32(f.kubeAPIQPS)
 	cfg.Burst = f.kubeAPIBurst

@@ -49,6 +49,7 @@ func TestScaleFlagsRateLimit(t *testing.T) {
 		{[]string{"--kube-api-qps=0"}, 0, 0, "--kube-api-qps: must be greater than 0, or -1"},
 		{[]string{"--kube-api-qps=-5"}, 0, 0, "--kube-api-qps: must be greater than 0, or -1"},
 		{[]string{"--kube-api-burst=0"}, 0, 0, "--kube-api-burst: must be at least 1"},
+		{[]string{"--decision-workers=0"}, 0, 0, "--decision-workers: must be at least 1"},
 	}
 	for _, c := range cases {
 		cfg := &rest.Config{}

@@ -78,6 +78,14 @@ func (h *Holds) Record(pod types.NamespacedName, inst Instance, hold Hold) bool 
 	return !ok || prev.Reason != hold.Reason
 }
 
+// Held reports whether the instance's restart is held.
+func (h *Holds) Held(pod types.NamespacedName, inst Instance) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.byPod[pod][inst]
+	return ok
+}
+
 // Release forgets the hold of an instance whose restart was requested.
 func (h *Holds) Release(pod types.NamespacedName, inst Instance) {
 	h.Retain(pod, func(i Instance) bool { return i != inst })

@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
@@ -80,6 +81,24 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, f failure
 
 	crr := r.buildCRR(pod, f)
 	rec.CRRName = crr.Name
+	// A held restart is decided again when something else changes (a request finishes, budget
+	// comes back), possibly before the cache has seen its own failure clear: informers of
+	// different kinds are not ordered. Only then is the failure read again from the API server;
+	// a fresh failure needs no second read.
+	if r.holds.Held(key, f.instance()) {
+		failing, err := r.stillFailing(ctx, pod, f)
+		if err != nil || !failing {
+			d.Tokens.Cancel()
+			r.expectations.CreationObserved(pod.UID, crr.Name)
+			rec.Outcome = protection.Wait
+			if err != nil {
+				return 0, fmt.Errorf("confirming the held restart of %s/%s: %w", pod.Name, f.container, err)
+			}
+			heldNotConfirmed.Inc()
+			// The NodePodProbe event that clears it wakes the pod; the fallback covers a lost one.
+			return r.cfg.HoldRecheckInterval, nil
+		}
+	}
 	if err := r.Create(ctx, crr); err != nil {
 		// No request, no restart: the rate-limit tokens go back to their buckets.
 		d.Tokens.Cancel()
@@ -105,6 +124,26 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, f failure
 		f.container, f.state.ContainerID, f.state.Name, crr.Name)
 	r.statusDirty.notify(d.policies)
 	return 0, nil
+}
+
+// stillFailing reads the pod's liveness state from the API server: is the failed container
+// instance still Failed there?
+func (r *DecisionReconciler) stillFailing(ctx context.Context, pod *corev1.Pod, f failure) (bool, error) {
+	npp := &appsv1alpha1.NodePodProbe{}
+	if err := r.live.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, npp); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	for _, ps := range npp.Status.PodProbeStatuses {
+		if ps.UID != pod.UID {
+			continue
+		}
+		for _, s := range ps.ProbeStates {
+			if s.Name == f.state.Name {
+				return s.Failed() && s.ContainerID == f.state.ContainerID, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 // withStatus keeps the policies that have a status to count in: every EnhancedLivenessPolicy,

@@ -53,6 +53,7 @@ type DecisionRecord struct {
 // DESIGN §4 through internal/protection. Requests are pods (namespace/name).
 type DecisionReconciler struct {
 	client.Client
+	live     client.Reader // the API server, uncached
 	cfg      Config
 	clock    clock.Clock
 	recorder recorder.EventRecorder

@@ -37,6 +37,11 @@ var (
 		Name: "enhanced_liveness_ineffective_restarts_total",
 		Help: "Restarts whose new container failed its liveness probe again soon after the restart.",
 	})
+	heldNotConfirmed = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "enhanced_liveness_held_restarts_not_confirmed_total",
+		Help: "Held restarts the budget allowed again but not requested: the API server showed the failure " +
+			"cleared while the manager's cache did not yet.",
+	})
 	decisionLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "enhanced_liveness_decision_latency_seconds",
 		Help:    "Time from a liveness failure's lastTransitionTime to the creation of its ContainerRecreateRequest.",
@@ -45,5 +50,5 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(restartsRequested, restartsHeld, ineffectiveRestarts, decisionLatency)
+	metrics.Registry.MustRegister(restartsRequested, restartsHeld, ineffectiveRestarts, heldNotConfirmed, decisionLatency)
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package policy
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -61,6 +62,10 @@ type Config struct {
 	Clock clock.Clock
 	// OnDecision, when set, is called after every decision (benchmarks, diagnostics).
 	OnDecision func(DecisionRecord)
+
+	// liveReader reads NodePodProbes from the API server to confirm a held restart (default the
+	// manager's API reader); tests replace it to play a cache that lags behind.
+	liveReader client.Reader
 }
 
 func (c *Config) complete() error {
@@ -103,6 +108,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 	owners := newOwners(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), cfg.Clock)
 	d := &DecisionReconciler{
 		Client:         mgr.GetClient(),
+		live:           cmp.Or[client.Reader](cfg.liveReader, mgr.GetAPIReader()),
 		cfg:            cfg,
 		clock:          cfg.Clock,
 		recorder:       mgr.GetEventRecorder("enhanced-liveness-decision"),
