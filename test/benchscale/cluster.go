@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -203,10 +204,32 @@ func loadYAML(path string) ([]*unstructured.Unstructured, error) {
 	}
 }
 
-// controlPlaneRSS returns the resident memory of this process's kube-apiserver and etcd
-// children, found in /proc by parent PID and command name.
+// controlPlaneRSS returns the resident memory of this process's kube-apiserver and etcd.
 func controlPlaneRSS() map[string]uint64 {
 	out := map[string]uint64{}
+	for comm, pid := range controlPlanePIDs() {
+		if st, err := readProcStatus(pid); err == nil {
+			out[comm] = st.rss
+		}
+	}
+	return out
+}
+
+// controlPlaneCPU returns the CPU time this process's kube-apiserver and etcd have used.
+func controlPlaneCPU() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for comm, pid := range controlPlanePIDs() {
+		if cpu, err := readProcCPU(pid); err == nil {
+			out[comm] = cpu
+		}
+	}
+	return out
+}
+
+// controlPlanePIDs finds this process's kube-apiserver and etcd children in /proc by parent PID
+// and command name.
+func controlPlanePIDs() map[string]string {
+	out := map[string]string{}
 	entries, _ := os.ReadDir("/proc")
 	self := strconv.Itoa(os.Getpid())
 	for _, e := range entries {
@@ -228,9 +251,48 @@ func controlPlaneRSS() map[string]uint64 {
 		if len(fields) < 2 || fields[1] != self || (comm != "kube-apiserver" && comm != "etcd") {
 			continue
 		}
-		if st, err := readProcStatus(e.Name()); err == nil {
-			out[comm] = st.rss
-		}
+		out[comm] = e.Name()
 	}
 	return out
+}
+
+// profileAPIServer takes a CPU profile of kube-apiserver for d (its /debug/pprof, as the admin)
+// into path.
+func (cl *cluster) profileAPIServer(ctx context.Context, d time.Duration, path string) {
+	hc, err := rest.HTTPClientFor(cl.cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kube-apiserver profile:", err)
+		return
+	}
+	saveProfile(ctx, hc, strings.TrimSuffix(cl.cfg.Host, "/"), d, path)
+}
+
+// saveProfile fetches a CPU profile of d from base's /debug/pprof and writes it to path. It runs
+// beside a round, so errors are printed, not returned.
+func saveProfile(ctx context.Context, hc *http.Client, base string, d time.Duration, path string) {
+	err := func() error {
+		url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, int(d.Seconds()))
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = resp.Body.Close() }()
+		body, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("%s: %s", resp.Status, body)
+		}
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(path, body, 0o644)
+	}()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "CPU profile", path+":", err)
+		return
+	}
+	fmt.Printf("%s CPU profile: %s\n", time.Now().Format("15:04:05"), path)
 }

@@ -21,6 +21,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -95,6 +97,8 @@ type roundResult struct {
 	unexpected                int           // requests for pods that did not fail
 	late                      int           // requests made after the round, once the failures had cleared
 	cleared                   time.Duration // requests reported Succeeded to no longer active
+	written                   time.Duration // first status write sent to the last acknowledged
+	apiserverCPU, etcdCPU     time.Duration // from the first status write to the last decision
 	use                       usage
 	requests                  string
 	heldBy                    string
@@ -161,7 +165,13 @@ func runRound(ctx context.Context, cl *cluster, m *managerProc, w *watcher, l la
 	if err != nil {
 		return res, err
 	}
-	s0 := m.now()
+	s0, cp0 := m.now(), controlPlaneCPU()
+	if o.profile > 0 && o.logDir != "" {
+		at := time.Now().Format("150405")
+		go cl.profileAPIServer(ctx, o.profile, filepath.Join(o.logDir, fmt.Sprintf("apiserver-%s-round%d.pprof", at, round)))
+		go saveProfile(ctx, http.DefaultClient, m.pprofURL, o.profile,
+			filepath.Join(o.logDir, fmt.Sprintf("manager-%s-round%d.pprof", at, round)))
+	}
 	written, acked, err := writeStatuses(ctx, cl, w, nodes, failingUID, o.daemonWriters)
 	if err != nil {
 		return res, err
@@ -194,6 +204,11 @@ func runRound(ctx context.Context, cl *cluster, m *managerProc, w *watcher, l la
 		time.Sleep(100 * time.Millisecond)
 	}
 	res.use = m.usage(s0, m.now())
+	cp1 := controlPlaneCPU()
+	res.apiserverCPU, res.etcdCPU = cp1["kube-apiserver"]-cp0["kube-apiserver"], cp1["etcd"]-cp0["etcd"]
+	for _, at := range acked {
+		res.written = max(res.written, at.Sub(first))
+	}
 	requested := int(after.sum("enhanced_liveness_restarts_requested_total") - before.sum("enhanced_liveness_restarts_requested_total"))
 	res.holds = int(after.sum("enhanced_liveness_restarts_held_total") - before.sum("enhanced_liveness_restarts_held_total"))
 	res.requests = requestsByMethod(before, after)

@@ -55,6 +55,7 @@ type options struct {
 	writers, daemonWriters                int
 	settle, convergeTimeout, roundTimeout time.Duration
 	restoreTimeout                        time.Duration
+	profile                               time.Duration
 }
 
 func main() {
@@ -81,6 +82,8 @@ func main() {
 	flag.DurationVar(&o.roundTimeout, "round-timeout", 5*time.Minute, "Bound on one round of failures.")
 	flag.DurationVar(&o.restoreTimeout, "restore-timeout", 20*time.Minute,
 		"Bound on the recovery after a round (the manager clearing its requests' active label).")
+	flag.DurationVar(&o.profile, "profile", 0,
+		"Take CPU profiles of kube-apiserver and of the manager this long from the start of each round, into -log-dir.")
 	flag.DurationVar(&timeout, "timeout", 3*time.Hour, "Bound on the whole benchmark.")
 	flag.Parse()
 

@@ -52,6 +52,7 @@ type managerProc struct {
 	pid        string
 	started    time.Time
 	metricsURL string
+	pprofURL   string // empty: not served
 	logPath    string
 	logFile    *os.File
 	exited     chan struct{}
@@ -75,15 +76,25 @@ var gcLine = regexp.MustCompile(`^gc \d+ @.* (\d+)->(\d+)->(\d+) MB`)
 // startManager runs bin with the benchmark's flags, then extra (e.g. --kube-api-qps); webhooks
 // are off (pods are created as the webhook would leave them) and so are leader election and
 // the health endpoint. Metrics are served on a free loopback port, plain HTTP.
-func startManager(cl *cluster, bin, logDir string, extra []string) (*managerProc, error) {
+func startManager(cl *cluster, bin, logDir string, profile bool, extra []string) (*managerProc, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
+	var pprof []string
+	pprofURL := ""
+	if profile {
+		pport, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		pprofURL = fmt.Sprintf("http://127.0.0.1:%d", pport)
+		pprof = []string{fmt.Sprintf("--pprof-bind-address=127.0.0.1:%d", pport)}
+	}
 	if logDir == "" {
 		logDir = cl.dir
 	}
-	m := &managerProc{metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", port),
+	m := &managerProc{metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", port), pprofURL: pprofURL,
 		logPath: filepath.Join(logDir, fmt.Sprintf("manager-%s.log", time.Now().Format("150405"))),
 		exited:  make(chan struct{}), workersAt: map[string]time.Time{}}
 	if m.logFile, err = os.Create(m.logPath); err != nil {
@@ -93,7 +104,7 @@ func startManager(cl *cluster, bin, logDir string, extra []string) (*managerProc
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", port), "--metrics-secure=false",
 		"--health-probe-bind-address=0", "--leader-elect=false",
 		"--daemon-image=registry.example/enhanced-liveness-daemon:bench", "--manager-deployment=",
-		"--global-restarts-per-minute=0", "--zap-log-level=info"}, extra...)
+		"--global-restarts-per-minute=0", "--zap-log-level=info"}, append(pprof, extra...)...)
 	m.cmd = exec.Command(bin, args...)
 	m.cmd.Env = append(os.Environ(), "ENABLE_WEBHOOKS=false", "POD_NAMESPACE="+opNamespace, "GODEBUG=gctrace=1")
 	m.cmd.Stdout = m.logFile

@@ -50,6 +50,10 @@ func (r result) print(out io.Writer) {
 		p("  manager CPU %.1fs (%.2f cores), peak RSS %.0f MiB, API requests %s (load %s); requests made after the failures cleared: %d",
 			rr.use.cpu.Seconds(), rr.use.cores(), mib(rr.use.peakRSS), rr.requests, rr.load, rr.late)
 		p("  manager API latency: %s", rr.latency)
+		p("  the daemons' %d status writes took %s to be acknowledged; control plane CPU until the last decision: "+
+			"kube-apiserver %.1fs, etcd %.1fs (%.1f ms per failure decided, the daemons' writes included)",
+			rr.nodes, rr.written.Round(10*time.Millisecond), rr.apiserverCPU.Seconds(), rr.etcdCPU.Seconds(),
+			float64((rr.apiserverCPU+rr.etcdCPU).Milliseconds())/float64(rr.failures))
 		p("  after the round: the manager cleared the %d requests' active label %s after the daemons reported them Succeeded",
 			rr.restarts+rr.late, rr.cleared.Round(100*time.Millisecond))
 	}

@@ -59,7 +59,7 @@ func runManager(ctx context.Context, cl *cluster, bin string, w *watcher, l layo
 	w.resetWrites(true)
 	args := append([]string{"--strip-cached-objects=" + strconv.FormatBool(strip)}, o.managerArgs...)
 	logf("starting the manager %v (load %s)", args, r.startLoad)
-	m, err := startManager(cl, bin, o.logDir, args)
+	m, err := startManager(cl, bin, o.logDir, o.profile > 0 && o.logDir != "", args)
 	if err != nil {
 		return r, err
 	}
