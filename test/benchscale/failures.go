@@ -99,6 +99,8 @@ type roundResult struct {
 	cleared                   time.Duration // requests reported Succeeded to no longer active
 	written                   time.Duration // first status write sent to the last acknowledged
 	apiserverCPU, etcdCPU     time.Duration // from the first status write to the last decision
+	reconciles                float64       // decision controller reconciles until the last decision
+	notConfirmed              float64       // held restarts the API server showed recovered
 	use                       usage
 	requests                  string
 	heldBy                    string
@@ -213,6 +215,9 @@ func runRound(ctx context.Context, cl *cluster, m *managerProc, w *watcher, l la
 	res.holds = int(after.sum("enhanced_liveness_restarts_held_total") - before.sum("enhanced_liveness_restarts_held_total"))
 	res.requests = requestsByMethod(before, after)
 	res.heldBy = heldByReason(before, after)
+	const decision = `controller="policy-decision"`
+	res.reconciles = after.sum("controller_runtime_reconcile_total", decision) -
+		before.sum("controller_runtime_reconcile_total", decision)
 	res.latency = latencyByVerb(before, after)
 	// The requests are created; wait until the benchmark's watch has seen each of them.
 	for w.crrCount() < requested && time.Now().Before(deadline) {
@@ -249,6 +254,13 @@ func runRound(ctx context.Context, cl *cluster, m *managerProc, w *watcher, l la
 	}
 	res.decisionsPerSec = float64(len(failing)) / decidedAt.Sub(first).Seconds()
 	res.late, res.cleared, err = restore(ctx, cl, m, w, pods, nodes, o)
+	if err == nil {
+		var end metrics
+		if end, err = scrape(ctx, m.metricsURL); err == nil {
+			res.notConfirmed = end.sum("enhanced_liveness_held_restarts_not_confirmed_total") -
+				before.sum("enhanced_liveness_held_restarts_not_confirmed_total")
+		}
+	}
 	return res, err
 }
 

@@ -47,8 +47,11 @@ func (r result) print(out io.Writer) {
 			"status write sent -> request p50 %s p99 %s max %s (acknowledged -> request p50 %s p99 %s); budget %s",
 			i, rr.failures, rr.nodes, rr.mostOnNode, rr.restarts, rr.expectRestarts, rr.holds, rr.heldBy, rr.decisionsPerSec,
 			rr.restartsPerSec, ms(rr.p50), ms(rr.p99), ms(rr.max), ms(rr.ackP50), ms(rr.ackP99), budget)
-		p("  manager CPU %.1fs (%.2f cores), peak RSS %.0f MiB, API requests %s (load %s); requests made after the failures cleared: %d",
-			rr.use.cpu.Seconds(), rr.use.cores(), mib(rr.use.peakRSS), rr.requests, rr.load, rr.late)
+		p("  manager CPU %.1fs (%.2f cores, %.1f ms per failure decided; %.0f decision reconciles), peak RSS %.0f MiB, "+
+			"API requests %s (load %s)", rr.use.cpu.Seconds(), rr.use.cores(),
+			float64(rr.use.cpu.Milliseconds())/float64(rr.failures), rr.reconciles, mib(rr.use.peakRSS), rr.requests, rr.load)
+		p("  requests made after the failures cleared: %d; held restarts not requested because the API server "+
+			"already showed them recovered: %.0f", rr.late, rr.notConfirmed)
 		p("  manager API latency: %s", rr.latency)
 		p("  the daemons' %d status writes took %s to be acknowledged; control plane CPU until the last decision: "+
 			"kube-apiserver %.1fs, etcd %.1fs (%.1f ms per failure decided, the daemons' writes included)",
