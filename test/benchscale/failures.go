@@ -95,7 +95,8 @@ type roundResult struct {
 	ackP50, ackP99            time.Duration // from the status write acknowledged
 	maxActive                 int           // most unfinished requests one workload had at once
 	unexpected                int           // requests for pods that did not fail
-	late                      int           // requests made after the round, once the failures had cleared
+	late                      int           // requests made after the round, while the daemons cleared the failures
+	wrong                     int           // of those, requests first seen after their pod's failure was cleared
 	cleared                   time.Duration // requests reported Succeeded to no longer active
 	written                   time.Duration // first status write sent to the last acknowledged
 	apiserverCPU, etcdCPU     time.Duration // from the first status write to the last decision
@@ -253,7 +254,7 @@ func runRound(ctx context.Context, cl *cluster, m *managerProc, w *watcher, l la
 		res.restartsPerSec = float64(len(lat)) / lastSeen.Sub(first).Seconds()
 	}
 	res.decisionsPerSec = float64(len(failing)) / decidedAt.Sub(first).Seconds()
-	res.late, res.cleared, err = restore(ctx, cl, m, w, pods, nodes, o)
+	res.late, res.wrong, res.cleared, err = restore(ctx, cl, m, w, pods, nodes, o)
 	if err == nil {
 		var end metrics
 		if end, err = scrape(ctx, m.metricsURL); err == nil {
@@ -284,19 +285,22 @@ func (w *watcher) crrCount() int {
 // decided again as the budget came back) is carried out the same way and counted in late.
 // It returns once no request is active and the manager is idle, and how long the manager took to
 // clear the requests' active label after the daemons reported them Succeeded: until then they
-// still count against the workloads' budget.
+// still count against the workloads' budget. Of the late requests, wrong counts those first seen
+// after the write that cleared their pod's failure was acknowledged: restarts of a pod that had
+// recovered. The others came while the pod was still failing as far as the API server knew.
 func restore(ctx context.Context, cl *cluster, m *managerProc, w *watcher, pods []*podRec, nodes []int,
-	o options) (late int, cleared time.Duration, err error) {
+	o options) (late, wrong int, cleared time.Duration, err error) {
 	byUID := map[types.UID]*podRec{}
 	for _, p := range pods {
 		byUID[p.uid] = p
 	}
 	deadline := time.Now().Add(o.restoreTimeout)
 	var finished time.Time
+	clearedAt := map[int]time.Time{} // node -> its first Succeeded write acknowledged
 	for first := true; ; first = false {
 		list := &appsv1alpha1.ContainerRecreateRequestList{}
 		if err := cl.c.List(ctx, list); err != nil {
-			return late, 0, err
+			return late, wrong, 0, err
 		}
 		var open []*appsv1alpha1.ContainerRecreateRequest
 		var again []*podRec
@@ -313,10 +317,27 @@ func restore(ctx context.Context, cl *cluster, m *managerProc, w *watcher, pods 
 		}
 		if !first {
 			late += len(open)
+			w.mu.Lock()
+			for _, crr := range open {
+				p := byUID[types.UID(crr.Labels[appsv1alpha1.LabelCRRPodUID])]
+				if p == nil {
+					continue
+				}
+				if at, ok := clearedAt[p.node]; ok && w.crrSeen[crr.Name].After(at) {
+					wrong++
+				}
+			}
+			w.mu.Unlock()
 		}
 		if len(open) > 0 || first {
-			if err := carryOut(ctx, cl, w, open, again, nodes, o); err != nil {
-				return late, 0, err
+			acked, err := carryOut(ctx, cl, w, open, again, nodes, o)
+			if err != nil {
+				return late, wrong, 0, err
+			}
+			for n, at := range acked {
+				if _, ok := clearedAt[n]; !ok {
+					clearedAt[n] = at
+				}
 			}
 			finished = time.Now()
 		}
@@ -331,19 +352,20 @@ func restore(ctx context.Context, cl *cluster, m *managerProc, w *watcher, pods 
 			break
 		}
 		if time.Now().After(deadline) {
-			return late, 0, fmt.Errorf("%d requests still active %s after the round", active, o.restoreTimeout)
+			return late, wrong, 0, fmt.Errorf("%d requests still active %s after the round", active, o.restoreTimeout)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
 	ictx, cancel := context.WithTimeout(ctx, o.restoreTimeout)
 	defer cancel()
-	return late, cleared, idle(ictx, m.metricsURL, 3*time.Second)
+	return late, wrong, cleared, idle(ictx, m.metricsURL, 3*time.Second)
 }
 
 // carryOut restarts the containers of the requests' pods (new instance, Ready), reports the
-// probes of nodes (and of those pods' nodes) Succeeded, then marks the requests Succeeded.
+// probes of nodes (and of those pods' nodes) Succeeded, then marks the requests Succeeded. It
+// returns when each node's Succeeded write was acknowledged.
 func carryOut(ctx context.Context, cl *cluster, w *watcher, open []*appsv1alpha1.ContainerRecreateRequest,
-	again []*podRec, nodes []int, o options) error {
+	again []*podRec, nodes []int, o options) (map[int]time.Time, error) {
 	err := parallel(ctx, len(again), o.daemonWriters, func(ctx context.Context, i int) error {
 		p := again[i]
 		status := runningStatus(p, nodeIP(p.node))
@@ -357,7 +379,7 @@ func carryOut(ctx context.Context, cl *cluster, w *watcher, open []*appsv1alpha1
 		})
 	})
 	if err != nil {
-		return fmt.Errorf("restarting containers: %w", err)
+		return nil, fmt.Errorf("restarting containers: %w", err)
 	}
 	report := slices.Clone(nodes)
 	for _, p := range again {
@@ -365,8 +387,9 @@ func carryOut(ctx context.Context, cl *cluster, w *watcher, open []*appsv1alpha1
 			report = append(report, p.node)
 		}
 	}
-	if _, _, err := writeStatuses(ctx, cl, w, report, nil, o.daemonWriters); err != nil {
-		return err
+	_, acked, err := writeStatuses(ctx, cl, w, report, nil, o.daemonWriters)
+	if err != nil {
+		return nil, err
 	}
 	err = parallel(ctx, len(open), o.daemonWriters, func(ctx context.Context, i int) error {
 		crr := open[i]
@@ -376,7 +399,7 @@ func carryOut(ctx context.Context, cl *cluster, w *watcher, open []*appsv1alpha1
 		return retry(ctx, func(int) error { return cl.daemons.Status().Patch(ctx, crr, patch) })
 	})
 	if err != nil {
-		return fmt.Errorf("finishing requests: %w", err)
+		return nil, fmt.Errorf("finishing requests: %w", err)
 	}
-	return nil
+	return acked, nil
 }

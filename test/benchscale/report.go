@@ -50,8 +50,9 @@ func (r result) print(out io.Writer) {
 		p("  manager CPU %.1fs (%.2f cores, %.1f ms per failure decided; %.0f decision reconciles), peak RSS %.0f MiB, "+
 			"API requests %s (load %s)", rr.use.cpu.Seconds(), rr.use.cores(),
 			float64(rr.use.cpu.Milliseconds())/float64(rr.failures), rr.reconciles, mib(rr.use.peakRSS), rr.requests, rr.load)
-		p("  requests made after the failures cleared: %d; held restarts not requested because the API server "+
-			"already showed them recovered: %.0f", rr.late, rr.notConfirmed)
+		p("  requests made after the round: %d, of which %d after their pod's failure was cleared (a recovered pod "+
+			"restarted); held restarts not requested because the API server already showed them recovered: %.0f",
+			rr.late, rr.wrong, rr.notConfirmed)
 		p("  manager API latency: %s", rr.latency)
 		p("  the daemons' %d status writes took %s to be acknowledged; control plane CPU until the last decision: "+
 			"kube-apiserver %.1fs, etcd %.1fs (%.1f ms per failure decided, the daemons' writes included)",
