@@ -42,6 +42,7 @@ import (
 // fresh read, never by re-applying a plan made from stale status.
 func (e *Executor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	e.defaults()
+	ctx = withStepStart(ctx, e.Clock.Now())
 	crr := &appsv1alpha1.ContainerRecreateRequest{}
 	if err := e.Client.Get(ctx, req.NamespacedName, crr); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -181,7 +182,7 @@ func (e *Executor) execute(ctx context.Context, crr *appsv1alpha1.ContainerRecre
 		if len(kill) == 0 {
 			return ctrl.Result{RequeueAfter: e.requeueAfter(plan.RequeueAfter, deadline)}, nil
 		}
-		results, running := e.stopAll(ctx, pod, crr, states, kill)
+		results, running := e.stopAll(withFenced(ctx, e.Clock.Now()), pod, crr, states, kill)
 		again, retry := false, false
 		for i := range states {
 			r, ok := results[states[i].Name]
