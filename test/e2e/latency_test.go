@@ -197,6 +197,13 @@ var _ = Describe("restart latency, native kubelet vs enrolled (scenario 8)", fun
 		fmt.Fprintf(&b, "added by the enrolled path: p50 %v, p99 %v (limit 1s at p99); before the SIGTERM: p50 %v\n",
 			ms(ep50-np50), ms(ep99-np99), ms(et-nt))
 		fmt.Fprintf(&b, "native samples:   %v\nenrolled samples: %v\n", rounded(n), rounded(e))
+		var csv strings.Builder
+		for _, kind := range []string{"native", "enrolled"} {
+			for _, x := range samples[kind] {
+				fmt.Fprintf(&csv, "%s,%s,%d,%d,%d\n", kind, x.pod, x.first.UnixNano(), x.term.UnixNano(), x.started.UnixNano())
+			}
+		}
+		_ = os.WriteFile(filepath.Join(reportDir, "latency-samples.csv"), []byte(csv.String()), 0o644)
 		logs := operatorLogs()
 		_ = os.WriteFile(filepath.Join(reportDir, "latency-operator.log"), []byte(logs), 0o644)
 		writeBreakdown(&b, samples["enrolled"], logs)
