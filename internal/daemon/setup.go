@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -79,7 +80,8 @@ func Setup(mgr ctrl.Manager, o Options) (*Engine, error) {
 	e := &Engine{
 		Probes: probes,
 		Status: &prober.StatusWriter{
-			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), NodeName: o.NodeName,
+			// The client times the writes that report liveness failures (reports.go).
+			Client: reportingClient{Client: mgr.GetClient(), reports: newFailureReports(clock.RealClock{})}, APIReader: mgr.GetAPIReader(), NodeName: o.NodeName,
 			Results: probes.Results, Window: o.WriteWindow,
 		},
 		Heartbeat: &heartbeat.Heartbeat{Client: mgr.GetClient(), NodeName: o.NodeName, Namespace: o.Namespace, Interval: o.LeaseInterval},

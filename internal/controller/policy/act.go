@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
@@ -111,6 +112,12 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, f failure
 		}
 		return 0, fmt.Errorf("creating ContainerRecreateRequest %s/%s: %w", crr.Namespace, crr.Name, err)
 	}
+	createdAt := r.clock.Now()
+	// One line per restart at the default level, with the times that follow it through the manager
+	// (docs/policy.md): from the reconcile the NodePodProbe change woke to the acknowledged create.
+	logf.FromContext(ctx).Info("restart requested", "pod", key.String(), "container", f.container,
+		"containerID", f.state.ContainerID, "request", crr.Name, "reconcileStartedAt", stamp(d.reconcileStarted),
+		"decidedAt", stamp(d.decidedAt), "createdAt", stamp(createdAt), "took", createdAt.Sub(d.reconcileStarted).String())
 	r.holds.Release(key, f.instance())
 	r.outcomes.Requested(d.workload, pod.UID, f.container, f.state.ContainerID,
 		protection.SoonAfterRestart(f.initialDelay, f.threshold, f.period), r.clock.Now())
@@ -225,3 +232,6 @@ func crrName(pod *corev1.Pod, f failure) string {
 	}
 	return prefix + "-" + hash
 }
+
+// stamp formats a time for logs: UTC with nanoseconds, whatever the log encoder does with times.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

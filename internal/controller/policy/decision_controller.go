@@ -93,6 +93,7 @@ type DecisionReconciler struct {
 // Reconcile decides the Failed liveness states of one pod.
 func (r *DecisionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
+	started := r.clock.Now()
 	pod := &corev1.Pod{}
 	if err := r.Get(ctx, req.NamespacedName, pod, unsafeGet); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -122,6 +123,7 @@ func (r *DecisionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		if err != nil {
 			return ctrl.Result{}, err
 		}
+		d.reconcileStarted, d.decidedAt = started, r.clock.Now()
 		log.V(1).Info("decided", "container", f.container, "containerID", f.state.ContainerID,
 			"outcome", d.Outcome, "reason", d.Reason, "message", d.Message, "workload", d.workload,
 			"desired", d.desired, "unavailable", d.unavailable, "podAvailable", d.podAvailable)
@@ -195,6 +197,8 @@ type decided struct {
 	// what the budget saw, for the decision log
 	desired, unavailable int32
 	podAvailable         bool
+	// when the reconcile began and the decision was made, for the restart's log line
+	reconcileStarted, decidedAt time.Time
 }
 
 // newView reads the cluster for one decision; the decision controller's view also records what

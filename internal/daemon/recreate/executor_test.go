@@ -394,3 +394,22 @@ func TestDecisionControllerKillingMessage(t *testing.T) {
 		})
 	}
 }
+
+// TestFirstStepAsksTheRuntimeOnlyInTheStop: the step that stops the instance the request names
+// reads its status from the runtime once, in the stop itself (whether it already exited); the
+// plan needs the runtime's confirmation only for a successor, which is still asked for.
+func TestFirstStepAsksTheRuntimeOnlyInTheStop(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "app")
+	h.crr("r1", "web", nil, "app")
+	h.reconcile("r1")
+	if n := len(h.srv.Calls("ContainerStatus")); n != 1 || len(h.stops()) != 1 {
+		t.Fatalf("ContainerStatus calls = %d, stops = %v; want 1 status read (the stop's) and 1 stop", n, h.stops())
+	}
+	h.kubeletRestart("web", "app")
+	h.reconcile("r1")
+	if n := len(h.srv.Calls("ContainerStatus")); n != 2 {
+		t.Fatalf("ContainerStatus calls = %d after the restart, want the successor confirmed (2)", n)
+	}
+	h.expectPhase("r1", appsv1alpha1.RecreateSucceeded, "all 1 container(s) restarted")
+}

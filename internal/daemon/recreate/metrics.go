@@ -35,8 +35,16 @@ var (
 		Help:    "Time to stop a container for a ContainerRecreateRequest, preStop hook included.",
 		Buckets: []float64{0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300},
 	})
+
+	// startToStop is the executor's own share of a restart: from the step that took up the
+	// request (its watch event) to the CRI stop call, preStop hook included.
+	startToStop = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "enhanced_liveness_daemon_crr_start_to_stop_seconds",
+		Help:    "Time from the executor taking up a ContainerRecreateRequest to its CRI StopContainer call, preStop hook included.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
+	})
 )
 
 func init() {
-	metrics.Registry.MustRegister(crrExecuted, stopDuration)
+	metrics.Registry.MustRegister(crrExecuted, stopDuration, startToStop)
 }

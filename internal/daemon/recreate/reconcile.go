@@ -42,6 +42,7 @@ import (
 // fresh read, never by re-applying a plan made from stale status.
 func (e *Executor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	e.defaults()
+	ctx = withStepStart(ctx, e.Clock.Now())
 	crr := &appsv1alpha1.ContainerRecreateRequest{}
 	if err := e.Client.Get(ctx, req.NamespacedName, crr); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -181,7 +182,7 @@ func (e *Executor) execute(ctx context.Context, crr *appsv1alpha1.ContainerRecre
 		if len(kill) == 0 {
 			return ctrl.Result{RequeueAfter: e.requeueAfter(plan.RequeueAfter, deadline)}, nil
 		}
-		results, running := e.stopAll(ctx, pod, crr, states, kill)
+		results, running := e.stopAll(withFenced(ctx, e.Clock.Now()), pod, crr, states, kill)
 		again, retry := false, false
 		for i := range states {
 			r, ok := results[states[i].Name]
@@ -249,7 +250,7 @@ func (e *Executor) observe(ctx context.Context, pod *corev1.Pod, crr *appsv1alph
 			continue
 		}
 		o := ObservePod(pod, c.Name)
-		if o.Running && o.ContainerID != "" && o.ContainerID != st.ContainerID {
+		if o.Running && o.ContainerID != "" && o.ContainerID != comparedWith(c, st, crr.Spec.Strategy, o) {
 			resp, err := e.Runtime.ContainerStatus(ctx, cri.TrimContainerID(o.ContainerID), false)
 			if err != nil {
 				logf.FromContext(ctx).V(1).Info("runtime cannot confirm container yet", "container", c.Name, "id", o.ContainerID, "err", err.Error())
@@ -259,4 +260,19 @@ func (e *Executor) observe(ctx context.Context, pod *corev1.Pod, crr *appsv1alph
 		out[c.Name] = o
 	}
 	return out
+}
+
+// comparedWith is the instance the plan compares the pod's current one with: the recorded one, or for a
+// container not started on yet, the one step will pick. The runtime's confirmation matters only
+// for a current instance that differs from it (a successor), so the first step, on the critical
+// path of every restart, goes without that CRI round trip.
+func comparedWith(c appsv1alpha1.ContainerRecreateRequestContainer, st appsv1alpha1.ContainerRecreateState,
+	strategy appsv1alpha1.ContainerRecreateRequestStrategy, o Observed) string {
+	if st.Phase != "" && st.Phase != appsv1alpha1.RecreatePending {
+		return st.ContainerID
+	}
+	if c.StatusContext != nil && c.StatusContext.ContainerID != "" && !strategy.ForceRecreate {
+		return c.StatusContext.ContainerID
+	}
+	return o.ContainerID
 }

@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
@@ -148,8 +149,19 @@ func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.
 		}
 	}
 	timeout := StopTimeout(total, e.Clock.Since(start))
+	log := logf.FromContext(ctx).WithValues("pod", pod.Namespace+"/"+pod.Name, "container", name, "containerID", target)
+	stopAt := e.Clock.Now()
+	if t, ok := stepTimes(ctx); ok {
+		startToStop.Observe(stopAt.Sub(t.start).Seconds())
+		// With the lines of the manager and the status writer, these follow one restart from the
+		// failed probe to the stop (docs/daemon.md).
+		log.Info("stopping container", "gracePeriod", timeout, "stepStartedAt", stamp(t.start),
+			"fencedAt", stamp(t.fenced), "stopAt", stamp(stopAt))
+	}
 	err = e.Runtime.StopContainer(ctx, id, timeout)
 	stopDuration.Observe(e.Clock.Since(start).Seconds())
+	log.Info("StopContainer returned", "returnedAt", stamp(e.Clock.Now()), "took", e.Clock.Since(stopAt).String(),
+		"error", errString(err))
 	if transient(err) {
 		return stopResult{stopRetry, fmt.Sprintf("stopping %s failed, will retry: %v%s", target, err, hookMsg)}
 	}
@@ -168,4 +180,38 @@ func killingNote(crr *appsv1alpha1.ContainerRecreateRequest, container string) s
 		return fmt.Sprintf("Container %s failed liveness probe, will be restarted", container)
 	}
 	return fmt.Sprintf("Stopping container %s by ContainerRecreateRequest %s", container, crr.Name)
+}
+
+// stepTimes are when the step that stops a container began (the executor took up the request) and
+// when its status write before the stop was acknowledged.
+type stepTiming struct{ start, fenced time.Time }
+
+type stepTimingKey struct{}
+
+func withStepStart(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, stepTimingKey{}, stepTiming{start: t})
+}
+
+func withFenced(ctx context.Context, t time.Time) context.Context {
+	st, ok := ctx.Value(stepTimingKey{}).(stepTiming)
+	if !ok {
+		return ctx
+	}
+	st.fenced = t
+	return context.WithValue(ctx, stepTimingKey{}, st)
+}
+
+func stepTimes(ctx context.Context) (stepTiming, bool) {
+	st, ok := ctx.Value(stepTimingKey{}).(stepTiming)
+	return st, ok && !st.fenced.IsZero()
+}
+
+// stamp formats a time for logs: UTC with nanoseconds, whatever the log encoder does with times.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
