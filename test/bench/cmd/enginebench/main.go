@@ -34,6 +34,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -73,6 +74,11 @@ type Report struct {
 	LagMaxms    float64 `json:"lagMaxms"`
 	RSS         float64 `json:"rssMiB"`
 	PeakRSS     float64 `json:"peakRssMiB"`
+	// Where the memory is, at the end of the measured window.
+	HeapInuse  float64 `json:"heapInuseMiB"`
+	StackInuse float64 `json:"stackInuseMiB"`
+	Goroutines int     `json:"goroutines"`
+	NumGC      uint32  `json:"numGC"` // GC cycles during the measured window
 }
 
 func main() {
@@ -162,9 +168,11 @@ func drive(c config) error {
 	}
 	fmt.Printf("%d HTTP workers, period %v, measured %v after %v warm-up (GOMAXPROCS=%s)\n",
 		c.workers, c.period, c.duration, c.warmup, os.Getenv("GOMAXPROCS"))
-	fmt.Printf("%-8s %10s %7s %14s %10s %10s %10s %9s %9s\n", "engine", "probes", "errors", "CPU s/probe", "lag p50", "lag p99", "lag max", "RSS MiB", "peak MiB")
+	fmt.Printf("%-8s %10s %7s %14s %10s %10s %10s %9s %9s %7s %7s %6s %4s\n", "engine", "probes", "errors", "CPU s/probe",
+		"lag p50", "lag p99", "lag max", "RSS MiB", "peak MiB", "heap", "stacks", "gorou.", "GCs")
 	for _, r := range reports {
-		fmt.Printf("%-8s %10d %7d %14.3g %8.2fms %8.2fms %8.2fms %9.1f %9.1f\n", r.Engine, r.Probes, r.Errors, r.CPUPerProbe, r.LagP50ms, r.LagP99ms, r.LagMaxms, r.RSS, r.PeakRSS)
+		fmt.Printf("%-8s %10d %7d %14.3g %8.2fms %8.2fms %8.2fms %9.1f %9.1f %7.1f %7.1f %6d %4d\n", r.Engine, r.Probes, r.Errors,
+			r.CPUPerProbe, r.LagP50ms, r.LagP99ms, r.LagMaxms, r.RSS, r.PeakRSS, r.HeapInuse, r.StackInuse, r.Goroutines, r.NumGC)
 	}
 	per := map[string]float64{}
 	for _, r := range reports {
@@ -210,12 +218,15 @@ func measure(c config) (Report, error) {
 	}
 	time.Sleep(c.warmup)
 	stopProfile := startProfile(c.profile, c.mode)
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
 	cpu0, n0, t0 := cpuSeconds(), probes.Load(), time.Now()
 	rec.on.Store(true)
 	time.Sleep(c.duration)
 	rec.on.Store(false)
 	cpu1, n1, t1 := cpuSeconds(), probes.Load(), time.Now()
 	stopProfile()
+	runtime.ReadMemStats(&ms1)
 	if c.mode == "ours" {
 		errs.Store(int64(failures()))
 	}
@@ -233,6 +244,8 @@ func measure(c config) (Report, error) {
 		r.LagMaxms = ms(lags[len(lags)-1])
 	}
 	r.RSS, r.PeakRSS = procStatusMiB("VmRSS"), procStatusMiB("VmHWM")
+	r.HeapInuse, r.StackInuse = float64(ms1.HeapInuse)/(1<<20), float64(ms1.StackInuse)/(1<<20)
+	r.Goroutines, r.NumGC = runtime.NumGoroutine(), ms1.NumGC-ms0.NumGC
 	return r, nil
 }
 
