@@ -1,0 +1,90 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+	http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package prober
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// pathServer records the paths it is asked for.
+type pathServer struct {
+	mu    sync.Mutex
+	paths []string
+	port  int
+}
+
+func newPathServer(t *testing.T) *pathServer {
+	s := &pathServer{}
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.paths = append(s.paths, r.URL.Path)
+		s.mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	_, p, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	s.port, _ = strconv.Atoi(p)
+	return s
+}
+
+func (s *pathServer) got() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.paths, ",")
+}
+
+// A worker builds its HTTP request once and reuses it, so the request must follow a new pod
+// object (here a named port that now resolves elsewhere) and a new target at once.
+func TestWorker_16_ReusedRequestFollowsPodAndTarget(t *testing.T) {
+	f := newFixture(t)
+	a, b := newPathServer(t), newPathServer(t)
+	withPort := func(port int) {
+		p := f.pod.DeepCopy()
+		p.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: int32(port)}}
+		f.pod = p
+		f.setPod(p)
+	}
+	withPort(a.port)
+	tg := f.target(3)
+	tg.Probe.HTTPGet = &corev1.HTTPGetAction{Path: "/one", Port: intstr.FromString("http")}
+	w := f.worker(tg)
+	f.run(w, 200)
+	f.run(w, 200)
+	if got := a.got(); got != "/one,/one" {
+		t.Fatalf("server a got %q, want two runs on /one", got)
+	}
+	withPort(b.port)
+	f.run(w, 200)
+	if got := b.got(); got != "/one" {
+		t.Fatalf("after the pod changed, server b got %q, want /one", got)
+	}
+	tg2 := tg
+	tg2.Probe.HTTPGet = &corev1.HTTPGetAction{Path: "/two", Port: intstr.FromInt32(int32(a.port))}
+	w.setTarget(&tg2)
+	f.run(w, 200)
+	if got := a.got(); got != "/one,/one,/two" {
+		t.Fatalf("after the target changed, server a got %q, want /two last", got)
+	}
+}
