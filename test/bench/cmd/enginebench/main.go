@@ -17,6 +17,9 @@ limitations under the License.
 // against a loopback server, and the kubelet's own pkg/probe/http prober driven the same way
 // (one goroutine and ticker per probe, a new request per run). Each side runs in a child process
 // of its own, and the HTTP server in a third, so that CPU time and RSS are each side's alone.
+// Engines: ours (the daemon's probe manager, with its metrics and result cache), kubelet (the
+// prober plus the two metric updates the kubelet's worker makes per run, with the kubelet's own
+// metric vectors) and kubelet-bare (the prober alone, the only kubelet side before 2026-12-01).
 //
 //	go run ./cmd/enginebench -workers 5000 -period 1s -warmup 5s -duration 20s
 package main
@@ -48,6 +51,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	compbasemetrics "k8s.io/component-base/metrics"
+	kprober "k8s.io/kubernetes/pkg/kubelet/prober"
 	khttp "k8s.io/kubernetes/pkg/probe/http"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
@@ -83,7 +88,7 @@ type Report struct {
 
 func main() {
 	var c config
-	flag.StringVar(&c.mode, "mode", "driver", "driver | server | ours | kubelet")
+	flag.StringVar(&c.mode, "mode", "driver", "driver | server | ours | kubelet | kubelet-bare")
 	flag.StringVar(&c.target, "target", "", "host:port of the HTTP server (children)")
 	flag.IntVar(&c.workers, "workers", 5000, "number of HTTP probe workers")
 	flag.DurationVar(&c.period, "period", time.Second, "probe period")
@@ -96,7 +101,7 @@ func main() {
 	switch c.mode {
 	case "server":
 		err = serve()
-	case "ours", "kubelet":
+	case "ours", "kubelet", "kubelet-bare":
 		var r Report
 		if r, err = measure(c); err == nil {
 			err = json.NewEncoder(os.Stdout).Encode(r)
@@ -104,7 +109,7 @@ func main() {
 	case "driver":
 		err = drive(c)
 	default:
-		err = fmt.Errorf("-mode %q: want driver, server, ours or kubelet", c.mode)
+		err = fmt.Errorf("-mode %q: want driver, server, ours, kubelet or kubelet-bare", c.mode)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "enginebench:", err)
@@ -150,7 +155,7 @@ func drive(c config) error {
 
 	var reports []Report
 	for _, mode := range strings.Split(c.engines, ",") {
-		if mode != "ours" && mode != "kubelet" {
+		if mode != "ours" && mode != "kubelet" && mode != "kubelet-bare" {
 			return fmt.Errorf("-engines: unknown engine %q", mode)
 		}
 		cmd := exec.Command(self, "-mode="+mode, "-target="+addr, "-workers="+strconv.Itoa(c.workers), "-profile="+c.profile,
@@ -178,8 +183,10 @@ func drive(c config) error {
 	for _, r := range reports {
 		per[r.Engine] = r.CPUPerProbe
 	}
-	if per["ours"] > 0 && per["kubelet"] > 0 {
-		fmt.Printf("CPU per probe, ours / kubelet's prober: %.2f\n", per["ours"]/per["kubelet"])
+	for _, k := range []string{"kubelet", "kubelet-bare"} {
+		if per["ours"] > 0 && per[k] > 0 {
+			fmt.Printf("CPU per probe, ours / %s: %.2f\n", k, per["ours"]/per[k])
+		}
 	}
 	return nil
 }
@@ -213,7 +220,7 @@ func measure(c config) (Report, error) {
 	switch c.mode {
 	case "ours":
 		runOurs(ctx, c, host, port, rec, &probes)
-	case "kubelet":
+	case "kubelet", "kubelet-bare":
 		runKubelet(ctx, c, host, port, rec, &probes, &errs)
 	}
 	time.Sleep(c.warmup)
@@ -302,12 +309,22 @@ func failures() float64 {
 }
 
 // runKubelet drives the kubelet's HTTP prober the way its worker does: one goroutine and one
-// ticker per probe, first run spread over a period, a new request built for every run.
+// ticker per probe, first run spread over a period, a new request built for every run; unless
+// kubelet-bare, each run also updates the kubelet's prober_probe_total and duration series with
+// label sets built once per worker, as its worker does.
 func runKubelet(ctx context.Context, c config, host string, port int, rec *lagRecorder, probes, errs *atomic.Int64) {
 	kp := khttp.New(false)
-	for range c.workers {
+	withMetrics := c.mode == "kubelet"
+	if withMetrics {
+		compbasemetrics.NewKubeRegistry().MustRegister(kprober.ProberResults, kprober.ProberDuration)
+	}
+	for i := range c.workers {
 		go func() {
 			container := corev1.Container{Name: "app"}
+			pod := fmt.Sprintf("pod-%05d", i)
+			resultLabels := compbasemetrics.Labels{"probe_type": "Liveness", "result": "successful", "container": "app",
+				"pod": pod, "namespace": "bench", "pod_uid": fmt.Sprintf("uid-%05d", i)}
+			durationLabels := compbasemetrics.Labels{"probe_type": "Liveness", "container": "app", "pod": pod, "namespace": "bench"}
 			action := corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(port))}
 			next := time.Now().Add(time.Duration(rand.Float64() * float64(c.period)))
 			time.Sleep(time.Until(next))
@@ -319,11 +336,15 @@ func runKubelet(ctx context.Context, c config, host string, port int, rec *lagRe
 			for {
 				rec.add(time.Since(scheduled))
 				probes.Add(1)
+				start := time.Now()
 				req, err := khttp.NewRequestForHTTPGetAction(&action, &container, host, "probe")
 				if err != nil {
 					errs.Add(1)
 				} else if res, _, err := kp.Probe(req, time.Second); err != nil || res != "success" {
 					errs.Add(1)
+				} else if withMetrics {
+					kprober.ProberResults.With(resultLabels).Inc()
+					kprober.ProberDuration.With(durationLabels).Observe(time.Since(start).Seconds())
 				}
 				select {
 				case <-ctx.Done():
