@@ -32,6 +32,7 @@ import (
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -45,6 +46,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/memlimit"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/recreate"
 )
@@ -68,6 +70,7 @@ type options struct {
 	kubeletVersion                   string
 	metricsAddr, probeAddr           string
 	secureMetrics, enableHTTP2       bool
+	memoryLimit                      string
 }
 
 func parseFlags() (options, zap.Options) {
@@ -91,6 +94,8 @@ func parseFlags() (options, zap.Options) {
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":10291", "Address of the /healthz and /readyz endpoints.")
 	flag.BoolVar(&o.secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS with authentication and authorization.")
 	flag.BoolVar(&o.enableHTTP2, "enable-http2", false, "Enable HTTP/2 for the metrics server.")
+	flag.StringVar(&o.memoryLimit, "memory-limit", resource.NewQuantity(memlimit.Default, resource.BinarySI).String(),
+		"Soft memory limit of the Go runtime (a quantity, e.g. 128Mi; 0: none); GOMEMLIMIT in the environment wins.")
 	zo := zap.Options{}
 	zo.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -110,6 +115,11 @@ func run(o options) error {
 	if o.nodeName == "" {
 		return errors.New("--node-name (or $NODE_NAME) is required")
 	}
+	ml, err := resource.ParseQuantity(o.memoryLimit)
+	if err != nil {
+		return fmt.Errorf("--memory-limit: %w", err)
+	}
+	setupLog.Info("soft memory limit", "bytes", memlimit.Apply(ml.Value()))
 	ctx := ctrl.SetupSignalHandler()
 
 	endpoint := o.criEndpoint

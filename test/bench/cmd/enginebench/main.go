@@ -30,7 +30,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -51,10 +50,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	compbasemetrics "k8s.io/component-base/metrics"
-	kprober "k8s.io/kubernetes/pkg/kubelet/prober"
-	khttp "k8s.io/kubernetes/pkg/probe/http"
 
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/memlimit"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
 )
 
@@ -62,6 +59,7 @@ type config struct {
 	mode, target, profile    string
 	engines                  string
 	workers                  int
+	memoryLimit              int64
 	period, warmup, duration time.Duration
 }
 
@@ -95,6 +93,7 @@ func main() {
 	flag.DurationVar(&c.warmup, "warmup", 5*time.Second, "time before measuring (first runs are spread over one period)")
 	flag.DurationVar(&c.duration, "duration", 20*time.Second, "measured time")
 	flag.StringVar(&c.engines, "engines", "ours,kubelet", "engines to measure, in order (driver)")
+	flag.Int64Var(&c.memoryLimit, "memory-limit", memlimit.Default, "soft memory limit of our side in bytes, the daemon's default unless changed (0: none)")
 	flag.StringVar(&c.profile, "profile", "", "directory for CPU and heap profiles of the measured window (children)")
 	flag.Parse()
 	var err error
@@ -159,6 +158,7 @@ func drive(c config) error {
 			return fmt.Errorf("-engines: unknown engine %q", mode)
 		}
 		cmd := exec.Command(self, "-mode="+mode, "-target="+addr, "-workers="+strconv.Itoa(c.workers), "-profile="+c.profile,
+			"-memory-limit="+strconv.FormatInt(c.memoryLimit, 10),
 			"-period="+c.period.String(), "-warmup="+c.warmup.String(), "-duration="+c.duration.String())
 		cmd.Stderr = os.Stderr
 		b, err := cmd.Output()
@@ -171,8 +171,8 @@ func drive(c config) error {
 		}
 		reports = append(reports, r)
 	}
-	fmt.Printf("%d HTTP workers, period %v, measured %v after %v warm-up (GOMAXPROCS=%s)\n",
-		c.workers, c.period, c.duration, c.warmup, os.Getenv("GOMAXPROCS"))
+	fmt.Printf("%d HTTP workers, period %v, measured %v after %v warm-up (GOMAXPROCS=%s), our soft memory limit %d MiB\n",
+		c.workers, c.period, c.duration, c.warmup, os.Getenv("GOMAXPROCS"), c.memoryLimit>>20)
 	fmt.Printf("%-8s %10s %7s %14s %10s %10s %10s %9s %9s %7s %7s %6s %4s\n", "engine", "probes", "errors", "CPU s/probe",
 		"lag p50", "lag p99", "lag max", "RSS MiB", "peak MiB", "heap", "stacks", "gorou.", "GCs")
 	for _, r := range reports {
@@ -256,8 +256,10 @@ func measure(c config) (Report, error) {
 	return r, nil
 }
 
-// runOurs starts the daemon's probe manager with one pod per worker, as the node controller would.
+// runOurs starts the daemon's probe manager with one pod per worker, as the node controller would,
+// under the soft memory limit the daemon applies at start.
 func runOurs(ctx context.Context, c config, host string, port int, rec *lagRecorder, probes *atomic.Int64) {
+	memlimit.Apply(c.memoryLimit)
 	m := prober.NewManager(nil, "kube-probe/1.37", nil)
 	m.LagObserver = func(d time.Duration) { probes.Add(1); rec.add(d) }
 	go func() { _ = m.Start(ctx) }()
@@ -306,54 +308,6 @@ func failures() float64 {
 		}
 	}
 	return n
-}
-
-// runKubelet drives the kubelet's HTTP prober the way its worker does: one goroutine and one
-// ticker per probe, first run spread over a period, a new request built for every run; unless
-// kubelet-bare, each run also updates the kubelet's prober_probe_total and duration series with
-// label sets built once per worker, as its worker does.
-func runKubelet(ctx context.Context, c config, host string, port int, rec *lagRecorder, probes, errs *atomic.Int64) {
-	kp := khttp.New(false)
-	withMetrics := c.mode == "kubelet"
-	if withMetrics {
-		compbasemetrics.NewKubeRegistry().MustRegister(kprober.ProberResults, kprober.ProberDuration)
-	}
-	for i := range c.workers {
-		go func() {
-			container := corev1.Container{Name: "app"}
-			pod := fmt.Sprintf("pod-%05d", i)
-			resultLabels := compbasemetrics.Labels{"probe_type": "Liveness", "result": "successful", "container": "app",
-				"pod": pod, "namespace": "bench", "pod_uid": fmt.Sprintf("uid-%05d", i)}
-			durationLabels := compbasemetrics.Labels{"probe_type": "Liveness", "container": "app", "pod": pod, "namespace": "bench"}
-			action := corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(port))}
-			next := time.Now().Add(time.Duration(rand.Float64() * float64(c.period)))
-			time.Sleep(time.Until(next))
-			t := time.NewTicker(c.period)
-			defer t.Stop()
-			// Lag is measured against the ticker's own ticks (a ticker drops ticks after an
-			// overrun and delivers the buffered one late), the first run against its start.
-			scheduled := next
-			for {
-				rec.add(time.Since(scheduled))
-				probes.Add(1)
-				start := time.Now()
-				req, err := khttp.NewRequestForHTTPGetAction(&action, &container, host, "probe")
-				if err != nil {
-					errs.Add(1)
-				} else if res, _, err := kp.Probe(req, time.Second); err != nil || res != "success" {
-					errs.Add(1)
-				} else if withMetrics {
-					kprober.ProberResults.With(resultLabels).Inc()
-					kprober.ProberDuration.With(durationLabels).Observe(time.Since(start).Seconds())
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case scheduled = <-t.C:
-				}
-			}
-		}()
-	}
 }
 
 func cpuSeconds() float64 {
