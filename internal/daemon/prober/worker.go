@@ -71,6 +71,7 @@ type worker struct {
 	seenTarget *Target
 	container  *corev1.Container
 	httpReq    *http.Request
+	execCmd    []string // the command with $(VAR) expanded from the container's env
 
 	labels    []string // probe metric labels without the result
 	succ      prometheus.Counter
@@ -188,7 +189,7 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		return true
 	}
 	if pod != w.seenPod || t != w.seenTarget {
-		w.seenPod, w.seenTarget, w.container, w.httpReq = pod, t, nil, nil
+		w.seenPod, w.seenTarget, w.container, w.httpReq, w.execCmd = pod, t, nil, nil, nil
 		if rc, ok := podutil.FindRestartable(&pod.Spec, t.Container); ok {
 			w.container = rc.Container
 		}
@@ -343,11 +344,14 @@ func (w *worker) runOnce(ctx context.Context, t *Target, pod *corev1.Pod, c *cor
 		if w.m.Runtime == nil {
 			return check.Outcome{}, errors.New("no container runtime connection for exec probes")
 		}
-		var env []corev1.EnvVar
-		if c != nil {
-			env = c.Env
+		if w.execCmd == nil {
+			var env []corev1.EnvVar
+			if c != nil {
+				env = c.Env
+			}
+			w.execCmd = check.ExpandCommand(p.Exec.Command, env)
 		}
-		o, err := check.Exec(ctx, w.m.Runtime, w.containerID, check.ExpandCommand(p.Exec.Command, env), timeout)
+		o, err := check.Exec(ctx, w.m.Runtime, w.containerID, w.execCmd, timeout)
 		if err != nil {
 			CRIErrors.WithLabelValues("ExecSync").Inc()
 		}

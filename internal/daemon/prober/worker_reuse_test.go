@@ -17,6 +17,7 @@ limitations under the License.
 package prober
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -24,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -86,5 +88,42 @@ func TestWorker_16_ReusedRequestFollowsPodAndTarget(t *testing.T) {
 	f.run(w, 200)
 	if got := a.got(); got != "/one,/one,/two" {
 		t.Fatalf("after the target changed, server a got %q, want /two last", got)
+	}
+}
+
+// cmdRecorder is a runtime whose ExecSync records the commands and exits 0.
+type cmdRecorder struct {
+	mu   sync.Mutex
+	cmds []string
+}
+
+func (r *cmdRecorder) ExecSync(_ context.Context, _ string, cmd []string, _ time.Duration) ([]byte, []byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cmds = append(r.cmds, strings.Join(cmd, " "))
+	return nil, nil, nil
+}
+
+// The expanded exec command is kept like the HTTP request, so it must follow the container's env.
+func TestWorker_26_ExpandedCommandFollowsPodEnv(t *testing.T) {
+	f := newFixture(t)
+	rt := &cmdRecorder{}
+	f.m.Runtime = rt
+	withEnv := func(v string) {
+		p := f.pod.DeepCopy()
+		p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "WHO", Value: v}}
+		f.pod = p
+		f.setPod(p)
+	}
+	withEnv("a")
+	tg := f.target(3)
+	tg.Probe.ProbeHandler = corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"check", "$(WHO)"}}}
+	w := f.worker(tg)
+	f.run(w, 200)
+	f.run(w, 200)
+	withEnv("b")
+	f.run(w, 200)
+	if got := strings.Join(rt.cmds, ","); got != "check a,check a,check b" {
+		t.Errorf("commands %q, want the env of each pod object", got)
 	}
 }
