@@ -225,6 +225,12 @@ func measure(c config) (Report, error) {
 	}
 	time.Sleep(c.warmup)
 	stopProfile := startProfile(c.profile, c.mode)
+	// Failed runs of the measured window only (the first runs of the warm-up are a burst).
+	errorsNow := errs.Load
+	if c.mode == "ours" {
+		errorsNow = func() int64 { return int64(failures()) }
+	}
+	e0 := errorsNow()
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	cpu0, n0, t0 := cpuSeconds(), probes.Load(), time.Now()
@@ -234,10 +240,7 @@ func measure(c config) (Report, error) {
 	cpu1, n1, t1 := cpuSeconds(), probes.Load(), time.Now()
 	stopProfile()
 	runtime.ReadMemStats(&ms1)
-	if c.mode == "ours" {
-		errs.Store(int64(failures()))
-	}
-	r := Report{Engine: c.mode, Workers: c.workers, Probes: n1 - n0, Errors: errs.Load(), Seconds: t1.Sub(t0).Seconds(), CPUSeconds: cpu1 - cpu0}
+	r := Report{Engine: c.mode, Workers: c.workers, Probes: n1 - n0, Errors: errorsNow() - e0, Seconds: t1.Sub(t0).Seconds(), CPUSeconds: cpu1 - cpu0}
 	if r.Probes > 0 {
 		r.CPUPerProbe = r.CPUSeconds / float64(r.Probes)
 	}
