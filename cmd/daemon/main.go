@@ -94,8 +94,8 @@ func parseFlags() (options, zap.Options) {
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":10291", "Address of the /healthz and /readyz endpoints.")
 	flag.BoolVar(&o.secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS with authentication and authorization.")
 	flag.BoolVar(&o.enableHTTP2, "enable-http2", false, "Enable HTTP/2 for the metrics server.")
-	flag.StringVar(&o.memoryLimit, "memory-limit", resource.NewQuantity(memlimit.Default, resource.BinarySI).String(),
-		"Soft memory limit of the Go runtime (a quantity, e.g. 128Mi; 0: none); GOMEMLIMIT in the environment wins.")
+	flag.StringVar(&o.memoryLimit, "memory-limit", "auto",
+		"Soft memory limit of the Go runtime: auto (3/4 of the container's memory limit, none without one), a quantity such as 192Mi, or 0 (none). GOMEMLIMIT in the environment wins.")
 	zo := zap.Options{}
 	zo.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -115,11 +115,11 @@ func run(o options) error {
 	if o.nodeName == "" {
 		return errors.New("--node-name (or $NODE_NAME) is required")
 	}
-	ml, err := resource.ParseQuantity(o.memoryLimit)
+	limit, err := memoryLimit(o.memoryLimit)
 	if err != nil {
-		return fmt.Errorf("--memory-limit: %w", err)
+		return err
 	}
-	setupLog.Info("soft memory limit", "bytes", memlimit.Apply(ml.Value()))
+	setupLog.Info("soft memory limit", "bytes", memlimit.Apply(limit))
 	ctx := ctrl.SetupSignalHandler()
 
 	endpoint := o.criEndpoint
@@ -187,6 +187,21 @@ func run(o options) error {
 	}
 	setupLog.Info("starting the daemon", "node", o.nodeName, "namespace", o.namespace)
 	return mgr.Start(ctx)
+}
+
+// memoryLimit resolves --memory-limit to bytes (0: none).
+func memoryLimit(flagValue string) (int64, error) {
+	if flagValue == "auto" {
+		if cl, ok := memlimit.ContainerLimit(); ok {
+			return memlimit.FromContainer(cl), nil
+		}
+		return 0, nil
+	}
+	q, err := resource.ParseQuantity(flagValue)
+	if err != nil {
+		return 0, fmt.Errorf("--memory-limit: %w", err)
+	}
+	return q.Value(), nil
 }
 
 // nodeKubeletVersion reads status.nodeInfo.kubeletVersion of the node; "" when it cannot

@@ -20,15 +20,37 @@ package memlimit
 import (
 	"os"
 	"runtime/debug"
+	"strconv"
+	"strings"
 )
 
-// Default is the soft limit the daemon ships with. Without one the heap grows to twice its live
-// size before a collection, and memory freed after a burst (every worker probing at once after a
-// restart, thousands of probes timing out together) is returned to the system only slowly: at
-// 5,000 HTTP workers that was 200-330 MiB against the DaemonSet's 256 MiB container limit. Under
-// the limit the runtime collects and returns memory earlier, trading some CPU (bounded by the
-// runtime at about half of it) for staying well clear of an OOM kill.
-const Default = 128 << 20
+// FromContainer returns the soft limit the daemon sets by default: three quarters of its
+// container's memory limit. Without a soft limit the heap grows to twice its live size before a
+// collection and memory freed after a burst (every worker probing at once after a restart,
+// probes timing out together) goes back to the system slowly, so a busy daemon sat at 200-330
+// MiB against the DaemonSet's 256 MiB limit; under a soft limit the runtime collects and returns
+// memory before the kernel would kill the container. A quarter is left for what the limit
+// cannot make the runtime free (goroutine stacks in use, bursts). A soft limit close to the live
+// size makes the collector run all the time (its CPU is capped by the runtime at about half),
+// hence no fixed default.
+func FromContainer(containerLimit int64) int64 { return containerLimit / 4 * 3 }
+
+// ContainerLimit reads this process's memory limit from its cgroup (v2, then v1); false when
+// there is none.
+func ContainerLimit() (int64, bool) {
+	for _, f := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil || v <= 0 || v >= 1<<62 { // "max", or v1's page-rounded "unlimited"
+			return 0, false
+		}
+		return v, true
+	}
+	return 0, false
+}
 
 // Apply makes limit (bytes; 0 or less: none) the soft memory limit, unless GOMEMLIMIT is set in
 // the environment: the runtime applied that one at start and an explicit setting wins. It returns

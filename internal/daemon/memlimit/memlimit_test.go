@@ -26,8 +26,8 @@ func TestApply(t *testing.T) {
 	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
 
 	t.Setenv("GOMEMLIMIT", "")
-	if got := Apply(Default); got != Default {
-		t.Errorf("Apply(Default) = %d, want %d", got, Default)
+	if got := Apply(192 << 20); got != 192<<20 {
+		t.Errorf("Apply(192 MiB) = %d", got)
 	}
 	if got := Apply(0); got != noLimit {
 		t.Errorf("Apply(0) = %d, want no limit", got)
@@ -36,7 +36,13 @@ func TestApply(t *testing.T) {
 	// An explicit GOMEMLIMIT (applied by the runtime at start) is left alone.
 	debug.SetMemoryLimit(300 << 20)
 	t.Setenv("GOMEMLIMIT", "300MiB")
-	if got := Apply(Default); got != 300<<20 {
-		t.Errorf("with GOMEMLIMIT set, Apply(Default) = %d, want 300 MiB kept", got)
+	if got := Apply(192 << 20); got != 300<<20 {
+		t.Errorf("with GOMEMLIMIT set, Apply = %d, want 300 MiB kept", got)
+	}
+}
+
+func TestFromContainer(t *testing.T) {
+	if got := FromContainer(256 << 20); got != 192<<20 {
+		t.Errorf("FromContainer(256 MiB) = %d, want 192 MiB", got)
 	}
 }
