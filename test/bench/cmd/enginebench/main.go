@@ -53,6 +53,7 @@ import (
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/memlimit"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/bench/measure"
 )
 
 type config struct {
@@ -93,7 +94,8 @@ func main() {
 	flag.DurationVar(&c.warmup, "warmup", 5*time.Second, "time before measuring (first runs are spread over one period)")
 	flag.DurationVar(&c.duration, "duration", 20*time.Second, "measured time")
 	flag.StringVar(&c.engines, "engines", "ours,kubelet", "engines to measure, in order (driver)")
-	flag.Int64Var(&c.memoryLimit, "memory-limit", memlimit.Default, "soft memory limit of our side in bytes, the daemon's default unless changed (0: none)")
+	flag.Int64Var(&c.memoryLimit, "memory-limit", measure.DaemonMemoryLimit(),
+		"soft memory limit of our side in bytes (0: none); default: the daemon's in the shipped DaemonSet")
 	flag.StringVar(&c.profile, "profile", "", "directory for CPU and heap profiles of the measured window (children)")
 	flag.Parse()
 	var err error
@@ -102,7 +104,7 @@ func main() {
 		err = serve()
 	case "ours", "kubelet", "kubelet-bare":
 		var r Report
-		if r, err = measure(c); err == nil {
+		if r, err = measureSide(c); err == nil {
 			err = json.NewEncoder(os.Stdout).Encode(r)
 		}
 	case "driver":
@@ -207,7 +209,7 @@ func (l *lagRecorder) add(d time.Duration) {
 	l.mu.Unlock()
 }
 
-func measure(c config) (Report, error) {
+func measureSide(c config) (Report, error) {
 	host, portStr, err := net.SplitHostPort(c.target)
 	if err != nil {
 		return Report{}, fmt.Errorf("-target: %w", err)
