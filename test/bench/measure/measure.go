@@ -19,8 +19,10 @@ limitations under the License.
 package measure
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -86,6 +88,28 @@ func ProcessesCPUSeconds(prefixes ...string) float64 {
 		}
 	}
 	return ticks / 100 // USER_HZ
+}
+
+// StartProfile writes <dir>/<name>.cpu.pprof until the returned function is called, and then
+// <name>.heap.pprof; nothing when dir is empty.
+func StartProfile(dir, name string) (stop func()) {
+	if dir == "" {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(dir, name+".cpu.pprof"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profile:", err)
+		return func() {}
+	}
+	_ = pprof.StartCPUProfile(f)
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+		if h, err := os.Create(filepath.Join(dir, name+".heap.pprof")); err == nil {
+			_ = pprof.WriteHeapProfile(h)
+			_ = h.Close()
+		}
+	}
 }
 
 // Ms returns d in milliseconds.

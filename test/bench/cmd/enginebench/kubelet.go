@@ -27,13 +27,15 @@ import (
 	compbasemetrics "k8s.io/component-base/metrics"
 	kprober "k8s.io/kubernetes/pkg/kubelet/prober"
 	khttp "k8s.io/kubernetes/pkg/probe/http"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/bench/measure"
 )
 
 // runKubelet drives the kubelet's HTTP prober the way its worker does: one goroutine and one
 // ticker per probe, first run spread over a period, a new request built for every run; unless
 // kubelet-bare, each run also updates the kubelet's prober_probe_total and duration series with
 // label sets built once per worker, as its worker does.
-func runKubelet(ctx context.Context, c config, host string, port int, rec *lagRecorder, probes, errs *atomic.Int64) {
+func runKubelet(ctx context.Context, c config, host string, port int, rec *measure.Durations, probes, errs *atomic.Int64) {
 	kp := khttp.New(false)
 	withMetrics := c.mode == "kubelet"
 	if withMetrics {
@@ -55,7 +57,7 @@ func runKubelet(ctx context.Context, c config, host string, port int, rec *lagRe
 			// overrun and delivers the buffered one late), the first run against its start.
 			scheduled := next
 			for {
-				rec.add(time.Since(scheduled))
+				rec.Add(time.Since(scheduled))
 				probes.Add(1)
 				start := time.Now()
 				req, err := khttp.NewRequestForHTTPGetAction(&action, &container, host, "probe")

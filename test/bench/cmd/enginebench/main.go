@@ -35,13 +35,9 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"runtime"
-	"runtime/pprof"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -193,22 +189,6 @@ func drive(c config) error {
 	return nil
 }
 
-// lagRecorder keeps the schedule lags observed while measuring.
-type lagRecorder struct {
-	on   atomic.Bool
-	mu   sync.Mutex
-	lags []time.Duration
-}
-
-func (l *lagRecorder) add(d time.Duration) {
-	if !l.on.Load() {
-		return
-	}
-	l.mu.Lock()
-	l.lags = append(l.lags, d)
-	l.mu.Unlock()
-}
-
 func measureSide(c config) (Report, error) {
 	host, portStr, err := net.SplitHostPort(c.target)
 	if err != nil {
@@ -217,7 +197,7 @@ func measureSide(c config) (Report, error) {
 	port, _ := strconv.Atoi(portStr)
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer cancel()
-	rec := &lagRecorder{}
+	rec := &measure.Durations{}
 	var probes, errs atomic.Int64
 	switch c.mode {
 	case "ours":
@@ -226,7 +206,7 @@ func measureSide(c config) (Report, error) {
 		runKubelet(ctx, c, host, port, rec, &probes, &errs)
 	}
 	time.Sleep(c.warmup)
-	stopProfile := startProfile(c.profile, c.mode)
+	stopProfile := measure.StartProfile(c.profile, c.mode)
 	// Failed runs of the measured window only (the first runs of the warm-up are a burst).
 	errorsNow := errs.Load
 	if c.mode == "ours" {
@@ -235,27 +215,19 @@ func measureSide(c config) (Report, error) {
 	e0 := errorsNow()
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
-	cpu0, n0, t0 := cpuSeconds(), probes.Load(), time.Now()
-	rec.on.Store(true)
+	cpu0, n0, t0 := measure.CPUSeconds(), probes.Load(), time.Now()
+	rec.On.Store(true)
 	time.Sleep(c.duration)
-	rec.on.Store(false)
-	cpu1, n1, t1 := cpuSeconds(), probes.Load(), time.Now()
+	rec.On.Store(false)
+	cpu1, n1, t1 := measure.CPUSeconds(), probes.Load(), time.Now()
 	stopProfile()
 	runtime.ReadMemStats(&ms1)
 	r := Report{Engine: c.mode, Workers: c.workers, Probes: n1 - n0, Errors: errorsNow() - e0, Seconds: t1.Sub(t0).Seconds(), CPUSeconds: cpu1 - cpu0}
 	if r.Probes > 0 {
 		r.CPUPerProbe = r.CPUSeconds / float64(r.Probes)
 	}
-	rec.mu.Lock()
-	lags := rec.lags
-	rec.mu.Unlock()
-	sort.Slice(lags, func(i, j int) bool { return lags[i] < lags[j] })
-	if len(lags) > 0 {
-		r.LagP50ms = ms(lags[len(lags)*50/100])
-		r.LagP99ms = ms(lags[len(lags)*99/100])
-		r.LagMaxms = ms(lags[len(lags)-1])
-	}
-	r.RSS, r.PeakRSS = procStatusMiB("VmRSS"), procStatusMiB("VmHWM")
+	r.LagP50ms, r.LagP99ms, r.LagMaxms = rec.Percentiles()
+	r.RSS, r.PeakRSS = measure.StatusMiB("VmRSS"), measure.StatusMiB("VmHWM")
 	r.HeapInuse, r.StackInuse = float64(ms1.HeapInuse)/(1<<20), float64(ms1.StackInuse)/(1<<20)
 	r.Goroutines, r.NumGC = runtime.NumGoroutine(), ms1.NumGC-ms0.NumGC
 	return r, nil
@@ -263,10 +235,10 @@ func measureSide(c config) (Report, error) {
 
 // runOurs starts the daemon's probe manager with one pod per worker, as the node controller would,
 // under the soft memory limit the daemon applies at start.
-func runOurs(ctx context.Context, c config, host string, port int, rec *lagRecorder, probes *atomic.Int64) {
+func runOurs(ctx context.Context, c config, host string, port int, rec *measure.Durations, probes *atomic.Int64) {
 	memlimit.Apply(c.memoryLimit)
 	m := prober.NewManager(nil, "kube-probe/1.37", nil)
-	m.LagObserver = func(d time.Duration) { probes.Add(1); rec.add(d) }
+	m.LagObserver = func(d time.Duration) { probes.Add(1); rec.Add(d) }
 	go func() { _ = m.Start(ctx) }()
 	started := metav1.NewTime(time.Now().Add(-time.Hour))
 	pods := make([]*corev1.Pod, 0, c.workers)
@@ -313,48 +285,4 @@ func failures() float64 {
 		}
 	}
 	return n
-}
-
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-}
-
-func procStatusMiB(field string) float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, field+":") {
-			f := strings.Fields(line)
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// startProfile writes <dir>/<mode>.cpu.pprof for the measured window and <mode>.heap.pprof at its end.
-func startProfile(dir, mode string) func() {
-	if dir == "" {
-		return func() {}
-	}
-	f, err := os.Create(filepath.Join(dir, mode+".cpu.pprof"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "profile:", err)
-		return func() {}
-	}
-	_ = pprof.StartCPUProfile(f)
-	return func() {
-		pprof.StopCPUProfile()
-		_ = f.Close()
-		if h, err := os.Create(filepath.Join(dir, mode+".heap.pprof")); err == nil {
-			_ = pprof.WriteHeapProfile(h)
-			_ = h.Close()
-		}
-	}
 }

@@ -39,7 +39,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/bench/measure"
@@ -47,6 +49,7 @@ import (
 
 type config struct {
 	mode, endpoint, namespace, container, command, engines, ids string
+	profile                                                     string
 	period, timeout, warmup, duration                           time.Duration
 	memoryLimit                                                 int64
 }
@@ -83,7 +86,10 @@ func main() {
 	flag.DurationVar(&c.duration, "duration", 20*time.Second, "measured time")
 	flag.Int64Var(&c.memoryLimit, "memory-limit", measure.DaemonMemoryLimit(),
 		"soft memory limit of our side in bytes (0: none); default: the daemon's in the shipped DaemonSet")
+	flag.StringVar(&c.profile, "profile", "", "directory for CPU and heap profiles of the measured window (children)")
 	flag.Parse()
+	// cri-client logs every call cut short when a side stops; neither side's logging is measured.
+	klog.SetLogger(logr.Discard())
 	var err error
 	switch c.mode {
 	case "ours", "kubelet":
@@ -145,7 +151,7 @@ func drive(c config) error {
 		}
 		cmd := exec.Command(self, "-mode="+mode, "-endpoint="+c.endpoint, "-ids="+strings.Join(ids, ","),
 			"-command="+c.command, "-period="+c.period.String(), "-timeout="+c.timeout.String(),
-			"-warmup="+c.warmup.String(), "-duration="+c.duration.String(), "-memory-limit="+strconv.FormatInt(c.memoryLimit, 10))
+			"-warmup="+c.warmup.String(), "-duration="+c.duration.String(), "-memory-limit="+strconv.FormatInt(c.memoryLimit, 10), "-profile="+c.profile)
 		cmd.Stderr = os.Stderr
 		b, err := cmd.Output()
 		if err != nil {
@@ -212,11 +218,13 @@ func measureSide(c config) (Report, error) {
 	}
 	time.Sleep(c.warmup)
 	n.syncFromMetrics()
+	stopProfile := measure.StartProfile(c.profile, c.mode)
 	cpu0, rt0, p0, f0, e0 := measure.CPUSeconds(), measure.ProcessesCPUSeconds(runtimeProcesses...), n.probes.Load(), n.failures.Load(), n.errors.Load()
 	n.latencies.On.Store(true)
 	time.Sleep(c.duration)
 	n.latencies.On.Store(false)
 	cpu1, rt1, p1 := measure.CPUSeconds(), measure.ProcessesCPUSeconds(runtimeProcesses...), n.probes.Load()
+	stopProfile()
 	n.syncFromMetrics()
 	f1, e1 := n.failures.Load(), n.errors.Load()
 	r := Report{Engine: c.mode, Containers: len(ids), Probes: p1 - p0, Failures: f1 - f0, Errors: e1 - e0, CPUSeconds: cpu1 - cpu0}
