@@ -86,6 +86,11 @@ bench: ## Probe engine benchmark: BENCH_WORKERS HTTP workers at 1 s, ours vs the
 	cd test/bench && go test -run '^$$' -bench . -benchtime 2000x ./engine
 	cd test/bench && go run ./cmd/enginebench -workers $(BENCH_WORKERS) -period 1s -warmup 5s -duration $(BENCH_DURATION)
 
+BENCH_EXEC_PODS ?= 10
+.PHONY: bench-exec
+bench-exec: ## Exec probes on the local node: BENCH_EXEC_PODS pods, our CRI path vs the kubelet's (CPU/probe, ExecSync p50/p99, RSS). Shared machine: flock -o /tmp/elo-node.lock make bench-exec.
+	BENCH_EXEC_PODS=$(BENCH_EXEC_PODS) hack/bench-exec.sh -period 1s -warmup 5s -duration $(BENCH_DURATION)
+
 .PHONY: verify
 verify: manifests generate fmt bundle ## Regenerate everything (CRDs, RBAC, webhooks, deepcopy, bundle) and fail if the committed files differ.
 	@if [ -n "$$(git status --porcelain --untracked-files=all -- . ':!bin' ':!cover.out')" ]; then \

@@ -32,6 +32,7 @@ import (
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -45,6 +46,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/memlimit"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/recreate"
 )
@@ -68,6 +70,7 @@ type options struct {
 	kubeletVersion                   string
 	metricsAddr, probeAddr           string
 	secureMetrics, enableHTTP2       bool
+	memoryLimit                      string
 }
 
 func parseFlags() (options, zap.Options) {
@@ -91,6 +94,8 @@ func parseFlags() (options, zap.Options) {
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":10291", "Address of the /healthz and /readyz endpoints.")
 	flag.BoolVar(&o.secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS with authentication and authorization.")
 	flag.BoolVar(&o.enableHTTP2, "enable-http2", false, "Enable HTTP/2 for the metrics server.")
+	flag.StringVar(&o.memoryLimit, "memory-limit", "auto",
+		"Soft memory limit of the Go runtime: auto (3/4 of the container's memory limit, none without one), a quantity such as 192Mi, or 0 (none). GOMEMLIMIT in the environment wins.")
 	zo := zap.Options{}
 	zo.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -110,6 +115,11 @@ func run(o options) error {
 	if o.nodeName == "" {
 		return errors.New("--node-name (or $NODE_NAME) is required")
 	}
+	limit, err := memoryLimit(o.memoryLimit)
+	if err != nil {
+		return err
+	}
+	setupLog.Info("soft memory limit", "bytes", memlimit.Apply(limit))
 	ctx := ctrl.SetupSignalHandler()
 
 	endpoint := o.criEndpoint
@@ -177,6 +187,21 @@ func run(o options) error {
 	}
 	setupLog.Info("starting the daemon", "node", o.nodeName, "namespace", o.namespace)
 	return mgr.Start(ctx)
+}
+
+// memoryLimit resolves --memory-limit to bytes (0: none).
+func memoryLimit(flagValue string) (int64, error) {
+	if flagValue == "auto" {
+		if cl, ok := memlimit.ContainerLimit(); ok {
+			return memlimit.FromContainer(cl), nil
+		}
+		return 0, nil
+	}
+	q, err := resource.ParseQuantity(flagValue)
+	if err != nil {
+		return 0, fmt.Errorf("--memory-limit: %w", err)
+	}
+	return q.Value(), nil
 }
 
 // nodeKubeletVersion reads status.nodeInfo.kubeletVersion of the node; "" when it cannot

@@ -53,11 +53,17 @@ func RestartableContainers(spec *corev1.PodSpec) []RestartableContainer {
 	return out
 }
 
-// FindRestartable returns the restartable container called name.
+// FindRestartable returns the restartable container called name. It looks in the order of
+// RestartableContainers without building the list: the probe workers call it on every run.
 func FindRestartable(spec *corev1.PodSpec, name string) (RestartableContainer, bool) {
-	for _, rc := range RestartableContainers(spec) {
-		if rc.Container.Name == name {
-			return rc, true
+	for i := range spec.InitContainers {
+		if c := &spec.InitContainers[i]; c.Name == name && IsSidecar(c) {
+			return RestartableContainer{c, field.NewPath("spec", "initContainers").Index(i), true}, true
+		}
+	}
+	for i := range spec.Containers {
+		if c := &spec.Containers[i]; c.Name == name {
+			return RestartableContainer{c, field.NewPath("spec", "containers").Index(i), false}, true
 		}
 	}
 	return RestartableContainer{}, false

@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -60,20 +61,36 @@ type worker struct {
 	// successReported: Succeeded is the cached state of this container; a further success
 	// only moves lastProbeTime.
 	successReported bool
+	// failingMarked: the cache may hold a run of failures of this worker, which a success clears;
+	// without it every success would take the cache's write lock for nothing.
+	failingMarked bool
+	// What a run derives from the pod and the target, kept until either is replaced (the pods the
+	// manager holds are never modified, so a new version is a new pointer). The request is reused
+	// as net/http allows once its response body is closed: it is the same on every run.
+	seenPod    *corev1.Pod
+	seenTarget *Target
+	container  *corev1.Container
+	httpReq    *http.Request
+	execCmd    []string // the command with $(VAR) expanded from the container's env
 
-	succ, fail, unk prometheus.Counter
-	dur             prometheus.Observer
+	labels    []string // probe metric labels without the result
+	succ      prometheus.Counter
+	fail, unk prometheus.Counter // created on the first such result, as the kubelet's are
+	dur       prometheus.Observer
 }
 
 func newWorker(m *Manager, t *Target) *worker {
-	w := &worker{m: m, key: t.Key, stop: make(chan struct{}), updated: make(chan struct{}, 1), done: make(chan struct{})}
+	w := &worker{m: m, key: t.Key, stop: make(chan struct{}), updated: make(chan struct{}, 1), done: make(chan struct{}),
+		failingMarked: true}
 	w.target.Store(t)
-	lv := []string{ProbeTypeLiveness, t.Container, t.PodName, t.Namespace, string(t.PodUID)}
-	w.succ = ProbeTotal.WithLabelValues(append(lv, resultSuccessful)...)
-	w.fail = ProbeTotal.WithLabelValues(append(lv, resultFailed)...)
-	w.unk = ProbeTotal.WithLabelValues(append(lv, resultUnknown)...)
-	w.dur = ProbeDuration.WithLabelValues(lv...)
+	w.labels = []string{ProbeTypeLiveness, t.Container, t.PodName, t.Namespace, string(t.PodUID)}
+	w.succ = w.counter(resultSuccessful)
+	w.dur = ProbeDuration.WithLabelValues(w.labels...)
 	return w
+}
+
+func (w *worker) counter(result string) prometheus.Counter {
+	return ProbeTotal.WithLabelValues(append(w.labels[:len(w.labels):len(w.labels)], result)...)
 }
 
 func periodOf(t *Target) time.Duration { return time.Duration(t.Probe.PeriodSeconds) * time.Second }
@@ -171,6 +188,12 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	if cs == nil {
 		return true
 	}
+	if pod != w.seenPod || t != w.seenTarget {
+		w.seenPod, w.seenTarget, w.container, w.httpReq, w.execCmd = pod, t, nil, nil, nil
+		if rc, ok := podutil.FindRestartable(&pod.Spec, t.Container); ok {
+			w.container = rc.Container
+		}
+	}
 	if w.handlerChanged.Swap(false) {
 		w.lastResult, w.resultRun = check.Unknown, 0
 	}
@@ -192,10 +215,7 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		w.m.report(w, appsv1alpha1.ProbeUnknown, MessageNotRunning, w.m.Clock.Now())
 		return true // item 11: never a failure for a container that is not running
 	}
-	var c *corev1.Container
-	if rc, ok := podutil.FindRestartable(&pod.Spec, t.Container); ok {
-		c = rc.Container
-	}
+	c := w.container
 	if c != nil && c.StartupProbe != nil && (cs.Started == nil || !*cs.Started) {
 		return true // item 13: the startup probe has not passed yet
 	}
@@ -209,6 +229,9 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	w.dur.Observe(w.m.Clock.Since(start).Seconds())
 	if err != nil {
 		// Item 14: dropped, counters unchanged; one event when errors start.
+		if w.unk == nil {
+			w.unk = w.counter(resultUnknown)
+		}
 		w.unk.Inc()
 		if !w.erroring {
 			w.m.Events.warn(t, pod, ReasonUnhealthy, "Liveness probe errored and was not counted after %d attempts: %v", maxProbeRetries, err)
@@ -230,6 +253,9 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	if res == check.Success {
 		w.succ.Inc()
 	} else {
+		if w.fail == nil {
+			w.fail = w.counter(resultFailed)
+		}
 		w.fail.Inc()
 	}
 
@@ -252,8 +278,10 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	switch {
 	case res == check.Failure && w.resultRun == 1:
 		w.m.markFailing(w, start)
-	case res == check.Success:
+		w.failingMarked = true
+	case res == check.Success && w.failingMarked:
 		w.m.markFailing(w, time.Time{})
+		w.failingMarked = false
 	}
 	if (res == check.Failure && w.resultRun < int(t.Probe.FailureThreshold)) ||
 		(res == check.Success && w.resultRun < int(t.Probe.SuccessThreshold)) {
@@ -316,11 +344,14 @@ func (w *worker) runOnce(ctx context.Context, t *Target, pod *corev1.Pod, c *cor
 		if w.m.Runtime == nil {
 			return check.Outcome{}, errors.New("no container runtime connection for exec probes")
 		}
-		var env []corev1.EnvVar
-		if c != nil {
-			env = c.Env
+		if w.execCmd == nil {
+			var env []corev1.EnvVar
+			if c != nil {
+				env = c.Env
+			}
+			w.execCmd = check.ExpandCommand(p.Exec.Command, env)
 		}
-		o, err := check.Exec(ctx, w.m.Runtime, w.containerID, check.ExpandCommand(p.Exec.Command, env), timeout)
+		o, err := check.Exec(ctx, w.m.Runtime, w.containerID, w.execCmd, timeout)
 		if err != nil {
 			CRIErrors.WithLabelValues("ExecSync").Inc()
 		}
@@ -329,11 +360,14 @@ func (w *worker) runOnce(ctx context.Context, t *Target, pod *corev1.Pod, c *cor
 		if p.HTTPGet.Host == "" && podIP == "" {
 			return check.Outcome{}, errNoPodIP
 		}
-		req, err := httpget.NewRequest(p.HTTPGet, c, podIP, w.m.UserAgent)
-		if err != nil {
-			return check.Outcome{}, err
+		if w.httpReq == nil { // ctx is the worker's for its whole life
+			req, err := httpget.NewRequest(p.HTTPGet, c, podIP, w.m.UserAgent)
+			if err != nil {
+				return check.Outcome{}, err
+			}
+			w.httpReq = req.WithContext(ctx)
 		}
-		return w.m.HTTP.Probe(req.WithContext(ctx), timeout)
+		return w.m.HTTP.Probe(w.httpReq, timeout)
 	case p.TCPSocket != nil:
 		port, err := podutil.ResolvePort(p.TCPSocket.Port, c)
 		if err != nil {

@@ -24,6 +24,9 @@ import (
 	"time"
 )
 
+// connBufferSize is the size of each connection's read and write buffer.
+const connBufferSize = 1 << 10
+
 // maxRedirects bounds same-host redirects, as net/http's default policy does.
 const maxRedirects = 10
 
@@ -45,6 +48,11 @@ func NewHTTP() *HTTP {
 		DialContext:         dialer().DialContext,
 		TLSHandshakeTimeout: 10 * time.Second,
 		ForceAttemptHTTP2:   true,
+		// A connection serves one probe: a request of a few hundred bytes and a response read up
+		// to 10 KiB. The 4 KiB default buffers were 40 % of the bytes allocated per probe; longer
+		// lines and bodies still work, they only take more reads.
+		ReadBufferSize:  connBufferSize,
+		WriteBufferSize: connBufferSize,
 	}}
 }
 

@@ -17,6 +17,9 @@ limitations under the License.
 // against a loopback server, and the kubelet's own pkg/probe/http prober driven the same way
 // (one goroutine and ticker per probe, a new request per run). Each side runs in a child process
 // of its own, and the HTTP server in a third, so that CPU time and RSS are each side's alone.
+// Engines: ours (the daemon's probe manager, with its metrics and result cache), kubelet (the
+// prober plus the two metric updates the kubelet's worker makes per run, with the kubelet's own
+// metric vectors) and kubelet-bare (the prober alone, the only kubelet side before 2026-12-01).
 //
 //	go run ./cmd/enginebench -workers 5000 -period 1s -warmup 5s -duration 20s
 package main
@@ -27,18 +30,14 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
-	"runtime/pprof"
-	"sort"
+	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -47,15 +46,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	khttp "k8s.io/kubernetes/pkg/probe/http"
 
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/memlimit"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/bench/measure"
 )
 
 type config struct {
 	mode, target, profile    string
 	engines                  string
 	workers                  int
+	memoryLimit              int64
 	period, warmup, duration time.Duration
 }
 
@@ -73,32 +74,39 @@ type Report struct {
 	LagMaxms    float64 `json:"lagMaxms"`
 	RSS         float64 `json:"rssMiB"`
 	PeakRSS     float64 `json:"peakRssMiB"`
+	// Where the memory is, at the end of the measured window.
+	HeapInuse  float64 `json:"heapInuseMiB"`
+	StackInuse float64 `json:"stackInuseMiB"`
+	Goroutines int     `json:"goroutines"`
+	NumGC      uint32  `json:"numGC"` // GC cycles during the measured window
 }
 
 func main() {
 	var c config
-	flag.StringVar(&c.mode, "mode", "driver", "driver | server | ours | kubelet")
+	flag.StringVar(&c.mode, "mode", "driver", "driver | server | ours | kubelet | kubelet-bare")
 	flag.StringVar(&c.target, "target", "", "host:port of the HTTP server (children)")
 	flag.IntVar(&c.workers, "workers", 5000, "number of HTTP probe workers")
 	flag.DurationVar(&c.period, "period", time.Second, "probe period")
 	flag.DurationVar(&c.warmup, "warmup", 5*time.Second, "time before measuring (first runs are spread over one period)")
 	flag.DurationVar(&c.duration, "duration", 20*time.Second, "measured time")
 	flag.StringVar(&c.engines, "engines", "ours,kubelet", "engines to measure, in order (driver)")
+	flag.Int64Var(&c.memoryLimit, "memory-limit", measure.DaemonMemoryLimit(),
+		"soft memory limit of our side in bytes (0: none); default: the daemon's in the shipped DaemonSet")
 	flag.StringVar(&c.profile, "profile", "", "directory for CPU and heap profiles of the measured window (children)")
 	flag.Parse()
 	var err error
 	switch c.mode {
 	case "server":
 		err = serve()
-	case "ours", "kubelet":
+	case "ours", "kubelet", "kubelet-bare":
 		var r Report
-		if r, err = measure(c); err == nil {
+		if r, err = measureSide(c); err == nil {
 			err = json.NewEncoder(os.Stdout).Encode(r)
 		}
 	case "driver":
 		err = drive(c)
 	default:
-		err = fmt.Errorf("-mode %q: want driver, server, ours or kubelet", c.mode)
+		err = fmt.Errorf("-mode %q: want driver, server, ours, kubelet or kubelet-bare", c.mode)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "enginebench:", err)
@@ -144,10 +152,11 @@ func drive(c config) error {
 
 	var reports []Report
 	for _, mode := range strings.Split(c.engines, ",") {
-		if mode != "ours" && mode != "kubelet" {
+		if mode != "ours" && mode != "kubelet" && mode != "kubelet-bare" {
 			return fmt.Errorf("-engines: unknown engine %q", mode)
 		}
 		cmd := exec.Command(self, "-mode="+mode, "-target="+addr, "-workers="+strconv.Itoa(c.workers), "-profile="+c.profile,
+			"-memory-limit="+strconv.FormatInt(c.memoryLimit, 10),
 			"-period="+c.period.String(), "-warmup="+c.warmup.String(), "-duration="+c.duration.String())
 		cmd.Stderr = os.Stderr
 		b, err := cmd.Output()
@@ -160,39 +169,27 @@ func drive(c config) error {
 		}
 		reports = append(reports, r)
 	}
-	fmt.Printf("%d HTTP workers, period %v, measured %v after %v warm-up (GOMAXPROCS=%s)\n",
-		c.workers, c.period, c.duration, c.warmup, os.Getenv("GOMAXPROCS"))
-	fmt.Printf("%-8s %10s %7s %14s %10s %10s %10s %9s %9s\n", "engine", "probes", "errors", "CPU s/probe", "lag p50", "lag p99", "lag max", "RSS MiB", "peak MiB")
+	fmt.Printf("%d HTTP workers, period %v, measured %v after %v warm-up (GOMAXPROCS=%s), our soft memory limit %d MiB\n",
+		c.workers, c.period, c.duration, c.warmup, os.Getenv("GOMAXPROCS"), c.memoryLimit>>20)
+	fmt.Printf("%-8s %10s %7s %14s %10s %10s %10s %9s %9s %7s %7s %6s %4s\n", "engine", "probes", "errors", "CPU s/probe",
+		"lag p50", "lag p99", "lag max", "RSS MiB", "peak MiB", "heap", "stacks", "gorou.", "GCs")
 	for _, r := range reports {
-		fmt.Printf("%-8s %10d %7d %14.3g %8.2fms %8.2fms %8.2fms %9.1f %9.1f\n", r.Engine, r.Probes, r.Errors, r.CPUPerProbe, r.LagP50ms, r.LagP99ms, r.LagMaxms, r.RSS, r.PeakRSS)
+		fmt.Printf("%-8s %10d %7d %14.3g %8.2fms %8.2fms %8.2fms %9.1f %9.1f %7.1f %7.1f %6d %4d\n", r.Engine, r.Probes, r.Errors,
+			r.CPUPerProbe, r.LagP50ms, r.LagP99ms, r.LagMaxms, r.RSS, r.PeakRSS, r.HeapInuse, r.StackInuse, r.Goroutines, r.NumGC)
 	}
 	per := map[string]float64{}
 	for _, r := range reports {
 		per[r.Engine] = r.CPUPerProbe
 	}
-	if per["ours"] > 0 && per["kubelet"] > 0 {
-		fmt.Printf("CPU per probe, ours / kubelet's prober: %.2f\n", per["ours"]/per["kubelet"])
+	for _, k := range []string{"kubelet", "kubelet-bare"} {
+		if per["ours"] > 0 && per[k] > 0 {
+			fmt.Printf("CPU per probe, ours / %s: %.2f\n", k, per["ours"]/per[k])
+		}
 	}
 	return nil
 }
 
-// lagRecorder keeps the schedule lags observed while measuring.
-type lagRecorder struct {
-	on   atomic.Bool
-	mu   sync.Mutex
-	lags []time.Duration
-}
-
-func (l *lagRecorder) add(d time.Duration) {
-	if !l.on.Load() {
-		return
-	}
-	l.mu.Lock()
-	l.lags = append(l.lags, d)
-	l.mu.Unlock()
-}
-
-func measure(c config) (Report, error) {
+func measureSide(c config) (Report, error) {
 	host, portStr, err := net.SplitHostPort(c.target)
 	if err != nil {
 		return Report{}, fmt.Errorf("-target: %w", err)
@@ -200,46 +197,48 @@ func measure(c config) (Report, error) {
 	port, _ := strconv.Atoi(portStr)
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer cancel()
-	rec := &lagRecorder{}
+	rec := &measure.Durations{}
 	var probes, errs atomic.Int64
 	switch c.mode {
 	case "ours":
 		runOurs(ctx, c, host, port, rec, &probes)
-	case "kubelet":
+	case "kubelet", "kubelet-bare":
 		runKubelet(ctx, c, host, port, rec, &probes, &errs)
 	}
 	time.Sleep(c.warmup)
-	stopProfile := startProfile(c.profile, c.mode)
-	cpu0, n0, t0 := cpuSeconds(), probes.Load(), time.Now()
-	rec.on.Store(true)
-	time.Sleep(c.duration)
-	rec.on.Store(false)
-	cpu1, n1, t1 := cpuSeconds(), probes.Load(), time.Now()
-	stopProfile()
+	stopProfile := measure.StartProfile(c.profile, c.mode)
+	// Failed runs of the measured window only (the first runs of the warm-up are a burst).
+	errorsNow := errs.Load
 	if c.mode == "ours" {
-		errs.Store(int64(failures()))
+		errorsNow = func() int64 { return int64(failures()) }
 	}
-	r := Report{Engine: c.mode, Workers: c.workers, Probes: n1 - n0, Errors: errs.Load(), Seconds: t1.Sub(t0).Seconds(), CPUSeconds: cpu1 - cpu0}
+	e0 := errorsNow()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	cpu0, n0, t0 := measure.CPUSeconds(), probes.Load(), time.Now()
+	rec.On.Store(true)
+	time.Sleep(c.duration)
+	rec.On.Store(false)
+	cpu1, n1, t1 := measure.CPUSeconds(), probes.Load(), time.Now()
+	stopProfile()
+	runtime.ReadMemStats(&ms1)
+	r := Report{Engine: c.mode, Workers: c.workers, Probes: n1 - n0, Errors: errorsNow() - e0, Seconds: t1.Sub(t0).Seconds(), CPUSeconds: cpu1 - cpu0}
 	if r.Probes > 0 {
 		r.CPUPerProbe = r.CPUSeconds / float64(r.Probes)
 	}
-	rec.mu.Lock()
-	lags := rec.lags
-	rec.mu.Unlock()
-	sort.Slice(lags, func(i, j int) bool { return lags[i] < lags[j] })
-	if len(lags) > 0 {
-		r.LagP50ms = ms(lags[len(lags)*50/100])
-		r.LagP99ms = ms(lags[len(lags)*99/100])
-		r.LagMaxms = ms(lags[len(lags)-1])
-	}
-	r.RSS, r.PeakRSS = procStatusMiB("VmRSS"), procStatusMiB("VmHWM")
+	r.LagP50ms, r.LagP99ms, r.LagMaxms = rec.Percentiles()
+	r.RSS, r.PeakRSS = measure.StatusMiB("VmRSS"), measure.StatusMiB("VmHWM")
+	r.HeapInuse, r.StackInuse = float64(ms1.HeapInuse)/(1<<20), float64(ms1.StackInuse)/(1<<20)
+	r.Goroutines, r.NumGC = runtime.NumGoroutine(), ms1.NumGC-ms0.NumGC
 	return r, nil
 }
 
-// runOurs starts the daemon's probe manager with one pod per worker, as the node controller would.
-func runOurs(ctx context.Context, c config, host string, port int, rec *lagRecorder, probes *atomic.Int64) {
+// runOurs starts the daemon's probe manager with one pod per worker, as the node controller would,
+// under the soft memory limit the daemon applies at start.
+func runOurs(ctx context.Context, c config, host string, port int, rec *measure.Durations, probes *atomic.Int64) {
+	memlimit.Apply(c.memoryLimit)
 	m := prober.NewManager(nil, "kube-probe/1.37", nil)
-	m.LagObserver = func(d time.Duration) { probes.Add(1); rec.add(d) }
+	m.LagObserver = func(d time.Duration) { probes.Add(1); rec.Add(d) }
 	go func() { _ = m.Start(ctx) }()
 	started := metav1.NewTime(time.Now().Add(-time.Hour))
 	pods := make([]*corev1.Pod, 0, c.workers)
@@ -286,82 +285,4 @@ func failures() float64 {
 		}
 	}
 	return n
-}
-
-// runKubelet drives the kubelet's HTTP prober the way its worker does: one goroutine and one
-// ticker per probe, first run spread over a period, a new request built for every run.
-func runKubelet(ctx context.Context, c config, host string, port int, rec *lagRecorder, probes, errs *atomic.Int64) {
-	kp := khttp.New(false)
-	for range c.workers {
-		go func() {
-			container := corev1.Container{Name: "app"}
-			action := corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(port))}
-			next := time.Now().Add(time.Duration(rand.Float64() * float64(c.period)))
-			time.Sleep(time.Until(next))
-			t := time.NewTicker(c.period)
-			defer t.Stop()
-			// Lag is measured against the ticker's own ticks (a ticker drops ticks after an
-			// overrun and delivers the buffered one late), the first run against its start.
-			scheduled := next
-			for {
-				rec.add(time.Since(scheduled))
-				probes.Add(1)
-				req, err := khttp.NewRequestForHTTPGetAction(&action, &container, host, "probe")
-				if err != nil {
-					errs.Add(1)
-				} else if res, _, err := kp.Probe(req, time.Second); err != nil || res != "success" {
-					errs.Add(1)
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case scheduled = <-t.C:
-				}
-			}
-		}()
-	}
-}
-
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-}
-
-func procStatusMiB(field string) float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, field+":") {
-			f := strings.Fields(line)
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// startProfile writes <dir>/<mode>.cpu.pprof for the measured window and <mode>.heap.pprof at its end.
-func startProfile(dir, mode string) func() {
-	if dir == "" {
-		return func() {}
-	}
-	f, err := os.Create(filepath.Join(dir, mode+".cpu.pprof"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "profile:", err)
-		return func() {}
-	}
-	_ = pprof.StartCPUProfile(f)
-	return func() {
-		pprof.StopCPUProfile()
-		_ = f.Close()
-		if h, err := os.Create(filepath.Join(dir, mode+".heap.pprof")); err == nil {
-			_ = pprof.WriteHeapProfile(h)
-			_ = h.Close()
-		}
-	}
 }
