@@ -32,7 +32,6 @@ import (
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -115,7 +114,7 @@ func run(o options) error {
 	if o.nodeName == "" {
 		return errors.New("--node-name (or $NODE_NAME) is required")
 	}
-	limit, err := memoryLimit(o.memoryLimit)
+	limit, err := memlimit.Resolve(o.memoryLimit, memlimit.ContainerLimit)
 	if err != nil {
 		return err
 	}
@@ -187,21 +186,6 @@ func run(o options) error {
 	}
 	setupLog.Info("starting the daemon", "node", o.nodeName, "namespace", o.namespace)
 	return mgr.Start(ctx)
-}
-
-// memoryLimit resolves --memory-limit to bytes (0: none).
-func memoryLimit(flagValue string) (int64, error) {
-	if flagValue == "auto" {
-		if cl, ok := memlimit.ContainerLimit(); ok {
-			return memlimit.FromContainer(cl), nil
-		}
-		return 0, nil
-	}
-	q, err := resource.ParseQuantity(flagValue)
-	if err != nil {
-		return 0, fmt.Errorf("--memory-limit: %w", err)
-	}
-	return q.Value(), nil
 }
 
 // nodeKubeletVersion reads status.nodeInfo.kubeletVersion of the node; "" when it cannot

@@ -18,11 +18,34 @@ limitations under the License.
 package memlimit
 
 import (
+	"fmt"
 	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
+
+// Resolve turns the value of --memory-limit into bytes (0: none): "auto" is FromContainer of the
+// container's limit (none without one), anything else a non-negative quantity. containerLimit is
+// ContainerLimit, passed in for tests.
+func Resolve(flagValue string, containerLimit func() (int64, bool)) (int64, error) {
+	if flagValue == "auto" {
+		if cl, ok := containerLimit(); ok {
+			return FromContainer(cl), nil
+		}
+		return 0, nil
+	}
+	q, err := resource.ParseQuantity(flagValue)
+	if err != nil {
+		return 0, fmt.Errorf("--memory-limit %q: must be auto, 0 or a quantity such as 192Mi: %w", flagValue, err)
+	}
+	if q.Sign() < 0 {
+		return 0, fmt.Errorf("--memory-limit %q: must not be negative (0 means no limit)", flagValue)
+	}
+	return q.Value(), nil
+}
 
 // FromContainer returns the soft limit the daemon sets by default: three quarters of its
 // container's memory limit. Without a soft limit the heap grows to twice its live size before a

@@ -18,6 +18,7 @@ package memlimit
 
 import (
 	"runtime/debug"
+	"strings"
 	"testing"
 )
 
@@ -44,5 +45,33 @@ func TestApply(t *testing.T) {
 func TestFromContainer(t *testing.T) {
 	if got := FromContainer(256 << 20); got != 192<<20 {
 		t.Errorf("FromContainer(256 MiB) = %d, want 192 MiB", got)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	limited := func() (int64, bool) { return 256 << 20, true }
+	unlimited := func() (int64, bool) { return 0, false }
+	for _, tc := range []struct {
+		value   string
+		cgroup  func() (int64, bool)
+		want    int64
+		wantErr string
+	}{
+		{value: "auto", cgroup: limited, want: 192 << 20},
+		{value: "auto", cgroup: unlimited, want: 0},
+		{value: "160Mi", cgroup: limited, want: 160 << 20},
+		{value: "0", cgroup: limited, want: 0},
+		{value: "-1Mi", cgroup: limited, wantErr: "must not be negative"},
+		{value: "lots", cgroup: limited, wantErr: "must be auto, 0 or a quantity"},
+	} {
+		got, err := Resolve(tc.value, tc.cgroup)
+		switch {
+		case tc.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "--memory-limit") {
+				t.Errorf("Resolve(%q) error = %v, want one naming --memory-limit and %q", tc.value, err, tc.wantErr)
+			}
+		case err != nil || got != tc.want:
+			t.Errorf("Resolve(%q) = %d, %v; want %d", tc.value, got, err, tc.want)
+		}
 	}
 }
