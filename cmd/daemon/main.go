@@ -66,6 +66,7 @@ func init() {
 type options struct {
 	nodeName, namespace, criEndpoint string
 	criTimeout, writeWindow          time.Duration
+	failureWriteWindow               time.Duration
 	kubeletVersion                   string
 	metricsAddr, probeAddr           string
 	secureMetrics, enableHTTP2       bool
@@ -86,6 +87,8 @@ func parseFlags() (options, zap.Options) {
 	flag.DurationVar(&o.criTimeout, "cri-timeout", 10*time.Second, "Connection timeout and per-call timeout of CRI calls.")
 	flag.DurationVar(&o.writeWindow, "status-write-window", prober.DefaultWriteWindow,
 		"How long probe transitions are gathered into one NodePodProbe status patch.")
+	flag.DurationVar(&o.failureWriteWindow, "failure-write-window", prober.DefaultFailureWindow,
+		"How long after the previous status patch a new liveness failure waits to be written (at most --status-write-window).")
 	flag.StringVar(&o.kubeletVersion, "kubelet-version", "",
 		"Kubelet version for the probes' User-Agent (kube-probe/<major>.<minor>); read from the Node object when empty.")
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":10290",
@@ -113,6 +116,10 @@ func main() {
 func run(o options) error {
 	if o.nodeName == "" {
 		return errors.New("--node-name (or $NODE_NAME) is required")
+	}
+	if o.writeWindow <= 0 || o.failureWriteWindow <= 0 || o.failureWriteWindow > o.writeWindow {
+		return fmt.Errorf("--status-write-window (%s) and --failure-write-window (%s) must be positive, "+
+			"and --failure-write-window not longer than --status-write-window", o.writeWindow, o.failureWriteWindow)
 	}
 	limit, err := memlimit.Resolve(o.memoryLimit, memlimit.ContainerLimit)
 	if err != nil {
@@ -164,7 +171,8 @@ func run(o options) error {
 	if _, err := daemon.Setup(mgr, daemon.Options{
 		NodeName: o.nodeName, Namespace: o.namespace, Runtime: rt,
 		UserAgent: prober.UserAgent(kubeletVersion), Recorder: mgr.GetEventRecorder(EventRecorderName),
-		WriteWindow: o.writeWindow,
+		WriteWindow:        o.writeWindow,
+		FailureWriteWindow: o.failureWriteWindow,
 	}); err != nil {
 		return fmt.Errorf("setting up the probe engine: %w", err)
 	}

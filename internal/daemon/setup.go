@@ -62,6 +62,9 @@ type Options struct {
 	Recorder events.EventRecorder
 	// WriteWindow gathers status changes (prober.DefaultWriteWindow when zero).
 	WriteWindow time.Duration
+	// FailureWriteWindow replaces WriteWindow for a write that reports a new liveness failure
+	// (prober.DefaultFailureWindow when zero).
+	FailureWriteWindow time.Duration
 	// LeaseInterval between heartbeats (DaemonLeaseRenewSeconds when zero).
 	LeaseInterval time.Duration
 }
@@ -82,7 +85,7 @@ func Setup(mgr ctrl.Manager, o Options) (*Engine, error) {
 		Status: &prober.StatusWriter{
 			// The client times the writes that report liveness failures (reports.go).
 			Client: reportingClient{Client: mgr.GetClient(), reports: newFailureReports(clock.RealClock{})}, APIReader: mgr.GetAPIReader(), NodeName: o.NodeName,
-			Results: probes.Results, Window: o.WriteWindow,
+			Results: probes.Results, Window: o.WriteWindow, FailureWindow: o.FailureWriteWindow,
 		},
 		Heartbeat: &heartbeat.Heartbeat{Client: mgr.GetClient(), NodeName: o.NodeName, Namespace: o.Namespace, Interval: o.LeaseInterval},
 	}

@@ -47,6 +47,9 @@ type Cache struct {
 	mu      sync.RWMutex
 	entries map[Key]*entry
 	changed chan struct{}
+	// failed is raised with changed when a probe becomes Failed: that change waits only
+	// StatusWriter.FailureWindow, not the whole write window.
+	failed chan struct{}
 }
 
 type entry struct {
@@ -68,8 +71,12 @@ func (e *entry) get() Entry {
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{entries: map[Key]*entry{}, changed: make(chan struct{}, 1)}
+	return &Cache{entries: map[Key]*entry{}, changed: make(chan struct{}, 1), failed: make(chan struct{}, 1)}
 }
+
+// NewFailure receives a value after one or more probes became Failed (coalesced); Changed
+// receives one too.
+func (c *Cache) NewFailure() <-chan struct{} { return c.failed }
 
 // Changed receives a value after one or more reportable changes (coalesced).
 func (c *Cache) Changed() <-chan struct{} { return c.changed }
@@ -111,6 +118,12 @@ func (c *Cache) Set(k Key, state appsv1alpha1.ProbeState, containerID, message s
 	}
 	c.entries[k] = newEntry(e)
 	c.mu.Unlock()
+	if state == appsv1alpha1.ProbeFailed {
+		select {
+		case c.failed <- struct{}{}:
+		default:
+		}
+	}
 	c.Signal()
 	return true
 }

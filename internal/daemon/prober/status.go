@@ -16,6 +16,7 @@ limitations under the License.
 package prober
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sync/atomic"
@@ -36,6 +37,13 @@ import (
 // gathered into one write at its end.
 const DefaultWriteWindow = 300 * time.Millisecond
 
+// DefaultFailureWindow is the shortest time between a status write and the next one when that
+// one reports a probe that became Failed: the decision controller waits for it, so it does not
+// wait out the whole write window. Such an early write still comes at least a write window after
+// the write before the last, so a node never writes more than twice per window (the API server's
+// CPU goes mostly to these writes in a large cluster, and most so in a failure storm).
+const DefaultFailureWindow = 50 * time.Millisecond
+
 // DefaultRefreshCheck is how often the writer looks for Failed results due a refresh.
 const DefaultRefreshCheck = 5 * time.Second
 
@@ -55,7 +63,10 @@ type StatusWriter struct {
 	NodeName  string
 	Results   *Cache
 	Window    time.Duration
-	Clock     clock.WithTicker
+	// FailureWindow replaces Window for a write that reports a new Failed state
+	// (DefaultFailureWindow when zero; never longer than Window).
+	FailureWindow time.Duration
+	Clock         clock.WithTicker
 
 	observedGeneration atomic.Int64
 	writes             atomic.Int64
@@ -79,18 +90,17 @@ func (s *StatusWriter) Start(ctx context.Context) error {
 	if s.Clock == nil {
 		s.Clock = clock.RealClock{}
 	}
-	window := s.Window
-	if window <= 0 {
-		window = DefaultWriteWindow
-	}
+	window := cmp.Or(max(s.Window, 0), DefaultWriteWindow)
+	failureWindow := min(cmp.Or(max(s.FailureWindow, 0), DefaultFailureWindow), window)
 	log := logf.FromContext(ctx).WithName("status-writer").WithValues("nodePodProbe", s.NodeName)
 	backoff := window
-	var lastWrite time.Time
+	var lastWrite, prevWrite time.Time
 	// Failed results must stay fresh in the status (appsv1alpha1.FailedRefreshInterval): look
 	// for ones due a refresh now and then, besides writing every change.
 	refresh := s.Clock.NewTicker(DefaultRefreshCheck)
 	defer refresh.Stop()
 	for {
+		newFailure := false
 		select {
 		case <-ctx.Done():
 			fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -100,19 +110,23 @@ func (s *StatusWriter) Start(ctx context.Context) error {
 			}
 			return nil
 		case <-s.Results.Changed():
+		case <-s.Results.NewFailure():
+			newFailure = true
 		case <-refresh.C():
 		}
-		// A liveness failure after a quiet period reaches the decision controller without waiting
-		// (leading edge); changes within a window of the last write share one trailing write, so
-		// a flapping probe still costs a handful of writes.
-		if wait := window - s.Clock.Since(lastWrite); wait > 0 {
-			select {
-			case <-ctx.Done():
-				continue
-			case <-s.Clock.After(wait):
-			}
+		// A change after a quiet period is written at once (leading edge); changes within a
+		// window of the last write share one trailing write, so a flapping probe still costs a
+		// handful of writes. A new Failed state shortens the wait to FailureWindow, since the
+		// decision to restart waits for it.
+		if !s.waitWindow(ctx, prevWrite, lastWrite, window, failureWindow, newFailure) {
+			continue
 		}
-		lastWrite = s.Clock.Now()
+		prevWrite, lastWrite = lastWrite, s.Clock.Now()
+		// This flush carries every failure recorded so far.
+		select {
+		case <-s.Results.NewFailure():
+		default:
+		}
 		if err := s.Flush(ctx); err != nil {
 			if ctx.Err() != nil {
 				continue
@@ -127,6 +141,33 @@ func (s *StatusWriter) Start(ctx context.Context) error {
 			continue
 		}
 		backoff = window
+	}
+}
+
+// waitWindow waits until window has passed since the last write, or once a probe became Failed
+// (or already had: failed) until failureWindow has passed since the last write and window since
+// the one before (prev); false when ctx ended.
+func (s *StatusWriter) waitWindow(ctx context.Context, prev, last time.Time, window, failureWindow time.Duration, failed bool) bool {
+	newFailure := s.Results.NewFailure()
+	if failed {
+		newFailure = nil
+	}
+	for {
+		wait := window - s.Clock.Since(last)
+		if newFailure == nil {
+			wait = max(failureWindow-s.Clock.Since(last), window-s.Clock.Since(prev))
+		}
+		if wait <= 0 {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-s.Clock.After(wait):
+			return true
+		case <-newFailure:
+			newFailure = nil // from now on the shorter window applies
+		}
 	}
 }
 
