@@ -99,6 +99,12 @@ func main() {
 		o.strip = append(o.strip, b)
 	}
 	o.managerArgs = strings.Fields(managerArgs)
+	if o.logDir != "" {
+		// Checked before the cluster is populated, which takes minutes at 100,000 pods.
+		if err := os.MkdirAll(o.logDir, 0o755); err != nil {
+			fatal(fmt.Errorf("-log-dir: %w", err))
+		}
+	}
 	if o.failures%o.failingWorkloads != 0 {
 		fatal(fmt.Errorf("-failures %d must be a multiple of -failing-workloads %d", o.failures, o.failingWorkloads))
 	}
