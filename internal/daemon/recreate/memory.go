@@ -115,6 +115,16 @@ func (m *memory) takeStop(crr *appsv1alpha1.ContainerRecreateRequest, instance s
 	return r, ok
 }
 
+// stopOf returns what the stop of the request's instance returned, without handing it out, and
+// whether one is still running.
+func (m *memory) stopOf(crr *appsv1alpha1.ContainerRecreateRequest, instance string) (r stopResult, returned, running bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sm := m.stopMemoryOf(crr)
+	r, returned = sm.results[instance]
+	return r, returned, sm.running[instance]
+}
+
 // forget drops what is remembered about a request that finished or went away.
 func (m *memory) forget(key types.NamespacedName) {
 	m.mu.Lock()

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -141,11 +142,13 @@ func (e *Executor) execute(ctx context.Context, crr *appsv1alpha1.ContainerRecre
 	// Each pass stops what the plan allows; another pass runs only when a container gave up its
 	// turn at once (already gone, or a failure ignored), so orderedRecreate moves to the next one.
 	for pass := 0; pass <= len(crr.Spec.Containers); pass++ {
+		states = e.recordStops(crr, states)
 		plan := Advance(Request{
 			Containers: crr.Spec.Containers, Strategy: crr.Spec.Strategy, States: states,
 			Observed: e.observe(ctx, pod, crr, states), Now: e.Clock.Now(),
 			Deadline: deadline,
 		})
+		e.awaitStops(crr, states, &plan)
 		if plan.Phase.Finished() {
 			return ctrl.Result{}, e.finish(ctx, crr, plan.States, plan.Phase, plan.Message)
 		}
@@ -233,6 +236,43 @@ func (e *Executor) requeueAfter(want time.Duration, deadline time.Time) time.Dur
 		d = left
 	}
 	return d
+}
+
+// recordStops records in states the stops that went through since the status was written: the
+// kubelet may start the successor before the next step, which must not take the container for
+// one that was replaced without us.
+func (e *Executor) recordStops(crr *appsv1alpha1.ContainerRecreateRequest, states []appsv1alpha1.ContainerRecreateState) []appsv1alpha1.ContainerRecreateState {
+	out := slices.Clone(states)
+	for i, s := range out {
+		if s.Phase != appsv1alpha1.RecreateRecreating || s.IsKilled || s.ContainerID == "" {
+			continue
+		}
+		if r, returned, _ := e.stopOf(crr, s.ContainerID); returned && r.outcome == stopped {
+			out[i].IsKilled, out[i].Message = true, r.message
+		}
+	}
+	return out
+}
+
+// awaitStops keeps a container from finishing while its stop has not returned (a successor can
+// run before it does): its state stays as it was, and the stop's return wakes the next step.
+func (e *Executor) awaitStops(crr *appsv1alpha1.ContainerRecreateRequest, states []appsv1alpha1.ContainerRecreateState, plan *Plan) {
+	changed := false
+	for i, s := range plan.States {
+		if !s.Phase.Finished() || s.IsKilled {
+			continue
+		}
+		j := slices.IndexFunc(states, func(o appsv1alpha1.ContainerRecreateState) bool { return o.Name == s.Name })
+		if j < 0 {
+			continue
+		}
+		if _, _, running := e.stopOf(crr, states[j].ContainerID); running {
+			plan.States[i], changed = states[j], true
+		}
+	}
+	if changed {
+		plan.Phase, plan.Message = Summarize(crr.Spec.Strategy.FailurePolicy, plan.States)
+	}
 }
 
 // observe reads pod status for every unfinished container, and asks the runtime to confirm any

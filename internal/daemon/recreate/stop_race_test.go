@@ -1,0 +1,86 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package recreate
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri/critest"
+)
+
+// TestStopThatReturnedBeforeTheSuccessorIsRecorded: the kubelet may start the successor before
+// the executor's next step records what its stop returned (the step that started the stop wrote
+// the status before the stop). The container was stopped by this request, not "already replaced":
+// the step records the stop before judging the successor.
+func TestStopThatReturnedBeforeTheSuccessorIsRecorded(t *testing.T) {
+	h := newHarness(t)
+	h.pod("web", nil, "app")
+	h.crr("r1", "web", nil, "app")
+	old := h.get("r1").Spec.Containers[0].StatusContext.ContainerID
+
+	// One step only: it starts the stop in the background and returns.
+	if _, err := h.e.Reconcile(h.ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "r1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if !h.waitStops(5 * time.Second) {
+		t.Fatal("the stop did not return")
+	}
+	h.kubeletRestart("web", "app") // before the next step
+	h.reconcile("r1")
+
+	r := h.expectPhase("r1", appsv1alpha1.RecreateSucceeded, "all 1 container(s) restarted")
+	st := r.Status.ContainerRecreateStates[0]
+	if !st.IsKilled || st.ContainerID != old || !strings.HasPrefix(st.Message, "stopped "+old+"; new container ") {
+		t.Fatalf("state %+v; want the stop of %s recorded (isKilled, message \"stopped …\")", st, old)
+	}
+}
+
+// TestStopStillRunningWhenTheSuccessorRuns: a successor that runs while the request's own stop has
+// not returned does not finish the request; the stop's return does.
+func TestStopStillRunningWhenTheSuccessorRuns(t *testing.T) {
+	entered, gate := make(chan struct{}, 1), make(chan struct{})
+	h := newHarness(t, func(s *critest.Server) {
+		s.StopFunc = func(string, int64) error { entered <- struct{}{}; <-gate; return nil }
+	})
+	h.pod("web", nil, "app")
+	h.crr("r1", "web", nil, "app")
+	if _, err := h.e.Reconcile(h.ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "r1"}}); err != nil {
+		t.Fatal(err)
+	}
+	<-entered // StopContainer is under way
+	h.kubeletRestart("web", "app")
+	if _, err := h.e.Reconcile(h.ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "r1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if p := h.get("r1").Status.Phase; p.Finished() {
+		t.Fatalf("phase %s while the stop is still running; want unfinished", p)
+	}
+	close(gate)
+	if !h.waitStops(5 * time.Second) {
+		t.Fatal("the stop did not return")
+	}
+	h.reconcile("r1")
+	if st := h.expectPhase("r1", appsv1alpha1.RecreateSucceeded, "").Status.ContainerRecreateStates[0]; !st.IsKilled {
+		t.Fatalf("state %+v; want isKilled", st)
+	}
+}
