@@ -23,24 +23,20 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
 // TestFailureReports: each Failed state is reported once per transition, with the in-memory
 // (nanosecond) failure time, and only when the write is acknowledged; failures older than the
 // daemon are not new.
 func TestFailureReports(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := appsv1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
 	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "node"}}
-	fc := fake.NewClientBuilder().WithScheme(scheme).WithObjects(npp).WithStatusSubresource(npp).Build()
+	fc := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithObjects(npp).WithStatusSubresource(npp).Build()
 	start := time.Date(2026, 12, 1, 5, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakePassiveClock(start)
 	r := newFailureReports(clk)

@@ -22,12 +22,12 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
 // TestStatusWriter_NewFailureWaitsOnlyTheFailureWindow: changes within the write window of the
@@ -35,15 +35,11 @@ import (
 // written FailureWindow after the last write (the decision to restart waits for it), and a
 // window after the write before, so that there are never more than two writes per window.
 func TestStatusWriter_NewFailureWaitsOnlyTheFailureWindow(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := appsv1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
 	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}
 	npp.Spec.PodProbes = []appsv1alpha1.PodProbe{{Name: "web", Namespace: "ns", UID: "u1", Probes: []appsv1alpha1.ContainerProbe{
 		{Name: "p1", ContainerName: "app"}, {Name: "p2", ContainerName: "side"},
 	}}}
-	cl := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(npp).WithObjects(npp).Build()
+	cl := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithStatusSubresource(npp).WithObjects(npp).Build()
 
 	t0 := time.Unix(1000, 0)
 	clk := clocktesting.NewFakeClock(t0)
