@@ -1,0 +1,157 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+)
+
+// restore plays the daemons and the kubelets after a round, in the order a recovery happens:
+// each restarted container runs again as a new instance and is Ready, every probe succeeds
+// (so the held failures are gone before the budget frees up), and then every request succeeds
+// (the manager clears its active label). A request made after the round (a held failure
+// decided again as the budget came back) is carried out the same way and counted in late.
+// It returns once no request is active and the manager is idle, and how long the manager took to
+// clear the requests' active label after the daemons reported them Succeeded: until then they
+// still count against the workloads' budget. Of the late requests, wrong counts those first seen
+// after the write that cleared their pod's failure was acknowledged: restarts of a pod that had
+// recovered. The others came while the pod was still failing as far as the API server knew.
+func restore(ctx context.Context, cl *cluster, m *managerProc, w *watcher, pods []*podRec, nodes []int,
+	o options) (late, wrong int, cleared time.Duration, err error) {
+	byUID := map[types.UID]*podRec{}
+	for _, p := range pods {
+		byUID[p.uid] = p
+	}
+	deadline := time.Now().Add(o.restoreTimeout)
+	var finished time.Time
+	clearedAt := map[int]time.Time{} // node -> its first Succeeded write acknowledged
+	for first := true; ; first = false {
+		list := &appsv1alpha1.ContainerRecreateRequestList{}
+		if err := cl.c.List(ctx, list); err != nil {
+			return late, wrong, 0, err
+		}
+		var open []*appsv1alpha1.ContainerRecreateRequest
+		var again []*podRec
+		for i := range list.Items {
+			crr := &list.Items[i]
+			if crr.Status.Phase == appsv1alpha1.RecreateSucceeded || crr.Status.Phase == appsv1alpha1.RecreateFailed {
+				continue
+			}
+			open = append(open, crr)
+			if p := byUID[types.UID(crr.Labels[appsv1alpha1.LabelCRRPodUID])]; p != nil {
+				p.gen++
+				again = append(again, p)
+			}
+		}
+		if !first {
+			late += len(open)
+			w.mu.Lock()
+			for _, crr := range open {
+				p := byUID[types.UID(crr.Labels[appsv1alpha1.LabelCRRPodUID])]
+				if p == nil {
+					continue
+				}
+				if at, ok := clearedAt[p.node]; ok && w.crrSeen[crr.Name].After(at) {
+					wrong++
+				}
+			}
+			w.mu.Unlock()
+		}
+		if len(open) > 0 || first {
+			acked, err := carryOut(ctx, cl, w, open, again, nodes, o)
+			if err != nil {
+				return late, wrong, 0, err
+			}
+			for n, at := range acked {
+				if _, ok := clearedAt[n]; !ok {
+					clearedAt[n] = at
+				}
+			}
+			finished = time.Now()
+		}
+		w.mu.Lock()
+		active := 0
+		for _, set := range w.active {
+			active += len(set)
+		}
+		w.mu.Unlock()
+		if len(open) == 0 && active == 0 {
+			cleared = time.Since(finished)
+			break
+		}
+		if time.Now().After(deadline) {
+			return late, wrong, 0, fmt.Errorf("%d requests still active %s after the round", active, o.restoreTimeout)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	ictx, cancel := context.WithTimeout(ctx, o.restoreTimeout)
+	defer cancel()
+	return late, wrong, cleared, idle(ictx, m.metricsURL, 3*time.Second)
+}
+
+// carryOut restarts the containers of the requests' pods (new instance, Ready), reports the
+// probes of nodes (and of those pods' nodes) Succeeded, then marks the requests Succeeded. It
+// returns when each node's Succeeded write was acknowledged.
+func carryOut(ctx context.Context, cl *cluster, w *watcher, open []*appsv1alpha1.ContainerRecreateRequest,
+	again []*podRec, nodes []int, o options) (map[int]time.Time, error) {
+	err := parallel(ctx, len(again), o.daemonWriters, func(ctx context.Context, i int) error {
+		p := again[i]
+		status := runningStatus(p, nodeIP(p.node))
+		return retry(ctx, func(int) error {
+			pod := &corev1.Pod{}
+			if err := cl.core.Get(ctx, types.NamespacedName{Namespace: p.ns, Name: p.name}, pod); err != nil {
+				return err
+			}
+			pod.Status = status
+			return cl.core.Status().Update(ctx, pod)
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("restarting containers: %w", err)
+	}
+	report := slices.Clone(nodes)
+	for _, p := range again {
+		if !slices.Contains(report, p.node) {
+			report = append(report, p.node)
+		}
+	}
+	_, acked, err := writeStatuses(ctx, cl, w, report, nil, o.daemonWriters)
+	if err != nil {
+		return nil, err
+	}
+	err = parallel(ctx, len(open), o.daemonWriters, func(ctx context.Context, i int) error {
+		crr := open[i]
+		patch := client.MergeFrom(crr.DeepCopy())
+		crr.Status.Phase = appsv1alpha1.RecreateSucceeded
+		crr.Status.CompletionTime = &metav1.Time{Time: time.Now()}
+		return retry(ctx, func(int) error { return cl.daemons.Status().Patch(ctx, crr, patch) })
+	})
+	if err != nil {
+		return nil, fmt.Errorf("finishing requests: %w", err)
+	}
+	return acked, nil
+}
