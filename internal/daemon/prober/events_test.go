@@ -21,9 +21,10 @@ import (
 	"strings"
 	"testing"
 
-	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
 
 func TestEvents_29_PointAtTheContainerAndCapTheNote(t *testing.T) {

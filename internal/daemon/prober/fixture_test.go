@@ -72,6 +72,8 @@ func newFixture(t *testing.T) *fixture {
 	f.m.init()
 	f.m.started = f.clk.Now().Add(-time.Hour)
 	f.m.ctx = context.Background()
+	probeSeries.add(f.m) // as Start does
+	t.Cleanup(func() { probeSeries.remove(f.m) })
 	f.pod = testutil.NewPod("ns", "web").With(func(p *corev1.Pod) { p.UID = "uid-1" }).
 		Running("127.0.0.1").ContainerID("app", "containerd://c1").StartedAt(f.clk.Now().Add(-time.Minute)).Build()
 	f.setPod(f.pod)

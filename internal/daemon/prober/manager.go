@@ -97,6 +97,8 @@ func (m *Manager) Start(ctx context.Context) error {
 	pending := m.pending
 	m.pending = nil
 	m.mu.Unlock()
+	probeSeries.add(m)
+	defer probeSeries.remove(m)
 	if pending != nil {
 		m.Sync(pending, nil)
 	}
@@ -161,7 +163,8 @@ func (m *Manager) Sync(targets []Target, pods []*corev1.Pod) {
 	}
 }
 
-// stopLocked stops w; forget also drops its result and metrics (the probe left the spec).
+// stopLocked stops w (its metric series go with it); forget also drops its result (the probe
+// left the spec).
 func (m *Manager) stopLocked(k Key, w *worker, forget bool) {
 	close(w.stop)
 	delete(m.workers, k)
@@ -169,7 +172,6 @@ func (m *Manager) stopLocked(k Key, w *worker, forget bool) {
 	Workers.WithLabelValues(handlerName(&t.Probe)).Dec()
 	if forget {
 		m.Results.Delete(k)
-		forgetProbeMetrics(t)
 	}
 }
 

@@ -33,18 +33,15 @@ const (
 var (
 	probeLabels = []string{"probe_type", "container", "pod", "namespace", "pod_uid"}
 
-	// ProbeTotal counts probe runs by result (successful, failed, unknown = errored).
-	ProbeTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "enhanced_liveness_daemon_probe_total",
-		Help: "Cumulative number of liveness probes run by the node daemon, by result (labels as the kubelet's prober_probe_total).",
-	}, append(append([]string{}, probeLabels...), "result"))
-
-	// ProbeDuration observes how long each probe run took, errors included.
-	ProbeDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "enhanced_liveness_daemon_probe_duration_seconds",
-		Help:    "Duration in seconds of one liveness probe run (labels as the kubelet's prober_probe_duration_seconds).",
-		Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
-	}, probeLabels)
+	// probeTotalDesc and probeDurationDesc are the per-probe series; workers keep their values
+	// and probeSeries exports them on scrape (probe_series.go).
+	probeTotalDesc = prometheus.NewDesc("enhanced_liveness_daemon_probe_total",
+		"Cumulative number of liveness probes run by the node daemon, by result (labels as the kubelet's prober_probe_total).",
+		append(append([]string{}, probeLabels...), "result"), nil)
+	probeDurationDesc = prometheus.NewDesc("enhanced_liveness_daemon_probe_duration_seconds",
+		"Duration in seconds of one liveness probe run (labels as the kubelet's prober_probe_duration_seconds).",
+		probeLabels, nil)
+	probeDurationBuckets = prometheus.ExponentialBuckets(0.001, 2.5, 12)
 
 	// ScheduleLag observes how late a probe started compared with its schedule.
 	ScheduleLag = prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -73,14 +70,5 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(ProbeTotal, ProbeDuration, ScheduleLag, Workers, StatusWrites, CRIErrors)
-}
-
-// forgetProbeMetrics drops the per-probe series of a stopped worker, so that pod churn does
-// not grow the metrics endpoint without bound.
-func forgetProbeMetrics(t *Target) {
-	for _, r := range []string{resultSuccessful, resultFailed, resultUnknown} {
-		ProbeTotal.DeleteLabelValues(ProbeTypeLiveness, t.Container, t.PodName, t.Namespace, string(t.PodUID), r)
-	}
-	ProbeDuration.DeleteLabelValues(ProbeTypeLiveness, t.Container, t.PodName, t.Namespace, string(t.PodUID))
+	ctrlmetrics.Registry.MustRegister(probeSeries, ScheduleLag, Workers, StatusWrites, CRIErrors)
 }

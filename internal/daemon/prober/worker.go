@@ -23,7 +23,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
@@ -73,24 +72,14 @@ type worker struct {
 	httpReq    *http.Request
 	execCmd    []string // the command with $(VAR) expanded from the container's env
 
-	labels    []string // probe metric labels without the result
-	succ      prometheus.Counter
-	fail, unk prometheus.Counter // created on the first such result, as the kubelet's are
-	dur       prometheus.Observer
+	stats probeStats
 }
 
 func newWorker(m *Manager, t *Target) *worker {
 	w := &worker{m: m, key: t.Key, stop: make(chan struct{}), updated: make(chan struct{}, 1), done: make(chan struct{}),
 		failingMarked: true}
 	w.target.Store(t)
-	w.labels = []string{ProbeTypeLiveness, t.Container, t.PodName, t.Namespace, string(t.PodUID)}
-	w.succ = w.counter(resultSuccessful)
-	w.dur = ProbeDuration.WithLabelValues(w.labels...)
 	return w
-}
-
-func (w *worker) counter(result string) prometheus.Counter {
-	return ProbeTotal.WithLabelValues(append(w.labels[:len(w.labels):len(w.labels)], result)...)
 }
 
 func periodOf(t *Target) time.Duration { return time.Duration(t.Probe.PeriodSeconds) * time.Second }
@@ -226,13 +215,10 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	start := w.m.Clock.Now()
 	o, err := w.runWithRetries(ctx, t, pod, c)
 	res := o.Result
-	w.dur.Observe(w.m.Clock.Since(start).Seconds())
+	took := w.m.Clock.Since(start).Seconds()
 	if err != nil {
 		// Item 14: dropped, counters unchanged; one event when errors start.
-		if w.unk == nil {
-			w.unk = w.counter(resultUnknown)
-		}
-		w.unk.Inc()
+		w.stats.observe(runUnknown, took)
 		if !w.erroring {
 			w.m.Events.warn(t, pod, ReasonUnhealthy, "Liveness probe errored and was not counted after %d attempts: %v", maxProbeRetries, err)
 		}
@@ -251,12 +237,9 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		w.warned = false
 	}
 	if res == check.Success {
-		w.succ.Inc()
+		w.stats.observe(runSuccessful, took)
 	} else {
-		if w.fail == nil {
-			w.fail = w.counter(resultFailed)
-		}
-		w.fail.Inc()
+		w.stats.observe(runFailed, took)
 	}
 
 	if w.onHold && res == check.Failure {

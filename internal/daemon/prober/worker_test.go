@@ -17,16 +17,16 @@ package prober
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
@@ -322,32 +322,59 @@ func TestWorker_30_ProbeCounterAndDurationLabelledLikeKubelet(t *testing.T) {
 	f.setPod(p)
 	w := f.worker(tg)
 	f.run(w, 200)
+	want := map[string]float64{"probe_total/successful": 1, "duration_count": 1}
+	if got := probeSeriesOf(t, "uid-metrics"); !maps.Equal(got, want) {
+		t.Errorf("after a success: %v, want %v (failed and unknown appear with their first run)", got, want)
+	}
 	f.run(w, 500)
 	f.run(w, 500)
-	lv := []string{"Liveness", "app", "web", "ns", "uid-metrics"}
-	if v := counterValue(t, ProbeTotal.WithLabelValues(append(lv, "successful")...)); v != 1 {
-		t.Errorf("successful = %v", v)
+	want = map[string]float64{"probe_total/successful": 1, "probe_total/failed": 2, "duration_count": 3}
+	if got := probeSeriesOf(t, "uid-metrics"); !maps.Equal(got, want) {
+		t.Errorf("after two failures: %v, want %v", got, want)
 	}
-	if v := counterValue(t, ProbeTotal.WithLabelValues(append(lv, "failed")...)); v != 2 {
-		t.Errorf("failed = %v", v)
-	}
-	var m dto.Metric
-	if err := ProbeDuration.WithLabelValues(lv...).(prometheus.Metric).Write(&m); err != nil || m.GetHistogram().GetSampleCount() != 3 {
-		t.Errorf("duration samples = %d (%v), want 3", m.GetHistogram().GetSampleCount(), err)
-	}
-	forgetProbeMetrics(&tg)
-	if v := counterValue(t, ProbeTotal.WithLabelValues(append(lv, "failed")...)); v != 0 {
-		t.Errorf("series kept after the worker stopped: %v", v)
+	f.m.mu.Lock()
+	f.m.stopLocked(tg.Key, w, true)
+	f.m.mu.Unlock()
+	if got := probeSeriesOf(t, "uid-metrics"); len(got) != 0 {
+		t.Errorf("series kept after the worker stopped: %v", got)
 	}
 }
 
-func counterValue(t *testing.T, c prometheus.Counter) float64 {
+// probeSeriesOf gathers the daemon's registry and returns the per-probe series of one pod:
+// probe_total by result, and the duration histogram's sample count, after checking its labels
+// and that its cumulative buckets end at the count.
+func probeSeriesOf(t *testing.T, uid string) map[string]float64 {
 	t.Helper()
-	var m dto.Metric
-	if err := c.Write(&m); err != nil {
+	mfs, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
 		t.Fatal(err)
 	}
-	return m.GetCounter().GetValue()
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["pod_uid"] != uid {
+				continue
+			}
+			if labels["probe_type"] != "Liveness" || labels["container"] != "app" || labels["pod"] != "web" || labels["namespace"] != "ns" {
+				t.Errorf("%s labels %v", mf.GetName(), labels)
+			}
+			switch mf.GetName() {
+			case "enhanced_liveness_daemon_probe_total":
+				out["probe_total/"+labels["result"]] = m.GetCounter().GetValue()
+			case "enhanced_liveness_daemon_probe_duration_seconds":
+				h := m.GetHistogram()
+				if b := h.GetBucket(); len(b) != 12 || b[len(b)-1].GetCumulativeCount() != h.GetSampleCount() {
+					t.Errorf("duration buckets %v, count %d", b, h.GetSampleCount())
+				}
+				out["duration_count"] = float64(h.GetSampleCount())
+			}
+		}
+	}
+	return out
 }
 
 // waitFor polls cond for up to 5 s (goroutines on a fake clock need a moment to park).
