@@ -24,6 +24,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -34,7 +35,8 @@ import (
 // hook alike (the kubelet, too, builds both with one function): host = action.Host or podIP,
 // the port resolved against container, the path kept with its query, and the kubelet's default
 // headers (User-Agent userAgent, Accept */*) unless the action sets them; an empty value
-// removes a header, a Host header sets the Host line while the pod IP is dialled.
+// removes a header, a Host header sets the Host line while the pod IP is dialled. The request's
+// Header may be shared with other requests and must not be modified.
 func NewRequest(action *corev1.HTTPGetAction, container *corev1.Container, podIP, userAgent string) (*http.Request, error) {
 	scheme := strings.ToLower(string(action.Scheme))
 	if scheme == "" {
@@ -59,6 +61,10 @@ func NewRequest(action *corev1.HTTPGetAction, container *corev1.Container, podIP
 	if err != nil {
 		return nil, err
 	}
+	if len(action.HTTPHeaders) == 0 {
+		req.Header, req.Host = defaultHeader(userAgent), ""
+		return req, nil
+	}
 	h := make(http.Header, len(action.HTTPHeaders)+2)
 	for _, hh := range action.HTTPHeaders {
 		h.Add(hh.Name, hh.Value) // repeated names become separate header lines
@@ -75,4 +81,17 @@ func NewRequest(action *corev1.HTTPGetAction, container *corev1.Container, podIP
 	req.Header = h
 	req.Host = h.Get("Host")
 	return req, nil
+}
+
+// defaultHeaders holds one read-only header map per User-Agent for actions without headers of
+// their own (nearly all): a node with thousands of HTTP probes keeps a request per probe, and a
+// map each was a tenth of the probe engine's live heap. net/http only reads a request's Header.
+var defaultHeaders sync.Map // user agent -> http.Header
+
+func defaultHeader(userAgent string) http.Header {
+	if h, ok := defaultHeaders.Load(userAgent); ok {
+		return h.(http.Header)
+	}
+	h, _ := defaultHeaders.LoadOrStore(userAgent, http.Header{"User-Agent": {userAgent}, "Accept": {"*/*"}})
+	return h.(http.Header)
 }

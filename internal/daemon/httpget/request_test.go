@@ -17,6 +17,7 @@ limitations under the License.
 package httpget
 
 import (
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -62,5 +63,25 @@ func TestNewRequest(t *testing.T) {
 				t.Errorf("User-Agent sent %d times", len(req.Header.Values("User-Agent")))
 			}
 		})
+	}
+}
+
+func TestNewRequest_DefaultHeadersShared(t *testing.T) {
+	c := &corev1.Container{Name: "app"}
+	plain := corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(80)}
+	a, _ := NewRequest(&plain, c, "10.0.0.7", "kube-probe/1.37")
+	b, _ := NewRequest(&plain, c, "10.0.0.8", "kube-probe/1.37")
+	if a.Header.Get("User-Agent") != "kube-probe/1.37" || a.Header.Get("Accept") != "*/*" || len(a.Header) != 2 {
+		t.Errorf("default header %v", a.Header)
+	}
+	if reflect.ValueOf(a.Header).UnsafePointer() != reflect.ValueOf(b.Header).UnsafePointer() {
+		t.Error("two requests without headers of their own got a map each")
+	}
+	other, _ := NewRequest(&plain, c, "10.0.0.7", "kube-lifecycle/1.37")
+	custom, _ := NewRequest(&corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(80),
+		HTTPHeaders: []corev1.HTTPHeader{{Name: "X-Probe", Value: "1"}}}, c, "10.0.0.7", "kube-probe/1.37")
+	if other.Header.Get("User-Agent") != "kube-lifecycle/1.37" || custom.Header.Get("X-Probe") != "1" ||
+		a.Header.Get("X-Probe") != "" || a.Header.Get("User-Agent") != "kube-probe/1.37" {
+		t.Errorf("headers leaked between requests: %v %v %v", a.Header, other.Header, custom.Header)
 	}
 }
