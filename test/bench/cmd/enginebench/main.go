@@ -240,29 +240,38 @@ func runOurs(ctx context.Context, c config, host string, port int, rec *measure.
 	m := prober.NewManager(nil, "kube-probe/1.37", nil)
 	m.LagObserver = func(d time.Duration) { probes.Add(1); rec.Add(d) }
 	go func() { _ = m.Start(ctx) }()
-	started := metav1.NewTime(time.Now().Add(-time.Hour))
-	pods := make([]*corev1.Pod, 0, c.workers)
+	pods := benchPods(c.workers, host, port, c.period)
 	targets := make([]prober.Target, 0, c.workers)
-	for i := range c.workers {
-		uid := types.UID(fmt.Sprintf("uid-%05d", i))
+	for _, pod := range pods {
+		targets = append(targets, prober.Target{
+			Key: prober.Key{PodUID: pod.UID, Container: "app", Probe: "liveness"}, PodName: pod.Name, Namespace: pod.Namespace,
+			Probe: *pod.Spec.Containers[0].LivenessProbe,
+		})
+	}
+	// Start waits for the manager's context; Sync before it is applied when it starts.
+	m.Sync(targets, pods)
+}
+
+// benchPods are the node's pods, the same objects on both sides: the daemon reads them from its
+// pod cache, the kubelet's probe workers each hold theirs. One container "app" with an HTTP
+// liveness probe on port, running for an hour.
+func benchPods(n int, host string, port int, period time.Duration) []*corev1.Pod {
+	started := metav1.NewTime(time.Now().Add(-time.Hour))
+	pods := make([]*corev1.Pod, 0, n)
+	for i := range n {
 		pods = append(pods, &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%05d", i), Namespace: "bench", UID: uid},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}},
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%05d", i), Namespace: "bench", UID: types.UID(fmt.Sprintf("uid-%05d", i))},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", LivenessProbe: &corev1.Probe{
+				ProbeHandler:   corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(port))}},
+				TimeoutSeconds: 1, PeriodSeconds: int32(period / time.Second), FailureThreshold: 3, SuccessThreshold: 1,
+			}}}},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: host, ContainerStatuses: []corev1.ContainerStatus{{
 				Name: "app", ContainerID: fmt.Sprintf("containerd://%05d", i),
 				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}},
 			}}},
 		})
-		targets = append(targets, prober.Target{
-			Key: prober.Key{PodUID: uid, Container: "app", Probe: "liveness"}, PodName: fmt.Sprintf("pod-%05d", i), Namespace: "bench",
-			Probe: corev1.Probe{
-				ProbeHandler:   corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(port))}},
-				TimeoutSeconds: 1, PeriodSeconds: int32(c.period / time.Second), FailureThreshold: 3, SuccessThreshold: 1,
-			},
-		})
 	}
-	// Start waits for the manager's context; Sync before it is applied when it starts.
-	m.Sync(targets, pods)
+	return pods
 }
 
 // failures counts the failed runs of our engine from its metrics.
