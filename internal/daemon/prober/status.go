@@ -42,7 +42,7 @@ const DefaultWriteWindow = 300 * time.Millisecond
 // wait out the whole write window. Such an early write still comes at least a write window after
 // the write before the last, so a node never writes more than twice per window (the API server's
 // CPU goes mostly to these writes in a large cluster, and most so in a failure storm).
-const DefaultFailureWindow = 50 * time.Millisecond
+const DefaultFailureWindow = 20 * time.Millisecond
 
 // DefaultRefreshCheck is how often the writer looks for Failed results due a refresh.
 const DefaultRefreshCheck = 5 * time.Second
