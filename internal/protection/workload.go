@@ -86,11 +86,13 @@ func ResolveWorkload(pod metav1.Object, lookup OwnerLookup) (Workload, error) {
 		}, nil
 	}
 	var desired *int32
+	o, err := lookup(*ref)
+	if err != nil {
+		return Workload{}, fmt.Errorf("reading %s %s: %w", ref.Kind, ref.Name, err)
+	}
+	// Each owner is read once: the parent read to know whether the walk goes on is the next
+	// step's owner (the policy-status controller resolves every enrolled pod of a namespace).
 	for range maxOwnerDepth {
-		o, err := lookup(*ref)
-		if err != nil {
-			return Workload{}, fmt.Errorf("reading %s %s: %w", ref.Kind, ref.Name, err)
-		}
 		if o == nil {
 			break
 		}
@@ -106,7 +108,7 @@ func ResolveWorkload(pod metav1.Object, lookup OwnerLookup) (Workload, error) {
 			// The parent cannot be read (unknown kind, or gone): the owner we have is the top.
 			break
 		}
-		ref = o.Controller
+		ref, o = o.Controller, parent
 	}
 	return Workload{
 		Ref:     WorkloadRef{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, UID: ref.UID},

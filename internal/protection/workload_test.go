@@ -43,12 +43,6 @@ func TestResolveWorkload(t *testing.T) {
 		"orphan":  {Replicas: ptr.To[int32](2)},
 		"loop":    {Controller: &loopRS, Replicas: ptr.To[int32](1)},
 	}
-	lookup := func(ref metav1.OwnerReference) (*Owner, error) {
-		if ref.Name == "boom" {
-			return nil, errors.New("boom")
-		}
-		return objects[ref.Name], nil
-	}
 	cases := []struct {
 		name        string
 		owners      []metav1.OwnerReference
@@ -56,20 +50,32 @@ func TestResolveWorkload(t *testing.T) {
 		wantName    string
 		wantDesired *int32
 		wantErr     bool
+		wantReads   int // lookups made: each owner on the way is read once
 	}{
-		{"replicaset resolves to its deployment", []metav1.OwnerReference{rs}, "Deployment", "web", ptr.To[int32](4), false},
-		{"statefulset", []metav1.OwnerReference{sts}, "StatefulSet", "db", ptr.To[int32](3), false},
-		{"replicaset without deployment", []metav1.OwnerReference{orphanRS}, "ReplicaSet", "orphan", ptr.To[int32](2), false},
-		{"unknown kind stops there without replicas", []metav1.OwnerReference{job}, "Job", "once", nil, false},
-		{"no owner: workload of one", nil, "Pod", "p", ptr.To[int32](1), false},
-		{"non-controller owner is ignored", []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-abc"}}, "Pod", "p", ptr.To[int32](1), false},
-		{"owner cycle terminates", []metav1.OwnerReference{loopRS}, "ReplicaSet", "loop", ptr.To[int32](1), false},
-		{"lookup error", []metav1.OwnerReference{ctrlRef("apps/v1", "ReplicaSet", "boom")}, "", "", nil, true},
+		{"replicaset resolves to its deployment", []metav1.OwnerReference{rs}, "Deployment", "web", ptr.To[int32](4), false, 2},
+		{"statefulset", []metav1.OwnerReference{sts}, "StatefulSet", "db", ptr.To[int32](3), false, 1},
+		{"replicaset without deployment", []metav1.OwnerReference{orphanRS}, "ReplicaSet", "orphan", ptr.To[int32](2), false, 1},
+		{"unknown kind stops there without replicas", []metav1.OwnerReference{job}, "Job", "once", nil, false, 1},
+		{"no owner: workload of one", nil, "Pod", "p", ptr.To[int32](1), false, 0},
+		{"non-controller owner is ignored", []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-abc"}}, "Pod", "p", ptr.To[int32](1), false, 0},
+		{"owner cycle terminates", []metav1.OwnerReference{loopRS}, "ReplicaSet", "loop", ptr.To[int32](1), false, 1 + maxOwnerDepth},
+		{"lookup error", []metav1.OwnerReference{ctrlRef("apps/v1", "ReplicaSet", "boom")}, "", "", nil, true, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			reads := 0
+			lookup := func(ref metav1.OwnerReference) (*Owner, error) {
+				reads++
+				if ref.Name == "boom" {
+					return nil, errors.New("boom")
+				}
+				return objects[ref.Name], nil
+			}
 			pod := &metav1.ObjectMeta{Name: "p", UID: "pod-uid", OwnerReferences: c.owners}
 			w, err := ResolveWorkload(pod, lookup)
+			if reads != c.wantReads {
+				t.Errorf("%d lookups, want %d", reads, c.wantReads)
+			}
 			if c.wantErr {
 				if err == nil {
 					t.Fatal("want error")

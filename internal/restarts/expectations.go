@@ -17,9 +17,10 @@ limitations under the License.
 // Package restarts is the decision controller's memory between reconciles: the restarts it
 // created and has not seen finished (Expectations), the restarts it holds (Holds, indexed by pod,
 // workload, node and namespace), what it decided per policy (Counters), and the workload of each
-// pod it resolved (Workloads). It is lost on a manager restart or leader change: expectations are
-// then rebuilt from the cache, held decisions are recorded again once, and counters start from
-// zero (the policy status keeps the totals).
+// pod it resolved (Workloads); and, for the policy-status controller, the workload each
+// controller reference resolves to (Resolutions). It is lost on a manager restart or leader
+// change: expectations are then rebuilt from the cache, held decisions are recorded again once,
+// and counters start from zero (the policy status keeps the totals).
 package restarts
 
 import (

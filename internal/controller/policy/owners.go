@@ -23,6 +23,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,9 +33,12 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/restarts"
 )
 
 // ownerTTL is how long an owner read without the cache is remembered: a storm decided pod by pod
@@ -55,6 +59,10 @@ type owners struct {
 
 	mu   sync.Mutex
 	memo map[types.UID]ownerRead
+
+	// resolved remembers the workload key of controller references whose walk read only the
+	// cache; forgetOnChange keeps it current.
+	resolved *restarts.Resolutions
 }
 
 type ownerRead struct {
@@ -63,23 +71,81 @@ type ownerRead struct {
 }
 
 func newOwners(cache, api client.Reader, scale client.SubResourceClientConstructor, c clock.PassiveClock) *owners {
-	return &owners{cache: cache, api: api, scale: scale, clock: c, memo: map[types.UID]ownerRead{}}
+	return &owners{cache: cache, api: api, scale: scale, clock: c, memo: map[types.UID]ownerRead{},
+		resolved: restarts.NewResolutions()}
+}
+
+// cachedKind: owners of these kinds are read from the manager's cache, whose events tell when
+// they change.
+func cachedKind(ref metav1.OwnerReference) bool {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && gv.Group == appsv1.GroupName &&
+		(ref.Kind == "ReplicaSet" || ref.Kind == "Deployment" || ref.Kind == "StatefulSet")
 }
 
 // lookup returns the OwnerLookup of namespace ns.
 func (o *owners) lookup(ctx context.Context, ns string) protection.OwnerLookup {
 	return func(ref metav1.OwnerReference) (*protection.Owner, error) {
+		if cachedKind(ref) {
+			return o.cached(ctx, ns, ref)
+		}
 		gv, err := schema.ParseGroupVersion(ref.APIVersion)
 		if err != nil {
 			return nil, nil
 		}
-		if gv.Group == appsv1.GroupName {
-			switch ref.Kind {
-			case "ReplicaSet", "Deployment", "StatefulSet":
-				return o.cached(ctx, ns, ref)
-			}
-		}
 		return o.read(ctx, ns, gv.WithKind(ref.Kind), ref)
+	}
+}
+
+// workloadKey is the key of the pod's workload as protection.ResolveWorkload finds it, without
+// its desired replicas. The policy-status controller asks it of every enrolled pod on each
+// refresh, so the answer is remembered per controller reference (a Deployment's pods share their
+// ReplicaSet's) when the walk read only cached owners. Walks through other kinds are not
+// remembered: their reads are remembered for ownerTTL already, and no event says when they change.
+func (o *owners) workloadKey(ctx context.Context, pod *corev1.Pod) (protection.WorkloadKey, error) {
+	ref := metav1.GetControllerOfNoCopy(pod)
+	var k restarts.OwnerKey
+	var gen uint64
+	if ref != nil {
+		k = restarts.OwnerKey{Namespace: pod.Namespace, APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, UID: ref.UID}
+		w, g, ok := o.resolved.Lookup(k)
+		if ok {
+			return w, nil
+		}
+		gen = g
+	}
+	cachedOnly := ref != nil
+	lookup := o.lookup(ctx, pod.Namespace)
+	w, err := protection.ResolveWorkload(pod, func(r metav1.OwnerReference) (*protection.Owner, error) {
+		cachedOnly = cachedOnly && cachedKind(r)
+		return lookup(r)
+	})
+	if err != nil {
+		return protection.WorkloadKey{}, err
+	}
+	key := w.Ref.Key(pod.Namespace)
+	if cachedOnly {
+		o.resolved.Remember(gen, k, key)
+	}
+	return key, nil
+}
+
+// forgetOnChange drops the remembered resolutions of a namespace when an apps/v1 owner there
+// appears, goes, or changes controller: a ReplicaSet adopted or orphaned, a Deployment deleted
+// and recreated. It never enqueues anything.
+func (o *owners) forgetOnChange() handler.Funcs {
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, _ queue) {
+			o.resolved.Invalidate(e.Object.GetNamespace())
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, _ queue) {
+			if restarts.ControllerChanged(e.ObjectOld, e.ObjectNew) {
+				o.resolved.Invalidate(e.ObjectNew.GetNamespace())
+			}
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ queue) {
+			o.resolved.Invalidate(e.Object.GetNamespace())
+		},
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -82,6 +83,10 @@ func (r *EnhancedLivenessPolicyReconciler) setup(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&policyv1alpha1.EnhancedLivenessPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesRawSource(source.Channel(r.dirty, &handler.EnqueueRequestForObject{})).
+		// Owner changes only keep observe's remembered workload keys current; they enqueue nothing.
+		Watches(&appsv1.ReplicaSet{}, r.owners.forgetOnChange()).
+		Watches(&appsv1.Deployment{}, r.owners.forgetOnChange()).
+		Watches(&appsv1.StatefulSet{}, r.owners.forgetOnChange()).
 		Named("policy-enhancedlivenesspolicy").
 		Complete(r)
 }

@@ -66,12 +66,23 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 			return err
 		}
 		st.FailingContainers += int32(e.failed)
+		quiet := e.failed == 0 && !e.suspect
+		// Only the first failing or held pod of a workload is looked at further: the remembered
+		// workload key tells the others apart without walking their owners again.
+		wk, err := r.owners.workloadKey(ctx, pod)
+		if err != nil {
+			return err
+		}
+		if _, seen := workloads[wk]; seen || (quiet && held[wk] == "") {
+			continue
+		}
+		// Resolved afresh: the summary and the storm rule need the current desired replicas.
 		w, err := v.resolve(ctx, pod)
 		if err != nil {
 			return err
 		}
-		wk := w.Ref.Key(pod.Namespace)
-		if _, seen := workloads[wk]; seen || (e.failed == 0 && !e.suspect && held[wk] == "") {
+		wk = w.Ref.Key(pod.Namespace)
+		if _, seen := workloads[wk]; seen || (quiet && held[wk] == "") {
 			continue
 		}
 		ws, _, _, err := v.workloadState(ctx, pod, w)
