@@ -23,6 +23,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 func TestProbeStats_BucketsAreInclusiveUpperBounds(t *testing.T) {
@@ -84,4 +85,41 @@ func TestProbeStats_CollectSumsAndCumulativeCounts(t *testing.T) {
 	if b[0].GetCumulativeCount() != 1 || b[1].GetCumulativeCount() != 3 || b[len(b)-1].GetCumulativeCount() != 4 {
 		t.Errorf("cumulative buckets %v, want 1 at 1 ms, 3 at 2.5 ms, 4 below +Inf", b)
 	}
+}
+
+// probeSeriesOf gathers the daemon's registry and returns the per-probe series of one pod:
+// probe_total by result, and the duration histogram's sample count, after checking its labels
+// and that its cumulative buckets end at the count.
+func probeSeriesOf(t *testing.T, uid string) map[string]float64 {
+	t.Helper()
+	mfs, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["pod_uid"] != uid {
+				continue
+			}
+			if labels["probe_type"] != "Liveness" || labels["container"] != "app" || labels["pod"] != "web" || labels["namespace"] != "ns" {
+				t.Errorf("%s labels %v", mf.GetName(), labels)
+			}
+			switch mf.GetName() {
+			case "enhanced_liveness_daemon_probe_total":
+				out["probe_total/"+labels["result"]] = m.GetCounter().GetValue()
+			case "enhanced_liveness_daemon_probe_duration_seconds":
+				h := m.GetHistogram()
+				if b := h.GetBucket(); len(b) != 12 || b[len(b)-1].GetCumulativeCount() != h.GetSampleCount() {
+					t.Errorf("duration buckets %v, count %d", b, h.GetSampleCount())
+				}
+				out["duration_count"] = float64(h.GetSampleCount())
+			}
+		}
+	}
+	return out
 }

@@ -26,7 +26,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
@@ -338,43 +337,6 @@ func TestWorker_30_ProbeCounterAndDurationLabelledLikeKubelet(t *testing.T) {
 	if got := probeSeriesOf(t, "uid-metrics"); len(got) != 0 {
 		t.Errorf("series kept after the worker stopped: %v", got)
 	}
-}
-
-// probeSeriesOf gathers the daemon's registry and returns the per-probe series of one pod:
-// probe_total by result, and the duration histogram's sample count, after checking its labels
-// and that its cumulative buckets end at the count.
-func probeSeriesOf(t *testing.T, uid string) map[string]float64 {
-	t.Helper()
-	mfs, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["pod_uid"] != uid {
-				continue
-			}
-			if labels["probe_type"] != "Liveness" || labels["container"] != "app" || labels["pod"] != "web" || labels["namespace"] != "ns" {
-				t.Errorf("%s labels %v", mf.GetName(), labels)
-			}
-			switch mf.GetName() {
-			case "enhanced_liveness_daemon_probe_total":
-				out["probe_total/"+labels["result"]] = m.GetCounter().GetValue()
-			case "enhanced_liveness_daemon_probe_duration_seconds":
-				h := m.GetHistogram()
-				if b := h.GetBucket(); len(b) != 12 || b[len(b)-1].GetCumulativeCount() != h.GetSampleCount() {
-					t.Errorf("duration buckets %v, count %d", b, h.GetSampleCount())
-				}
-				out["duration_count"] = float64(h.GetSampleCount())
-			}
-		}
-	}
-	return out
 }
 
 // waitFor polls cond for up to 5 s (goroutines on a fake clock need a moment to park).
