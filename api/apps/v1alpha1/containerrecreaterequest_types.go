@@ -182,8 +182,9 @@ type ContainerRecreateState struct {
 	IsKilled bool `json:"isKilled,omitempty"`
 
 	// containerID is the container instance ("<runtime>://<id>") this entry restarts: the one the
-	// daemon stops, or stopped. It is recorded before the stop so that a daemon restart never stops
-	// the replacement container by mistake.
+	// daemon stops, or stopped. An instance the spec does not pin (no statusContext, or
+	// forceRecreate) is recorded before the stop, so that a daemon restart never stops the
+	// replacement container by mistake; a pinned one may be recorded just after its stop began.
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	ContainerID string `json:"containerID,omitempty"`

@@ -17,6 +17,7 @@ limitations under the License.
 package recreate
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -143,10 +144,7 @@ func step(c appsv1alpha1.ContainerRecreateRequestContainer, st appsv1alpha1.Cont
 		return failed(st, "restartPolicy is Never: the kubelet would not start the container again, so it is not stopped"), false, 0
 	}
 	if st.Phase == appsv1alpha1.RecreatePending {
-		target := obs.ContainerID
-		if c.StatusContext != nil && c.StatusContext.ContainerID != "" && !strategy.ForceRecreate {
-			target = c.StatusContext.ContainerID
-		}
+		target := cmp.Or(pinnedInstance(c, strategy), obs.ContainerID)
 		if target == "" || (strategy.ForceRecreate && !obs.Running) {
 			// forceRecreate stops whatever instance is current, so it needs one that runs.
 			st.Message = "waiting for the container to run"
@@ -194,6 +192,15 @@ func step(c appsv1alpha1.ContainerRecreateRequestContainer, st appsv1alpha1.Cont
 		st.Message = "not stopped: " + st.ContainerID + " had already been replaced; new container " + obs.ContainerID + " running"
 	}
 	return st, false, 0
+}
+
+// pinnedInstance is the instance the spec names for a container (its statusContext, unless
+// forceRecreate); "" when the daemon takes the current one.
+func pinnedInstance(c appsv1alpha1.ContainerRecreateRequestContainer, strategy appsv1alpha1.ContainerRecreateRequestStrategy) string {
+	if c.StatusContext == nil || strategy.ForceRecreate {
+		return ""
+	}
+	return c.StatusContext.ContainerID
 }
 
 func waitMessage(st appsv1alpha1.ContainerRecreateState) string {

@@ -17,6 +17,7 @@ limitations under the License.
 package recreate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -168,7 +169,8 @@ func (e *Executor) execute(ctx context.Context, crr *appsv1alpha1.ContainerRecre
 		}
 		// Record the instances about to be stopped before stopping them (see
 		// ContainerRecreateState.containerID); the write also proves the plan's status is current.
-		// A stop already under way needs no new proof.
+		// A stop already under way needs no new proof, and a fresh request whose instances the
+		// spec pins has its stops started first and the same write made while they run.
 		fence := false
 		for _, name := range kill {
 			for i := range plan.States {
@@ -177,15 +179,27 @@ func (e *Executor) execute(ctx context.Context, crr *appsv1alpha1.ContainerRecre
 				}
 			}
 		}
+		stopFirst := fence && mayStopFirst(crr, plan.States, kill, e.Clock.Now())
 		var err error
-		if crr, err = e.writeStates(ctx, crr, fence, plan.States, plan.Phase, plan.Message); err != nil {
-			return ctrl.Result{}, err
+		if !stopFirst {
+			if crr, err = e.writeStates(ctx, crr, fence, plan.States, plan.Phase, plan.Message); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
 		states = plan.States
 		if len(kill) == 0 {
 			return ctrl.Result{RequeueAfter: e.requeueAfter(plan.RequeueAfter, deadline)}, nil
 		}
-		results, running := e.stopAll(withFenced(ctx, e.Clock.Now()), pod, crr, states, kill)
+		stopCtx := ctx
+		if !stopFirst {
+			stopCtx = withFenced(ctx, e.Clock.Now())
+		}
+		results, running := e.stopAll(stopCtx, pod, crr, states, kill)
+		if stopFirst {
+			if crr, err = e.writeStates(ctx, crr, false, states, plan.Phase, plan.Message); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 		again, retry := false, false
 		for i := range states {
 			r, ok := results[states[i].Name]
@@ -240,15 +254,34 @@ func (e *Executor) requeueAfter(want time.Duration, deadline time.Time) time.Dur
 
 // recordStops records in states the stops that went through since the status was written: the
 // kubelet may start the successor before the next step, which must not take the container for
-// one that was replaced without us.
+// one that was replaced without us. A stop started before its status write (mayStopFirst) is
+// recorded even when that write did not land.
 func (e *Executor) recordStops(crr *appsv1alpha1.ContainerRecreateRequest, states []appsv1alpha1.ContainerRecreateState) []appsv1alpha1.ContainerRecreateState {
 	out := slices.Clone(states)
-	for i, s := range out {
-		if s.Phase != appsv1alpha1.RecreateRecreating || s.IsKilled || s.ContainerID == "" {
+	for _, c := range crr.Spec.Containers {
+		i := slices.IndexFunc(out, func(s appsv1alpha1.ContainerRecreateState) bool { return s.Name == c.Name })
+		s := appsv1alpha1.ContainerRecreateState{Name: c.Name}
+		if i >= 0 {
+			s = out[i]
+		}
+		id := s.ContainerID
+		switch s.Phase {
+		case "", appsv1alpha1.RecreatePending:
+			id = pinnedInstance(c, crr.Spec.Strategy)
+		case appsv1alpha1.RecreateRecreating:
+		default:
 			continue
 		}
-		if r, returned, _ := e.stopOf(crr, s.ContainerID); returned && r.outcome == stopped {
-			out[i].IsKilled, out[i].Message = true, r.message
+		if s.IsKilled || id == "" {
+			continue
+		}
+		if r, returned, _ := e.stopOf(crr, id); returned && r.outcome == stopped {
+			s.Phase, s.ContainerID, s.IsKilled, s.Message = appsv1alpha1.RecreateRecreating, id, true, r.message
+			if i >= 0 {
+				out[i] = s
+			} else {
+				out = append(out, s)
+			}
 		}
 	}
 	return out
@@ -311,8 +344,5 @@ func comparedWith(c appsv1alpha1.ContainerRecreateRequestContainer, st appsv1alp
 	if st.Phase != "" && st.Phase != appsv1alpha1.RecreatePending {
 		return st.ContainerID
 	}
-	if c.StatusContext != nil && c.StatusContext.ContainerID != "" && !strategy.ForceRecreate {
-		return c.StatusContext.ContainerID
-	}
-	return o.ContainerID
+	return cmp.Or(pinnedInstance(c, strategy), o.ContainerID)
 }

@@ -155,8 +155,11 @@ func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.
 		startToStop.Observe(stopAt.Sub(t.start).Seconds())
 		// With the lines of the manager and the status writer, these follow one restart from the
 		// failed probe to the stop (docs/daemon.md).
-		log.Info("stopping container", "gracePeriod", timeout, "stepStartedAt", stamp(t.start),
-			"fencedAt", stamp(t.fenced), "stopAt", stamp(stopAt))
+		kv := []any{"gracePeriod", timeout, "stepStartedAt", stamp(t.start), "stopAt", stamp(stopAt)}
+		if !t.fenced.IsZero() {
+			kv = append(kv, "fencedAt", stamp(t.fenced))
+		}
+		log.Info("stopping container", kv...)
 	}
 	err = e.Runtime.StopContainer(ctx, id, timeout)
 	stopDuration.Observe(e.Clock.Since(start).Seconds())
@@ -183,7 +186,7 @@ func killingNote(crr *appsv1alpha1.ContainerRecreateRequest, container string) s
 }
 
 // stepTimes are when the step that stops a container began (the executor took up the request) and
-// when its status write before the stop was acknowledged.
+// when its status write before the stop was acknowledged (zero when the stop went first).
 type stepTiming struct{ start, fenced time.Time }
 
 type stepTimingKey struct{}
@@ -203,7 +206,7 @@ func withFenced(ctx context.Context, t time.Time) context.Context {
 
 func stepTimes(ctx context.Context) (stepTiming, bool) {
 	st, ok := ctx.Value(stepTimingKey{}).(stepTiming)
-	return st, ok && !st.fenced.IsZero()
+	return st, ok
 }
 
 // stamp formats a time for logs: UTC with nanoseconds, whatever the log encoder does with times.
