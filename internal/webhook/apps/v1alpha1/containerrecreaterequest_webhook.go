@@ -39,11 +39,12 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 )
 
-// SetupContainerRecreateRequestWebhookWithManager registers the CRR webhooks. Pods are read with
-// the API reader: a person may restart a container of any pod, enrolled (cached) or not.
+// SetupContainerRecreateRequestWebhookWithManager registers the CRR webhooks. A person may restart
+// a container of any pod, enrolled (cached by the manager) or not: pods are read with the API
+// reader, or from the manager's cache as PodCache says.
 func SetupContainerRecreateRequestWebhookWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewWebhookManagedBy(mgr, &appsv1alpha1.ContainerRecreateRequest{}).
-		WithDefaulter(&ContainerRecreateRequestDefaulter{Pods: mgr.GetAPIReader()}).
+		WithDefaulter(&ContainerRecreateRequestDefaulter{Pods: mgr.GetAPIReader(), PodCache: mgr.GetClient()}).
 		WithValidator(&ContainerRecreateRequestValidator{}).
 		Complete()
 }
@@ -56,6 +57,12 @@ func SetupContainerRecreateRequestWebhookWithManager(mgr ctrl.Manager) error {
 type ContainerRecreateRequestDefaulter struct {
 	// Pods reads pods uncached.
 	Pods client.Reader
+	// PodCache, when set, reads pods from the manager's cache (enrolled pods, stripped), which
+	// saves the decision controller's requests a round trip to the API server. It is used only
+	// for a request that names every instance it restarts (statusContext, as the decision
+	// controller's do), so nothing of the request is taken from a cached pod, and only to accept:
+	// a request that breaks a rule on the cached pod is judged again on the live one.
+	PodCache client.Reader
 }
 
 var crrGK = schema.GroupKind{Group: appsv1alpha1.GroupVersion.Group, Kind: "ContainerRecreateRequest"}
@@ -84,11 +91,19 @@ func (d *ContainerRecreateRequestDefaulter) Default(ctx context.Context, crr *ap
 		return invalid(crr, field.ErrorList{field.Invalid(specPath.Child("activeDeadlineSeconds"), *d,
 			fmt.Sprintf("must be greater than or equal to %d", appsv1alpha1.MinActiveDeadlineSeconds))})
 	}
+	key := types.NamespacedName{Namespace: ns, Name: crr.Spec.PodName}
+	if d.PodCache != nil && namesEveryInstance(crr) {
+		cached := &corev1.Pod{}
+		if err := d.PodCache.Get(ctx, key, cached); err == nil && graceKnown(crr, cached) &&
+			len(validateAgainstPod(crr, cached)) == 0 {
+			applyDefaults(crr, cached)
+			return nil
+		}
+	}
 	pod := &corev1.Pod{}
-	podPath := specPath.Child("podName")
-	if err := d.Pods.Get(ctx, types.NamespacedName{Namespace: ns, Name: crr.Spec.PodName}, pod); err != nil {
+	if err := d.Pods.Get(ctx, key, pod); err != nil {
 		if apierrors.IsNotFound(err) {
-			return invalid(crr, field.ErrorList{field.NotFound(podPath, crr.Spec.PodName)})
+			return invalid(crr, field.ErrorList{field.NotFound(specPath.Child("podName"), crr.Spec.PodName)})
 		}
 		return apierrors.NewInternalError(fmt.Errorf("reading pod %s/%s: %w", ns, crr.Spec.PodName, err))
 	}
@@ -97,6 +112,17 @@ func (d *ContainerRecreateRequestDefaulter) Default(ctx context.Context, crr *ap
 	}
 	applyDefaults(crr, pod)
 	return nil
+}
+
+// namesEveryInstance reports whether the creator named the instance of every container
+// (statusContext): then no default is taken from the pod's container statuses.
+func namesEveryInstance(crr *appsv1alpha1.ContainerRecreateRequest) bool {
+	for _, c := range crr.Spec.Containers {
+		if c.StatusContext == nil || c.StatusContext.ContainerID == "" {
+			return false
+		}
+	}
+	return len(crr.Spec.Containers) > 0
 }
 
 // validateAgainstPod holds every CREATE rule that needs the pod.
@@ -179,6 +205,21 @@ func applyDefaults(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod) 
 		crr.Spec.ActiveDeadlineSeconds = ptr.To(appsv1alpha1.ActiveDeadlineSecondsFor(
 			*s.TerminationGracePeriodSeconds, s.MinStartedSeconds))
 	}
+}
+
+// graceKnown reports whether the grace period needs nothing a cached pod lacks: it is set, or
+// every container's probe is in the probe-context annotation (a cached pod has no native probes).
+func graceKnown(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod) bool {
+	if crr.Spec.Strategy.TerminationGracePeriodSeconds != nil {
+		return true
+	}
+	pctx, _ := probecontext.FromAnnotations(pod.Annotations)
+	for _, c := range crr.Spec.Containers {
+		if pctx.Lookup(c.Name) == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // gracePeriod is, per container, the liveness probe's terminationGracePeriodSeconds when set,
