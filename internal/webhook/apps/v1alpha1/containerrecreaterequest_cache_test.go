@@ -131,7 +131,9 @@ func TestDefaulterReadsCachedPodsOnlyToAccept(t *testing.T) {
 			wantCacheReads: 1, wantLiveReads: 1},
 		{name: "grace period set by the creator: the cached pod is enough",
 			live: cachePod(nil), cached: cachePod(nil), crr: namedCRR(map[string]string{"worker": "containerd://k1"},
-				func(r *appsv1alpha1.ContainerRecreateRequest) { r.Spec.Strategy.TerminationGracePeriodSeconds = ptr.To[int64](5) }),
+				func(r *appsv1alpha1.ContainerRecreateRequest) {
+					r.Spec.Strategy.TerminationGracePeriodSeconds = ptr.To[int64](5)
+				}),
 			wantCacheReads: 1},
 	}
 	for _, tc := range cases {
@@ -186,4 +188,3 @@ func TestDefaultsFromCachedPodEqualLive(t *testing.T) {
 		}
 	}
 }
-
