@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri/critest"
@@ -95,32 +96,19 @@ func statusAtStop(h **harness, name string, seen chan<- appsv1alpha1.ContainerRe
 	}
 }
 
-// writesAfterStop holds each status patch of a request until a CRI stop has been called, or for
-// at most a second; late counts the patches that went out without a stop before them.
-type writesAfterStop struct {
-	client.Client
-	stopCalled chan struct{}
-	late       int
-}
-
-func (w *writesAfterStop) Status() client.SubResourceWriter {
-	return &gatedStatus{SubResourceWriter: w.Client.Status(), w: w}
-}
-
-type gatedStatus struct {
-	client.SubResourceWriter
-	w *writesAfterStop
-}
-
-func (g *gatedStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	if _, ok := obj.(*appsv1alpha1.ContainerRecreateRequest); ok {
-		select {
-		case <-g.w.stopCalled:
-		case <-time.After(time.Second):
-			g.w.late++
-		}
-	}
-	return g.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+// onStatusPatch runs before each status patch of a request; an error it returns fails the patch.
+func onStatusPatch(c client.Client, before func() error) client.Client {
+	return interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch,
+			opts ...client.SubResourcePatchOption) error {
+			if _, ok := obj.(*appsv1alpha1.ContainerRecreateRequest); ok {
+				if err := before(); err != nil {
+					return err
+				}
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	})
 }
 
 // A fresh request that names its instance: the stop does not wait for the status write (which
@@ -133,11 +121,20 @@ func TestFreshPinnedRequestStopsBeforeItsStatusWrite(t *testing.T) {
 	h.pod("web", nil, "app")
 	old := h.containerID("web", "app")
 	h.crr("r", "web", nil, "app")
-	gate := &writesAfterStop{Client: h.c, stopCalled: stopCalled}
-	h.e.Client = gate
+	// Each status write waits for the stop (at most a second): one that has to wait it out went
+	// out before the stop.
+	late := 0
+	h.e.Client = onStatusPatch(h.c, func() error {
+		select {
+		case <-stopCalled:
+		case <-time.After(time.Second):
+			late++
+		}
+		return nil
+	})
 	h.reconcile("r")
-	if gate.late != 0 {
-		t.Fatalf("%d status write(s) went out before the stop", gate.late)
+	if late != 0 {
+		t.Fatalf("%d status write(s) went out before the stop", late)
 	}
 	st := h.expectPhase("r", appsv1alpha1.RecreateRecreating, "").Status.ContainerRecreateStates
 	if len(st) != 1 || st[0].ContainerID != old || !st[0].IsKilled || len(h.stops()) != 1 {
@@ -178,30 +175,6 @@ func TestStatusWriteGoesFirstUnlessPinnedAndFresh(t *testing.T) {
 	}
 }
 
-// failStatusWrites fails the next n status patches of requests with err.
-type failStatusWrites struct {
-	client.Client
-	n   int
-	err error
-}
-
-func (f *failStatusWrites) Status() client.SubResourceWriter {
-	return &failingStatus{SubResourceWriter: f.Client.Status(), f: f}
-}
-
-type failingStatus struct {
-	client.SubResourceWriter
-	f *failStatusWrites
-}
-
-func (s *failingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	if _, ok := obj.(*appsv1alpha1.ContainerRecreateRequest); ok && s.f.n > 0 {
-		s.f.n--
-		return s.f.err
-	}
-	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
-}
-
 // The write after a stop that went first can fail. The container is stopped once, and the request
 // records that it stopped it, even when the successor runs by the next step.
 func TestStopFirstWhoseWriteFailed(t *testing.T) {
@@ -218,7 +191,14 @@ func TestStopFirstWhoseWriteFailed(t *testing.T) {
 			h.pod("web", nil, "app")
 			old := h.containerID("web", "app")
 			h.crr("r", "web", nil, "app")
-			h.e.Client = &failStatusWrites{Client: h.c, n: 1, err: tc.err}
+			failures := 1
+			h.e.Client = onStatusPatch(h.c, func() error {
+				if failures > 0 {
+					failures--
+					return tc.err
+				}
+				return nil
+			})
 			_, err := h.e.Reconcile(h.ctx, reconcileRequest("r"))
 			if apierrors.IsConflict(tc.err) != (err == nil) {
 				t.Fatalf("Reconcile = %v", err) // a conflict is retried from a fresh read within the call
