@@ -234,4 +234,19 @@ var _ = Describe("ContainerRecreateRequest webhook", Ordered, func() {
 		Expect(err).To(HaveOccurred())
 		Expect(err.Error()).To(ContainSubstring("metadata.labels[crr.enhancedliveness.io/active]: Forbidden: may only be removed"))
 	})
+
+	It("creates a request with one webhook round trip and validates its updates", func() {
+		const mutating, validating = "mcontainerrecreaterequest-v1alpha1.kb.io", "vcontainerrecreaterequest-v1alpha1.kb.io"
+		mCreate, vCreate, vUpdate := webhookCalls(mutating, "CREATE"), webhookCalls(validating, "CREATE"), webhookCalls(validating, "UPDATE")
+		crr := crrFor("app", "web")
+		Expect(k8sClient.Create(ctx, crr)).To(Succeed())
+		Expect(crr.Labels).To(HaveKey(appsv1alpha1.LabelCRRNodeName), "the mutating webhook ran")
+		finished := crr.DeepCopy()
+		delete(finished.Labels, appsv1alpha1.LabelCRRActive)
+		Expect(k8sClient.Update(ctx, finished)).To(Succeed())
+
+		Expect(webhookCalls(mutating, "CREATE")).To(Equal(mCreate+1))
+		Expect(webhookCalls(validating, "CREATE")).To(Equal(vCreate), "a create is not sent to the validating webhook")
+		Expect(webhookCalls(validating, "UPDATE")).To(Equal(vUpdate+1))
+	})
 })
