@@ -245,8 +245,8 @@ var _ = Describe("ContainerRecreateRequest webhook", Ordered, func() {
 		delete(finished.Labels, appsv1alpha1.LabelCRRActive)
 		Expect(k8sClient.Update(ctx, finished)).To(Succeed())
 
-		Expect(webhookCalls(mutating, "CREATE")).To(Equal(mCreate+1))
+		Expect(webhookCalls(mutating, "CREATE")).To(Equal(mCreate + 1))
 		Expect(webhookCalls(validating, "CREATE")).To(Equal(vCreate), "a create is not sent to the validating webhook")
-		Expect(webhookCalls(validating, "UPDATE")).To(Equal(vUpdate+1))
+		Expect(webhookCalls(validating, "UPDATE")).To(Equal(vUpdate + 1))
 	})
 })
