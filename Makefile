@@ -79,6 +79,11 @@ BENCH_SCALE_STRIP ?= true,false
 bench-scale: setup-envtest ## Manager at scale: cold start, memory and rounds of 1,000 failures at BENCH_SCALE_PODS enrolled pods (docs/development.md).
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go run ./test/benchscale -pods $(BENCH_SCALE_PODS) -strip $(BENCH_SCALE_STRIP)
 
+BENCH_NPP_PODS ?= 20
+.PHONY: bench-status-writes
+bench-status-writes: setup-envtest ## API server cost of one NodePodProbe status write (BENCH_NPP_PODS pods), shipped CRD vs the previous release's.
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go run ./test/benchscale -status-writes 1000 -pods-per-node $(BENCH_NPP_PODS)
+
 BENCH_WORKERS ?= 5000
 BENCH_DURATION ?= 20s
 .PHONY: bench

@@ -85,7 +85,17 @@ func main() {
 	flag.DurationVar(&o.profile, "profile", 0,
 		"Take CPU profiles of kube-apiserver and of the manager this long from the start of each round, into -log-dir.")
 	flag.DurationVar(&timeout, "timeout", 3*time.Hour, "Bound on the whole benchmark.")
+	statusWrites := flag.Int("status-writes", 0,
+		"Instead of the scale run: this many NodePodProbe status writes on one NodePodProbe of -pods-per-node pods, "+
+			"shipped CRD vs the previous release's, with the API server's CPU per write.")
 	flag.Parse()
+	if *statusWrites > 0 {
+		ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
+		if err := statusWriteCost(o.perNode, *statusWrites); err != nil {
+			fatal(err)
+		}
+		return
+	}
 
 	var err error
 	if o.sizes, err = parseInts(sizes); err != nil {

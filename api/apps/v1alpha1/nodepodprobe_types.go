@@ -26,9 +26,12 @@ import (
 // NodePodProbeSpec lists the liveness probes the node daemon must run on one node.
 // It is written by the manager's probe-mapping controller; people should not edit it.
 type NodePodProbeSpec struct {
-	// podProbes holds one entry per enrolled pod bound to this node, keyed by pod UID.
-	// +listType=map
-	// +listMapKey=uid
+	// Every list of a NodePodProbe is atomic: each has one writer that writes it whole from a map
+	// (unique by construction), and per-entry field ownership made managedFields half the object,
+	// which the API server re-processes on every status write of the node (docs/development.md).
+
+	// podProbes holds one entry per enrolled pod bound to this node, one per pod UID.
+	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1000
 	// +optional
 	PodProbes []PodProbe `json:"podProbes,omitempty"`
@@ -58,9 +61,8 @@ type PodProbe struct {
 	// +optional
 	IP string `json:"ip,omitempty"`
 
-	// probes holds one liveness probe per container, keyed by probe name.
-	// +listType=map
-	// +listMapKey=name
+	// probes holds one liveness probe per container, one per probe name.
+	// +listType=atomic
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=64
 	// +required
@@ -116,9 +118,8 @@ type NodePodProbeStatus struct {
 	// +optional
 	FailingProbes int32 `json:"failingProbes,omitempty"`
 
-	// podProbeStatuses holds the probe results per pod, keyed by pod UID.
-	// +listType=map
-	// +listMapKey=uid
+	// podProbeStatuses holds the probe results per pod, one entry per pod UID.
+	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1000
 	// +optional
 	PodProbeStatuses []PodProbeStatus `json:"podProbeStatuses,omitempty"`
@@ -138,9 +139,8 @@ type PodProbeStatus struct {
 	// +required
 	UID types.UID `json:"uid"`
 
-	// probeStates holds one result per probe, keyed by probe name.
-	// +listType=map
-	// +listMapKey=name
+	// probeStates holds one result per probe, one per probe name.
+	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	ProbeStates []ContainerProbeState `json:"probeStates,omitempty"`

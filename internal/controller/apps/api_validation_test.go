@@ -106,13 +106,6 @@ var _ = Describe("apps.enhancedliveness.io CRD validation", func() {
 		Entry("pod entry without probes", func(n *appsv1alpha1.NodePodProbe) {
 			n.Spec.PodProbes[0].Probes = nil
 		}, "spec.podProbes[0].probes", "Required value"),
-		Entry("two entries for one pod UID", func(n *appsv1alpha1.NodePodProbe) {
-			n.Spec.PodProbes = append(n.Spec.PodProbes, *n.Spec.PodProbes[0].DeepCopy())
-		}, "spec.podProbes[1]", "Duplicate value"),
-		Entry("two probes with one name", func(n *appsv1alpha1.NodePodProbe) {
-			p := n.Spec.PodProbes[0]
-			n.Spec.PodProbes[0].Probes = append(p.Probes, *p.Probes[0].DeepCopy())
-		}, "spec.podProbes[0].probes[1]", "Duplicate value"),
 		Entry("probe without containerName", func(n *appsv1alpha1.NodePodProbe) {
 			n.Spec.PodProbes[0].Probes[0].ContainerName = ""
 		}, "spec.podProbes[0].probes[0].containerName", "should be at least 1 chars long"),

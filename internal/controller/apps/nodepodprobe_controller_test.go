@@ -140,6 +140,21 @@ var _ = Describe("NodePodProbe mapping", Ordered, func() {
 		}, mapTimeout).Should(Succeed())
 	})
 
+	It("replaces a hand-edited spec, a duplicate pod entry included, with the desired one", func() {
+		// The lists are atomic, so the API server does not reject a duplicate key: the spec's one
+		// writer puts back what the pods say.
+		npp := getNPP(Default, nodeB)
+		want := entries(npp)
+		edited := npp.DeepCopy()
+		edited.Spec.PodProbes = append(edited.Spec.PodProbes, *npp.Spec.PodProbes[0].DeepCopy())
+		edited.Spec.PodProbes[0].IP = "10.9.9.9"
+		Expect(k8sClient.Patch(ctx, edited, client.MergeFrom(npp))).To(Succeed())
+		Expect(entries(getNPP(Default, nodeB))).NotTo(Equal(want), "the edit went through")
+		Eventually(func(g Gomega) {
+			g.Expect(entries(getNPP(g, nodeB))).To(Equal(want))
+		}, mapTimeout).Should(Succeed())
+	})
+
 	It("leaves the status to the daemon, stale entries included", func() {
 		npp := getNPP(Default, nodeA)
 		now := metav1.Now()
