@@ -17,18 +17,18 @@ limitations under the License.
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
-// metrics is one scrape of the manager's /metrics: series ("name{labels}") to value.
-type metrics map[string]float64
+// metrics is one scrape of the manager's /metrics (testutil.Metrics) with the benchmark's readings.
+type metrics testutil.Metrics
 
 // The scrapes are frequent during a round: no gzip, which would cost the manager CPU that the
 // benchmark would then count as its own.
@@ -47,47 +47,13 @@ func scrape(ctx context.Context, url string) (metrics, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("%s: %s", url, resp.Status)
 	}
-	out := metrics{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			continue
-		}
-		out[line[:i]] = v
-	}
-	return out, sc.Err()
+	m, err := testutil.ParseMetrics(resp.Body)
+	return metrics(m), err
 }
 
 // sum adds the series of a metric whose labels contain every one of match (`key="value"`).
 func (m metrics) sum(name string, match ...string) float64 {
-	var total float64
-	for series, v := range m {
-		base, labels, _ := strings.Cut(series, "{")
-		if base != name {
-			continue
-		}
-		ok := true
-		for _, want := range match {
-			if !strings.Contains(labels, want) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			total += v
-		}
-	}
-	return total
+	return testutil.Metrics(m).Sum(name, match...)
 }
 
 // decisions is every decision counted by the decision controller: requests created and holds.

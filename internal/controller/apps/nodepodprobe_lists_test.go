@@ -18,8 +18,10 @@ package apps
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -121,7 +123,7 @@ var _ = Describe("NodePodProbe lists", func() {
 			return k8sClient.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch), client.FieldOwner("manager"))
 		}
 		Expect(writeStatus()).To(Succeed())
-		Expect(strings.Join(mapValues(ownedFields(obj)), "")).To(ContainSubstring(perEntryKey), "the old schema tracks entries")
+		Expect(strings.Join(slices.Collect(maps.Values(ownedFields(obj))), "")).To(ContainSubstring(perEntryKey), "the old schema tracks entries")
 
 		Expect(crds.Get(ctx, client.ObjectKeyFromObject(old), old)).To(Succeed())
 		old.Spec.Versions = current.Spec.Versions
@@ -153,12 +155,4 @@ func mustJSON(p appsv1alpha1.PodProbe, ip string) string {
 	b, err := json.Marshal(p)
 	Expect(err).NotTo(HaveOccurred())
 	return string(b)
-}
-
-func mapValues(m map[string]string) []string {
-	var out []string
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
 }

@@ -17,13 +17,12 @@ limitations under the License.
 package v1alpha1
 
 import (
-	"bufio"
 	"bytes"
-	"strconv"
-	"strings"
 
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
 // webhookCalls is how many admission calls the API server made to the webhook name for operation
@@ -34,20 +33,8 @@ func webhookCalls(name, operation string) float64 {
 	Expect(err).NotTo(HaveOccurred())
 	raw, err := cs.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	Expect(err).NotTo(HaveOccurred())
-	const family = "apiserver_admission_webhook_admission_duration_seconds_count{"
-	var n float64
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, family) || !strings.Contains(line, `name="`+name+`"`) ||
-			!strings.Contains(line, `operation="`+operation+`"`) {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		Expect(err).NotTo(HaveOccurred(), line)
-		n += v
-	}
-	Expect(sc.Err()).NotTo(HaveOccurred())
-	return n
+	m, err := testutil.ParseMetrics(bytes.NewReader(raw))
+	Expect(err).NotTo(HaveOccurred())
+	return m.Sum("apiserver_admission_webhook_admission_duration_seconds_count",
+		`name="`+name+`"`, `operation="`+operation+`"`)
 }
