@@ -27,6 +27,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,4 +144,23 @@ var _ = JustAfterEach(func() {
 	if CurrentSpecReport().Failed() && k8s != nil {
 		dumpDiagnostics()
 	}
+})
+
+// The failures' whole messages go to failures.txt, which .ci/run prints last: a CI log is often
+// read from its end, where ginkgo's summary names only the failed spec and its line.
+var _ = ReportAfterSuite("failures.txt", func(r Report) {
+	var b strings.Builder
+	for _, s := range r.SpecReports {
+		if !s.Failed() {
+			continue
+		}
+		fmt.Fprintf(&b, "FAILED: %s\n  at %s\n%s\n\n", s.FullText(), s.Failure.Location, s.Failure.Message)
+	}
+	path := filepath.Join(reportDir, "failures.txt")
+	if b.Len() == 0 {
+		_ = os.Remove(path)
+		return
+	}
+	_ = os.MkdirAll(reportDir, 0o755)
+	_ = os.WriteFile(path, []byte(b.String()), 0o644)
 })

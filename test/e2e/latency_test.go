@@ -54,14 +54,28 @@ type sample struct {
 	toTerm, total, afterT time.Duration
 }
 
-// restartLatency makes the pod sick, waits for its restart and reads both containers' logs.
+// restartLatency makes the pod sick, waits for the kubelet to report that very container
+// instance terminated and reads the logs of it and of its successor.
 func restartLatency(ns string, p corev1.Pod) sample {
-	before := containerStatus(&p, appContainer).RestartCount
-	setSick(p, true)
-	Eventually(restartCount(ns, p.Name)).WithTimeout(60*time.Second).
-		Should(BeNumerically(">", before), "restart of %s", p.Name)
+	// The container as it is now, not as listed: a restart since the listing (a probe timing out
+	// on a loaded node) must not be taken for the one this sample measures.
+	cur := getPod(ns, p.Name)
+	sickID := containerStatus(cur, appContainer).ContainerID
+	Expect(sickID).NotTo(BeEmpty(), "container ID of %s/%s", ns, p.Name)
+	setSick(*cur, true)
+	Eventually(func() string {
+		if t := containerStatus(getPod(ns, p.Name), appContainer).LastTerminationState.Terminated; t != nil {
+			return t.ContainerID
+		}
+		return ""
+	}).WithTimeout(60*time.Second).Should(Equal(sickID), "the sick container of %s/%s terminated", ns, p.Name)
 	var s sample
 	Eventually(func() error {
+		st := containerStatus(getPod(ns, p.Name), appContainer)
+		if t := st.LastTerminationState.Terminated; t == nil || t.ContainerID != sickID {
+			return StopTrying(fmt.Sprintf("%s/%s restarted again before its logs were read: "+
+				"last terminated %+v, made sick %s", ns, p.Name, st.LastTerminationState.Terminated, sickID))
+		}
 		prev, err := appLog(ns, p.Name, true)
 		if err != nil {
 			return err
@@ -70,23 +84,37 @@ func restartLatency(ns string, p corev1.Pod) sample {
 		if err != nil {
 			return err
 		}
+		describe := func(err error) error {
+			return fmt.Errorf("%s/%s: %w (instance made sick %s, terminated %+v, now %s)\n"+
+				"previous log:\n%s\ncurrent log:\n%s", ns, p.Name, err, sickID,
+				*st.LastTerminationState.Terminated, st.ContainerID, tail(prev), tail(cur))
+		}
 		started, err := utils.AppStarted(cur)
 		if err != nil {
-			return err
+			return describe(err)
 		}
 		term, err := utils.AppTerminated(prev)
 		if err != nil {
-			return err
+			return describe(err)
 		}
 		_, firstFailure, ok := utils.AppLogTimes(prev)
 		if !ok {
-			return fmt.Errorf("no failed probe after the switch in the previous log of %s:\n%s", p.Name, prev)
+			return describe(fmt.Errorf("no failed probe after the switch in the previous log"))
 		}
 		s = sample{pod: ns + "/" + p.Name, first: firstFailure, term: term, started: started,
 			toTerm: term.Sub(firstFailure), total: started.Sub(firstFailure), afterT: started.Sub(term)}
 		return nil
 	}).WithTimeout(20 * time.Second).Should(Succeed())
 	return s
+}
+
+// tail is the end of a log, enough to see how a container ended.
+func tail(log string) string {
+	const max = 1500
+	if len(log) > max {
+		return "…" + log[len(log)-max:]
+	}
+	return log
 }
 
 // freshPods replaces every pod of the app and waits for the new ones: each sample is then the
