@@ -44,7 +44,7 @@ import (
 	appscontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/apps"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
 	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/index"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	webhookappsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/apps/v1alpha1"
 	webhookcorev1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/core/v1"
@@ -190,7 +190,8 @@ func main() {
 		LeaderElectionID:       "bcbe718c.enhancedliveness.io",
 		// Only enrolled pods are cached, stripped to what the controllers read; whatever must see
 		// other pods, or all of one, reads with mgr.GetAPIReader().
-		Cache: scale.cacheOptions(policyFlags.operatorNamespace),
+		Cache: managercache.Options(managercache.Config{
+			OperatorNamespace: policyFlags.operatorNamespace, Strip: scale.stripCache}),
 		// LeaderElectionReleaseOnCancel defines if the leader should step down voluntarily
 		// when the Manager ends. This requires the binary to immediately end when the
 		// Manager is stopped, otherwise, this setting is unsafe. Setting this significantly
@@ -230,7 +231,7 @@ func main() {
 	}
 
 	// Cache indexes are registered once, here, before the controllers that query them.
-	if err := index.AddDefaultIndexes(context.Background(), mgr); err != nil {
+	if err := managercache.AddIndexes(context.Background(), mgr); err != nil {
 		setupLog.Error(err, "Failed to register cache indexes")
 		os.Exit(1)
 	}

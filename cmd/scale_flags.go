@@ -19,19 +19,9 @@ package main
 import (
 	"flag"
 	"fmt"
-	"maps"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/admissionpolicy"
-	appscontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/apps"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
-	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
 )
 
 // Defaults of the client rate limit, sized by test/benchscale (docs/development.md, "Manager at
@@ -92,26 +82,4 @@ func (f *scaleFlags) applyTo(cfg *rest.Config) error {
 	cfg.Burst = f.kubeAPIBurst
 	metrics.RegisterRESTClientMetrics(metrics.MetricRequestLatency, metrics.MetricRateLimiterLatency)
 	return nil
-}
-
-// cacheOptions is the manager's cache: enrolled pods only, the DaemonSet and Leases of the
-// operator namespace only, and unless --strip-cached-objects=false, pods stripped to what the
-// controllers read and no managedFields on any object (nothing in the manager reads them).
-func (f *scaleFlags) cacheOptions(operatorNamespace string) cache.Options {
-	pods := appscontroller.EnrolledPodsOnly()
-	var strip toolscache.TransformFunc
-	if f.stripCache {
-		strip = cache.TransformStripManagedFields()
-	} else {
-		pods.Transform = nil
-	}
-	daemonSetKey, daemonSets := daemonset.CacheByObject(operatorNamespace)
-	leaseKey, leases := policycontroller.LeaseCacheByObject(operatorNamespace)
-	byObject := map[client.Object]cache.ByObject{
-		&corev1.Pod{}: pods,
-		daemonSetKey:  daemonSets,
-		leaseKey:      leases,
-	}
-	maps.Copy(byObject, admissionpolicy.CacheByObject())
-	return cache.Options{DefaultTransform: strip, ByObject: byObject}
 }
