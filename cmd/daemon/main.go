@@ -43,11 +43,11 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/memlimit"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/recreate"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/wiring"
 )
 
 // EventRecorderName is the reporting controller of every event the daemon emits.
@@ -156,7 +156,7 @@ func run(o options) error {
 		Metrics:                metricsOpts,
 		HealthProbeBindAddress: o.probeAddr,
 		LeaderElection:         false,
-		Cache:                  daemon.CacheOptions(o.nodeName, o.namespace),
+		Cache:                  wiring.CacheOptions(o.nodeName, o.namespace),
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
@@ -168,7 +168,7 @@ func run(o options) error {
 	if kubeletVersion == "" {
 		kubeletVersion = nodeKubeletVersion(ctx, mgr.GetAPIReader(), o.nodeName)
 	}
-	if _, err := daemon.Setup(mgr, daemon.Options{
+	if _, err := wiring.Setup(mgr, wiring.Options{
 		NodeName: o.nodeName, Namespace: o.namespace, Runtime: rt,
 		UserAgent: prober.UserAgent(kubeletVersion), Recorder: mgr.GetEventRecorder(EventRecorderName),
 		WriteWindow:        o.writeWindow,
