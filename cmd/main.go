@@ -265,7 +265,7 @@ func main() {
 	// nolint:goconst
 	if os.Getenv("ENABLE_WEBHOOKS") != "false" {
 		if err := webhookcorev1.SetupPodWebhookWithManager(mgr, webhookcorev1.Options{
-			OperatorNamespace: operatorNamespace(), OperatorUsername: operatorUser, Keys: keys,
+			OperatorNamespace: policyFlags.operatorNamespace, OperatorUsername: operatorUser, Keys: keys,
 		}); err != nil {
 			setupLog.Error(err, "Failed to create webhook", "webhook", "Pod")
 			os.Exit(1)
@@ -337,12 +337,4 @@ func main() {
 		setupLog.Error(err, "Failed to run manager")
 		os.Exit(1)
 	}
-}
-
-// operatorNamespace is where the manager runs (downward API POD_NAMESPACE), else the default.
-func operatorNamespace() string {
-	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
-		return ns
-	}
-	return appsv1alpha1.DefaultOperatorNamespace
 }
