@@ -63,11 +63,8 @@ func bindScaleFlags(fs *flag.FlagSet) *scaleFlags {
 	return f
 }
 
-// applyTo validates the client flags and sets them on the manager's rest config. It also turns
-// on the client's latency metrics: rest_client_rate_limiter_duration_seconds shows when
-// --kube-api-qps is what the manager waits for, rest_client_request_duration_seconds when it is
-// the API server.
-func (f *scaleFlags) applyTo(cfg *rest.Config) error {
+// validate checks the flags; an error names the flag and the rule.
+func (f *scaleFlags) validate() error {
 	switch {
 	case f.kubeAPIQPS < 0 && f.kubeAPIQPS != -1:
 		return fmt.Errorf("--kube-api-qps: must be greater than 0, or -1 for no client-side limit, got %v", f.kubeAPIQPS)
@@ -77,6 +74,17 @@ func (f *scaleFlags) applyTo(cfg *rest.Config) error {
 		return fmt.Errorf("--kube-api-burst: must be at least 1, got %d", f.kubeAPIBurst)
 	case f.decisionWorkers < 1:
 		return fmt.Errorf("--decision-workers: must be at least 1, got %d", f.decisionWorkers)
+	}
+	return nil
+}
+
+// applyTo validates the client flags and sets them on the manager's rest config. It also turns
+// on the client's latency metrics: rest_client_rate_limiter_duration_seconds shows when
+// --kube-api-qps is what the manager waits for, rest_client_request_duration_seconds when it is
+// the API server.
+func (f *scaleFlags) applyTo(cfg *rest.Config) error {
+	if err := f.validate(); err != nil {
+		return err
 	}
 	cfg.QPS = float32(f.kubeAPIQPS)
 	cfg.Burst = f.kubeAPIBurst
