@@ -17,8 +17,8 @@ limitations under the License.
 // Command manager is the enhanced-liveness manager: the pod, ContainerRecreateRequest and policy
 // webhooks and the controllers (probe mapping, decision, CRR lifecycle, the daemon DaemonSet,
 // the admission policy). main resolves the flags once and sets the manager up in steps
-// (setup.go), in the order of Cluster API's main: manager and cache, checks, indexes,
-// reconcilers, webhooks.
+// (setup.go), in this order: manager and cache, identity, checks, indexes, reconcilers,
+// webhooks.
 package main
 
 import (

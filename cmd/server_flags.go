@@ -66,8 +66,8 @@ func bindServerFlags(fs *flag.FlagSet) *serverFlags {
 	return f
 }
 
-// tlsOptions disables HTTP/2 unless --enable-http2: it is exposed to the HTTP/2 Stream
-// Cancellation and Rapid Reset CVEs (GHSA-qppj-fm5r-hxr3, GHSA-4374-p667-p6c8).
+// tlsOptions disables HTTP/2 unless --enable-http2: HTTP/2 servers are exposed to the Stream
+// Cancellation and Rapid Reset denial-of-service attacks.
 func (f *serverFlags) tlsOptions() []func(*tls.Config) {
 	if f.enableHTTP2 {
 		return nil
