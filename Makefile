@@ -70,7 +70,7 @@ test: manifests generate fmt vet setup-envtest ## Run unit and envtest tests (th
 
 # test/bench is a separate Go module (it imports k8s.io/kubernetes to compare with the kubelet's prober).
 .PHONY: test-bench-diff
-test-bench-diff: ## Differential test: our HTTP/TCP/gRPC probers vs the kubelet's pkg/probe (PROBE-SEMANTICS 16-25).
+test-bench-diff: ## Differential test: our HTTP/TCP/gRPC probers vs the kubelet's pkg/probe (docs/probe-semantics.md #16-#25).
 	cd test/bench && go vet ./... && go test ./...
 
 BENCH_SCALE_PODS ?= 10000

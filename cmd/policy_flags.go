@@ -19,13 +19,11 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 )
@@ -41,7 +39,6 @@ type policyFlags struct {
 	globalBurst              int
 	nodeStormMaxFailing      string
 	nodeStormMinWorkloads    int
-	operatorNamespace        string
 	holdRecheckInterval      time.Duration
 	stormSettlePeriod        time.Duration
 	policyStatusInterval     time.Duration
@@ -49,10 +46,6 @@ type policyFlags struct {
 
 func bindPolicyFlags(fs *flag.FlagSet) *policyFlags {
 	f := &policyFlags{}
-	ns := os.Getenv("POD_NAMESPACE")
-	if ns == "" {
-		ns = appsv1alpha1.DefaultOperatorNamespace
-	}
 	fs.StringVar(&f.restarts, "restarts", "enabled",
 		"Manager-wide switch: enabled, or disabled to keep probing and reporting but never restart (held as Disabled).")
 	fs.StringVar(&f.defaultMaxUnavailable, "default-max-unavailable", "25%",
@@ -73,8 +66,6 @@ func bindPolicyFlags(fs *flag.FlagSet) *policyFlags {
 	fs.DurationVar(&f.stormSettlePeriod, "storm-settle-period", 30*time.Second,
 		"After a failure storm (workload over maxFailing, or node storm) drops within its limit, keep holding its "+
 			"restarts this long, so that pods recovering a probe period apart are not restarted; 0 disables.")
-	fs.StringVar(&f.operatorNamespace, "operator-namespace", ns,
-		"Namespace of the node daemons' Leases (default $POD_NAMESPACE, else "+appsv1alpha1.DefaultOperatorNamespace+").")
 	fs.DurationVar(&f.holdRecheckInterval, "hold-recheck-interval", 30*time.Second,
 		"Fallback interval to decide a held restart again when no watch event arrives.")
 	fs.DurationVar(&f.policyStatusInterval, "policy-status-interval", 30*time.Second,
@@ -93,8 +84,9 @@ func parseIntOrPercent(flagName, s string) (intstr.IntOrString, error) {
 	return v, nil
 }
 
-// config validates the flags and returns the controllers' configuration.
-func (f *policyFlags) config() (policycontroller.Config, error) {
+// config validates the flags and returns the controllers' configuration; the daemons' Leases are
+// in operatorNamespace.
+func (f *policyFlags) config(operatorNamespace string) (policycontroller.Config, error) {
 	var cfg policycontroller.Config
 	switch f.restarts {
 	case "enabled":
@@ -118,7 +110,7 @@ func (f *policyFlags) config() (policycontroller.Config, error) {
 	cfg.Defaults.Burst = int32(f.defaultBurst)
 	cfg.GlobalRate = protection.Rate{PerMinute: int32(f.globalRestartsPerMinute), Burst: int32(f.globalBurst)}
 	cfg.NodeStorm.MinWorkloads = int32(f.nodeStormMinWorkloads)
-	cfg.OperatorNamespace = f.operatorNamespace
+	cfg.OperatorNamespace = operatorNamespace
 	if f.stormSettlePeriod < 0 {
 		return cfg, fmt.Errorf("--storm-settle-period: must not be negative, got %s", f.stormSettlePeriod)
 	}

@@ -44,7 +44,7 @@ func TestPolicyFlags(t *testing.T) {
 		if err := fs.Parse(c.args); err != nil {
 			t.Fatal(err)
 		}
-		_, err := f.config()
+		_, err := f.config("ops")
 		if c.wantErr == "" {
 			if err != nil {
 				t.Errorf("%v: %v", c.args, err)
@@ -56,16 +56,12 @@ func TestPolicyFlags(t *testing.T) {
 		}
 	}
 
-	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
-	f := bindPolicyFlags(fs)
 	args := []string{"--restarts=disabled", "--default-max-unavailable=2", "--default-burst=5", "--operator-namespace=ops"}
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := f.config()
+	c, err := parseFlags(t, args...).resolve()
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg := c.policy
 	if cfg.RestartsEnabled || cfg.Defaults.MaxUnavailable != intstr.FromInt32(2) ||
 		cfg.Defaults.MaxFailing != intstr.FromString("50%") || cfg.Defaults.Burst != 5 ||
 		cfg.GlobalRate.PerMinute != 60 || cfg.GlobalRate.Burst != 30 || cfg.OperatorNamespace != "ops" ||

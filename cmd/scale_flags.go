@@ -19,19 +19,9 @@ package main
 import (
 	"flag"
 	"fmt"
-	"maps"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/admissionpolicy"
-	appscontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/apps"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
-	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
 )
 
 // Defaults of the client rate limit, sized by test/benchscale (docs/development.md, "Manager at
@@ -73,11 +63,8 @@ func bindScaleFlags(fs *flag.FlagSet) *scaleFlags {
 	return f
 }
 
-// applyTo validates the client flags and sets them on the manager's rest config. It also turns
-// on the client's latency metrics: rest_client_rate_limiter_duration_seconds shows when
-// --kube-api-qps is what the manager waits for, rest_client_request_duration_seconds when it is
-// the API server.
-func (f *scaleFlags) applyTo(cfg *rest.Config) error {
+// validate checks the flags; an error names the flag and the rule.
+func (f *scaleFlags) validate() error {
 	switch {
 	case f.kubeAPIQPS < 0 && f.kubeAPIQPS != -1:
 		return fmt.Errorf("--kube-api-qps: must be greater than 0, or -1 for no client-side limit, got %v", f.kubeAPIQPS)
@@ -88,30 +75,19 @@ func (f *scaleFlags) applyTo(cfg *rest.Config) error {
 	case f.decisionWorkers < 1:
 		return fmt.Errorf("--decision-workers: must be at least 1, got %d", f.decisionWorkers)
 	}
+	return nil
+}
+
+// applyTo validates the client flags and sets them on the manager's rest config. It also turns
+// on the client's latency metrics: rest_client_rate_limiter_duration_seconds shows when
+// --kube-api-qps is what the manager waits for, rest_client_request_duration_seconds when it is
+// the API server.
+func (f *scaleFlags) applyTo(cfg *rest.Config) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
 	cfg.QPS = float32(f.kubeAPIQPS)
 	cfg.Burst = f.kubeAPIBurst
 	metrics.RegisterRESTClientMetrics(metrics.MetricRequestLatency, metrics.MetricRateLimiterLatency)
 	return nil
-}
-
-// cacheOptions is the manager's cache: enrolled pods only, the DaemonSet and Leases of the
-// operator namespace only, and unless --strip-cached-objects=false, pods stripped to what the
-// controllers read and no managedFields on any object (nothing in the manager reads them).
-func (f *scaleFlags) cacheOptions(operatorNamespace string) cache.Options {
-	pods := appscontroller.EnrolledPodsOnly()
-	var strip toolscache.TransformFunc
-	if f.stripCache {
-		strip = cache.TransformStripManagedFields()
-	} else {
-		pods.Transform = nil
-	}
-	daemonSetKey, daemonSets := daemonset.CacheByObject(operatorNamespace)
-	leaseKey, leases := policycontroller.LeaseCacheByObject(operatorNamespace)
-	byObject := map[client.Object]cache.ByObject{
-		&corev1.Pod{}: pods,
-		daemonSetKey:  daemonSets,
-		leaseKey:      leases,
-	}
-	maps.Copy(byObject, admissionpolicy.CacheByObject())
-	return cache.Options{DefaultTransform: strip, ByObject: byObject}
 }

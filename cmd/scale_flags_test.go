@@ -21,8 +21,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 )
 
@@ -62,49 +60,6 @@ func TestScaleFlagsRateLimit(t *testing.T) {
 		}
 		if err != nil || cfg.QPS != c.wantQPS || cfg.Burst != c.wantBurst {
 			t.Errorf("%v: QPS %v burst %d err %v, want %v %d", c.args, cfg.QPS, cfg.Burst, err, c.wantQPS, c.wantBurst)
-		}
-	}
-}
-
-func TestScaleFlagsCache(t *testing.T) {
-	pod := func() *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p",
-			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}},
-			Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "app", Image: "app:1"}}}}
-	}
-	for _, strip := range []bool{true, false} {
-		f := parseScaleFlags(t, "--strip-cached-objects="+map[bool]string{true: "true", false: "false"}[strip])
-		opts := f.cacheOptions("ops")
-		if (opts.DefaultTransform != nil) != strip {
-			t.Errorf("strip=%v: DefaultTransform set = %v", strip, opts.DefaultTransform != nil)
-		}
-		var podsSeen int
-		for obj, by := range opts.ByObject {
-			if _, ok := obj.(*corev1.Pod); !ok {
-				continue
-			}
-			podsSeen++
-			if by.Label == nil || by.Label.String() != "enhancedliveness.io/enrolled=true" {
-				t.Errorf("strip=%v: pod label selector %v", strip, by.Label)
-			}
-			if !strip {
-				if by.Transform != nil {
-					t.Errorf("strip=false: pods are transformed")
-				}
-				continue
-			}
-			out, err := by.Transform(pod())
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := out.(*corev1.Pod)
-			if p.ManagedFields != nil || p.Spec.Containers[0].Image != "" || p.Spec.NodeName != "n1" {
-				t.Errorf("strip=true: cached pod %+v", p)
-			}
-		}
-		// Pods, the DaemonSet, the Leases and the admission policy and its binding.
-		if podsSeen != 1 || len(opts.ByObject) != 5 {
-			t.Errorf("strip=%v: ByObject has %d entries, %d for pods", strip, len(opts.ByObject), podsSeen)
 		}
 	}
 }

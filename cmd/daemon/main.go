@@ -43,11 +43,11 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/memlimit"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/recreate"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/wiring"
 )
 
 // EventRecorderName is the reporting controller of every event the daemon emits.
@@ -113,13 +113,10 @@ func main() {
 	}
 }
 
+// run sets the daemon up in steps and runs it until it is signalled to stop.
 func run(o options) error {
-	if o.nodeName == "" {
-		return errors.New("--node-name (or $NODE_NAME) is required")
-	}
-	if o.writeWindow <= 0 || o.failureWriteWindow <= 0 || o.failureWriteWindow > o.writeWindow {
-		return fmt.Errorf("--status-write-window (%s) and --failure-write-window (%s) must be positive, "+
-			"and --failure-write-window not longer than --status-write-window", o.writeWindow, o.failureWriteWindow)
+	if err := o.validate(); err != nil {
+		return err
 	}
 	limit, err := memlimit.Resolve(o.memoryLimit, memlimit.ContainerLimit)
 	if err != nil {
@@ -127,65 +124,21 @@ func run(o options) error {
 	}
 	setupLog.Info("soft memory limit", "bytes", memlimit.Apply(limit))
 	ctx := ctrl.SetupSignalHandler()
-
-	endpoint := o.criEndpoint
-	if endpoint == "" {
-		var err error
-		if endpoint, err = cri.DetectEndpoint(cri.DefaultEndpoints); err != nil {
-			return err
-		}
-	}
-	cctx, cancel := context.WithTimeout(ctx, o.criTimeout)
-	rt, err := cri.Connect(cctx, endpoint, o.criTimeout)
-	cancel()
+	rt, err := connectRuntime(ctx, o)
 	if err != nil {
 		return err
 	}
-	setupLog.Info("connected to the container runtime", "endpoint", endpoint)
-
-	var tlsOpts []func(*tls.Config)
-	if !o.enableHTTP2 {
-		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
-	}
-	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.secureMetrics, TLSOpts: tlsOpts}
-	if o.secureMetrics {
-		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
-	}
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsOpts,
-		HealthProbeBindAddress: o.probeAddr,
-		LeaderElection:         false,
-		Cache:                  daemon.CacheOptions(o.nodeName, o.namespace),
-	})
+	mgr, err := newManager(o)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
-
-	// Probe engine: workers, result cache, status writer, Lease heartbeat, and the controller
-	// that keeps the workers in step with the NodePodProbe spec and the node's pods.
 	kubeletVersion := o.kubeletVersion
 	if kubeletVersion == "" {
 		kubeletVersion = nodeKubeletVersion(ctx, mgr.GetAPIReader(), o.nodeName)
 	}
-	if _, err := daemon.Setup(mgr, daemon.Options{
-		NodeName: o.nodeName, Namespace: o.namespace, Runtime: rt,
-		UserAgent: prober.UserAgent(kubeletVersion), Recorder: mgr.GetEventRecorder(EventRecorderName),
-		WriteWindow:        o.writeWindow,
-		FailureWriteWindow: o.failureWriteWindow,
-	}); err != nil {
-		return fmt.Errorf("setting up the probe engine: %w", err)
+	if err := setupNode(mgr, o, rt, kubeletVersion); err != nil {
+		return err
 	}
-
-	// CRR executor: runs this node's ContainerRecreateRequests (preStop, CRI stop, status).
-	if err := (&recreate.Executor{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Runtime: rt, NodeName: o.nodeName,
-		Recorder:      mgr.GetEventRecorder(EventRecorderName),
-		HookUserAgent: strings.Replace(prober.UserAgent(kubeletVersion), "kube-probe/", "kube-lifecycle/", 1),
-	}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up the CRR executor: %w", err)
-	}
-
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
@@ -194,6 +147,83 @@ func run(o options) error {
 	}
 	setupLog.Info("starting the daemon", "node", o.nodeName, "namespace", o.namespace)
 	return mgr.Start(ctx)
+}
+
+// validate checks the flags; an error names the flags and the rule.
+func (o options) validate() error {
+	if o.nodeName == "" {
+		return errors.New("--node-name (or $NODE_NAME) is required")
+	}
+	if o.writeWindow <= 0 || o.failureWriteWindow <= 0 || o.failureWriteWindow > o.writeWindow {
+		return fmt.Errorf("--status-write-window (%s) and --failure-write-window (%s) must be positive, "+
+			"and --failure-write-window not longer than --status-write-window", o.writeWindow, o.failureWriteWindow)
+	}
+	return nil
+}
+
+// connectRuntime connects to the CRI endpoint of --cri-endpoint, else to the one found on the node.
+func connectRuntime(ctx context.Context, o options) (cri.Runtime, error) {
+	endpoint := o.criEndpoint
+	if endpoint == "" {
+		var err error
+		if endpoint, err = cri.DetectEndpoint(cri.DefaultEndpoints); err != nil {
+			return nil, err
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, o.criTimeout)
+	defer cancel()
+	rt, err := cri.Connect(cctx, endpoint, o.criTimeout)
+	if err != nil {
+		return nil, err
+	}
+	setupLog.Info("connected to the container runtime", "endpoint", endpoint)
+	return rt, nil
+}
+
+// newManager builds the daemon's manager: metrics, health endpoint and its node-scoped cache; no
+// leader election (one daemon per node).
+func newManager(o options) (ctrl.Manager, error) {
+	var tlsOpts []func(*tls.Config)
+	if !o.enableHTTP2 {
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.secureMetrics, TLSOpts: tlsOpts}
+	if o.secureMetrics {
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	restConfig, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, err
+	}
+	return ctrl.NewManager(restConfig, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsOpts,
+		HealthProbeBindAddress: o.probeAddr,
+		LeaderElection:         false,
+		Cache:                  wiring.CacheOptions(o.nodeName, o.namespace),
+	})
+}
+
+// setupNode adds what the daemon does on its node: the probe engine (workers, result cache,
+// status writer, Lease heartbeat, and the controller that keeps the workers in step with the
+// NodePodProbe spec and the node's pods) and the CRR executor (preStop, CRI stop, status).
+func setupNode(mgr ctrl.Manager, o options, rt cri.Runtime, kubeletVersion string) error {
+	if _, err := wiring.Setup(mgr, wiring.Options{
+		NodeName: o.nodeName, Namespace: o.namespace, Runtime: rt,
+		UserAgent: prober.UserAgent(kubeletVersion), Recorder: mgr.GetEventRecorder(EventRecorderName),
+		WriteWindow:        o.writeWindow,
+		FailureWriteWindow: o.failureWriteWindow,
+	}); err != nil {
+		return fmt.Errorf("setting up the probe engine: %w", err)
+	}
+	if err := (&recreate.Executor{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Runtime: rt, NodeName: o.nodeName,
+		Recorder:      mgr.GetEventRecorder(EventRecorderName),
+		HookUserAgent: strings.Replace(prober.UserAgent(kubeletVersion), "kube-probe/", "kube-lifecycle/", 1),
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the CRR executor: %w", err)
+	}
+	return nil
 }
 
 // nodeKubeletVersion reads status.nodeInfo.kubeletVersion of the node; "" when it cannot

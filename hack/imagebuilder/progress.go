@@ -14,7 +14,7 @@ import (
 )
 
 // progressInterval is how often a running compile reports; the first `make demo` on a 2-core
-// machine spends many minutes compiling the manager, and it must not look hung (issue 14).
+// machine spends many minutes compiling the manager, and it must not look hung.
 var progressInterval = 20 * time.Second
 
 // goBuildLog reads the combined output of `go build -v`: a bare import path per compiled package,

@@ -153,9 +153,9 @@ func hold(r Reason, format string, args ...any) Decision {
 	return Decision{Outcome: Hold, Reason: r, Message: fmt.Sprintf(format, args...)}
 }
 
-// Decide applies DESIGN §4 in order to one Failed liveness result. It takes tokens from the
-// limiter only when every earlier rule allows the restart, so held decisions never use up the
-// rate limit.
+// Decide applies the rules of docs/policy.md ("The decision, in order") to one Failed liveness
+// result, in that order. It takes tokens from the limiter only when every earlier rule allows
+// the restart, so held decisions never use up the rate limit.
 func Decide(f Facts, l *Limiter) Decision {
 	// 1. Fresh and real.
 	if d, stale := Stale(f); stale {

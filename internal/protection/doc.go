@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package protection holds the pure rules of the restart decision (DESIGN §4): which policies
+// Package protection holds the pure rules of the restart decision (docs/policy.md): which policies
 // govern a pod and how they combine, blacklists, token buckets, workload resolution, the
 // maxUnavailable budget, failure-storm and node-storm detection, and the ordered decision itself.
 // Nothing here talks to the API server; time comes from an injected clock.

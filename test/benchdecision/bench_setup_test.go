@@ -46,7 +46,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/index"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
@@ -109,7 +109,7 @@ func run(m *testing.M, cfg *rest.Config) int {
 	byObject := map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: enrolled}}
 	opts := ctrl.Options{Cache: cache.Options{ByObject: byObject}}
 	stop, err := testutil.StartManager(ctx, fast, opts, func(mgr ctrl.Manager) error {
-		if err := index.AddDefaultIndexes(ctx, mgr); err != nil {
+		if err := managercache.AddIndexes(ctx, mgr); err != nil {
 			return err
 		}
 		return policycontroller.SetupWithManager(mgr, policycontroller.Config{

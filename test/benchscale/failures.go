@@ -32,7 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/test/utils"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/latency"
 )
 
 // writeStatuses plays the node daemons: one status write per node carrying the state of every
@@ -248,8 +248,8 @@ func runRound(ctx context.Context, cl *cluster, m *managerProc, w *watcher, l la
 	w.mu.Unlock()
 	res.restarts = len(lat)
 	if len(lat) > 0 {
-		res.p50, res.p99, res.max = utils.Percentile(lat, 50), utils.Percentile(lat, 99), utils.Percentile(lat, 100)
-		res.ackP50, res.ackP99 = utils.Percentile(latAck, 50), utils.Percentile(latAck, 99)
+		res.p50, res.p99, res.max = latency.Percentile(lat, 50), latency.Percentile(lat, 99), latency.Percentile(lat, 100)
+		res.ackP50, res.ackP99 = latency.Percentile(latAck, 50), latency.Percentile(latAck, 99)
 		res.restartsPerSec = float64(len(lat)) / lastSeen.Sub(first).Seconds()
 	}
 	res.decisionsPerSec = float64(len(failing)) / decidedAt.Sub(first).Seconds()

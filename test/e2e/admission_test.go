@@ -41,7 +41,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
 
-// Issue 13 A and B on a real node: the probe keys are immutable in the apiserver itself, the
+// On a real node: the probe keys are immutable in the apiserver itself, the
 // probe's output stays in the pod's namespace, and a Job's pods keep their native probe.
 
 const immutabilityPolicy = "enhanced-liveness-operator-pod-probe-immutable"

@@ -25,11 +25,11 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 
-	"github.com/enhanced-liveness/enhanced-liveness-operator/test/utils"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/project"
 )
 
 func kubectl(args ...string) (string, error) {
-	return utils.Run(exec.Command(envOr("KUBECTL", "kubectl"), args...))
+	return project.Run(exec.Command(envOr("KUBECTL", "kubectl"), args...))
 }
 
 // dumpDiagnostics prints the state of the failed spec's namespaces and the operator's logs.

@@ -45,7 +45,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/test/utils"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/project"
 )
 
 var (
@@ -105,7 +105,7 @@ var _ = BeforeSuite(func() {
 		}).WithTimeout(2 * time.Minute).Should(Succeed())
 	} else {
 		By("deploying the operator from config/default (the manager then creates the daemon DaemonSet)")
-		out, err := utils.Run(exec.Command("hack/local-cluster/deploy.sh", operatorImage))
+		out, err := project.Run(exec.Command("hack/local-cluster/deploy.sh", operatorImage))
 		Expect(err).NotTo(HaveOccurred(), out)
 		_, _ = fmt.Fprint(GinkgoWriter, out)
 	}
@@ -119,7 +119,7 @@ var _ = AfterSuite(func() {
 		return
 	}
 	By("undeploying the operator")
-	out, err := utils.Run(exec.Command("hack/local-cluster/deploy.sh", "--delete", operatorImage))
+	out, err := project.Run(exec.Command("hack/local-cluster/deploy.sh", "--delete", operatorImage))
 	if err != nil {
 		_, _ = fmt.Fprintf(GinkgoWriter, "undeploy: %v\n%s", err, out)
 		return

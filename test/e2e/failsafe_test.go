@@ -35,7 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/test/utils"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/project"
 )
 
 // Scenarios 5 and 6 of the e2e issue: the operator's parts going away never makes things worse.
@@ -64,7 +64,7 @@ func probeFailed(node string, uid types.UID) func() bool {
 // nodeCtr runs ctr against the node's containerd (the suite runs on the node, as root).
 func nodeCtr(args ...string) (string, error) {
 	base := []string{"--address", envOr("E2E_CONTAINERD_SOCK", "/run/containerd/containerd.sock"), "-n", "k8s.io"}
-	return utils.Run(exec.Command("ctr", append(base, args...)...))
+	return project.Run(exec.Command("ctr", append(base, args...)...))
 }
 
 // daemonPodList lists the daemon pods (owned by a DaemonSet in the operator namespace).

@@ -28,7 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/enhanced-liveness/enhanced-liveness-operator/test/utils"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/latency"
 )
 
 // The operator's log lines that time one restart (docs/e2e.md, scenario 8).
@@ -77,7 +77,7 @@ func operatorLogs() string {
 
 // writeBreakdown prints the p50/p99 of each stage over the enrolled samples.
 func writeBreakdown(b *strings.Builder, samples []sample, logs string) {
-	stamps := utils.OperatorStamps(logs, msgFailureReported, msgRestartRequested, msgStopping, msgStopReturned)
+	stamps := latency.OperatorStamps(logs, msgFailureReported, msgRestartRequested, msgStopping, msgStopReturned)
 	fmt.Fprintf(b, "enrolled path by stage (p50 / p99 over the samples that have both ends):\n")
 	for _, st := range stages {
 		var ds []time.Duration
@@ -92,7 +92,7 @@ func writeBreakdown(b *strings.Builder, samples []sample, logs string) {
 			}
 		}
 		fmt.Fprintf(b, "  %-48s n=%-2d %8v / %v\n", st.name, len(ds),
-			utils.Percentile(ds, 50).Round(time.Millisecond), utils.Percentile(ds, 99).Round(time.Millisecond))
+			latency.Percentile(ds, 50).Round(time.Millisecond), latency.Percentile(ds, 99).Round(time.Millisecond))
 	}
 	if len(stamps) == 0 {
 		GinkgoWriter.Println("no timing lines found in the operator's logs")

@@ -34,7 +34,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/test/utils"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/latency"
 )
 
 // Scenario 8 of the e2e issue: the same failing HTTP probe on native and on enrolled pods, side
@@ -89,15 +89,15 @@ func restartLatency(ns string, p corev1.Pod) sample {
 				"previous log:\n%s\ncurrent log:\n%s", ns, p.Name, err, sickID,
 				*st.LastTerminationState.Terminated, st.ContainerID, tail(prev), tail(cur))
 		}
-		started, err := utils.AppStarted(cur)
+		started, err := latency.AppStarted(cur)
 		if err != nil {
 			return describe(err)
 		}
-		term, err := utils.AppTerminated(prev)
+		term, err := latency.AppTerminated(prev)
 		if err != nil {
 			return describe(err)
 		}
-		_, firstFailure, ok := utils.AppLogTimes(prev)
+		_, firstFailure, ok := latency.AppLogTimes(prev)
 		if !ok {
 			return describe(fmt.Errorf("no failed probe after the switch in the previous log"))
 		}
@@ -206,8 +206,8 @@ var _ = Describe("restart latency, native kubelet vs enrolled (scenario 8)", fun
 		n, e := total("native"), total("enrolled")
 		Expect(n).To(HaveLen(replicas * rounds))
 		Expect(e).To(HaveLen(replicas * rounds))
-		np50, np99 := utils.Percentile(n, 50), utils.Percentile(n, 99)
-		ep50, ep99 := utils.Percentile(e, 50), utils.Percentile(e, 99)
+		np50, np99 := latency.Percentile(n, 50), latency.Percentile(n, 99)
+		ep50, ep99 := latency.Percentile(e, 50), latency.Percentile(e, 99)
 		ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
 		var b strings.Builder
 		fmt.Fprintf(&b, "scenario 8: first failing HTTP probe -> new container started "+
@@ -217,11 +217,11 @@ var _ = Describe("restart latency, native kubelet vs enrolled (scenario 8)", fun
 			at := pick(samples[kind], func(s sample) time.Duration { return s.afterT })
 			fmt.Fprintf(&b, "%-8s n=%d p50=%v p99=%v   (first failure -> SIGTERM p50=%v p99=%v; "+
 				"SIGTERM -> new container p50=%v p99=%v)\n", kind, len(t),
-				ms(utils.Percentile(t, 50)), ms(utils.Percentile(t, 99)),
-				ms(utils.Percentile(tt, 50)), ms(utils.Percentile(tt, 99)),
-				ms(utils.Percentile(at, 50)), ms(utils.Percentile(at, 99)))
+				ms(latency.Percentile(t, 50)), ms(latency.Percentile(t, 99)),
+				ms(latency.Percentile(tt, 50)), ms(latency.Percentile(tt, 99)),
+				ms(latency.Percentile(at, 50)), ms(latency.Percentile(at, 99)))
 		}
-		nt, et := utils.Percentile(toTerm("native"), 50), utils.Percentile(toTerm("enrolled"), 50)
+		nt, et := latency.Percentile(toTerm("native"), 50), latency.Percentile(toTerm("enrolled"), 50)
 		fmt.Fprintf(&b, "added by the enrolled path: p50 %v, p99 %v (limit 1s at p99); before the SIGTERM: p50 %v\n",
 			ms(ep50-np50), ms(ep99-np99), ms(et-nt))
 		fmt.Fprintf(&b, "native samples:   %v\nenrolled samples: %v\n", rounded(n), rounded(e))

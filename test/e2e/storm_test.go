@@ -38,7 +38,7 @@ import (
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 )
 
-// Issue 14: a storm seen before the first restart, and restarts that do not help, side by side
+// A storm seen before the first restart, and restarts that do not help, side by side
 // with the same Deployment left to the kubelet.
 
 // restartsOf sums the restart counts of the app's pods that exist now (terminating ones too).

@@ -35,7 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/test/utils"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/project"
 )
 
 // One operator, one life: each step starts from what the previous one left.
@@ -104,7 +104,7 @@ func installWithRunBundle() {
 
 // kustomizeOLMExtras runs `kubectl <verb> <args> -k config/olm`.
 func kustomizeOLMExtras(verb string, args ...string) {
-	root, err := utils.ProjectDir()
+	root, err := project.Dir()
 	Expect(err).NotTo(HaveOccurred())
 	args = append(append([]string{verb}, args...), "-k", filepath.Join(root, "config", "olm"))
 	run(time.Minute, os.Getenv("KUBECTL"), args...)
@@ -113,7 +113,7 @@ func kustomizeOLMExtras(verb string, args ...string) {
 // runE2ESmoke runs the e2e specs labelled olm-smoke (HTTP liveness restart through a CRR, the
 // failure-storm breaker, DryRun) against the operator OLM installed.
 func runE2ESmoke() {
-	root, err := utils.ProjectDir()
+	root, err := project.Dir()
 	Expect(err).NotTo(HaveOccurred())
 	out := runIn(root, 25*time.Minute, []string{"E2E_OPERATOR_PREINSTALLED=true", "E2E_OPERATOR_NAMESPACE=" + operatorNS},
 		"go", "test", "-tags=e2e", "./test/e2e/", "-count=1", "-timeout", "20m", "-v", "-ginkgo.v",

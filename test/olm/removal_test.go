@@ -39,7 +39,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/test/utils"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/project"
 )
 
 // namePrefix: every cluster-scoped object of the operator is named with it, OLM's webhook
@@ -48,7 +48,7 @@ import (
 const namePrefix = "enhanced-liveness"
 
 func runScorecard() {
-	root, err := utils.ProjectDir()
+	root, err := project.Dir()
 	Expect(err).NotTo(HaveOccurred())
 	bundleDir := filepath.Join(root, "bundle")
 	raw, err := os.ReadFile(filepath.Join(bundleDir, "tests", "scorecard", "config.yaml"))

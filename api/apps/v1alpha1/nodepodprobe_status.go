@@ -26,17 +26,6 @@ func (s *ContainerProbeState) Failed() bool { return s.State == ProbeFailed }
 // failure threshold yet: early evidence for the storm rules.
 func (s *ContainerProbeState) Suspect() bool { return !s.Failed() && s.FailingSince != nil }
 
-// SuspectProbes counts the pod's probes that are Suspect.
-func (s *PodProbeStatus) SuspectProbes() int {
-	n := 0
-	for i := range s.ProbeStates {
-		if s.ProbeStates[i].Suspect() {
-			n++
-		}
-	}
-	return n
-}
-
 // FailedProbes counts the pod's probes whose last reported state is Failed.
 func (s *PodProbeStatus) FailedProbes() int {
 	n := 0

@@ -49,11 +49,16 @@ const (
 	LabelManagedBy              = "app.kubernetes.io/managed-by"
 	ManagedByDecisionController = "enhanced-liveness-decision-controller"
 
+	// ManagedByOperator is the app.kubernetes.io/managed-by value of the objects the manager
+	// creates and keeps in shape itself (the daemon DaemonSet, the immutability admission policy
+	// and its binding); the manager caches only objects of those kinds that carry it.
+	ManagedByOperator = "enhanced-liveness-operator"
+
 	// AnnotationCRRProbe names the probe whose failure caused a request (decision controller only).
 	AnnotationCRRProbe = "crr.enhancedliveness.io/probe"
 
 	// DefaultOperatorNamespace is where the manager, the daemons and their Leases run unless the
-	// POD_NAMESPACE environment variable (downward API) says otherwise.
+	// POD_NAMESPACE environment variable (downward API) or a flag says otherwise.
 	DefaultOperatorNamespace = "enhanced-liveness-system"
 
 	// DaemonLeasePrefix + node name is the coordination.k8s.io Lease, in the operator namespace,

@@ -18,8 +18,8 @@ import (
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 )
 
-// conditionRestartsIneffective is the policy condition of issue 14's restart-effectiveness
-// breaker. Read by name: the demo judges what the cluster shows, whether or not the API in this
+// conditionRestartsIneffective is the policy condition of the restart-effectiveness breaker
+// (docs/policy.md, "Restarts that do not help"). Read by name: the demo judges what the cluster shows, whether or not the API in this
 // checkout has the condition yet (absent = never True).
 const conditionRestartsIneffective = "RestartsIneffective"
 

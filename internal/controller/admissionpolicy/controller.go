@@ -29,7 +29,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -55,16 +54,6 @@ type Reconciler struct {
 	APIReader client.Reader
 	// OperatorUsername is exempt from the policy (Config.OperatorUsername).
 	OperatorUsername string
-}
-
-// CacheByObject restricts the manager's informers for policies and bindings to the objects
-// Build makes.
-func CacheByObject() map[client.Object]cache.ByObject {
-	by := cache.ByObject{Label: ManagedSelector()}
-	return map[client.Object]cache.ByObject{
-		&admissionregistrationv1.ValidatingAdmissionPolicy{}:        by,
-		&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}: by,
-	}
 }
 
 // Reconcile applies the desired policy and binding.
@@ -129,8 +118,8 @@ func (r *Reconciler) replaceDrifted(ctx context.Context,
 	return nil
 }
 
-// SetupWithManager watches the policy and the binding (the cache must be restricted with
-// CacheByObject) and reconciles once at start, so missing objects are created.
+// SetupWithManager watches the policy and the binding (the manager's cache holds only the managed
+// ones: internal/managercache) and reconciles once at start, so missing objects are created.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()

@@ -30,10 +30,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
@@ -137,7 +137,7 @@ var _ = Describe("Immutability ValidatingAdmissionPolicy", Ordered, func() {
 
 	startManager := func() {
 		var err error
-		stop, err = testutil.StartManager(ctx, cfg, ctrl.Options{Cache: cache.Options{ByObject: CacheByObject()}},
+		stop, err = testutil.StartManager(ctx, cfg, ctrl.Options{Cache: managercache.Options(managercache.Config{OperatorNamespace: policyNS, Strip: true})},
 			func(mgr ctrl.Manager) error {
 				return (&Reconciler{Client: mgr.GetClient(), OperatorUsername: operatorUser}).SetupWithManager(mgr)
 			})

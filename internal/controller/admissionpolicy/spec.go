@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 )
 
@@ -44,7 +45,7 @@ const (
 	// operator-sdk cleanup), which lets the garbage collector remove them.
 	OwnerCRD = "nodepodprobes.apps.enhancedliveness.io"
 
-	managedBy = "enhanced-liveness-operator"
+	managedBy = appsv1alpha1.ManagedByOperator
 )
 
 // managedLabels are those of the policy and the binding; the controller watches only objects that carry them.

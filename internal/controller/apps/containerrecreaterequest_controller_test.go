@@ -31,10 +31,10 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
@@ -125,7 +125,7 @@ var _ = Describe("ContainerRecreateRequest lifecycle", Ordered, func() {
 		createNamespace(lifeNS)
 		var err error
 		stop, err = testutil.StartManager(ctx, cfg, ctrl.Options{
-			Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: EnrolledPodsOnly()}},
+			Cache: managercache.Options(managercache.Config{OperatorNamespace: "el-operator", Strip: true}),
 		}, func(mgr ctrl.Manager) error {
 			return (&ContainerRecreateRequestReconciler{
 				Client:           mgr.GetClient(),

@@ -37,7 +37,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -45,6 +44,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/admissionpolicy"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
@@ -110,9 +110,6 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 		asManager := rest.CopyConfig(cfg)
 		asManager.Impersonate = rest.ImpersonationConfig{UserName: managerUser,
 			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + shippedNamespace, "system:authenticated"}}
-		obj, byObject := daemonset.CacheByObject(shippedNamespace)
-		byObjects := admissionpolicy.CacheByObject()
-		byObjects[obj] = byObject
 		ready = make(chan struct{})
 		certDir := GinkgoT().TempDir()
 		pctx, pcancel := context.WithCancel(ctx)
@@ -122,7 +119,7 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 		port := l.Addr().(*net.TCPAddr).Port
 		Expect(l.Close()).To(Succeed())
 		mgrStop, err := testutil.StartManager(ctx, asManager, ctrl.Options{
-			Cache: cache.Options{ByObject: byObjects},
+			Cache: managercache.Options(managercache.Config{OperatorNamespace: shippedNamespace, Strip: true}),
 			WebhookServer: certs.GateServer(webhook.NewServer(webhook.Options{
 				Host: "127.0.0.1", Port: port, CertDir: certDir}), ready),
 		}, func(mgr ctrl.Manager) error {

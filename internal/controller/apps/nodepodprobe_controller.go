@@ -25,14 +25,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -41,7 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/index"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 )
@@ -49,14 +47,6 @@ import (
 // DefaultMappingBatchDelay is how long pod events for one node are collected before the node's
 // NodePodProbe is written once for all of them.
 const DefaultMappingBatchDelay = 500 * time.Millisecond
-
-// EnrolledPodsOnly is the manager cache setting for Pods: only enrolled pods are cached, so a
-// cluster's other pods cost the manager nothing, and only what the controllers read of them
-// (StripPodForCache). Code that must see any pod, or all of one, uses the API reader.
-func EnrolledPodsOnly() cache.ByObject {
-	return cache.ByObject{Label: labels.SelectorFromSet(labels.Set{appsv1alpha1.LabelEnrolled: appsv1alpha1.TrueValue}),
-		Transform: StripPodForCache}
-}
 
 // NodePodProbeReconciler keeps one NodePodProbe per node listing the liveness probes of the
 // enrolled pods bound to it. The reconcile key is the node, so many pod events make one write.
@@ -95,7 +85,7 @@ func (r *NodePodProbeReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}
 
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.MatchingFields{index.PodByNode: nodeName}); err != nil {
+	if err := r.List(ctx, &pods, client.MatchingFields{managercache.PodByNode: nodeName}); err != nil {
 		return ctrl.Result{}, err
 	}
 	key, ok := r.Keys.Key()
@@ -166,7 +156,7 @@ func (r *NodePodProbeReconciler) trust(key probesig.Key) func(*corev1.Pod) error
 }
 
 // SetupWithManager watches NodePodProbes, enrolled pods and node creation/deletion, all batched
-// per node. It queries index.PodByNode.
+// per node. It queries managercache.PodByNode.
 func (r *NodePodProbeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.BatchDelay == 0 {
 		r.BatchDelay = DefaultMappingBatchDelay

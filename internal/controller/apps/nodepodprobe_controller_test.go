@@ -31,11 +31,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/index"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
@@ -64,14 +63,14 @@ var _ = Describe("NodePodProbe mapping", Ordered, func() {
 		createNamespace(mapNS)
 		var err error
 		stop, err = testutil.StartManager(ctx, cfg, ctrl.Options{
-			Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: EnrolledPodsOnly()}},
+			Cache: managercache.Options(managercache.Config{OperatorNamespace: "el-operator", Strip: true}),
 		}, func(mgr ctrl.Manager) error {
 			rec = &NodePodProbeReconciler{
 				Client:   countingClient{mgr.GetClient(), writes},
 				Recorder: mgr.GetEventRecorder("nodepodprobe-controller"),
 				Keys:     testutil.StaticKeys{}, OperatorNamespace: "el-operator",
 			}
-			if err := index.AddDefaultIndexes(ctx, mgr); err != nil {
+			if err := managercache.AddIndexes(ctx, mgr); err != nil {
 				return err
 			}
 			return rec.SetupWithManager(mgr)

@@ -28,7 +28,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -57,15 +56,6 @@ type Reconciler struct {
 	// the DaemonSet, so uninstalling the manager (kustomize or OLM) garbage-collects the daemons,
 	// and its "manager" container's image is the default daemon image.
 	OwnerDeployment string
-}
-
-// CacheByObject restricts the manager's DaemonSet informer to the operator namespace
-// and to the objects it manages: the manager needs no cluster-wide DaemonSet access.
-func CacheByObject(namespace string) (client.Object, cache.ByObject) {
-	return &appsv1.DaemonSet{}, cache.ByObject{
-		Namespaces: map[string]cache.Config{namespace: {}},
-		Label:      ManagedSelector(),
-	}
 }
 
 // +kubebuilder:rbac:groups=apps,namespace=enhanced-liveness-system,resources=daemonsets,verbs=get;list;watch;create;update;patch;delete
@@ -146,8 +136,9 @@ func managerImage(d *appsv1.Deployment) string {
 	return ""
 }
 
-// SetupWithManager watches the managed DaemonSets (the manager's cache must be restricted with
-// CacheByObject) and triggers one reconcile at start, so a missing DaemonSet is created.
+// SetupWithManager watches the managed DaemonSets (the manager's cache holds only those of the
+// operator namespace: internal/managercache) and triggers one reconcile at start, so a missing
+// DaemonSet is created.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()

@@ -25,9 +25,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
@@ -64,10 +64,9 @@ var _ = Describe("Daemon DaemonSet controller", Ordered, func() {
 			},
 		})).To(Succeed())
 
-		obj, byObject := CacheByObject(ns)
 		var err error
 		stop, err = testutil.StartManager(ctx, cfg, ctrl.Options{
-			Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{obj: byObject}},
+			Cache: managercache.Options(managercache.Config{OperatorNamespace: ns, Strip: true}),
 		}, func(mgr ctrl.Manager) error {
 			return (&Reconciler{
 				Client: mgr.GetClient(),

@@ -14,8 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package daemonset builds the node daemon's DaemonSet from the manager's configuration.
-// It is pure: the controller in internal/controller/apps applies what Build returns.
+// Package daemonset keeps the node daemon's DaemonSet in shape: Build (spec.go) makes it from the
+// manager's configuration, purely, and the Reconciler (controller.go) applies it.
 package daemonset
 
 import (
@@ -33,12 +33,14 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
 
 const (
-	// ManagedByValue is the app.kubernetes.io/managed-by label of objects the manager creates
-	// itself (the DaemonSet); its controller watches only objects with this label.
-	ManagedByValue = "enhanced-liveness-operator"
+	// ManagedByValue is the app.kubernetes.io/managed-by label of the DaemonSet; its controller
+	// watches only objects with this label.
+	ManagedByValue = appsv1alpha1.ManagedByOperator
 
 	// DefaultName is the DaemonSet's name and, in the shipped manifests, its ServiceAccount's.
 	DefaultName = "enhanced-liveness-operator-daemon"

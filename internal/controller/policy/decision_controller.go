@@ -50,7 +50,7 @@ type DecisionRecord struct {
 
 // DecisionReconciler decides, for every fresh Failed liveness state of an enrolled pod, whether
 // to restart the container (create a ContainerRecreateRequest) or hold the restart, following
-// DESIGN §4 through internal/protection. Requests are pods (namespace/name).
+// the order of docs/policy.md, through internal/protection. Requests are pods (namespace/name).
 type DecisionReconciler struct {
 	client.Client
 	live     client.Reader // the API server, uncached

@@ -39,7 +39,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 )
 
-// Workloads other than long-running Deployments (issue 13 B and C).
+// Workloads other than long-running Deployments.
 var _ = Describe("Decision controller on other workloads", Ordered, func() {
 	var stop func()
 	BeforeAll(func() { stop = startManager(testConfig()) })
@@ -75,7 +75,7 @@ var _ = Describe("Decision controller on other workloads", Ordered, func() {
 	})
 })
 
-// The budget holds for the whole restart, however long its grace period (issue 13 D).
+// The budget holds for the whole restart, however long its grace period.
 var _ = Describe("Decision controller with a long grace period", Ordered, func() {
 	var stop func()
 	BeforeAll(func() { stop = startManager(testConfig()) })
@@ -126,7 +126,7 @@ var _ = Describe("Decision controller with a long grace period", Ordered, func()
 })
 
 // A workload is its real top owner, of any kind: here a CRD of this test that owns ReplicaSets,
-// as an Argo Rollout does (issue 13 C).
+// as an Argo Rollout does.
 var _ = Describe("Decision controller on a custom workload kind", Ordered, func() {
 	var stop func()
 	rolloutGVK := schema.GroupVersionKind{Group: "rollouts.test.enhancedliveness.io", Version: "v1", Kind: "Rollout"}

@@ -35,7 +35,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 )
 
-// Storms seen before the first restart, and restarts that do not help (issue 14).
+// Storms seen before the first restart, and restarts that do not help.
 var _ = Describe("Decision controller, early storms and ineffective restarts", Ordered, func() {
 	var stop func()
 	BeforeAll(func() { stop = startManager(testConfig()) })

@@ -36,7 +36,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/index"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 )
 
@@ -201,7 +201,7 @@ func (r *DecisionReconciler) crrChanged(o client.Object, deleted bool, q queue) 
 		return
 	}
 	uid := types.UID("")
-	if ids := index.CRRPodUID(crr); len(ids) == 1 {
+	if ids := managercache.CRRPodUID(crr); len(ids) == 1 {
 		uid = types.UID(ids[0])
 	}
 	if uid != "" && (deleted || !crr.Active()) {

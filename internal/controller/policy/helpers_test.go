@@ -33,13 +33,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	appscontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/apps"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/index"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
@@ -67,15 +65,13 @@ func testConfig() Config {
 	}
 }
 
-// startManager starts a manager caching only enrolled pods, stripped as in the manager, and the
-// operator namespace's Leases, as cmd/main.go does.
+// startManager starts a manager with the manager's own cache (internal/managercache): only
+// enrolled pods, stripped, and the operator namespace's Leases.
 func startManager(c Config) func() {
-	leaseKey, leaseCache := LeaseCacheByObject(opNS)
-	stop, err := testutil.StartManager(ctx, cfg, ctrl.Options{Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}: appscontroller.EnrolledPodsOnly(),
-		leaseKey:      leaseCache,
-	}}}, func(mgr ctrl.Manager) error {
-		if err := index.AddDefaultIndexes(ctx, mgr); err != nil {
+	stop, err := testutil.StartManager(ctx, cfg, ctrl.Options{
+		Cache: managercache.Options(managercache.Config{OperatorNamespace: opNS, Strip: true}),
+	}, func(mgr ctrl.Manager) error {
+		if err := managercache.AddIndexes(ctx, mgr); err != nil {
 			return err
 		}
 		return SetupWithManager(mgr, c)

@@ -21,11 +21,9 @@ import (
 	"fmt"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
@@ -97,7 +95,7 @@ func (c *Config) complete() error {
 }
 
 // SetupWithManager registers the decision controller and the policy-status controller. The cache
-// indexes they query are registered by index.AddDefaultIndexes. The decision controller owns the
+// indexes they query are registered by managercache.AddIndexes. The decision controller owns the
 // in-memory state (package restarts); the status controller only reads it.
 func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 	if err := cfg.complete(); err != nil {
@@ -162,11 +160,4 @@ func (n statusNotifier) notify(keys []protection.PolicyKey) {
 		default:
 		}
 	}
-}
-
-// LeaseCacheByObject restricts the manager's Lease cache to the operator namespace: the decision
-// controller reads only the daemons' Leases there, and every node's kubelet Lease in
-// kube-node-lease would otherwise be cached and watched for nothing.
-func LeaseCacheByObject(operatorNamespace string) (client.Object, cache.ByObject) {
-	return &coordinationv1.Lease{}, cache.ByObject{Namespaces: map[string]cache.Config{operatorNamespace: {}}}
 }

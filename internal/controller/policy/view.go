@@ -30,7 +30,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/index"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 )
@@ -185,7 +185,7 @@ func (v *view) readLease(ctx context.Context, node string) (daemonLease, error) 
 func (v *view) restarts(ctx context.Context, pod *corev1.Pod) (active, recovering bool, err error) {
 	list := &appsv1alpha1.ContainerRecreateRequestList{}
 	if err := v.c.List(ctx, list, client.InNamespace(pod.Namespace),
-		client.MatchingFields{index.CRRByPod: string(pod.UID)}, client.UnsafeDisableDeepCopy); err != nil {
+		client.MatchingFields{managercache.CRRByPod: string(pod.UID)}, client.UnsafeDisableDeepCopy); err != nil {
 		return false, false, err
 	}
 	for i := range list.Items {
@@ -284,7 +284,7 @@ func (v *view) podState(ctx context.Context, p *corev1.Pod) (protection.PodState
 func (v *view) nodeState(ctx context.Context, node string, rule protection.NodeStormRule) (protection.NodeState, error) {
 	st := protection.NodeState{Name: node}
 	list := &corev1.PodList{}
-	if err := v.c.List(ctx, list, client.MatchingFields{index.PodByNode: node}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := v.c.List(ctx, list, client.MatchingFields{managercache.PodByNode: node}, client.UnsafeDisableDeepCopy); err != nil {
 		return st, err
 	}
 	var failing []*corev1.Pod

@@ -25,7 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/index"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 )
 
@@ -54,7 +54,7 @@ func (v *view) workloadPods(ctx context.Context, pod *corev1.Pod, w protection.W
 	owners := []types.UID{w.Ref.UID}
 	rsList := &appsv1.ReplicaSetList{}
 	if err := v.c.List(ctx, rsList, client.InNamespace(pod.Namespace),
-		client.MatchingFields{index.ByController: string(w.Ref.UID)}, client.UnsafeDisableDeepCopy); err != nil {
+		client.MatchingFields{managercache.ByController: string(w.Ref.UID)}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	for i := range rsList.Items {
@@ -64,7 +64,7 @@ func (v *view) workloadPods(ctx context.Context, pod *corev1.Pod, w protection.W
 	for _, uid := range owners {
 		list := &corev1.PodList{}
 		if err := v.c.List(ctx, list, client.InNamespace(pod.Namespace),
-			client.MatchingFields{index.ByController: string(uid)}, client.UnsafeDisableDeepCopy); err != nil {
+			client.MatchingFields{managercache.ByController: string(uid)}, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, err
 		}
 		for i := range list.Items {

@@ -24,7 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// The wire behaviour (PROBE-SEMANTICS 16-18) is tested through the probes in prober/check; these
+// The wire behaviour (docs/probe-semantics.md #16-#18) is tested through the probes in prober/check; these
 // cases are the ones a lifecycle hook adds.
 func TestNewRequest(t *testing.T) {
 	c := &corev1.Container{Name: "app", Ports: []corev1.ContainerPort{{Name: "admin", ContainerPort: 9000}}}

@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Package prober runs the node's liveness probes: one worker per (pod UID, container, probe),
-// with the kubelet's worker semantics (PROBE-SEMANTICS 6-15), a result cache keyed by the same
+// with the kubelet's worker semantics (docs/probe-semantics.md #6-#15), a result cache keyed by the same
 // triple, events and metrics on transitions, and a status writer that reports the results into
 // the node's NodePodProbe in few, coalesced, conflict-safe patches.
 package prober
@@ -46,7 +46,7 @@ type Target struct {
 	Probe corev1.Probe
 }
 
-// Default values of a liveness probe (PROBE-SEMANTICS 2). The manager fills them already; the
+// Default values of a liveness probe (docs/probe-semantics.md #2). The manager fills them already; the
 // daemon applies them again so that a hand-written or older spec cannot make it spin or stall.
 const (
 	DefaultTimeoutSeconds   = 1

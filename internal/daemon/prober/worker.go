@@ -171,7 +171,7 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		return true // not in the cache yet
 	}
 	if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-		return false // terminating or finished: never report a failure for it (item 12)
+		return false // terminating or finished: never report a failure for it (docs/probe-semantics.md #12)
 	}
 	cs := podutil.ContainerStatus(pod, t.Container)
 	if cs == nil {
@@ -187,7 +187,7 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		w.lastResult, w.resultRun = check.Unknown, 0
 	}
 	if cs.ContainerID != w.containerID {
-		// A new container: probe it from scratch (item 9), counters reset (Δ item 10).
+		// A new container: probe it from scratch (docs/probe-semantics.md #9), counters reset (Δ #10).
 		w.containerID = cs.ContainerID
 		w.onHold = false
 		w.lastResult, w.resultRun = check.Unknown, 0
@@ -202,14 +202,14 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	if cs.State.Running == nil {
 		w.successReported = false
 		w.m.report(w, appsv1alpha1.ProbeUnknown, MessageNotRunning, w.m.Clock.Now())
-		return true // item 11: never a failure for a container that is not running
+		return true // docs/probe-semantics.md #11: never a failure for a container that is not running
 	}
 	c := w.container
 	if c != nil && c.StartupProbe != nil && (cs.Started == nil || !*cs.Started) {
-		return true // item 13: the startup probe has not passed yet
+		return true // docs/probe-semantics.md #13: the startup probe has not passed yet
 	}
 	if w.m.Clock.Since(cs.State.Running.StartedAt.Time) < time.Duration(t.Probe.InitialDelaySeconds)*time.Second {
-		return true // item 6
+		return true // docs/probe-semantics.md #6
 	}
 
 	start := w.m.Clock.Now()
@@ -217,7 +217,7 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	res := o.Result
 	took := w.m.Clock.Since(start).Seconds()
 	if err != nil {
-		// Item 14: dropped, counters unchanged; one event when errors start.
+		// docs/probe-semantics.md #14: dropped, counters unchanged; one event when errors start.
 		w.stats.observe(runUnknown, took)
 		if !w.erroring {
 			w.m.Events.warn(t, pod, ReasonUnhealthy, "Liveness probe errored and was not counted after %d attempts: %v", maxProbeRetries, err)
@@ -243,14 +243,15 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	}
 
 	if w.onHold && res == check.Failure {
-		// Δ item 9: after a reported failure the worker keeps probing only to see the container
-		// recover (the restart may be held by the policy); more failures say nothing new.
+		// Δ docs/probe-semantics.md #9: after a reported failure the worker keeps probing only to
+		// see the container recover (the restart may be held by the policy); more failures say
+		// nothing new.
 		w.lastResult, w.resultRun = res, 0
 		w.m.touch(w, start)
 		return true
 	}
 
-	// Item 8: a run of identical results must reach the threshold to be reported.
+	// docs/probe-semantics.md #8: a run of identical results must reach the threshold to be reported.
 	if res == w.lastResult {
 		w.resultRun++
 	} else {
@@ -287,11 +288,11 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	if w.m.report(w, appsv1alpha1.ProbeFailed, o.Reason, start) {
 		w.m.Events.warn(t, pod, ReasonUnhealthy, "Liveness probe failed: %s", o.Message)
 	}
-	// Item 9 (Δ): no further failure of this container is counted or reported until a new
-	// container replaces it or it recovers. The kubelet stops probing here because it kills the
-	// container at once; here the decision controller may hold the restart (failure storm, budget,
-	// rate limit, dry run, blacklist), and a held container that is never probed again would stay
-	// Failed forever, so a storm could never end by itself.
+	// docs/probe-semantics.md #9 (Δ): no further failure of this container is counted or
+	// reported until a new container replaces it or it recovers. The kubelet stops probing here
+	// because it kills the container at once; here the decision controller may hold the restart
+	// (failure storm, budget, rate limit, dry run, blacklist), and a held container that is never
+	// probed again would stay Failed forever, so a storm could never end by itself.
 	w.onHold = true
 	w.resultRun = 0
 	return true

@@ -35,9 +35,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri/critest"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/wiring"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
@@ -84,7 +84,7 @@ var _ = BeforeSuite(func() {
 	go kubelet.run(envCtx)
 
 	// The daemon's own cache restriction: only this node's pods and requests are seen.
-	opts := ctrl.Options{Cache: daemon.CacheOptions(envNode, appsv1alpha1.DefaultOperatorNamespace)}
+	opts := ctrl.Options{Cache: wiring.CacheOptions(envNode, appsv1alpha1.DefaultOperatorNamespace)}
 	stopMgr, err = testutil.StartManager(envCtx, suite.Config, opts, func(mgr ctrl.Manager) error {
 		return (&Executor{Runtime: rt, NodeName: envNode, PollInterval: time.Second}).SetupWithManager(mgr)
 	})

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package diff checks, behaviour by behaviour (PROBE-SEMANTICS 16-25), that the daemon's probers
+// Package diff checks, behaviour by behaviour (docs/probe-semantics.md #16-#25), that the daemon's probers
 // and the kubelet's own pkg/probe/{http,tcp,grpc} give the same result and the same message
 // against the same loopback server.
 package diff

@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	controllerapps "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/apps"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
@@ -56,7 +56,7 @@ func podReaders(t *testing.T, live, cached *corev1.Pod) (*countingReader, *count
 		return &countingReader{Reader: b.Build()}
 	}
 	if cached != nil {
-		stripped, err := controllerapps.StripPodForCache(cached.DeepCopy())
+		stripped, err := managercache.StripPod(cached.DeepCopy())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,7 +13,13 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-package daemon
+
+// Package wiring assembles the node daemon on its controller-runtime manager: the node-scoped
+// cache (CacheOptions), the probe engine (Setup: the probe workers, the NodePodProbe status
+// writer, whose writes of new failures reports.go times, and the Lease heartbeat) and the
+// controller that keeps the workers in step with the node's NodePodProbe spec and pods
+// (SpecReconciler). cmd/daemon adds the CRR executor (internal/daemon/recreate) beside it.
+package wiring
 
 import (
 	"time"

@@ -13,7 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-package daemon
+package wiring
 
 import (
 	"context"
@@ -44,7 +44,7 @@ var (
 
 func TestDaemonNode(t *testing.T) {
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "Daemon Suite")
+	RunSpecs(t, "Daemon Wiring Suite")
 }
 
 var _ = BeforeSuite(func() {

@@ -14,7 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package utils
+// Package latency holds the restart latency measurements of the real-node suites and the
+// benchmarks, as plain Go that is unit tested without a cluster: the timestamps the operator and
+// the e2e application log (OperatorStamps, AppLogTimes) and percentiles of samples.
+package latency
 
 import (
 	"bufio"

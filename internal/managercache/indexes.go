@@ -14,10 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package index holds the field indexes of the manager's cache. They are registered once, from
-// main (AddDefaultIndexes), before the controllers that query them are set up; controllers never
-// register indexes of their own, so two of them cannot index the same informer twice.
-package index
+package managercache
 
 import (
 	"context"
@@ -41,8 +38,10 @@ const (
 	CRRByPod = "enhancedliveness.crr.podUID"
 )
 
-// AddDefaultIndexes registers every index on the manager's cache.
-func AddDefaultIndexes(ctx context.Context, mgr ctrl.Manager) error {
+// AddIndexes registers every field index on the manager's cache. It runs once, before the
+// controllers that query the indexes are set up; controllers never register indexes of their
+// own, so two of them cannot index the same informer twice.
+func AddIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
 	for _, i := range []struct {
 		obj   client.Object

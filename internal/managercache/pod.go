@@ -14,38 +14,64 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package apps
+package managercache
 
 import (
+	"reflect"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
 
-// StripPodForCache is the manager cache's transform for Pods. The manager caches every enrolled
-// pod of the cluster, and what it reads of them is small, so everything else is dropped before
-// the pod enters the cache:
+// fieldRule is what StripPod keeps of one struct type: only the fields named in only, or every
+// field but those in except.
+type fieldRule struct{ only, except []string }
+
+// keptPodFields declares, by the struct type that holds them, the fields of a pod that StripPod
+// keeps; a type it does not list is kept whole wherever a kept field leads to it (a
+// PodCondition, a ContainerPort). Annotations are kept only for the operator's own keys
+// (operatorAnnotation). TestStripPodKeepsExactlyTheDeclaredFields holds StripPod to it, and
+// TestManagerReadsOnlyKeptPodFields holds the manager's controllers to it: a controller that
+// starts reading another pod field fails that test until the field is kept here and in StripPod.
+var keptPodFields = map[reflect.Type]fieldRule{
+	reflect.TypeFor[metav1.ObjectMeta](): {except: []string{"ManagedFields"}},
+	reflect.TypeFor[corev1.PodSpec](): {only: []string{"NodeName", "RestartPolicy", "TerminationGracePeriodSeconds",
+		"InitContainers", "Containers"}},
+	// Ports resolve named probe ports; RestartPolicy tells sidecars.
+	reflect.TypeFor[corev1.Container](): {only: []string{"Name", "Ports", "RestartPolicy"}},
+	reflect.TypeFor[corev1.PodStatus](): {only: []string{"Phase", "PodIP", "Conditions", "InitContainerStatuses",
+		"ContainerStatuses"}},
+	reflect.TypeFor[corev1.ContainerStatus](): {only: []string{"Name", "ContainerID", "State", "Ready", "Started",
+		"RestartCount"}},
+	// Messages (up to 4 KiB each) are dropped.
+	reflect.TypeFor[corev1.ContainerStateWaiting](): {only: []string{"Reason"}},
+	reflect.TypeFor[corev1.ContainerStateTerminated](): {only: []string{"ExitCode", "Signal", "Reason", "StartedAt",
+		"FinishedAt", "ContainerID"}},
+}
+
+// StripPod is the manager cache's transform for Pods. The manager caches every enrolled pod of
+// the cluster, and what it reads of them is small, so everything else is dropped before the pod
+// enters the cache (keptPodFields says what stays):
 //
 //   - metadata: all but managedFields, and annotations other than the operator's own
 //     (enhancedliveness.io and its subdomains) and OpenKruise's two keys that the operator reads;
 //   - spec: nodeName, restartPolicy, terminationGracePeriodSeconds, and of each container and
 //     init container only name, ports (named-port resolution) and restartPolicy (sidecars);
 //   - status: phase, podIP, conditions, and of each container status name, containerID, state
-//     (without the termination or waiting message, up to 4 KiB each), ready, started and
-//     restartCount.
+//     (without the termination or waiting message), ready, started and restartCount.
 //
 // The readers are the probe-mapping controller (labels, the probe-context annotation, nodeName,
 // podIP, phase, containers), the decision and policy-status controllers (labels, the
 // restart-disabled annotation, owner references, nodeName, the Ready condition, container
-// states) and the CRR lifecycle controller (deletions only; it reads pods with the API reader).
-// A controller that starts reading another pod field must keep it here. Cached pods are never
-// written back: an update from a stripped copy would clear what was dropped.
+// states), the CRR webhook (container IDs and restart counts) and the CRR lifecycle controller
+// (deletions only; it reads pods with the API reader).
 //
 // The transform is idempotent (informers may apply it to an object twice) and leaves other types
 // (e.g. a tombstone) alone.
-func StripPodForCache(obj any) (any, error) {
+func StripPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
 		return obj, nil

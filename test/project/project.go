@@ -14,9 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package utils holds helpers of the real-node end-to-end suite (test/e2e) that are plain Go and
-// can be unit tested without a cluster.
-package utils
+// Package project runs commands of the real-node suites (test/e2e, test/olm) from the
+// repository's top directory, where the Makefile and the manifests are.
+package project
 
 import (
 	"fmt"
@@ -30,7 +30,7 @@ import (
 // A failure carries the command line and the output.
 func Run(cmd *exec.Cmd) (string, error) {
 	if cmd.Dir == "" {
-		dir, err := ProjectDir()
+		dir, err := Dir()
 		if err != nil {
 			return "", err
 		}
@@ -43,9 +43,9 @@ func Run(cmd *exec.Cmd) (string, error) {
 	return string(out), nil
 }
 
-// ProjectDir is the root of the repository: the nearest parent of the working directory that
-// holds go.mod.
-func ProjectDir() (string, error) {
+// Dir is the root of the repository: the nearest parent of the working directory that holds
+// go.mod.
+func Dir() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err

@@ -1,0 +1,55 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apps
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+)
+
+// The probe mapping of a stripped pod is the mapping of the whole pod: named ports of the app
+// container and of the sidecar resolve, and the probe-context annotation and its signature
+// survive (a stripped pod whose signature no longer verified would not be probed at all).
+func TestStripPodKeepsTheMapping(t *testing.T) {
+	full := testutil.FullPod()
+	key := probesig.Key{Bytes: []byte("0123456789abcdef0123456789abcdef"), Since: full.CreationTimestamp.Add(-time.Hour)}
+	ctxKey := probecontext.AnnotationKey(full.Annotations)
+	full.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = probesig.Sign(key.Bytes, full.Namespace, ctxKey,
+		full.Annotations[ctxKey], full.CreationTimestamp.Time)
+	trust := func(p *corev1.Pod) error { return probesig.Verify(key, p) }
+	stripped, _ := managercache.StripPod(full.DeepCopy())
+	want, wantProblems := desiredPodProbes([]corev1.Pod{*full}, trust)
+	got, gotProblems := desiredPodProbes([]corev1.Pod{*stripped.(*corev1.Pod)}, trust)
+	if len(wantProblems) != 0 || len(gotProblems) != 0 {
+		t.Fatalf("problems: full %v, stripped %v", wantProblems, gotProblems)
+	}
+	if len(want) != 1 || len(want[0].Probes) != 2 {
+		t.Fatalf("the whole pod maps to %+v, want two probes", want)
+	}
+	if !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("stripped pod maps to %+v, want %+v", got, want)
+	}
+}

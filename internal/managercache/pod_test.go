@@ -1,0 +1,239 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package managercache
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+)
+
+func TestStripPodKeepsWhatControllersRead(t *testing.T) {
+	full := testutil.FullPod()
+	out, err := StripPod(full.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*corev1.Pod)
+
+	if got.ManagedFields != nil {
+		t.Errorf("managedFields kept: %v", got.ManagedFields)
+	}
+	wantAnn := []string{appsv1alpha1.AnnotationProbeContext, appsv1alpha1.AnnotationEnabled,
+		appsv1alpha1.AnnotationRestartDisabled, appsv1alpha1.AnnotationKruiseEnabled, "crr.enhancedliveness.io/probe"}
+	if len(got.Annotations) != len(wantAnn) {
+		t.Errorf("annotations = %v, want exactly %v", got.Annotations, wantAnn)
+	}
+	for _, k := range wantAnn {
+		if got.Annotations[k] != full.Annotations[k] {
+			t.Errorf("annotation %s = %q, want %q", k, got.Annotations[k], full.Annotations[k])
+		}
+	}
+	for _, same := range []struct {
+		what      string
+		got, want any
+	}{
+		{"name/namespace/uid/rv", []string{got.Name, got.Namespace, string(got.UID), got.ResourceVersion},
+			[]string{full.Name, full.Namespace, string(full.UID), full.ResourceVersion}},
+		{"labels", got.Labels, full.Labels},
+		{"ownerReferences", got.OwnerReferences, full.OwnerReferences},
+		{"nodeName", got.Spec.NodeName, full.Spec.NodeName},
+		{"restartPolicy", got.Spec.RestartPolicy, full.Spec.RestartPolicy},
+		{"terminationGracePeriodSeconds", got.Spec.TerminationGracePeriodSeconds, full.Spec.TerminationGracePeriodSeconds},
+		{"phase", got.Status.Phase, full.Status.Phase},
+		{"podIP", got.Status.PodIP, full.Status.PodIP},
+		{"conditions", got.Status.Conditions, full.Status.Conditions},
+	} {
+		if !equality.Semantic.DeepEqual(same.got, same.want) {
+			t.Errorf("%s = %v, want %v", same.what, same.got, same.want)
+		}
+	}
+	proxy := got.Spec.InitContainers[0]
+	if proxy.Name != "proxy" || *proxy.RestartPolicy != corev1.ContainerRestartPolicyAlways ||
+		proxy.Ports[0].Name != "admin" || proxy.Image != "" || proxy.Env != nil || proxy.ReadinessProbe != nil {
+		t.Errorf("sidecar = %+v, want name, ports and restartPolicy only", proxy)
+	}
+	if got.Spec.Volumes != nil || got.Spec.Tolerations != nil || got.Spec.ServiceAccountName != "" {
+		t.Errorf("pod-level spec fields kept: %+v", got.Spec)
+	}
+	app := got.Status.ContainerStatuses[0]
+	if app.ContainerID != "containerd://a1" || app.State.Running == nil || !app.Ready || app.RestartCount != 1 ||
+		app.Image != "" || app.LastTerminationState.Terminated != nil {
+		t.Errorf("app status = %+v", app)
+	}
+	migrate := got.Status.InitContainerStatuses[0].State.Terminated
+	if migrate == nil || migrate.Reason != "Completed" || migrate.Message != "" {
+		t.Errorf("terminated state = %+v, want reason kept and message dropped", migrate)
+	}
+	if got.Status.HostIP != "" || got.Status.PodIPs != nil || got.Status.QOSClass != "" {
+		t.Errorf("status fields kept: %+v", got.Status)
+	}
+}
+
+func TestStripPodIsIdempotentAndSmaller(t *testing.T) {
+	once, _ := StripPod(testutil.FullPod())
+	again, _ := StripPod(once.(*corev1.Pod).DeepCopy())
+	if !equality.Semantic.DeepEqual(once, again) {
+		t.Errorf("second pass changed the pod:\n%+v\n%+v", once, again)
+	}
+	full, _ := json.Marshal(testutil.FullPod())
+	small, _ := json.Marshal(once)
+	if len(small) >= len(full) {
+		t.Errorf("stripped pod is %d bytes of JSON, the whole pod %d", len(small), len(full))
+	}
+}
+
+func TestStripPodLeavesOtherObjects(t *testing.T) {
+	tomb := toolscache.DeletedFinalStateUnknown{Key: "ns/web-1", Obj: testutil.FullPod()}
+	out, err := StripPod(tomb)
+	if err != nil || !equality.Semantic.DeepEqual(out, tomb) {
+		t.Errorf("tombstone changed: %v, %v", out, err)
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Annotations: map[string]string{"a": "b"}}}
+	if out, _ := StripPod(node); out.(*corev1.Node).Annotations["a"] != "b" {
+		t.Errorf("a Node was changed: %+v", out)
+	}
+}
+
+// StripPod keeps exactly what keptPodFields declares: a pod with every field set (fill) is
+// stripped, then every field of a type with a rule must be set if the rule keeps it and empty if
+// not, and every field of other types reached through kept fields must still be set.
+func TestStripPodKeepsExactlyTheDeclaredFields(t *testing.T) {
+	pod := &corev1.Pod{}
+	fill(reflect.ValueOf(pod).Elem(), 0)
+	pod.Annotations = map[string]string{appsv1alpha1.AnnotationEnabled: "true", "example.com/other": "x"}
+	out, err := StripPod(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*corev1.Pod)
+	if want := map[string]string{appsv1alpha1.AnnotationEnabled: "true"}; !equality.Semantic.DeepEqual(got.Annotations, want) {
+		t.Errorf("annotations = %v, want %v", got.Annotations, want)
+	}
+	seen := map[reflect.Type]bool{}
+	checkKept(t, reflect.ValueOf(got).Elem(), "pod", seen)
+	for rt := range keptPodFields {
+		if !seen[rt] {
+			t.Errorf("keptPodFields has a rule for %s, which a stripped pod does not contain", rt)
+		}
+	}
+}
+
+// fill sets every exported field of v, recursively: strings "x", numbers 1, true, one element in
+// slices and maps.
+func fill(v reflect.Value, depth int) {
+	if depth > 20 {
+		return
+	}
+	switch v.Interface().(type) {
+	case time.Time:
+		v.Set(reflect.ValueOf(time.Unix(1_700_000_000, 0)))
+		return
+	case resource.Quantity:
+		v.Set(reflect.ValueOf(resource.MustParse("1")))
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(1)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(1)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem(), depth+1)
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fill(v.Index(0), depth+1)
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+		fill(k, depth+1)
+		fill(e, depth+1)
+		v.SetMapIndex(k, e)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fill(v.Field(i), depth+1)
+			}
+		}
+	}
+}
+
+// checkKept walks a stripped value and reports what StripPod kept against keptPodFields.
+func checkKept(t *testing.T, v reflect.Value, path string, seen map[reflect.Type]bool) {
+	t.Helper()
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			t.Errorf("%s: dropped, but keptPodFields keeps it", path)
+			return
+		}
+		checkKept(t, v.Elem(), path, seen)
+		return
+	case reflect.Slice:
+		if v.Len() == 0 {
+			t.Errorf("%s: dropped, but keptPodFields keeps it", path)
+		}
+		for i := range v.Len() {
+			checkKept(t, v.Index(i), path+"[]", seen)
+		}
+		return
+	case reflect.Struct:
+	default:
+		if v.IsZero() {
+			t.Errorf("%s: dropped, but keptPodFields keeps it", path)
+		}
+		return
+	}
+	seen[v.Type()] = true
+	rule, hasRule := keptPodFields[v.Type()]
+	exported := 0
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		exported++
+		fp := path + "." + f.Name
+		if hasRule && !rule.keeps(f.Name) {
+			if !v.Field(i).IsZero() {
+				t.Errorf("%s: kept, but keptPodFields drops it", fp)
+			}
+			continue
+		}
+		checkKept(t, v.Field(i), fp, seen)
+	}
+	if exported == 0 && v.IsZero() { // e.g. a Quantity
+		t.Errorf("%s: dropped, but keptPodFields keeps it", path)
+	}
+}
