@@ -27,7 +27,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 )
 
 // policyFlags are the manager flags of the decision controller (docs/policy.md lists them).
@@ -87,7 +87,7 @@ func parseIntOrPercent(flagName, s string) (intstr.IntOrString, error) {
 	if n, err := strconv.Atoi(s); err == nil {
 		v = intstr.FromInt(n)
 	}
-	if err := protection.ValidateIntOrPercent(v); err != nil {
+	if err := rules.ValidateIntOrPercent(v); err != nil {
 		return v, fmt.Errorf("--%s: %w", flagName, err)
 	}
 	return v, nil
@@ -116,7 +116,7 @@ func (f *policyFlags) config() (policycontroller.Config, error) {
 	}
 	cfg.Defaults.RestartsPerMinute = int32(f.defaultRestartsPerMinute)
 	cfg.Defaults.Burst = int32(f.defaultBurst)
-	cfg.GlobalRate = protection.Rate{PerMinute: int32(f.globalRestartsPerMinute), Burst: int32(f.globalBurst)}
+	cfg.GlobalRate = rules.Rate{PerMinute: int32(f.globalRestartsPerMinute), Burst: int32(f.globalBurst)}
 	cfg.NodeStorm.MinWorkloads = int32(f.nodeStormMinWorkloads)
 	cfg.OperatorNamespace = f.operatorNamespace
 	if f.stormSettlePeriod < 0 {
