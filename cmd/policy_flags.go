@@ -25,7 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 )
 
 // policyFlags are the manager flags of the decision controller (docs/policy.md lists them).
@@ -78,7 +78,7 @@ func parseIntOrPercent(flagName, s string) (intstr.IntOrString, error) {
 	if n, err := strconv.Atoi(s); err == nil {
 		v = intstr.FromInt(n)
 	}
-	if err := protection.ValidateIntOrPercent(v); err != nil {
+	if err := rules.ValidateIntOrPercent(v); err != nil {
 		return v, fmt.Errorf("--%s: %w", flagName, err)
 	}
 	return v, nil
@@ -108,7 +108,7 @@ func (f *policyFlags) config(operatorNamespace string) (policycontroller.Config,
 	}
 	cfg.Defaults.RestartsPerMinute = int32(f.defaultRestartsPerMinute)
 	cfg.Defaults.Burst = int32(f.defaultBurst)
-	cfg.GlobalRate = protection.Rate{PerMinute: int32(f.globalRestartsPerMinute), Burst: int32(f.globalBurst)}
+	cfg.GlobalRate = rules.Rate{PerMinute: int32(f.globalRestartsPerMinute), Burst: int32(f.globalBurst)}
 	cfg.NodeStorm.MinWorkloads = int32(f.nodeStormMinWorkloads)
 	cfg.OperatorNamespace = operatorNamespace
 	if f.stormSettlePeriod < 0 {

@@ -46,8 +46,8 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
@@ -114,12 +114,12 @@ func run(m *testing.M, cfg *rest.Config) int {
 		}
 		return policycontroller.SetupWithManager(mgr, policycontroller.Config{
 			RestartsEnabled: true,
-			Defaults: protection.Defaults{MaxUnavailable: intstr.FromString("25%"), MaxFailing: intstr.FromString("50%"),
+			Defaults: rules.Defaults{MaxUnavailable: intstr.FromString("25%"), MaxFailing: intstr.FromString("50%"),
 				RestartsPerMinute: 6, Burst: 3},
-			NodeStorm:         protection.NodeStormRule{MaxFailing: intstr.FromString("50%"), MinWorkloads: 3},
+			NodeStorm:         rules.NodeStormRule{MaxFailing: intstr.FromString("50%"), MinWorkloads: 3},
 			OperatorNamespace: opNamespace,
 			OnDecision: func(d policycontroller.DecisionRecord) {
-				if d.Outcome != protection.Restart {
+				if d.Outcome != rules.Restart {
 					return
 				}
 				mu.Lock()

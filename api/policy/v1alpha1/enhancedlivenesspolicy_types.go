@@ -216,8 +216,8 @@ type EnhancedLivenessPolicyStatus struct {
 	// +optional
 	RestartsHeld int64 `json:"restartsHeld,omitempty"`
 
-	// heldByReason splits restartsHeld by reason (Disabled, DryRun, Blacklisted, FailureStorm,
-	// NodeStorm, RestartIneffective, MaxUnavailable, RateLimited, DaemonNotReporting).
+	// heldByReason splits restartsHeld by reason (DaemonNotReporting, Disabled, DryRun,
+	// Blacklisted, FailureStorm, NodeStorm, RestartIneffective, MaxUnavailable, RateLimited).
 	// +listType=map
 	// +listMapKey=reason
 	// +optional
@@ -236,9 +236,10 @@ type EnhancedLivenessPolicyStatus struct {
 
 // HeldCount is how many restarts were held for one reason.
 type HeldCount struct {
-	// reason the restarts were held.
+	// reason the restarts were held: DaemonNotReporting, Disabled, DryRun, Blacklisted,
+	// FailureStorm, NodeStorm, RestartIneffective, MaxUnavailable or RateLimited.
 	// +required
-	Reason string `json:"reason"`
+	Reason HoldReason `json:"reason"`
 
 	// count of held restarts.
 	// +required
@@ -268,9 +269,12 @@ type WorkloadSummary struct {
 	// +optional
 	SuspectPods int32 `json:"suspectPods,omitempty"`
 
-	// heldReason is set while the workload's restarts are held (e.g. FailureStorm).
+	// heldReason is set while the workload's restarts are held: FailureStorm while it is in a
+	// storm or settling after one, else the first in decision order of the reasons its pods are
+	// held for (DaemonNotReporting, Disabled, DryRun, Blacklisted, FailureStorm, NodeStorm,
+	// RestartIneffective, MaxUnavailable, RateLimited).
 	// +optional
-	HeldReason string `json:"heldReason,omitempty"`
+	HeldReason HoldReason `json:"heldReason,omitempty"`
 }
 
 // +kubebuilder:object:root=true

@@ -297,7 +297,7 @@ func restartCount(p corev1.Pod) int {
 func heldByReason(p policyv1alpha1.EnhancedLivenessPolicy) map[string]int64 {
 	m := map[string]int64{}
 	for _, h := range p.Status.HeldByReason {
-		m[h.Reason] = h.Count
+		m[string(h.Reason)] = h.Count
 	}
 	return m
 }

@@ -47,7 +47,7 @@ func policyWith(requested int64, held map[string]int64, conds ...metav1.Conditio
 	p := policyv1alpha1.EnhancedLivenessPolicy{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "demo"}}
 	p.Status.RestartsRequested = requested
 	for r, n := range held {
-		p.Status.HeldByReason = append(p.Status.HeldByReason, policyv1alpha1.HeldCount{Reason: r, Count: n})
+		p.Status.HeldByReason = append(p.Status.HeldByReason, policyv1alpha1.HeldCount{Reason: policyv1alpha1.HoldReason(r), Count: n})
 	}
 	p.Status.Conditions = conds
 	return p

@@ -18,23 +18,18 @@ package policy
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/restarts"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 )
 
 // Event reasons on pods.
@@ -43,36 +38,39 @@ const (
 	EventRestartRequested = "RestartRequested"
 )
 
+// timing is when the reconcile that made a decision began and when the decision was made, for
+// the restart's log line.
+type timing struct {
+	reconcileStarted, decidedAt time.Time
+}
+
 // act carries out a decision and returns when to decide again (0: only on a watch event).
-func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, f failure, d decided) (time.Duration, error) {
-	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
-	rec := DecisionRecord{Pod: key, Container: f.container, Outcome: d.Outcome, Reason: d.Reason}
+func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, d rules.Decision, t timing) (time.Duration, error) {
+	x := d.Failure
+	rec := DecisionRecord{Pod: d.Pod, Container: x.Container, Outcome: d.Outcome, Reason: d.Reason}
 	defer func() {
 		if r.cfg.OnDecision != nil {
 			rec.At = r.clock.Now()
 			r.cfg.OnDecision(rec)
 		}
 	}()
+	ineffectiveRestarts.Add(float64(len(d.Seen.Ineffective)))
 	switch d.Outcome {
-	case protection.Ignore:
+	case rules.Ignore:
 		return 0, nil
-	case protection.Wait:
+	case rules.Wait:
 		if d.RequeueAfter > 0 {
 			return d.RequeueAfter, nil
 		}
 		// The active request's events wake the pod; the fallback covers a lost event.
 		return r.cfg.HoldRecheckInterval, nil
-	case protection.Hold:
-		if r.holds.Record(key, f.instance(), restarts.Hold{
-			Reason: d.Reason, Workload: d.workload, Node: pod.Spec.NodeName, Policies: d.policies,
-		}) {
-			r.counts.Held(withStatus(d.policies), d.Reason)
+	case rules.Hold:
+		if d.NewHold {
 			restartsHeld.WithLabelValues(string(d.Reason)).Inc()
 			// The action carries the hold reason: the events API merges events that differ only
 			// in their note into one series, and a new reason must show as a new event.
 			r.recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventRestartHeld, string(d.Reason),
-				"%s: %s (probe %s, container %s, %s)", d.Reason, d.Message, f.state.Name, f.container, f.state.ContainerID)
-			r.statusDirty.notify(d.policies)
+				"%s: %s (probe %s, container %s, %s)", d.Reason, d.Message, x.Probe, x.Container, x.ContainerID)
 		}
 		if d.RequeueAfter > 0 {
 			return d.RequeueAfter, nil
@@ -80,62 +78,68 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, f failure
 		return r.cfg.HoldRecheckInterval, nil
 	}
 
-	crr := r.buildCRR(pod, f)
+	crr := buildCRR(pod, x)
 	rec.CRRName = crr.Name
+	after, err := r.request(ctx, pod, d, crr)
+	// What came of the restart: its request was created, or not (its tokens go back to their
+	// buckets, and the request is no longer expected).
+	if d.Outcome = rules.Withdrawn; err == nil && after == 0 {
+		d.Outcome = rules.Requested
+	}
+	r.memory.Apply(d)
+	if d.Outcome == rules.Withdrawn {
+		rec.Outcome = rules.Wait
+		return after, err
+	}
+	createdAt := r.clock.Now()
+	// One line per restart at the default level, with the times that follow it through the manager
+	// (docs/policy.md): from the reconcile the NodePodProbe change woke to the acknowledged create.
+	logf.FromContext(ctx).Info("restart requested", "pod", d.Pod.String(), "container", x.Container,
+		"containerID", x.ContainerID, "request", crr.Name, "reconcileStartedAt", stamp(t.reconcileStarted),
+		"decidedAt", stamp(t.decidedAt), "createdAt", stamp(createdAt), "took", createdAt.Sub(t.reconcileStarted).String())
+	restartsRequested.Inc()
+	if !x.Since.IsZero() {
+		decisionLatency.Observe(crr.CreationTimestamp.Sub(x.Since).Seconds())
+	}
+	r.recorder.Eventf(pod, crr, corev1.EventTypeNormal, EventRestartRequested, "Restart",
+		"restarting container %s (%s) after liveness probe %s failed: ContainerRecreateRequest %s",
+		x.Container, x.ContainerID, x.Probe, crr.Name)
+	return 0, nil
+}
+
+// request creates the request of a restart. It returns when to decide again instead when the
+// request was not created (0 with a nil error: it was).
+func (r *DecisionReconciler) request(ctx context.Context, pod *corev1.Pod, d rules.Decision, crr *appsv1alpha1.ContainerRecreateRequest) (time.Duration, error) {
+	x := d.Failure
 	// A held restart is decided again when something else changes (a request finishes, budget
 	// comes back), possibly before the cache has seen its own failure clear: informers of
 	// different kinds are not ordered. Only then is the failure read again from the API server;
 	// a fresh failure needs no second read.
-	if r.holds.Held(key, f.instance()) {
-		failing, err := r.stillFailing(ctx, pod, f)
-		if err != nil || !failing {
-			d.Tokens.Cancel()
-			r.expectations.CreationObserved(pod.UID, crr.Name)
-			rec.Outcome = protection.Wait
-			if err != nil {
-				return 0, fmt.Errorf("confirming the held restart of %s/%s: %w", pod.Name, f.container, err)
-			}
+	if d.Held != "" {
+		failing, err := r.stillFailing(ctx, pod, x)
+		if err != nil {
+			return 0, fmt.Errorf("confirming the held restart of %s/%s: %w", pod.Name, x.Container, err)
+		}
+		if !failing {
 			heldNotConfirmed.Inc()
 			// The NodePodProbe event that clears it wakes the pod; the fallback covers a lost one.
 			return r.cfg.HoldRecheckInterval, nil
 		}
 	}
 	if err := r.Create(ctx, crr); err != nil {
-		// No request, no restart: the rate-limit tokens go back to their buckets.
-		d.Tokens.Cancel()
-		r.expectations.CreationObserved(pod.UID, crr.Name)
 		if apierrors.IsAlreadyExists(err) {
 			// This container instance was already requested (an earlier decision or a retry):
 			// the deterministic name makes that a no-op.
-			rec.Outcome = protection.Wait
 			return r.cfg.HoldRecheckInterval, nil
 		}
 		return 0, fmt.Errorf("creating ContainerRecreateRequest %s/%s: %w", crr.Namespace, crr.Name, err)
 	}
-	createdAt := r.clock.Now()
-	// One line per restart at the default level, with the times that follow it through the manager
-	// (docs/policy.md): from the reconcile the NodePodProbe change woke to the acknowledged create.
-	logf.FromContext(ctx).Info("restart requested", "pod", key.String(), "container", f.container,
-		"containerID", f.state.ContainerID, "request", crr.Name, "reconcileStartedAt", stamp(d.reconcileStarted),
-		"decidedAt", stamp(d.decidedAt), "createdAt", stamp(createdAt), "took", createdAt.Sub(d.reconcileStarted).String())
-	r.holds.Release(key, f.instance())
-	r.outcomes.Requested(d.workload, pod.UID, f.container, f.state.ContainerID,
-		protection.SoonAfterRestart(f.initialDelay, f.threshold, f.period), r.clock.Now())
-	r.counts.Requested(withStatus(d.policies), r.clock.Now())
-	restartsRequested.Inc()
-	if !f.state.LastTransitionTime.IsZero() {
-		decisionLatency.Observe(crr.CreationTimestamp.Sub(f.state.LastTransitionTime.Time).Seconds())
-	}
-	r.recorder.Eventf(pod, crr, corev1.EventTypeNormal, EventRestartRequested, "Restart",
-		"restarting container %s (%s) after liveness probe %s failed: ContainerRecreateRequest %s",
-		f.container, f.state.ContainerID, f.state.Name, crr.Name)
-	r.statusDirty.notify(d.policies)
 	return 0, nil
 }
 
 // stillFailing reads the pod's liveness state from the API server: is the failed container
 // instance still Failed there?
-func (r *DecisionReconciler) stillFailing(ctx context.Context, pod *corev1.Pod, f failure) (bool, error) {
+func (r *DecisionReconciler) stillFailing(ctx context.Context, pod *corev1.Pod, x rules.Failure) (bool, error) {
 	npp := &appsv1alpha1.NodePodProbe{}
 	if err := r.live.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, npp); err != nil {
 		return false, client.IgnoreNotFound(err)
@@ -145,32 +149,19 @@ func (r *DecisionReconciler) stillFailing(ctx context.Context, pod *corev1.Pod, 
 			continue
 		}
 		for _, s := range ps.ProbeStates {
-			if s.Name == f.state.Name {
-				return s.Failed() && s.ContainerID == f.state.ContainerID, nil
+			if s.Name == x.Probe {
+				return s.Failed() && s.ContainerID == x.ContainerID, nil
 			}
 		}
 	}
 	return false, nil
 }
 
-// withStatus keeps the policies that have a status to count in: every EnhancedLivenessPolicy,
-// not the manager's default policy.
-func withStatus(keys []protection.PolicyKey) []protection.PolicyKey {
-	out := make([]protection.PolicyKey, 0, len(keys))
-	for _, k := range keys {
-		if !k.IsDefault() {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
 // buildCRR builds the request for one failed container instance.
-func (r *DecisionReconciler) buildCRR(pod *corev1.Pod, f failure) *appsv1alpha1.ContainerRecreateRequest {
-	_, restarts := podutil.RunningContainerID(pod, f.container)
+func buildCRR(pod *corev1.Pod, x rules.Failure) *appsv1alpha1.ContainerRecreateRequest {
 	return &appsv1alpha1.ContainerRecreateRequest{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      crrName(pod, f),
+			Name:      x.Request,
 			Namespace: pod.Namespace,
 			Labels: map[string]string{
 				appsv1alpha1.LabelCRRPodUID:   string(pod.UID),
@@ -178,7 +169,7 @@ func (r *DecisionReconciler) buildCRR(pod *corev1.Pod, f failure) *appsv1alpha1.
 				appsv1alpha1.LabelCRRActive:   appsv1alpha1.TrueValue,
 				appsv1alpha1.LabelManagedBy:   appsv1alpha1.ManagedByDecisionController,
 			},
-			Annotations: map[string]string{appsv1alpha1.AnnotationCRRProbe: f.state.Name},
+			Annotations: map[string]string{appsv1alpha1.AnnotationCRRProbe: x.Probe},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID,
 				Controller: ptr.To(false), BlockOwnerDeletion: ptr.To(false),
@@ -187,50 +178,20 @@ func (r *DecisionReconciler) buildCRR(pod *corev1.Pod, f failure) *appsv1alpha1.
 		Spec: appsv1alpha1.ContainerRecreateRequestSpec{
 			PodName: pod.Name,
 			Containers: []appsv1alpha1.ContainerRecreateRequestContainer{{
-				Name: f.container,
+				Name: x.Container,
 				StatusContext: &appsv1alpha1.ContainerRecreateRequestContainerContext{
-					ContainerID: f.state.ContainerID, RestartCount: restarts,
+					ContainerID: x.ContainerID, RestartCount: x.RestartCount,
 				},
 			}},
 			Strategy: appsv1alpha1.ContainerRecreateRequestStrategy{
 				FailurePolicy:                 appsv1alpha1.FailurePolicyFail,
-				TerminationGracePeriodSeconds: f.grace,
+				TerminationGracePeriodSeconds: x.ProbeGrace,
 			},
 			// The deadline covers the grace period the stop may use (the probe's, else the
 			// pod's), so the request, and the budget it holds, outlives a long preStop.
-			ActiveDeadlineSeconds: ptr.To(appsv1alpha1.ActiveDeadlineSecondsFor(graceOf(pod, f), 0)),
+			ActiveDeadlineSeconds: ptr.To(appsv1alpha1.ActiveDeadlineSecondsFor(x.Grace, 0)),
 		},
 	}
-}
-
-// graceOf is the grace period the daemon will give the container: the probe's
-// terminationGracePeriodSeconds, else the pod's, else the API default.
-func graceOf(pod *corev1.Pod, f failure) int64 {
-	switch {
-	case f.grace != nil:
-		return *f.grace
-	case pod.Spec.TerminationGracePeriodSeconds != nil:
-		return *pod.Spec.TerminationGracePeriodSeconds
-	default:
-		return appsv1alpha1.DefaultTerminationGracePeriodSeconds
-	}
-}
-
-// crrName is deterministic in (pod UID, container, containerID), so a retried decision for the
-// same container instance can never create a second request. It stays a valid DNS subdomain:
-// "<pod>-<container>-<hash>" with the readable part cut to fit.
-func crrName(pod *corev1.Pod, f failure) string {
-	sum := sha256.Sum256([]byte(string(pod.UID) + "/" + f.container + "/" + f.state.ContainerID))
-	hash := hex.EncodeToString(sum[:])[:10]
-	prefix := pod.Name + "-" + f.container
-	const maxPrefix = 253 - 1 - 10
-	if len(prefix) > maxPrefix {
-		prefix = prefix[:maxPrefix]
-	}
-	for len(prefix) > 0 && (prefix[len(prefix)-1] == '-' || prefix[len(prefix)-1] == '.') {
-		prefix = prefix[:len(prefix)-1]
-	}
-	return prefix + "-" + hash
 }
 
 // stamp formats a time for logs: UTC with nanoseconds, whatever the log encoder does with times.

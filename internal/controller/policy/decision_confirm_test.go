@@ -32,7 +32,6 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 )
 
 // aheadReader plays an API server that is ahead of the manager's cache: the pods in recovered
@@ -102,7 +101,7 @@ var _ = Describe("Held restarts confirmed against the API server", Ordered, func
 		if crrPods(ns)[0] != restarted.Name {
 			restarted, held = held, restarted
 		}
-		Eventually(heldEvents(ns, held.Name, protection.ReasonMaxUnavailable), wait, poll).ShouldNot(BeEmpty())
+		Eventually(heldEvents(ns, held.Name, policyv1alpha1.HoldMaxUnavailable), wait, poll).ShouldNot(BeEmpty())
 
 		By("the held pod recovers in the API server, the cache lags; the restart finishes and frees the budget")
 		before := testutil.ToFloat64(heldNotConfirmed)

@@ -34,7 +34,6 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 )
 
 // Specs that need a manager of their own: concurrency (a fresh manager per repetition), the
@@ -80,7 +79,7 @@ var _ = Describe("Decision controller with restarts disabled manager-wide", Orde
 		pol := createPolicy(ns, "all", nil)
 		pod := createPod(ns, "off", node, podOpts{})
 		report(node, []*corev1.Pod{pod}, failed(pod, "app", 1))
-		Eventually(heldEvents(ns, pod.Name, protection.ReasonDisabled), wait, poll).Should(ConsistOf(ContainSubstring("--restarts=disabled")))
+		Eventually(heldEvents(ns, pod.Name, policyv1alpha1.HoldDisabled), wait, poll).Should(ConsistOf(ContainSubstring("--restarts=disabled")))
 		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
 		Eventually(func() string {
 			c := meta.FindStatusCondition(policyStatus(pol)().Conditions, policyv1alpha1.ConditionReady)
@@ -125,7 +124,7 @@ var _ = Describe("Decision controller rate limit", Ordered, func() {
 		Eventually(func() int {
 			n := 0
 			for i := range 5 {
-				n += len(heldEvents(ns, fmt.Sprintf("rl-%d", i), protection.ReasonRateLimited)())
+				n += len(heldEvents(ns, fmt.Sprintf("rl-%d", i), policyv1alpha1.HoldRateLimited)())
 			}
 			return n
 		}, wait, poll).Should(Equal(3))
@@ -191,7 +190,7 @@ var _ = Describe("Decision controller token accounting", Ordered, func() {
 		singlePod(noisy, "first")
 		Eventually(crrPods, wait, poll).WithArguments(noisy).Should(ConsistOf("first"))
 		singlePod(noisy, "second")
-		Eventually(heldEvents(noisy, "second", protection.ReasonRateLimited), wait, poll).ShouldNot(BeEmpty())
+		Eventually(heldEvents(noisy, "second", policyv1alpha1.HoldRateLimited), wait, poll).ShouldNot(BeEmpty())
 		singlePod(calm, "elsewhere")
 		Eventually(crrPods, wait, poll).WithArguments(calm).Should(ConsistOf("elsewhere"),
 			"another namespace's default bucket is full")

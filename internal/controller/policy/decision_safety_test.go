@@ -36,7 +36,6 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 )
 
 // Workloads other than long-running Deployments.
@@ -110,7 +109,7 @@ var _ = Describe("Decision controller with a long grace period", Ordered, func()
 		Expect(k8sClient.Status().Update(ctx, &crr)).To(Succeed())
 		// a still runs its stopped instance and still reads Ready: it is not back.
 		reportAll(failed(a, "app", 1), failed(b, "app", 1))
-		Eventually(heldEvents(ns, b.Name, protection.ReasonMaxUnavailable), wait, poll).ShouldNot(BeEmpty())
+		Eventually(heldEvents(ns, b.Name, policyv1alpha1.HoldMaxUnavailable), wait, poll).ShouldNot(BeEmpty())
 		Consistently(crrPods, quiet, poll).WithArguments(ns).Should(ConsistOf("slow-0"))
 
 		By("a's new container runs but is not ready yet: still not back")
@@ -179,7 +178,7 @@ var _ = Describe("Decision controller on a custom workload kind", Ordered, func(
 		if crrs(ns)[0].Spec.PodName == pods[2].Name {
 			held = pods[0]
 		}
-		Eventually(heldEvents(ns, held.Name, protection.ReasonMaxUnavailable), wait, poll).Should(ConsistOf(
+		Eventually(heldEvents(ns, held.Name, policyv1alpha1.HoldMaxUnavailable), wait, poll).Should(ConsistOf(
 			ContainSubstring("of 4 pods of Rollout/shop are unavailable")))
 	})
 
@@ -191,7 +190,7 @@ var _ = Describe("Decision controller on a custom workload kind", Ordered, func(
 		})
 		_, pods := rollout(ns, "legacy", 2, 1)
 		report(pods[0].Spec.NodeName, pods, failed(pods[1], "app", 1))
-		Eventually(heldEvents(ns, pods[1].Name, protection.ReasonBlacklisted), wait, poll).ShouldNot(BeEmpty())
+		Eventually(heldEvents(ns, pods[1].Name, policyv1alpha1.HoldBlacklisted), wait, poll).ShouldNot(BeEmpty())
 		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
 	})
 })

@@ -27,7 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 )
 
 var _ = Describe("Failure storm settling", Ordered, func() {
@@ -65,7 +64,7 @@ var _ = Describe("Failure storm settling", Ordered, func() {
 
 		By("6 of 10 failing in one report: a storm, nothing restarted")
 		report(node, pods, states(6)...)
-		Eventually(heldEvents(ns, "web-0", protection.ReasonFailureStorm), wait, poll).ShouldNot(BeEmpty())
+		Eventually(heldEvents(ns, "web-0", policyv1alpha1.HoldFailureStorm), wait, poll).ShouldNot(BeEmpty())
 		Expect(crrCount(ns)()).To(Equal(0))
 
 		By("one recovers: 5 failing is within maxFailing, but the storm has not settled yet")

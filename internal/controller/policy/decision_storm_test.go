@@ -32,7 +32,6 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 )
 
 // Storms seen before the first restart, and restarts that do not help.
@@ -66,7 +65,7 @@ var _ = Describe("Decision controller, early storms and ineffective restarts", O
 			states = append(states, suspect(p, "app", 1))
 		}
 		report(node, pods, states...)
-		Eventually(heldEvents(ns, pods[0].Name, protection.ReasonFailureStorm), wait, poll).Should(ConsistOf(
+		Eventually(heldEvents(ns, pods[0].Name, policyv1alpha1.HoldFailureStorm), wait, poll).Should(ConsistOf(
 			ContainSubstring("6 of 10 pods of Deployment/web are failing (5 of them starting to fail)")))
 		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
 		Eventually(condition(pol, policyv1alpha1.ConditionStormDetected), wait, poll).Should(
@@ -108,7 +107,7 @@ var _ = Describe("Decision controller, early storms and ineffective restarts", O
 		}
 		pods = append(pods, newPods...)
 		report(node, pods, failed(newPods[0], "app", 1), suspect(newPods[1], "app", 1), suspect(newPods[2], "app", 1))
-		Eventually(heldEvents(ns, newPods[0].Name, protection.ReasonFailureStorm), wait, poll).Should(ConsistOf(
+		Eventually(heldEvents(ns, newPods[0].Name, policyv1alpha1.HoldFailureStorm), wait, poll).Should(ConsistOf(
 			ContainSubstring("3 of the 3 probed pods of ReplicaSet/roll-new, a revision of Deployment/roll")))
 		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
 	})
@@ -142,7 +141,7 @@ var _ = Describe("Decision controller, early storms and ineffective restarts", O
 		}
 		report(node, pods, append(healthy, failed(a, "app", 2), failed(b, "app", 2))...)
 		for _, p := range []*corev1.Pod{a, b} {
-			Eventually(heldEvents(ns, p.Name, protection.ReasonRestartIneffective), wait, poll).Should(ContainElement(
+			Eventually(heldEvents(ns, p.Name, policyv1alpha1.HoldRestartIneffective), wait, poll).Should(ContainElement(
 				ContainSubstring("2 of the last 2 restarts of Deployment/sticky in 10m0s failed their probe again soon after the restart")))
 		}
 		Consistently(crrCount(ns), quiet, poll).Should(Equal(2))

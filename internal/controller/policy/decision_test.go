@@ -33,7 +33,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/facts"
 )
 
 const (
@@ -63,8 +63,7 @@ var _ = Describe("Decision controller", Ordered, func() {
 		GinkgoWriter.Printf("request visible %s after the failure was reported\n", time.Since(start))
 
 		crr := crrs(ns)[0]
-		Expect(crr.Name).To(Equal(crrName(pod, failure{container: "app",
-			state: appsv1alpha1.ContainerProbeState{ContainerID: containerID(pod, "app", 1)}})))
+		Expect(crr.Name).To(Equal(facts.RequestName(pod, "app", containerID(pod, "app", 1))))
 		Expect(crr.Name).To(HavePrefix("solo-app-"))
 		Expect(crr.Labels).To(Equal(map[string]string{
 			appsv1alpha1.LabelCRRPodUID: string(pod.UID), appsv1alpha1.LabelCRRNodeName: node,
@@ -147,7 +146,7 @@ var _ = Describe("Decision controller", Ordered, func() {
 		}
 		Expect(heldPods).To(HaveLen(2))
 		for _, n := range heldPods {
-			Eventually(heldEvents(ns, n, protection.ReasonMaxUnavailable), wait, poll).Should(ConsistOf(
+			Eventually(heldEvents(ns, n, policyv1alpha1.HoldMaxUnavailable), wait, poll).Should(ConsistOf(
 				ContainSubstring("3 of 10 pods of Deployment/web are unavailable, maxUnavailable is 3")))
 		}
 
@@ -156,7 +155,7 @@ var _ = Describe("Decision controller", Ordered, func() {
 		heldPods = append(heldPods, "web-5")
 		report(node, pods, states(failing)...)
 		for _, n := range heldPods {
-			Eventually(heldEvents(ns, n, protection.ReasonFailureStorm), wait, poll).Should(ConsistOf(
+			Eventually(heldEvents(ns, n, policyv1alpha1.HoldFailureStorm), wait, poll).Should(ConsistOf(
 				ContainSubstring("6 of 10 pods of Deployment/web are failing, more than maxFailing 5")))
 		}
 		Eventually(func() bool {
@@ -178,7 +177,7 @@ var _ = Describe("Decision controller", Ordered, func() {
 		report(node, pods, states(failing)...)
 		Consistently(crrCount(ns), quiet, poll).Should(Equal(3))
 		for n := range restarted {
-			Eventually(heldEvents(ns, n, protection.ReasonFailureStorm), wait, poll).Should(
+			Eventually(heldEvents(ns, n, policyv1alpha1.HoldFailureStorm), wait, poll).Should(
 				ContainElement(ContainSubstring("containerd://" + n + "-app-2")))
 		}
 
@@ -193,12 +192,12 @@ var _ = Describe("Decision controller", Ordered, func() {
 		}, wait, poll).Should(BeTrue())
 		Eventually(policyStatus(pol), wait, poll).Should(HaveField("RestartsRequested", int64(5)))
 		st := policyStatus(pol)()
-		Expect(heldCount(st, protection.ReasonMaxUnavailable)).To(Equal(int64(2)))
+		Expect(heldCount(st, policyv1alpha1.HoldMaxUnavailable)).To(Equal(int64(2)))
 		// 3 held pods + the 3 restarted pods' new containers. One more is possible if the cache
 		// shows a request finished before it shows the pod's new container (the old instance is
 		// then held once more); never fewer.
-		Expect(heldCount(st, protection.ReasonFailureStorm)).To(BeNumerically(">=", 6))
-		Expect(st.RestartsHeld).To(Equal(heldCount(st, protection.ReasonMaxUnavailable) + heldCount(st, protection.ReasonFailureStorm)))
+		Expect(heldCount(st, policyv1alpha1.HoldFailureStorm)).To(BeNumerically(">=", 6))
+		Expect(st.RestartsHeld).To(Equal(heldCount(st, policyv1alpha1.HoldMaxUnavailable) + heldCount(st, policyv1alpha1.HoldFailureStorm)))
 	})
 
 	It("restarts nothing when a probe fails on all 10 replicas in the same report", func() {
@@ -216,7 +215,7 @@ var _ = Describe("Decision controller", Ordered, func() {
 		}
 		report(node, pods, states...)
 		for _, p := range pods {
-			Eventually(heldEvents(ns, p.Name, protection.ReasonFailureStorm), wait, poll).Should(ConsistOf(
+			Eventually(heldEvents(ns, p.Name, policyv1alpha1.HoldFailureStorm), wait, poll).Should(ConsistOf(
 				ContainSubstring("10 of 10 pods of Deployment/web are failing, more than maxFailing 5")))
 		}
 		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
@@ -230,22 +229,22 @@ var _ = Describe("Decision controller", Ordered, func() {
 		pod := createPod(ns, "dry", node, podOpts{})
 		held := promtestutil.ToFloat64(restartsHeld.WithLabelValues("DryRun"))
 		report(node, []*corev1.Pod{pod}, failed(pod, "app", 1))
-		Eventually(heldEvents(ns, pod.Name, protection.ReasonDryRun), wait, poll).Should(ConsistOf(
+		Eventually(heldEvents(ns, pod.Name, policyv1alpha1.HoldDryRun), wait, poll).Should(ConsistOf(
 			ContainSubstring("would restart container app; policy " + ns + "/dry is in DryRun mode")))
 		By("reporting again: no new event, no new count, still no request")
 		report(node, []*corev1.Pod{pod}, failed(pod, "app", 1))
 		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
-		Expect(heldEvents(ns, pod.Name, protection.ReasonDryRun)()).To(HaveLen(1))
+		Expect(heldEvents(ns, pod.Name, policyv1alpha1.HoldDryRun)()).To(HaveLen(1))
 		Expect(promtestutil.ToFloat64(restartsHeld.WithLabelValues("DryRun"))).To(Equal(held + 1))
 		Eventually(policyStatus(pol), wait, poll).Should(And(HaveField("RestartsHeld", int64(1)), HaveField("RestartsRequested", int64(0))))
-		Expect(heldCount(policyStatus(pol)(), protection.ReasonDryRun)).To(Equal(int64(1)))
+		Expect(heldCount(policyStatus(pol)(), policyv1alpha1.HoldDryRun)).To(Equal(int64(1)))
 	})
 
 	It("honours the per-pod switch, and restarts once it is removed", func() {
 		ns, node := newNamespace(), newNode()
 		pod := createPod(ns, "switched", node, podOpts{annotations: map[string]string{appsv1alpha1.AnnotationRestartDisabled: "true"}})
 		report(node, []*corev1.Pod{pod}, failed(pod, "app", 1))
-		Eventually(heldEvents(ns, pod.Name, protection.ReasonDisabled), wait, poll).Should(ConsistOf(ContainSubstring("restart-disabled=true")))
+		Eventually(heldEvents(ns, pod.Name, policyv1alpha1.HoldDisabled), wait, poll).Should(ConsistOf(ContainSubstring("restart-disabled=true")))
 		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
 
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
@@ -276,9 +275,9 @@ var _ = Describe("Decision controller", Ordered, func() {
 			failed(legacy, "app", 1), failed(fragile, "app", 1), failed(withSidecar, "sidecar", 1),
 			succeeded(withSidecar, "app", 1), failed(plain, "app", 1))
 		Eventually(func() []string { return crrPods(ns) }, wait, poll).Should(ConsistOf("plain"))
-		Eventually(heldEvents(ns, "legacy-0", protection.ReasonBlacklisted), wait, poll).Should(ConsistOf(ContainSubstring("workload Deployment legacy blacklisted")))
-		Eventually(heldEvents(ns, "fragile", protection.ReasonBlacklisted), wait, poll).Should(ConsistOf(ContainSubstring("blacklist.podSelector")))
-		Eventually(heldEvents(ns, "with-sidecar", protection.ReasonBlacklisted), wait, poll).Should(ConsistOf(ContainSubstring("container sidecar blacklisted")))
+		Eventually(heldEvents(ns, "legacy-0", policyv1alpha1.HoldBlacklisted), wait, poll).Should(ConsistOf(ContainSubstring("workload Deployment legacy blacklisted")))
+		Eventually(heldEvents(ns, "fragile", policyv1alpha1.HoldBlacklisted), wait, poll).Should(ConsistOf(ContainSubstring("blacklist.podSelector")))
+		Eventually(heldEvents(ns, "with-sidecar", policyv1alpha1.HoldBlacklisted), wait, poll).Should(ConsistOf(ContainSubstring("container sidecar blacklisted")))
 		Consistently(func() []string { return crrPods(ns) }, quiet, poll).Should(ConsistOf("plain"))
 	})
 
@@ -329,7 +328,7 @@ var _ = Describe("Decision controller", Ordered, func() {
 		renewLease(node, time.Now().Add(-time.Duration(appsv1alpha1.DaemonLeaseDuration+5)*time.Second))
 		pod := createPod(ns, "lonely", node, podOpts{})
 		report(node, []*corev1.Pod{pod}, failed(pod, "app", 1))
-		Eventually(heldEvents(ns, pod.Name, protection.ReasonDaemonNotReporting), wait, poll).Should(HaveLen(1))
+		Eventually(heldEvents(ns, pod.Name, policyv1alpha1.HoldDaemonNotReporting), wait, poll).Should(HaveLen(1))
 		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
 		renewLease(node, time.Now())
 		Eventually(crrCount(ns), wait, poll).Should(Equal(1))
@@ -342,7 +341,7 @@ var _ = Describe("Decision controller", Ordered, func() {
 		restarted := time.Now().Add(3 * time.Second)
 		startDaemon(node, restarted)
 		report(node, []*corev1.Pod{pod}, failed(pod, "app", 1))
-		Eventually(heldEvents(ns, pod.Name, protection.ReasonDaemonNotReporting), wait, poll).Should(ConsistOf(
+		Eventually(heldEvents(ns, pod.Name, policyv1alpha1.HoldDaemonNotReporting), wait, poll).Should(ConsistOf(
 			ContainSubstring("before the daemon of node " + node + " started")))
 		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
 
@@ -367,7 +366,7 @@ var _ = Describe("Decision controller", Ordered, func() {
 		report(calm, onCalm, failed(onCalm[0], "app", 1))
 		Eventually(func() []string { return crrPods(ns) }, wait, poll).Should(ConsistOf("c-0"))
 		for _, p := range onStormy[:3] {
-			Eventually(heldEvents(ns, p.Name, protection.ReasonNodeStorm), wait, poll).Should(ConsistOf(
+			Eventually(heldEvents(ns, p.Name, policyv1alpha1.HoldNodeStorm), wait, poll).Should(ConsistOf(
 				ContainSubstring("3 of 4 pods in 3 workloads are failing on node " + stormy)))
 		}
 		Consistently(func() []string { return crrPods(ns) }, quiet, poll).Should(ConsistOf("c-0"))

@@ -36,8 +36,8 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 )
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
@@ -71,9 +71,7 @@ func (r *DecisionReconciler) setup(mgr ctrl.Manager) error {
 		Watches(&policyv1alpha1.EnhancedLivenessPolicy{}, handler.Funcs{
 			// A deleted policy's bucket and counters go with it.
 			DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ queue) {
-				k := protection.PolicyKey{Namespace: e.Object.GetNamespace(), Name: e.Object.GetName()}
-				r.limiter.Forget(k)
-				r.counts.Forget(k)
+				r.memory.ForgetPolicy(rules.PolicyKey{Namespace: e.Object.GetNamespace(), Name: e.Object.GetName()})
 			},
 		}).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.workloadChanged("Deployment")),
@@ -91,13 +89,9 @@ func (r *DecisionReconciler) setup(mgr ctrl.Manager) error {
 
 // forgetPod drops what is known about a pod that is gone.
 func (r *DecisionReconciler) forgetPod(key types.NamespacedName, uid types.UID) {
-	r.holds.Forget(key)
-	if w, ok := r.workloads.Of(uid); ok && uid != "" {
-		r.outcomes.ForgetPod(w, uid)
-	}
+	r.memory.ForgetPod(key, uid)
 	if uid != "" {
 		r.workloads.ForgetPod(uid)
-		r.expectations.Delete(uid)
 	}
 }
 
@@ -135,9 +129,9 @@ func (r *DecisionReconciler) wakeWorkloadOf(pod *corev1.Pod, q queue) {
 		}
 	}
 	if ok {
-		add(q, r.holds.InWorkload(w)...)
+		add(q, r.memory.HeldInWorkload(w)...)
 	}
-	add(q, r.holds.OnNode(pod.Spec.NodeName)...)
+	add(q, r.memory.HeldOnNode(pod.Spec.NodeName)...)
 }
 
 func ctrlRefUID(o client.Object) types.UID {
@@ -169,7 +163,7 @@ func (r *DecisionReconciler) probesChanged(oldObj, newObj client.Object, q queue
 			break
 		}
 	}
-	workloads := map[protection.WorkloadKey]bool{}
+	workloads := map[rules.WorkloadKey]bool{}
 	for uid, ps := range after {
 		if ps.FailedProbes() > 0 {
 			add(q, types.NamespacedName{Namespace: ps.Namespace, Name: ps.Name})
@@ -187,9 +181,9 @@ func (r *DecisionReconciler) probesChanged(oldObj, newObj client.Object, q queue
 			}
 		}
 	}
-	add(q, r.holds.OnNode(node)...)
+	add(q, r.memory.HeldOnNode(node)...)
 	for w := range workloads {
-		add(q, r.holds.InWorkload(w)...)
+		add(q, r.memory.HeldInWorkload(w)...)
 	}
 }
 
@@ -205,11 +199,11 @@ func (r *DecisionReconciler) crrChanged(o client.Object, deleted bool, q queue) 
 		uid = types.UID(ids[0])
 	}
 	if uid != "" && (deleted || !crr.Active()) {
-		r.expectations.CreationObserved(uid, crr.Name)
+		r.memory.RequestFinished(uid, crr.Name)
 	}
 	add(q, types.NamespacedName{Namespace: crr.Namespace, Name: crr.Spec.PodName})
 	if w, ok := r.workloads.Of(uid); ok && uid != "" {
-		add(q, r.holds.InWorkload(w)...)
+		add(q, r.memory.HeldInWorkload(w)...)
 	}
 }
 
@@ -217,7 +211,7 @@ func (r *DecisionReconciler) crrChanged(o client.Object, deleted bool, q queue) 
 func (r *DecisionReconciler) leaseChanged(_ context.Context, o client.Object) []reconcile.Request {
 	node := strings.TrimPrefix(o.GetName(), appsv1alpha1.DaemonLeasePrefix)
 	var out []reconcile.Request
-	for _, k := range r.holds.OnNode(node) {
+	for _, k := range r.memory.HeldOnNode(node) {
 		out = append(out, reconcile.Request{NamespacedName: k})
 	}
 	return out
@@ -227,7 +221,7 @@ func (r *DecisionReconciler) leaseChanged(_ context.Context, o client.Object) []
 // may now allow them.
 func (r *DecisionReconciler) policyChanged(_ context.Context, o client.Object) []reconcile.Request {
 	var out []reconcile.Request
-	for _, k := range r.holds.InNamespace(o.GetNamespace()) {
+	for _, k := range r.memory.HeldInNamespace(o.GetNamespace()) {
 		out = append(out, reconcile.Request{NamespacedName: k})
 	}
 	return out
@@ -236,9 +230,9 @@ func (r *DecisionReconciler) policyChanged(_ context.Context, o client.Object) [
 // workloadChanged wakes the held pods of a workload whose desired replicas may have changed.
 func (r *DecisionReconciler) workloadChanged(kind string) handler.MapFunc {
 	return func(_ context.Context, o client.Object) []reconcile.Request {
-		w := protection.WorkloadKey{Namespace: o.GetNamespace(), Group: appsv1.GroupName, Kind: kind, Name: o.GetName()}
+		w := rules.WorkloadKey{Namespace: o.GetNamespace(), Group: appsv1.GroupName, Kind: kind, Name: o.GetName()}
 		var out []reconcile.Request
-		for _, k := range r.holds.InWorkload(w) {
+		for _, k := range r.memory.HeldInWorkload(w) {
 			out = append(out, reconcile.Request{NamespacedName: k})
 		}
 		return out

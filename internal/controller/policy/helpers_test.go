@@ -37,8 +37,8 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
@@ -56,9 +56,9 @@ func name(prefix string) string { return fmt.Sprintf("%s-%d", prefix, uniq.Add(1
 func testConfig() Config {
 	return Config{
 		RestartsEnabled: true,
-		Defaults: protection.Defaults{MaxUnavailable: intstr.FromString("25%"), MaxFailing: intstr.FromString("50%"),
+		Defaults: rules.Defaults{MaxUnavailable: intstr.FromString("25%"), MaxFailing: intstr.FromString("50%"),
 			RestartsPerMinute: 600, Burst: 100},
-		NodeStorm:            protection.NodeStormRule{MaxFailing: intstr.FromString("50%"), MinWorkloads: 3},
+		NodeStorm:            rules.NodeStormRule{MaxFailing: intstr.FromString("50%"), MinWorkloads: 3},
 		OperatorNamespace:    opNS,
 		HoldRecheckInterval:  5 * time.Second,
 		StatusResyncInterval: 2 * time.Second,
@@ -331,7 +331,7 @@ func events(ns, podName string) []string {
 }
 
 // heldEvents returns the pod's RestartHeld events with this hold reason.
-func heldEvents(ns, podName string, reason protection.Reason) func() []string {
+func heldEvents(ns, podName string, reason policyv1alpha1.HoldReason) func() []string {
 	return func() []string {
 		var out []string
 		for _, e := range events(ns, podName) {
@@ -361,9 +361,9 @@ func policyStatus(p *policyv1alpha1.EnhancedLivenessPolicy) func() policyv1alpha
 	}
 }
 
-func heldCount(st policyv1alpha1.EnhancedLivenessPolicyStatus, r protection.Reason) int64 {
+func heldCount(st policyv1alpha1.EnhancedLivenessPolicyStatus, r policyv1alpha1.HoldReason) int64 {
 	for _, h := range st.HeldByReason {
-		if h.Reason == string(r) {
+		if h.Reason == r {
 			return h.Count
 		}
 	}

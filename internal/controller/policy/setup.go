@@ -29,8 +29,9 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/restarts"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/facts"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/memory"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 )
 
 // Config is what the manager flags set for the decision and policy-status controllers.
@@ -38,11 +39,11 @@ type Config struct {
 	// RestartsEnabled is the manager-wide switch (--restarts=enabled|disabled).
 	RestartsEnabled bool
 	// Defaults make up the default policy for pods no EnhancedLivenessPolicy selects.
-	Defaults protection.Defaults
+	Defaults rules.Defaults
 	// GlobalRate is the manager-wide token bucket; PerMinute 0 disables it.
-	GlobalRate protection.Rate
+	GlobalRate rules.Rate
 	// NodeStorm is the node-storm rule.
-	NodeStorm protection.NodeStormRule
+	NodeStorm rules.NodeStormRule
 	// StormSettle is how long a workload's or node's failing count must stay within its limit
 	// after a failure storm before restarts resume (--storm-settle-period); zero turns it off.
 	StormSettle time.Duration
@@ -53,8 +54,9 @@ type Config struct {
 	HoldRecheckInterval time.Duration
 	// StatusResyncInterval refreshes each policy's status (enrolled and failing counts). Default 30s.
 	StatusResyncInterval time.Duration
-	// MaxConcurrentReconciles of the decision controller. Default 8: deciding is serialised under
-	// one lock and cheap (cache reads); the workers mostly wait for CRR creation.
+	// MaxConcurrentReconciles of the decision controller. Default 8: the facts are read from the
+	// cache in parallel, deciding is serialised under the memory's lock and cheap; the workers
+	// mostly wait for CRR creation.
 	MaxConcurrentReconciles int
 	// Clock is injected by tests; default the real clock.
 	Clock clock.Clock
@@ -67,7 +69,7 @@ type Config struct {
 }
 
 func (c *Config) complete() error {
-	if err := protection.ValidateDefaults(c.Defaults); err != nil {
+	if err := rules.ValidateDefaults(c.Defaults); err != nil {
 		return err
 	}
 	if err := c.NodeStorm.Validate(); err != nil {
@@ -95,64 +97,53 @@ func (c *Config) complete() error {
 }
 
 // SetupWithManager registers the decision controller and the policy-status controller. The cache
-// indexes they query are registered by managercache.AddIndexes. The decision controller owns the
-// in-memory state (package restarts); the status controller only reads it.
+// indexes they query are registered by index.AddDefaultIndexes. The decision controller owns the
+// decision's memory; the status controller reads snapshots of it.
 func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 	if err := cfg.complete(); err != nil {
 		return err
 	}
 	dirty := make(statusNotifier, 1024)
-	counters := restarts.NewCounters()
-	owners := newOwners(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), cfg.Clock)
+	workloads := facts.NewWorkloads(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), cfg.Clock)
+	builder := facts.NewBuilder(mgr.GetClient(), workloads, facts.Options{
+		Settings:          rules.Settings{RestartsEnabled: cfg.RestartsEnabled, NodeStorm: cfg.NodeStorm, StormSettle: cfg.StormSettle},
+		Default:           rules.DefaultPolicy(cfg.Defaults),
+		OperatorNamespace: cfg.OperatorNamespace,
+		Clock:             cfg.Clock,
+	})
+	mem := memory.New(cfg.Clock, cfg.GlobalRate, dirty.notify)
 	d := &DecisionReconciler{
-		Client:         mgr.GetClient(),
-		live:           cmp.Or[client.Reader](cfg.liveReader, mgr.GetAPIReader()),
-		cfg:            cfg,
-		clock:          cfg.Clock,
-		recorder:       mgr.GetEventRecorder("enhanced-liveness-decision"),
-		limiter:        protection.NewLimiter(cfg.Clock, cfg.GlobalRate),
-		def:            protection.DefaultPolicy(cfg.Defaults),
-		expectations:   restarts.NewExpectations(cfg.Clock, expectationTTL),
-		holds:          restarts.NewHolds(),
-		counts:         counters,
-		workloads:      restarts.NewWorkloads(),
-		workloadStorms: &protection.StormSettler[protection.WorkloadKey]{Settle: cfg.StormSettle},
-		nodeStorms:     &protection.StormSettler[string]{Settle: cfg.StormSettle},
-		statusDirty:    dirty,
-		owners:         owners,
-		outcomes:       restarts.NewOutcomes(),
+		Client:    mgr.GetClient(),
+		live:      cmp.Or[client.Reader](cfg.liveReader, mgr.GetAPIReader()),
+		cfg:       cfg,
+		clock:     cfg.Clock,
+		recorder:  mgr.GetEventRecorder("enhanced-liveness-decision"),
+		facts:     builder,
+		workloads: workloads,
+		memory:    mem,
 	}
 	if err := d.setup(mgr); err != nil {
 		return err
 	}
 	s := &EnhancedLivenessPolicyReconciler{
-		Client:         mgr.GetClient(),
-		cfg:            cfg,
-		recorder:       mgr.GetEventRecorder("enhanced-liveness-policy"),
-		expectations:   d.expectations,
-		holds:          d.holds,
-		counts:         counters,
-		workloadStorms: d.workloadStorms,
-		dirty:          dirty,
-		owners:         owners,
+		Client:    mgr.GetClient(),
+		cfg:       cfg,
+		recorder:  mgr.GetEventRecorder("enhanced-liveness-policy"),
+		facts:     builder,
+		workloads: workloads,
+		memory:    mem,
+		dirty:     dirty,
 	}
 	return s.setup(mgr)
 }
 
-// expectationTTL bounds how long a created request counts as active on the controller's word
-// alone. Past it the cache decides (an active request is still counted from there); it only
-// matters if a watch event is lost.
-const expectationTTL = 2 * time.Minute
-
 // statusNotifier wakes the policy-status controller for policies whose counters moved.
 type statusNotifier chan event.GenericEvent
 
-// notify never blocks: when the channel is full the periodic resync picks the change up.
-func (n statusNotifier) notify(keys []protection.PolicyKey) {
+// notify never blocks: when the channel is full the periodic resync picks the change up. keys
+// are policies with a status; the memory calls it when a decision changed their counts.
+func (n statusNotifier) notify(keys []rules.PolicyKey) {
 	for _, k := range keys {
-		if k.IsDefault() {
-			continue
-		}
 		ev := event.GenericEvent{Object: &policyv1alpha1.EnhancedLivenessPolicy{
 			ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}}}
 		select {

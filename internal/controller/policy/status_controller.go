@@ -27,7 +27,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,8 +37,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/restarts"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/facts"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/memory"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 )
 
 // maxWorkloadSummaries bounds status.workloads (the API allows 20).
@@ -51,29 +51,21 @@ const minStatusInterval = time.Second
 
 // EnhancedLivenessPolicyReconciler writes EnhancedLivenessPolicy status: observedGeneration, the
 // Ready and StormDetected conditions, enrolled pods, failing containers, the decision counters
-// (added from the decision controller's pending counts) and the per-workload summary.
+// (added from the decision's memory) and the per-workload summary. It reads the cache through the
+// decision's facts builder and the decision's memory through snapshots.
 type EnhancedLivenessPolicyReconciler struct {
 	client.Client
-	cfg      Config
-	recorder recorder.EventRecorder
-
-	// Read-only views of the decision controller's memory.
-	expectations interface{ Pending(types.UID) bool }
-	holds        interface {
-		Reasons() map[protection.WorkloadKey]protection.Reason
-		HeldFor(protection.Reason) map[protection.WorkloadKey]int
-	}
-	counts         restarts.CountReader
-	workloadStorms interface {
-		Settling(protection.WorkloadKey, time.Time) time.Duration
-	}
-	dirty  <-chan event.GenericEvent
-	owners *owners
+	cfg       Config
+	recorder  recorder.EventRecorder
+	facts     *facts.Builder
+	workloads *facts.Workloads
+	memory    *memory.Memory
+	dirty     <-chan event.GenericEvent
 
 	mu        sync.Mutex
-	lastWrite map[protection.PolicyKey]time.Time
+	lastWrite map[rules.PolicyKey]time.Time
 	// written holds, per policy, the counts already added to its status by this process.
-	written map[protection.PolicyKey]restarts.Counts
+	written map[rules.PolicyKey]memory.Counts
 }
 
 // +kubebuilder:rbac:groups=policy.enhancedliveness.io,resources=enhancedlivenesspolicies,verbs=get;list;watch
@@ -84,16 +76,16 @@ func (r *EnhancedLivenessPolicyReconciler) setup(mgr ctrl.Manager) error {
 		For(&policyv1alpha1.EnhancedLivenessPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesRawSource(source.Channel(r.dirty, &handler.EnqueueRequestForObject{})).
 		// Owner changes only keep observe's remembered workload keys current; they enqueue nothing.
-		Watches(&appsv1.ReplicaSet{}, r.owners.forgetOnChange()).
-		Watches(&appsv1.Deployment{}, r.owners.forgetOnChange()).
-		Watches(&appsv1.StatefulSet{}, r.owners.forgetOnChange()).
+		Watches(&appsv1.ReplicaSet{}, r.workloads.ForgetOnChange()).
+		Watches(&appsv1.Deployment{}, r.workloads.ForgetOnChange()).
+		Watches(&appsv1.StatefulSet{}, r.workloads.ForgetOnChange()).
 		Named("policy-enhancedlivenesspolicy").
 		Complete(r)
 }
 
 // Reconcile refreshes one policy's status.
 func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	key := protection.PolicyKey{Namespace: req.Namespace, Name: req.Name}
+	key := rules.PolicyKey{Namespace: req.Namespace, Name: req.Name}
 	if wait := r.tooSoon(key); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
@@ -108,9 +100,10 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 		}
 		return ctrl.Result{}, err
 	}
+	mem := r.memory.Snapshot(key)
 	st := pol.Status.DeepCopy()
 	st.ObservedGeneration = pol.Generation
-	compiled, cerr := protection.Compile(pol)
+	compiled, cerr := rules.Compile(pol)
 	if cerr != nil {
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: policyv1alpha1.ConditionReady,
 			Status: metav1.ConditionFalse, Reason: "InvalidSpec", ObservedGeneration: pol.Generation,
@@ -122,12 +115,12 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 		}
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: policyv1alpha1.ConditionReady,
 			Status: metav1.ConditionTrue, Reason: "Applied", ObservedGeneration: pol.Generation, Message: msg})
-		if err := r.observe(ctx, pol, &compiled, st); err != nil {
+		if err := r.observe(ctx, pol, &compiled, st, mem); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
 
-	counts := r.counts.Counts(key)
+	counts := mem.Counts
 	addCounts(st, counts.Sub(r.writtenCounts(key)))
 	if equality.Semantic.DeepEqual(&pol.Status, st) {
 		return ctrl.Result{RequeueAfter: r.cfg.StatusResyncInterval}, nil
@@ -150,22 +143,22 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 	r.mu.Unlock()
 	if c := meta.FindStatusCondition(st.Conditions, policyv1alpha1.ConditionStormDetected); c != nil &&
 		c.Status == metav1.ConditionTrue && !wasStorm {
-		r.recorder.Eventf(pol, nil, corev1.EventTypeWarning, string(protection.ReasonFailureStorm), "HoldRestarts", "%s", c.Message)
+		r.recorder.Eventf(pol, nil, corev1.EventTypeWarning, string(policyv1alpha1.HoldFailureStorm), "HoldRestarts", "%s", c.Message)
 	}
 	if c := meta.FindStatusCondition(st.Conditions, policyv1alpha1.ConditionRestartsIneffective); c != nil &&
 		c.Status == metav1.ConditionTrue && !wasIneffective {
-		r.recorder.Eventf(pol, nil, corev1.EventTypeWarning, string(protection.ReasonRestartIneffective), "HoldRestarts", "%s", c.Message)
+		r.recorder.Eventf(pol, nil, corev1.EventTypeWarning, string(policyv1alpha1.HoldRestartIneffective), "HoldRestarts", "%s", c.Message)
 	}
 	return ctrl.Result{RequeueAfter: r.cfg.StatusResyncInterval}, nil
 }
 
 // tooSoon returns how long to wait before the policy's status may be written again.
-func (r *EnhancedLivenessPolicyReconciler) tooSoon(key protection.PolicyKey) time.Duration {
+func (r *EnhancedLivenessPolicyReconciler) tooSoon(key rules.PolicyKey) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.lastWrite == nil {
-		r.lastWrite = map[protection.PolicyKey]time.Time{}
-		r.written = map[protection.PolicyKey]restarts.Counts{}
+		r.lastWrite = map[rules.PolicyKey]time.Time{}
+		r.written = map[rules.PolicyKey]memory.Counts{}
 	}
 	last, ok := r.lastWrite[key]
 	if !ok {
@@ -179,7 +172,7 @@ func (r *EnhancedLivenessPolicyReconciler) tooSoon(key protection.PolicyKey) tim
 }
 
 // writtenCounts returns the counts of a policy already in its status.
-func (r *EnhancedLivenessPolicyReconciler) writtenCounts(key protection.PolicyKey) restarts.Counts {
+func (r *EnhancedLivenessPolicyReconciler) writtenCounts(key rules.PolicyKey) memory.Counts {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.written[key]
@@ -194,12 +187,12 @@ func boolFirst(flag bool) int {
 }
 
 // addCounts adds the decisions counted since the last status write.
-func addCounts(st *policyv1alpha1.EnhancedLivenessPolicyStatus, c restarts.Counts) {
+func addCounts(st *policyv1alpha1.EnhancedLivenessPolicyStatus, c memory.Counts) {
 	st.RestartsRequested += c.Requested
 	if c.Requested > 0 && !c.LastRestart.IsZero() {
 		st.LastRestartTime = &metav1.Time{Time: c.LastRestart}
 	}
-	for _, reason := range protection.AllReasons {
+	for _, reason := range policyv1alpha1.HoldReasons {
 		n := c.Held[reason]
 		if n == 0 {
 			continue
@@ -207,13 +200,13 @@ func addCounts(st *policyv1alpha1.EnhancedLivenessPolicyStatus, c restarts.Count
 		st.RestartsHeld += n
 		found := false
 		for i := range st.HeldByReason {
-			if st.HeldByReason[i].Reason == string(reason) {
+			if st.HeldByReason[i].Reason == reason {
 				st.HeldByReason[i].Count += n
 				found = true
 			}
 		}
 		if !found {
-			st.HeldByReason = append(st.HeldByReason, policyv1alpha1.HeldCount{Reason: string(reason), Count: n})
+			st.HeldByReason = append(st.HeldByReason, policyv1alpha1.HeldCount{Reason: reason, Count: n})
 		}
 	}
 }

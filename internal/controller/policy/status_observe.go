@@ -29,30 +29,31 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/memory"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/protection"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/truncate"
 )
 
 // observe counts the enrolled pods the policy selects and their failing containers, and builds
-// the workload summary and the StormDetected condition.
+// the workload summary and the StormDetected condition, from the cache and the decision's memory
+// (mem).
 func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *policyv1alpha1.EnhancedLivenessPolicy,
-	p *protection.Policy, st *policyv1alpha1.EnhancedLivenessPolicyStatus) error {
+	p *rules.Policy, st *policyv1alpha1.EnhancedLivenessPolicyStatus, mem memory.Snapshot) error {
 	pods := &corev1.PodList{}
 	if err := r.List(ctx, pods, client.InNamespace(pol.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return err
 	}
 	now := r.cfg.Clock.Now()
-	v := newView(r.Client, r.owners, r.expectations, now, r.cfg.OperatorNamespace)
-	held := r.holds.Reasons()
-	ineffective := r.holds.HeldFor(protection.ReasonRestartIneffective)
+	rd := r.facts.Reader()
+	held, ineffective := mem.Reasons, mem.Ineffective
 	type agg struct {
 		sum         policyv1alpha1.WorkloadSummary
 		storm       bool // over maxFailing, or settling after it
 		settling    bool
 		ineffective bool // restarts held because they do not help
 	}
-	workloads := map[protection.WorkloadKey]*agg{}
+	workloads := map[rules.WorkloadKey]*agg{}
 	st.EnrolledPods, st.FailingContainers = 0, 0
 	for i := range pods.Items {
 		pod := &pods.Items[i]
@@ -61,15 +62,15 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 			continue
 		}
 		st.EnrolledPods++
-		e, err := v.evidence(ctx, pod)
+		e, err := rd.Evidence(ctx, pod)
 		if err != nil {
 			return err
 		}
-		st.FailingContainers += int32(e.failed)
-		quiet := e.failed == 0 && !e.suspect
+		st.FailingContainers += int32(e.Failed)
+		quiet := e.Failed == 0 && !e.Suspect
 		// Only the first failing or held pod of a workload is looked at further: the remembered
 		// workload key tells the others apart without walking their owners again.
-		wk, err := r.owners.workloadKey(ctx, pod)
+		wk, err := r.workloads.Key(ctx, pod)
 		if err != nil {
 			return err
 		}
@@ -77,7 +78,7 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 			continue
 		}
 		// Resolved afresh: the summary and the storm rule need the current desired replicas.
-		w, err := v.resolve(ctx, pod)
+		w, err := rd.Workload(ctx, pod)
 		if err != nil {
 			return err
 		}
@@ -85,23 +86,26 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 		if _, seen := workloads[wk]; seen || (quiet && held[wk] == "") {
 			continue
 		}
-		ws, _, _, err := v.workloadState(ctx, pod, w)
+		ws, err := rd.WorkloadState(ctx, pod, w)
 		if err != nil {
 			return err
 		}
-		maxFailing := protection.Scaled(p.MaxFailing, ws.Desired)
+		ws = ws.Expecting(func(p rules.PodState) bool { return mem.Pending(p.UID) })
+		maxFailing := rules.Scaled(p.MaxFailing, ws.Desired)
 		// A storm seen here, one a decision held restarts for (it may be the storm of one
 		// revision of the workload), or one still settling.
-		storm := ws.Storm(maxFailing) || held[wk] == protection.ReasonFailureStorm
-		settling := !storm && r.workloadStorms.Settling(wk, now) > 0
+		storm := ws.Storm(maxFailing) || held[wk] == policyv1alpha1.HoldFailureStorm
+		last, seen := mem.LastStorm(wk)
+		left, _ := rules.Settling(false, last, seen, r.cfg.StormSettle, now)
+		settling := !storm && left > 0
 		a := &agg{storm: storm || settling, settling: settling, ineffective: ineffective[wk] > 0,
 			sum: policyv1alpha1.WorkloadSummary{
 				Workload:        policyv1alpha1.WorkloadReference{APIVersion: w.Ref.APIVersion, Kind: w.Ref.Kind, Name: w.Ref.Name},
 				DesiredReplicas: ws.Desired, Unavailable: ws.Unavailable(), FailingPods: ws.FailingPods(),
-				SuspectPods: ws.SuspectPods(), HeldReason: string(held[wk]),
+				SuspectPods: ws.SuspectPods(), HeldReason: held[wk],
 			}}
 		if a.storm {
-			a.sum.HeldReason = string(protection.ReasonFailureStorm)
+			a.sum.HeldReason = policyv1alpha1.HoldFailureStorm
 		}
 		workloads[wk] = a
 	}
@@ -144,7 +148,7 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 	cond := metav1.Condition{Type: policyv1alpha1.ConditionStormDetected, ObservedGeneration: pol.Generation,
 		Status: metav1.ConditionFalse, Reason: "NoStorm", Message: "no workload is over maxFailing"}
 	if len(storms) > 0 {
-		cond.Status, cond.Reason = metav1.ConditionTrue, string(protection.ReasonFailureStorm)
+		cond.Status, cond.Reason = metav1.ConditionTrue, string(policyv1alpha1.HoldFailureStorm)
 		// metav1.Condition allows 32768 bytes of message.
 		cond.Message = truncate.String("restarts held, more pods failing than maxFailing in: "+strings.Join(storms, ", "), 32000)
 	}
@@ -152,7 +156,7 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 	cond = metav1.Condition{Type: policyv1alpha1.ConditionRestartsIneffective, ObservedGeneration: pol.Generation,
 		Status: metav1.ConditionFalse, Reason: "RestartsHelp", Message: "no workload's restarts are held as ineffective"}
 	if len(ineffectives) > 0 {
-		cond.Status, cond.Reason = metav1.ConditionTrue, string(protection.ReasonRestartIneffective)
+		cond.Status, cond.Reason = metav1.ConditionTrue, string(policyv1alpha1.HoldRestartIneffective)
 		cond.Message = truncate.String("restarts held, restarted containers fail again soon after the restart in: "+
 			strings.Join(ineffectives, ", "), 32000)
 	}

@@ -1,0 +1,232 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package facts reads the cluster for the restart decision: from the manager's cache it builds
+// the Facts of one pod with failed liveness results (rules.Facts), and it resolves pods to their
+// workloads (Workloads). What it reads, it only looks at.
+package facts
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
+)
+
+// Options configure a Builder.
+type Options struct {
+	// Settings are the manager's flags the rules apply.
+	Settings rules.Settings
+	// Default is the default policy, for pods no EnhancedLivenessPolicy selects.
+	Default rules.Policy
+	// OperatorNamespace holds the daemons' Leases.
+	OperatorNamespace string
+	// Clock tells whether a Lease is current.
+	Clock clock.PassiveClock
+}
+
+// Builder reads the facts of the decision from the manager's cache.
+type Builder struct {
+	cache     client.Reader
+	workloads *Workloads
+	opts      Options
+}
+
+// NewBuilder returns a builder reading cache, resolving workloads with w.
+func NewBuilder(cache client.Reader, w *Workloads, o Options) *Builder {
+	return &Builder{cache: cache, workloads: w, opts: o}
+}
+
+// Reader returns a reader for one refresh of a policy's status.
+func (b *Builder) Reader() *Reader { return b.reader(false) }
+
+func (b *Builder) reader(learn bool) *Reader {
+	return &Reader{cache: b.cache, workloads: b.workloads, leaseNS: b.opts.OperatorNamespace, now: b.opts.Clock.Now(),
+		learn: learn, probes: map[string]map[types.UID]*appsv1alpha1.PodProbeStatus{},
+		npps: map[string]*appsv1alpha1.NodePodProbe{}, leases: map[string]rules.Daemon{}}
+}
+
+// Facts reads the facts of the pod's failed liveness results, and returns the pod as the cache
+// has it (nil when it is gone; only to be looked at). A pod that is gone, or not scheduled, has no
+// failures. When every failure is Stale nothing more is read.
+func (b *Builder) Facts(ctx context.Context, key types.NamespacedName) (*corev1.Pod, *rules.Facts, error) {
+	f := &rules.Facts{Pod: key, Settings: b.opts.Settings}
+	pod := &corev1.Pod{}
+	if err := b.cache.Get(ctx, key, pod, unsafeGet); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, f, nil
+		}
+		return nil, nil, err
+	}
+	f.UID, f.Found, f.Terminating, f.Labels = pod.UID, true, pod.DeletionTimestamp != nil, pod.Labels
+	f.RestartDisabled = pod.Annotations[appsv1alpha1.AnnotationRestartDisabled] == appsv1alpha1.TrueValue
+	f.Node.Name = pod.Spec.NodeName
+	if pod.Spec.NodeName == "" {
+		return pod, f, nil
+	}
+	r := b.reader(true)
+	npp, err := r.nodeProbe(ctx, pod.Spec.NodeName)
+	if err != nil {
+		return nil, nil, err
+	}
+	f.Failures = failures(npp, pod)
+	if !slices.ContainsFunc(f.Failures, func(x rules.Failure) bool { _, stale := rules.Stale(f, x); return !stale }) {
+		return pod, f, nil
+	}
+	if err := b.read(ctx, r, pod, f); err != nil {
+		return nil, nil, err
+	}
+	return pod, f, nil
+}
+
+// read reads what the rules need past Stale.
+func (b *Builder) read(ctx context.Context, r *Reader, pod *corev1.Pod, f *rules.Facts) error {
+	var err error
+	if f.Daemon, err = r.daemon(ctx, pod.Spec.NodeName); err != nil {
+		return err
+	}
+	if f.Policies, err = r.governing(ctx, pod, b.opts.Default); err != nil {
+		return err
+	}
+	w, err := r.Workload(ctx, pod)
+	if err != nil {
+		return err
+	}
+	var found bool
+	if f.Workload, f.Self, found, err = r.workloadState(ctx, pod, w); err != nil {
+		return err
+	}
+	if !found {
+		if f.Self, err = r.podState(ctx, pod); err != nil {
+			return err
+		}
+	}
+	if f.Node, err = r.nodeState(ctx, pod.Spec.NodeName, b.opts.Settings.NodeStorm); err != nil {
+		return err
+	}
+	f.Refailures, err = b.refailures(ctx, r, pod, w)
+	return err
+}
+
+// failures returns the pod's Failed states whose probe is still in the NodePodProbe spec,
+// ordered by probe name so several failed containers of one pod are handled in a stable order.
+func failures(npp *appsv1alpha1.NodePodProbe, pod *corev1.Pod) []rules.Failure {
+	if npp == nil {
+		return nil
+	}
+	var spec *appsv1alpha1.PodProbe
+	for i := range npp.Spec.PodProbes {
+		if npp.Spec.PodProbes[i].UID == pod.UID {
+			spec = &npp.Spec.PodProbes[i]
+			break
+		}
+	}
+	if spec == nil {
+		return nil
+	}
+	var out []rules.Failure
+	for i := range npp.Status.PodProbeStatuses {
+		ps := &npp.Status.PodProbeStatuses[i]
+		if ps.UID != pod.UID {
+			continue
+		}
+		for _, s := range ps.ProbeStates {
+			if !s.Failed() {
+				continue
+			}
+			for _, p := range spec.Probes {
+				if p.Name != s.Name {
+					continue
+				}
+				running, restarts := podutil.RunningContainerID(pod, p.ContainerName)
+				out = append(out, rules.Failure{Probe: s.Name, Container: p.ContainerName, ContainerID: s.ContainerID,
+					Running: running, RestartCount: restarts, ProbeTime: s.LastProbeTime.Time, Since: s.LastTransitionTime.Time,
+					Period: p.Probe.PeriodSeconds, Threshold: p.Probe.FailureThreshold, InitialDelay: p.Probe.InitialDelaySeconds,
+					ProbeGrace: p.Probe.TerminationGracePeriodSeconds, Grace: grace(pod, p.Probe.TerminationGracePeriodSeconds),
+					Request: RequestName(pod, p.ContainerName, s.ContainerID)})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b rules.Failure) int { return strings.Compare(a.Probe, b.Probe) })
+	return out
+}
+
+// grace is the grace period a stop gives the container: the probe's
+// terminationGracePeriodSeconds, else the pod's, else the API's default.
+func grace(pod *corev1.Pod, probe *int64) int64 {
+	switch {
+	case probe != nil:
+		return *probe
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		return *pod.Spec.TerminationGracePeriodSeconds
+	default:
+		return appsv1alpha1.DefaultTerminationGracePeriodSeconds
+	}
+}
+
+// refailures returns the failed results of the container instances the workload's pods run now:
+// whether a restart made before helped is judged from them (rules.Ineffective).
+func (b *Builder) refailures(ctx context.Context, r *Reader, pod *corev1.Pod, w Workload) ([]rules.Refailure, error) {
+	pods, err := b.workloads.Pods(ctx, pod, w)
+	if err != nil {
+		return nil, err
+	}
+	var out []rules.Refailure
+	for _, p := range pods {
+		npp, err := r.nodeProbe(ctx, p.Spec.NodeName)
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range failures(npp, p) {
+			cs := podutil.ContainerStatus(p, x.Container)
+			if cs == nil || cs.State.Running == nil || cs.ContainerID != x.ContainerID {
+				continue
+			}
+			out = append(out, rules.Refailure{Pod: p.UID, Container: x.Container, ContainerID: x.ContainerID,
+				Started: cs.State.Running.StartedAt.Time, FailedAt: x.Since})
+		}
+	}
+	return out, nil
+}
+
+// RequestName names the request that restarts one container instance of a pod. It is
+// deterministic in (pod UID, container, containerID), so a retried decision for the same
+// instance can never create a second request, and a valid DNS subdomain:
+// "<pod>-<container>-<hash>" with the readable part cut to fit.
+func RequestName(pod *corev1.Pod, container, containerID string) string {
+	sum := sha256.Sum256([]byte(string(pod.UID) + "/" + container + "/" + containerID))
+	hash := hex.EncodeToString(sum[:])[:10]
+	prefix := pod.Name + "-" + container
+	const maxPrefix = 253 - 1 - 10
+	if len(prefix) > maxPrefix {
+		prefix = prefix[:maxPrefix]
+	}
+	for len(prefix) > 0 && (prefix[len(prefix)-1] == '-' || prefix[len(prefix)-1] == '.') {
+		prefix = prefix[:len(prefix)-1]
+	}
+	return prefix + "-" + hash
+}

@@ -1,0 +1,332 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package facts
+
+import (
+	"context"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
+)
+
+// unsafe reads skip the cache's deep copy. Everything read this way is only looked at, never
+// modified or kept beyond the reconcile.
+var unsafeGet = &client.GetOptions{UnsafeDisableDeepCopy: ptr.To(true)}
+
+// Reader reads what one decision, or one refresh of a policy's status, needs from the manager's
+// cache, each NodePodProbe and Lease once.
+type Reader struct {
+	cache     client.Reader
+	workloads *Workloads
+	leaseNS   string
+	now       time.Time
+	// learn: the decision's reader; the workloads it resolves are learned for the watches.
+	learn bool
+
+	probes map[string]map[types.UID]*appsv1alpha1.PodProbeStatus // node -> pod UID -> status
+	npps   map[string]*appsv1alpha1.NodePodProbe
+	leases map[string]rules.Daemon
+}
+
+// nodeProbe returns the node's NodePodProbe (nil if there is none).
+func (r *Reader) nodeProbe(ctx context.Context, node string) (*appsv1alpha1.NodePodProbe, error) {
+	if npp, ok := r.npps[node]; ok {
+		return npp, nil
+	}
+	npp := &appsv1alpha1.NodePodProbe{}
+	if err := r.cache.Get(ctx, client.ObjectKey{Name: node}, npp, unsafeGet); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+		npp = nil
+	}
+	r.npps[node] = npp
+	m := map[types.UID]*appsv1alpha1.PodProbeStatus{}
+	if npp != nil {
+		for i := range npp.Status.PodProbeStatuses {
+			m[npp.Status.PodProbeStatuses[i].UID] = &npp.Status.PodProbeStatuses[i]
+		}
+	}
+	r.probes[node] = m
+	return npp, nil
+}
+
+// probeStatus returns the reported probe states of a pod.
+func (r *Reader) probeStatus(ctx context.Context, pod *corev1.Pod) (*appsv1alpha1.PodProbeStatus, error) {
+	if pod.Spec.NodeName == "" {
+		return nil, nil
+	}
+	if _, err := r.nodeProbe(ctx, pod.Spec.NodeName); err != nil {
+		return nil, err
+	}
+	return r.probes[pod.Spec.NodeName][pod.UID], nil
+}
+
+// Evidence is what a pod's liveness states say about it.
+type Evidence struct {
+	Failed int // states that are Failed
+	// Suspect: a probe has started failing below its threshold. A mark taken before the node's
+	// daemon started (an earlier instance left it) is no evidence.
+	Suspect bool
+	// Passed: a probe has succeeded and none is failing: the probe can pass on this pod.
+	Passed bool
+}
+
+// Evidence reads a pod's liveness states from its node's NodePodProbe status.
+func (r *Reader) Evidence(ctx context.Context, pod *corev1.Pod) (Evidence, error) {
+	var e Evidence
+	ps, err := r.probeStatus(ctx, pod)
+	if err != nil || ps == nil {
+		return e, err
+	}
+	succeeded := false
+	for i := range ps.ProbeStates {
+		s := &ps.ProbeStates[i]
+		if s.State == appsv1alpha1.ProbeSucceeded && s.FailingSince == nil {
+			succeeded = true
+		}
+		if e.Suspect || !s.Suspect() {
+			continue
+		}
+		d, err := r.daemon(ctx, pod.Spec.NodeName)
+		if err != nil {
+			return e, err
+		}
+		e.Suspect = d.Started.IsZero() || !s.FailingSince.Time.Before(d.Started)
+	}
+	e.Failed = ps.FailedProbes()
+	e.Passed = succeeded && e.Failed == 0 && !e.Suspect
+	return e, nil
+}
+
+// daemon reads the node's daemon Lease; it is reporting when renewed within its duration.
+func (r *Reader) daemon(ctx context.Context, node string) (rules.Daemon, error) {
+	if d, ok := r.leases[node]; ok {
+		return d, nil
+	}
+	d, err := r.readLease(ctx, node)
+	if err == nil {
+		r.leases[node] = d
+	}
+	return d, err
+}
+
+func (r *Reader) readLease(ctx context.Context, node string) (rules.Daemon, error) {
+	l := &coordinationv1.Lease{}
+	err := r.cache.Get(ctx, client.ObjectKey{Namespace: r.leaseNS, Name: appsv1alpha1.DaemonLeasePrefix + node}, l, unsafeGet)
+	if apierrors.IsNotFound(err) {
+		return rules.Daemon{}, nil
+	}
+	if err != nil || l.Spec.RenewTime == nil {
+		return rules.Daemon{}, err
+	}
+	out := rules.Daemon{Renewed: l.Spec.RenewTime.Time}
+	if l.Spec.AcquireTime != nil {
+		out.Started = l.Spec.AcquireTime.Time
+	}
+	d := int32(appsv1alpha1.DaemonLeaseDuration)
+	if l.Spec.LeaseDurationSeconds != nil {
+		d = *l.Spec.LeaseDurationSeconds
+	}
+	out.Reporting = out.Renewed.Add(time.Duration(d) * time.Second).After(r.now)
+	return out, nil
+}
+
+// requests reads the pod's ContainerRecreateRequests in the cache: whether one is active, whether
+// a finished one has not given the pod back yet (see isRecovering), and the finished ones' names.
+func (r *Reader) requests(ctx context.Context, pod *corev1.Pod) (active, recovering bool, finished []string, err error) {
+	list := &appsv1alpha1.ContainerRecreateRequestList{}
+	if err := r.cache.List(ctx, list, client.InNamespace(pod.Namespace),
+		client.MatchingFields{managercache.CRRByPod: string(pod.UID)}, client.UnsafeDisableDeepCopy); err != nil {
+		return false, false, nil, err
+	}
+	for i := range list.Items {
+		crr := &list.Items[i]
+		if crr.Active() {
+			active = true
+			continue
+		}
+		finished = append(finished, crr.Name)
+		recovering = recovering || isRecovering(crr, pod)
+	}
+	return active, recovering, finished, nil
+}
+
+// isRecovering reports whether a finished request has not given its pod back: a container it
+// stopped still runs the stopped instance (a long grace period outlived the request), or the
+// replacement is not running and ready yet. A request that stopped nothing holds nothing.
+func isRecovering(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod) bool {
+	for _, st := range crr.Status.ContainerRecreateStates {
+		if !st.IsKilled {
+			continue
+		}
+		cs := podutil.ContainerStatus(pod, st.Name)
+		if cs == nil || cs.ContainerID == st.ContainerID || cs.State.Running == nil || !cs.Ready {
+			return true
+		}
+	}
+	return false
+}
+
+// Workload resolves the pod's workload (and, for the decision, remembers it for the watches).
+func (r *Reader) Workload(ctx context.Context, pod *corev1.Pod) (Workload, error) {
+	w, err := r.workloads.Resolve(ctx, pod)
+	if err == nil && r.learn {
+		r.workloads.learn(pod, w.Ref.Key(pod.Namespace))
+	}
+	return w, err
+}
+
+// WorkloadState builds what the storm and budget rules need of the pod's workload w.
+func (r *Reader) WorkloadState(ctx context.Context, pod *corev1.Pod, w Workload) (rules.WorkloadState, error) {
+	st, _, _, err := r.workloadState(ctx, pod, w)
+	return st, err
+}
+
+// workloadState is WorkloadState, with the state of pod itself when it is among the workload's
+// pods; pods are the workload's pods.
+func (r *Reader) workloadState(ctx context.Context, pod *corev1.Pod, w Workload) (
+	st rules.WorkloadState, self rules.PodState, found bool, err error) {
+	pods, err := r.workloads.Pods(ctx, pod, w)
+	if err != nil {
+		return st, self, false, err
+	}
+	st.Ref = w.Ref
+	if ref := metav1.GetControllerOf(pod); ref != nil && ref.UID != w.Ref.UID {
+		// The pod's own controller below the workload: one revision of its pod template.
+		st.Revision, st.RevisionUID = ref.Kind+"/"+ref.Name, ref.UID
+	}
+	live := 0
+	for _, p := range pods {
+		// A finished pod (a Job's completed pod) counts nowhere: not desired, not unavailable,
+		// not failing.
+		if podutil.IsFinished(p) {
+			continue
+		}
+		live++
+		ps, err := r.podState(ctx, p)
+		if err != nil {
+			return st, self, false, err
+		}
+		if p.UID == pod.UID {
+			self, found = ps, true
+		}
+		st.Pods = append(st.Pods, ps)
+	}
+	if w.Desired != nil {
+		st.Desired = *w.Desired
+	} else {
+		st.Desired = int32(live)
+	}
+	return st, self, found, nil
+}
+
+func (r *Reader) podState(ctx context.Context, p *corev1.Pod) (rules.PodState, error) {
+	active, recovering, finished, err := r.requests(ctx, p)
+	if err != nil {
+		return rules.PodState{}, err
+	}
+	e, err := r.Evidence(ctx, p)
+	if err != nil {
+		return rules.PodState{}, err
+	}
+	var controller types.UID
+	if ref := metav1.GetControllerOf(p); ref != nil {
+		controller = ref.UID
+	}
+	return rules.PodState{
+		UID:         p.UID,
+		Ready:       podutil.IsReady(p),
+		ActiveCRR:   active,
+		Finished:    finished,
+		Recovering:  recovering,
+		Failing:     e.Failed > 0,
+		Suspect:     e.Failed == 0 && e.Suspect,
+		Healthy:     e.Passed,
+		Terminating: p.DeletionTimestamp != nil,
+		Controller:  controller,
+	}, nil
+}
+
+// nodeState counts the node's enrolled pods and failing pods, and the distinct failing workloads
+// only when the failing pods could make a storm (resolving workloads costs lookups).
+func (r *Reader) nodeState(ctx context.Context, node string, rule rules.NodeStormRule) (rules.NodeState, error) {
+	st := rules.NodeState{Name: node}
+	list := &corev1.PodList{}
+	if err := r.cache.List(ctx, list, client.MatchingFields{managercache.PodByNode: node}, client.UnsafeDisableDeepCopy); err != nil {
+		return st, err
+	}
+	var failing []*corev1.Pod
+	for i := range list.Items {
+		p := &list.Items[i]
+		if p.DeletionTimestamp != nil || podutil.IsFinished(p) {
+			continue
+		}
+		st.Pods++
+		e, err := r.Evidence(ctx, p)
+		if err != nil {
+			return st, err
+		}
+		if e.Failed > 0 || e.Suspect {
+			failing = append(failing, p)
+		}
+	}
+	st.FailingPods = int32(len(failing))
+	if st.FailingPods <= rules.Scaled(rule.MaxFailing, st.Pods) {
+		return st, nil
+	}
+	seen := map[rules.WorkloadKey]bool{}
+	for _, p := range failing {
+		w, err := r.Workload(ctx, p)
+		if err != nil {
+			return st, err
+		}
+		seen[w.Ref.Key(p.Namespace)] = true
+	}
+	st.FailingWorkloads = int32(len(seen))
+	return st, nil
+}
+
+// governing compiles the namespace's policies and selects those governing the pod. Policies that
+// do not compile are skipped (their Ready condition says so).
+func (r *Reader) governing(ctx context.Context, pod *corev1.Pod, def rules.Policy) (rules.Governing, error) {
+	list := &policyv1alpha1.EnhancedLivenessPolicyList{}
+	if err := r.cache.List(ctx, list, client.InNamespace(pod.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	compiled := make([]rules.Policy, 0, len(list.Items))
+	for i := range list.Items {
+		p, err := rules.Compile(&list.Items[i])
+		if err != nil {
+			continue
+		}
+		compiled = append(compiled, p)
+	}
+	return rules.Select(compiled, def, pod.Namespace, pod.Labels), nil
+}

@@ -1,0 +1,271 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package memory is what the decision remembers between events: the requests it created and has
+// not seen finished (expectations), the restarts it holds (indexed by pod, workload, node and
+// namespace), the restarts it requested and whether they helped, what it decided per policy
+// (counters), when each workload and node was last in a storm (settle timers), and the token
+// buckets. One Memory owns all of it under one lock that never covers I/O. Decisions change it
+// only through Apply (Decide applies what it decides); the watches tell it what the cluster did
+// (a request finished, a pod or a policy gone); the policy-status controller reads a Snapshot,
+// and is told when a policy's counts change.
+//
+// It is lost on a manager restart or leader change: expectations are then rebuilt from the
+// cache, held decisions are recorded again once, counters start from zero (the policy status
+// keeps the totals), buckets start full and storms that were settling end at once.
+package memory
+
+import (
+	"maps"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
+)
+
+// ExpectationTTL bounds how long a created request counts as active on the decision's word
+// alone. Past it the cache decides (an active request is still counted from there); it only
+// matters if a watch event is lost.
+const ExpectationTTL = 2 * time.Minute
+
+// Memory is everything the decision remembers between events.
+type Memory struct {
+	clock clock.PassiveClock
+	// counted is told the policies whose counts a decision changed, after the lock is released.
+	counted func([]rules.PolicyKey)
+
+	mu         sync.Mutex
+	expected   *expectations
+	holds      *holds
+	restarts   *restarts
+	counts     *counters
+	storms     timers[rules.WorkloadKey]
+	nodeStorms timers[string]
+	buckets    *buckets
+}
+
+// New returns an empty memory; global is the manager-wide bucket (PerMinute 0: none). counted,
+// if set, is told the policies whose counts a decision changed; it must not block.
+func New(c clock.PassiveClock, global rules.Rate, counted func([]rules.PolicyKey)) *Memory {
+	return &Memory{
+		clock:      c,
+		counted:    counted,
+		expected:   newExpectations(c, ExpectationTTL),
+		holds:      newHolds(),
+		restarts:   newRestarts(),
+		counts:     newCounters(),
+		storms:     timers[rules.WorkloadKey]{},
+		nodeStorms: timers[string]{},
+		buckets:    newBuckets(global, c.Now()),
+	}
+}
+
+// Decide decides one failure of the pod (rules.Decide) and applies the decision, under the
+// memory's lock: two failures of one workload decided at once never see the same budget, as the
+// first one's restart is expected before the second one is decided. The facts are read before,
+// without the lock.
+func (m *Memory) Decide(f *rules.Facts, x rules.Failure) rules.Decision {
+	m.mu.Lock()
+	d := rules.Decide(f, x, view{m: m, now: m.clock.Now()})
+	counted := m.apply(d)
+	m.mu.Unlock()
+	m.tell(counted, d)
+	return d
+}
+
+// Apply records what came of a decision: Requested once its request is created, Withdrawn when it
+// is not.
+func (m *Memory) Apply(d rules.Decision) {
+	m.mu.Lock()
+	counted := m.apply(d)
+	m.mu.Unlock()
+	m.tell(counted, d)
+}
+
+func (m *Memory) tell(counted bool, d rules.Decision) {
+	if counted && m.counted != nil && len(d.StatusPolicies) > 0 {
+		m.counted(d.StatusPolicies)
+	}
+}
+
+// apply changes the memory as d says, and reports whether it counted d in its policies.
+func (m *Memory) apply(d rules.Decision) (counted bool) {
+	inst := rules.Instance{Container: d.Failure.Container, ContainerID: d.Failure.ContainerID}
+	switch d.Outcome {
+	case rules.Ignore:
+		return false
+	case rules.Requested:
+		now := m.clock.Now()
+		m.holds.release(d.Pod, inst)
+		m.restarts.requested(d.Workload, d.UID, inst.Container, inst.ContainerID, d.Soon, now)
+		m.counts.requested(d.StatusPolicies, now)
+		return true
+	case rules.Withdrawn:
+		m.buckets.giveBack(d.Policies, m.clock.Now())
+		m.expected.observed(d.UID, d.Failure.Request)
+		return false
+	}
+	// Wait, Hold, Restart: first what the decision saw, whichever rule answered.
+	s := d.Seen
+	m.storms.mark(d.Workload, s.WorkloadStorm, s.At)
+	m.nodeStorms.mark(d.Node, s.NodeStorm, s.At)
+	for _, id := range s.Ineffective {
+		m.restarts.ineffective(d.Workload, id)
+	}
+	for _, r := range s.Finished {
+		m.expected.observed(r.Pod, r.Name)
+	}
+	switch {
+	case d.Outcome == rules.Hold:
+		if d.NewHold {
+			m.counts.held(d.StatusPolicies, d.Reason)
+		}
+		m.holds.record(d.Pod, inst, hold{reason: d.Reason, workload: d.Workload, node: d.Node})
+		if d.Reason == policyv1alpha1.HoldRateLimited {
+			m.buckets.take(d.Policies, s.At) // takes nothing: brings the buckets up to date
+		}
+		return d.NewHold
+	case d.Outcome == rules.Restart:
+		m.expected.expect(d.UID, d.Failure.Request)
+		m.buckets.take(d.Policies, s.At)
+	}
+	return false
+}
+
+// Retain keeps the pod's holds of the instances still failing and forgets the others (all of
+// them when the pod is gone).
+func (m *Memory) Retain(pod types.NamespacedName, failing []rules.Instance) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.holds.retain(pod, func(i rules.Instance) bool {
+		for _, f := range failing {
+			if f == i {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// RequestFinished ends the expectation of a request the cache shows finished or deleted.
+func (m *Memory) RequestFinished(pod types.UID, name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.expected.observed(pod, name)
+}
+
+// ForgetPod forgets a pod that is gone: its holds, its restarts, its expected request.
+func (m *Memory) ForgetPod(pod types.NamespacedName, uid types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.holds.forget(pod)
+	if uid != "" {
+		m.restarts.forgetPod(uid)
+		m.expected.forget(uid)
+	}
+}
+
+// ForgetPolicy forgets a deleted policy's bucket and counters.
+func (m *Memory) ForgetPolicy(key rules.PolicyKey) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.buckets.forget(key)
+	m.counts.forget(key)
+}
+
+// HeldInWorkload, HeldOnNode and HeldInNamespace return the pods with a held restart there: the
+// pods an event there may let through.
+func (m *Memory) HeldInWorkload(w rules.WorkloadKey) []types.NamespacedName {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.holds.inWorkload(w)
+}
+
+func (m *Memory) HeldOnNode(node string) []types.NamespacedName {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.holds.onNode(node)
+}
+
+func (m *Memory) HeldInNamespace(ns string) []types.NamespacedName {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.holds.inNamespace(ns)
+}
+
+// view is the memory as the rules read it, under its lock.
+type view struct {
+	m   *Memory
+	now time.Time
+}
+
+var _ rules.Memory = view{}
+
+func (v view) Now() time.Time                                     { return v.now }
+func (v view) Expected(pod types.UID) (string, bool)              { return v.m.expected.expected(pod) }
+func (v view) LastStorm(w rules.WorkloadKey) (time.Time, bool)    { return v.m.storms.last(w) }
+func (v view) LastNodeStorm(n string) (time.Time, bool)           { return v.m.nodeStorms.last(n) }
+func (v view) Restarts(w rules.WorkloadKey) []rules.RestartRecord { return v.m.restarts.of(w) }
+func (v view) TokenWait(g rules.Governing) time.Duration          { return v.m.buckets.wait(g, v.now) }
+func (v view) Held(pod types.NamespacedName, i rules.Instance) (policyv1alpha1.HoldReason, bool) {
+	return v.m.holds.held(pod, i)
+}
+
+// Snapshot is a read-only copy of what the policy-status controller shows of the memory.
+type Snapshot struct {
+	// Reasons is the hold reason of each workload with held pods: the first in decision order
+	// when its pods are held for several.
+	Reasons map[rules.WorkloadKey]policyv1alpha1.HoldReason
+	// Ineffective counts, per workload, the pods held RestartIneffective.
+	Ineffective map[rules.WorkloadKey]int
+	// Counts are the decisions counted for the policy since the manager started.
+	Counts Counts
+
+	pending   map[types.UID]bool
+	lastStorm map[rules.WorkloadKey]time.Time
+}
+
+// Snapshot copies what the status of policy shows.
+func (m *Memory) Snapshot(policy rules.PolicyKey) Snapshot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := Snapshot{
+		Reasons:     m.holds.reasons(),
+		Ineffective: m.holds.heldFor(policyv1alpha1.HoldRestartIneffective),
+		Counts:      m.counts.counts(policy),
+		pending:     map[types.UID]bool{},
+		lastStorm:   maps.Clone(m.storms),
+	}
+	for uid := range m.expected.byPod {
+		if m.expected.pending(uid) {
+			s.pending[uid] = true
+		}
+	}
+	return s
+}
+
+// Pending reports whether a request created for the pod may still be running.
+func (s Snapshot) Pending(pod types.UID) bool { return s.pending[pod] }
+
+// LastStorm returns when the workload was last seen in a storm.
+func (s Snapshot) LastStorm(w rules.WorkloadKey) (time.Time, bool) {
+	t, ok := s.lastStorm[w]
+	return t, ok
+}

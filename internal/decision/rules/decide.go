@@ -1,0 +1,197 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package rules
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+)
+
+// Outcome is what the decision controller does with one Failed liveness result.
+type Outcome string
+
+const (
+	// Ignore: the result is stale or not real; nothing happens and nothing is recorded.
+	Ignore Outcome = "Ignore"
+	// Wait: decide again later (the pod already has an active restart, or a new revision's first
+	// results are awaited); no event, no count.
+	Wait Outcome = "Wait"
+	// Hold: the restart is held for Reason; recorded as an event, a counter and in status.
+	Hold Outcome = "Hold"
+	// Restart: create the ContainerRecreateRequest.
+	Restart Outcome = "Restart"
+
+	// Requested and Withdrawn are what came of a Restart: its request was created, or it was not
+	// (refused, already there, or the held failure not confirmed). Decide never returns them;
+	// the decision controller tells the memory with them.
+	Requested Outcome = "Requested"
+	Withdrawn Outcome = "Withdrawn"
+)
+
+// Verdict is what one rule answers.
+type Verdict struct {
+	Outcome Outcome
+	Reason  policyv1alpha1.HoldReason // set for Hold
+	Message string
+	// RequeueAfter is when deciding again could succeed; zero means "when something changes" (a
+	// watch event), with the caller's fallback interval.
+	RequeueAfter time.Duration
+}
+
+// Decision is the verdict on one failure with all that acting on it and remembering it need:
+// the decision controller and the memory read it, they never ask the rules again.
+type Decision struct {
+	Verdict
+	Pod     types.NamespacedName
+	UID     types.UID
+	Node    string
+	Failure Failure
+	// The rest is set past Stale.
+
+	// Workload and Policies are the pod's workload and its governing policies (their buckets);
+	// StatusPolicies those with a status that counts the decision (not the default policy).
+	Workload       WorkloadKey
+	Policies       Governing
+	StatusPolicies []PolicyKey
+	// Held is the reason the instance's restart was held for before this decision, "" if none.
+	// NewHold: the decision holds an instance that was not held, or held for another reason;
+	// such a hold is an event and is counted, the same hold decided again is not.
+	Held    policyv1alpha1.HoldReason
+	NewHold bool
+	// Soon is how soon after the restart a failure of the new instance means that the restart
+	// did not help (SoonAfterRestart).
+	Soon time.Duration
+	// Seen is what the decision saw that the memory keeps for the next ones.
+	Seen Seen
+	// What the budget saw, for the decision log.
+	Desired, Unavailable int32
+	PodAvailable         bool
+}
+
+// Seen is what a decision saw that the memory keeps, whichever rule answered.
+type Seen struct {
+	// At is the time of the decision.
+	At time.Time
+	// WorkloadStorm and NodeStorm move the settle timers of the workload and the node.
+	WorkloadStorm, NodeStorm StormMark
+	// Ineffective are the remembered restarts found not to have helped.
+	Ineffective []RestartID
+	// Finished are the expected requests the cache shows finished.
+	Finished []ExpectedRequest
+}
+
+// ExpectedRequest is a request the decision created for a pod.
+type ExpectedRequest struct {
+	Pod  types.UID
+	Name string
+}
+
+// Memory is what the rules read of the decision's memory. It is read under the memory's lock:
+// nothing changes it while one decision is made.
+type Memory interface {
+	// Now is the time of the decision, on the manager's clock.
+	Now() time.Time
+	// Expected returns the request created for the pod that is not known to be finished.
+	Expected(pod types.UID) (request string, ok bool)
+	// Held returns the reason the instance's restart is held for.
+	Held(pod types.NamespacedName, i Instance) (policyv1alpha1.HoldReason, bool)
+	// LastStorm and LastNodeStorm return when the workload or the node was last seen in a storm.
+	LastStorm(w WorkloadKey) (time.Time, bool)
+	LastNodeStorm(node string) (time.Time, bool)
+	// Restarts are the workload's remembered restarts, oldest first. The slice is only read.
+	Restarts(w WorkloadKey) []RestartRecord
+	// TokenWait is how long until the manager-wide bucket and each governing policy's hold a
+	// token; zero when they do now.
+	TokenWait(g Governing) time.Duration
+}
+
+// inOrder are the rules after Stale, in the order of the decision; the first that answers
+// decides, and a failure no rule holds is restarted.
+var inOrder = []func(*judged) (Verdict, bool){
+	daemonReporting, freshEvidence, // 1. fresh and real
+	switches,    // 2.
+	blacklisted, // 3.
+	oneAtATime,  // 4.
+	storms,      // 5. workload, revision and node storms, and their settling
+	ineffective, // 5c. restarts that do not help
+	budget,      // 6. maxUnavailable
+	rateLimited, // 7.
+}
+
+// Decide judges one failure of the pod. It reads the memory and changes nothing: the memory
+// applies the decision (memory.Memory.Decide).
+func Decide(f *Facts, x Failure, m Memory) Decision {
+	d := Decision{Pod: f.Pod, UID: f.UID, Node: f.Node.Name, Failure: x}
+	if v, stale := Stale(f, x); stale {
+		d.Verdict = v
+		return d
+	}
+	c := judge(f, x, m)
+	d.Workload, d.Policies, d.StatusPolicies, d.Seen = c.workloadKey, f.Policies, f.Policies.WithStatus(), c.seen
+	d.Held, _ = m.Held(f.Pod, x.Instance())
+	d.Soon = SoonAfterRestart(x.InitialDelay, x.Threshold, x.Period)
+	d.Desired, d.Unavailable, d.PodAvailable = c.workload.Desired, c.workload.Unavailable(), c.self.Available()
+	d.Verdict = Verdict{Outcome: Restart}
+	for _, rule := range inOrder {
+		if v, ok := rule(c); ok {
+			d.Verdict = v
+			break
+		}
+	}
+	d.NewHold = d.Outcome == Hold && d.Held != d.Reason
+	return d
+}
+
+// judged is one failure under judgement: the facts, the memory, and what follows from both
+// before any rule answers. What it sees is kept whichever rule answers.
+type judged struct {
+	f           *Facts
+	x           Failure
+	m           Memory
+	now         time.Time
+	workloadKey WorkloadKey
+	// The workload and the pod, with the requests the memory expects counted as active.
+	workload WorkloadState
+	self     PodState
+	// failedFor is how long the result has been Failed, on the manager's clock.
+	failedFor time.Duration
+	// The storm limit of the workload and how much longer its storm, and the node's, settle.
+	maxFailing                     int32
+	maxFailingBy                   PolicyKey
+	workloadSettling, nodeSettling time.Duration
+	// tally counts the workload's recent restarts, for the restart-effectiveness breaker.
+	tally RestartTally
+	seen  Seen
+}
+
+func judge(f *Facts, x Failure, m Memory) *judged {
+	c := &judged{f: f, x: x, m: m, now: m.Now(), workloadKey: f.Workload.Ref.Key(f.Pod.Namespace)}
+	c.seen.At = c.now
+	c.failedFor = max(0, c.now.Sub(x.Since))
+	expectRequests(c) // active.go
+	observeStorms(c)  // storms.go
+	judgeRestarts(c)  // effectiveness.go
+	return c
+}
+
+func hold(r policyv1alpha1.HoldReason, format string, args ...any) Verdict {
+	return Verdict{Outcome: Hold, Reason: r, Message: fmt.Sprintf(format, args...)}
+}

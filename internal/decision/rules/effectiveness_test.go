@@ -1,0 +1,97 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package rules
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+)
+
+func TestCompileBreaker(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		in      policyv1alpha1.RestartEffectiveness
+		want    RestartBreaker
+		wantErr string
+	}{
+		{name: "defaults", want: DefaultRestartBreaker},
+		{name: "disabled", in: policyv1alpha1.RestartEffectiveness{Mode: policyv1alpha1.BreakerDisabled},
+			want: RestartBreaker{MinIneffective: 2, Window: 10 * time.Minute}},
+		{name: "set", in: policyv1alpha1.RestartEffectiveness{MinIneffective: 3, Window: &metav1.Duration{Duration: time.Hour}},
+			want: RestartBreaker{Enabled: true, MinIneffective: 3, Window: time.Hour}},
+		{name: "bad mode", in: policyv1alpha1.RestartEffectiveness{Mode: "Sometimes"}, wantErr: "spec.restartEffectiveness.mode: must be Enforce or Disabled"},
+		{name: "window too short", in: policyv1alpha1.RestartEffectiveness{Window: &metav1.Duration{Duration: time.Second}},
+			wantErr: "spec.restartEffectiveness.window: must be between 1m and 24h, got 1s"},
+		{name: "minIneffective 0 is unset", in: policyv1alpha1.RestartEffectiveness{MinIneffective: 0}, want: DefaultRestartBreaker},
+		{name: "minIneffective negative", in: policyv1alpha1.RestartEffectiveness{MinIneffective: -1},
+			wantErr: "spec.restartEffectiveness.minIneffective: must be from 1 to 1000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := compileBreaker(tc.in)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRestartBreaker(t *testing.T) {
+	strict := Policy{Key: PolicyKey{Namespace: "ns", Name: "strict"}, Breaker: RestartBreaker{Enabled: true, MinIneffective: 1, Window: time.Minute}}
+	loose := Policy{Key: PolicyKey{Namespace: "ns", Name: "loose"}, Breaker: RestartBreaker{Enabled: true, MinIneffective: 3, Window: time.Hour}}
+	off := Policy{Key: PolicyKey{Namespace: "ns", Name: "off"}, Breaker: RestartBreaker{MinIneffective: 1}}
+	b, by := Governing{loose, strict, off}.RestartBreaker()
+	if !b.Enabled || b.MinIneffective != 1 || b.Window != time.Hour || by != strict.Key {
+		t.Fatalf("combined breaker %+v by %v: the most restrictive of the enabled ones", b, by)
+	}
+	if b, _ := (Governing{off}).RestartBreaker(); b.Enabled {
+		t.Fatal("a disabled breaker alone is off")
+	}
+	def := DefaultRestartBreaker
+	for _, tc := range []struct {
+		tally RestartTally
+		want  bool
+	}{
+		{RestartTally{Requested: 1, Ineffective: 1}, false}, // one is not yet a pattern
+		{RestartTally{Requested: 2, Ineffective: 2}, true},
+		{RestartTally{Requested: 4, Ineffective: 2}, false}, // half helped
+		{RestartTally{Requested: 5, Ineffective: 3}, true},
+	} {
+		if got := def.Tripped(tc.tally); got != tc.want {
+			t.Errorf("Tripped(%+v) = %v, want %v", tc.tally, got, tc.want)
+		}
+	}
+	if (RestartBreaker{MinIneffective: 1}).Tripped(RestartTally{Requested: 9, Ineffective: 9}) {
+		t.Error("a disabled breaker never trips")
+	}
+	if got := SoonAfterRestart(5, 3, 10); got != 65*time.Second {
+		t.Errorf("SoonAfterRestart = %v", got)
+	}
+	if got := SoonAfterRestart(0, 0, 0); got != 60*time.Second {
+		t.Errorf("SoonAfterRestart of an unset period and threshold = %v, want the API defaults' 60s", got)
+	}
+}

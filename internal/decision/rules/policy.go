@@ -1,0 +1,280 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package rules
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+)
+
+// Defaults are the manager flags that make up the default policy, used for pods no
+// EnhancedLivenessPolicy selects.
+type Defaults struct {
+	MaxUnavailable    intstr.IntOrString
+	MaxFailing        intstr.IntOrString
+	RestartsPerMinute int32
+	Burst             int32
+}
+
+// PolicyKey identifies a governing policy: an EnhancedLivenessPolicy by namespace and name, or
+// the manager's default policy.
+type PolicyKey struct {
+	Namespace, Name string
+}
+
+// defaultPolicyName names the default policy; no EnhancedLivenessPolicy can have this name.
+const defaultPolicyName = "<default>"
+
+// DefaultPolicyKey is the key of the default policy in a namespace: the pods that no policy
+// selects share one token bucket per namespace, so that one namespace's failing fleet cannot use
+// up another's restarts (the manager-wide bucket still bounds them all).
+func DefaultPolicyKey(namespace string) PolicyKey {
+	return PolicyKey{Namespace: namespace, Name: defaultPolicyName}
+}
+
+// IsDefault reports whether k is the key of a namespace's default policy.
+func (k PolicyKey) IsDefault() bool { return k.Name == defaultPolicyName }
+
+// String is namespace/name; namespace/<default> for the default policy.
+func (k PolicyKey) String() string { return k.Namespace + "/" + k.Name }
+
+// Policy is one governing policy, compiled: selectors parsed, defaults applied.
+type Policy struct {
+	// Key is the policy's namespace and name, or DefaultPolicyKey of the pod's namespace.
+	Key       PolicyKey
+	Namespace string
+	Name      string
+	selector  labels.Selector
+
+	DryRun         bool
+	Blacklist      Blacklist
+	MaxUnavailable intstr.IntOrString
+	MaxFailing     intstr.IntOrString
+	Rate           Rate
+	Breaker        RestartBreaker
+}
+
+// IsDefault reports whether p is the manager's default policy.
+func (p *Policy) IsDefault() bool { return p.Key.IsDefault() }
+
+// Rate is a token-bucket setting.
+type Rate struct {
+	PerMinute int32
+	Burst     int32
+}
+
+// DefaultPolicy builds the default policy from manager flags.
+func DefaultPolicy(d Defaults) Policy {
+	return Policy{
+		Key:            PolicyKey{Name: defaultPolicyName},
+		selector:       labels.Everything(),
+		MaxUnavailable: d.MaxUnavailable,
+		MaxFailing:     d.MaxFailing,
+		Rate:           Rate{PerMinute: d.RestartsPerMinute, Burst: d.Burst},
+		Breaker:        DefaultRestartBreaker,
+	}
+}
+
+// ValidateDefaults checks manager flags with the same rules as the policy API.
+func ValidateDefaults(d Defaults) error {
+	if err := ValidateIntOrPercent(d.MaxUnavailable); err != nil {
+		return fmt.Errorf("--default-max-unavailable: %w", err)
+	}
+	if err := ValidateIntOrPercent(d.MaxFailing); err != nil {
+		return fmt.Errorf("--default-max-failing: %w", err)
+	}
+	if d.RestartsPerMinute < 1 {
+		return fmt.Errorf("--default-restarts-per-minute: must be at least 1, got %d", d.RestartsPerMinute)
+	}
+	if d.Burst < 1 {
+		return fmt.Errorf("--default-burst: must be at least 1, got %d", d.Burst)
+	}
+	return nil
+}
+
+// Compile turns an EnhancedLivenessPolicy into a Policy. API defaults (Enforce, 25%, 50%, 6/min,
+// burst 3) apply to fields the API server has not defaulted (e.g. objects built in memory).
+// Errors name the field and the rule, so they can be shown in the Ready condition and by the
+// validation webhook.
+func Compile(p *policyv1alpha1.EnhancedLivenessPolicy) (Policy, error) {
+	out := Policy{
+		Key:            PolicyKey{Namespace: p.Namespace, Name: p.Name},
+		Namespace:      p.Namespace,
+		Name:           p.Name,
+		DryRun:         p.Spec.Mode == policyv1alpha1.ModeDryRun,
+		MaxUnavailable: intstr.FromString("25%"),
+		MaxFailing:     intstr.FromString("50%"),
+		Rate:           Rate{PerMinute: 6, Burst: 3},
+	}
+	switch p.Spec.Mode {
+	case "", policyv1alpha1.ModeEnforce, policyv1alpha1.ModeDryRun:
+	default:
+		return out, fmt.Errorf("spec.mode: must be Enforce or DryRun, got %q", p.Spec.Mode)
+	}
+	out.selector = labels.Everything()
+	if p.Spec.Selector != nil {
+		sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector)
+		if err != nil {
+			return out, fmt.Errorf("spec.selector: %w", err)
+		}
+		out.selector = sel
+	}
+	if p.Spec.MaxUnavailable != nil {
+		if err := ValidateIntOrPercent(*p.Spec.MaxUnavailable); err != nil {
+			return out, fmt.Errorf("spec.maxUnavailable: %w", err)
+		}
+		out.MaxUnavailable = *p.Spec.MaxUnavailable
+	}
+	if p.Spec.MaxFailing != nil {
+		if err := ValidateIntOrPercent(*p.Spec.MaxFailing); err != nil {
+			return out, fmt.Errorf("spec.maxFailing: %w", err)
+		}
+		out.MaxFailing = *p.Spec.MaxFailing
+	}
+	if r := p.Spec.RateLimit.RestartsPerMinute; r != 0 {
+		if r < 1 {
+			return out, fmt.Errorf("spec.rateLimit.restartsPerMinute: must be at least 1, got %d", r)
+		}
+		out.Rate.PerMinute = r
+	}
+	if b := p.Spec.RateLimit.Burst; b != 0 {
+		if b < 1 {
+			return out, fmt.Errorf("spec.rateLimit.burst: must be at least 1, got %d", b)
+		}
+		out.Rate.Burst = b
+	}
+	bl, err := CompileBlacklist(p.Spec.Blacklist)
+	if err != nil {
+		return out, err
+	}
+	out.Blacklist = bl
+	if out.Breaker, err = compileBreaker(p.Spec.RestartEffectiveness); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// ValidateIntOrPercent accepts an integer >= 0 or a percent from 0% to 100%.
+func ValidateIntOrPercent(v intstr.IntOrString) error {
+	if v.Type == intstr.Int {
+		if v.IntVal < 0 {
+			return fmt.Errorf("must be an integer >= 0 or a percent from 0%% to 100%%, got %d", v.IntVal)
+		}
+		return nil
+	}
+	s := v.StrVal
+	if !strings.HasSuffix(s, "%") {
+		return fmt.Errorf("must be an integer >= 0 or a percent from 0%% to 100%%, got %q", s)
+	}
+	var n int
+	if _, err := fmt.Sscanf(s, "%d%%", &n); err != nil || fmt.Sprintf("%d%%", n) != s || n < 0 || n > 100 {
+		return fmt.Errorf("must be an integer >= 0 or a percent from 0%% to 100%%, got %q", s)
+	}
+	return nil
+}
+
+// Scaled resolves an int-or-percent against total, rounding percents up as a
+// PodDisruptionBudget's maxUnavailable does (25% of 10 is 3).
+func Scaled(v intstr.IntOrString, total int32) int32 {
+	if v.Type == intstr.Int {
+		return v.IntVal
+	}
+	var pct int64
+	_, _ = fmt.Sscanf(v.StrVal, "%d%%", &pct)
+	t := int64(total)
+	return int32((pct*t + 99) / 100)
+}
+
+// Selects reports whether p governs a pod with these labels in namespace ns.
+func (p *Policy) Selects(ns string, podLabels map[string]string) bool {
+	if p.IsDefault() {
+		return true
+	}
+	return p.Namespace == ns && p.selector.Matches(labels.Set(podLabels))
+}
+
+// Select returns the policies of the pod's namespace that select it; when none does, the
+// default policy alone, keyed to the namespace.
+func Select(policies []Policy, def Policy, ns string, podLabels map[string]string) []Policy {
+	var out []Policy
+	for i := range policies {
+		if policies[i].Selects(ns, podLabels) {
+			out = append(out, policies[i])
+		}
+	}
+	if len(out) == 0 {
+		def.Key, def.Namespace = DefaultPolicyKey(ns), ns
+		return []Policy{def}
+	}
+	return out
+}
+
+// Governing is the set of policies that govern one pod, combined so that the most restrictive
+// wins: a restart happens only if every one of them allows it.
+type Governing []Policy
+
+// DryRun returns the first policy in DryRun mode, if any.
+func (g Governing) DryRun() (*Policy, bool) {
+	for i := range g {
+		if g[i].DryRun {
+			return &g[i], true
+		}
+	}
+	return nil, false
+}
+
+// Blacklisted returns the policy that blacklists the target and a description of the entry.
+func (g Governing) Blacklisted(t Target) (string, bool) {
+	for i := range g {
+		if what, ok := g[i].Blacklist.Matches(t); ok {
+			return fmt.Sprintf("%s by policy %s", what, g[i].Key), true
+		}
+	}
+	return "", false
+}
+
+func (g Governing) min(desired int32, f func(*Policy) intstr.IntOrString) (int32, PolicyKey) {
+	best, key := int32(-1), PolicyKey{}
+	for i := range g {
+		v := Scaled(f(&g[i]), desired)
+		if best < 0 || v < best {
+			best, key = v, g[i].Key
+		}
+	}
+	if best < 0 {
+		return 0, PolicyKey{}
+	}
+	return best, key
+}
+
+// WithStatus returns the keys of the policies that have a status to count decisions in: every
+// EnhancedLivenessPolicy, not the manager's default policy.
+func (g Governing) WithStatus() []PolicyKey {
+	out := make([]PolicyKey, 0, len(g))
+	for i := range g {
+		if !g[i].IsDefault() {
+			out = append(out, g[i].Key)
+		}
+	}
+	return out
+}
