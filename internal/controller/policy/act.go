@@ -168,16 +168,11 @@ func withStatus(keys []protection.PolicyKey) []protection.PolicyKey {
 // buildCRR builds the request for one failed container instance.
 func (r *DecisionReconciler) buildCRR(pod *corev1.Pod, f failure) *appsv1alpha1.ContainerRecreateRequest {
 	_, restarts := podutil.RunningContainerID(pod, f.container)
-	return &appsv1alpha1.ContainerRecreateRequest{
+	crr := &appsv1alpha1.ContainerRecreateRequest{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      crrName(pod, f),
-			Namespace: pod.Namespace,
-			Labels: map[string]string{
-				appsv1alpha1.LabelCRRPodUID:   string(pod.UID),
-				appsv1alpha1.LabelCRRNodeName: pod.Spec.NodeName,
-				appsv1alpha1.LabelCRRActive:   appsv1alpha1.TrueValue,
-				appsv1alpha1.LabelManagedBy:   appsv1alpha1.ManagedByDecisionController,
-			},
+			Name:        crrName(pod, f),
+			Namespace:   pod.Namespace,
+			Labels:      map[string]string{appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByDecisionController},
 			Annotations: map[string]string{appsv1alpha1.AnnotationCRRProbe: f.state.Name},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID,
@@ -192,28 +187,12 @@ func (r *DecisionReconciler) buildCRR(pod *corev1.Pod, f failure) *appsv1alpha1.
 					ContainerID: f.state.ContainerID, RestartCount: restarts,
 				},
 			}},
-			Strategy: appsv1alpha1.ContainerRecreateRequestStrategy{
-				FailurePolicy:                 appsv1alpha1.FailurePolicyFail,
-				TerminationGracePeriodSeconds: f.grace,
-			},
-			// The deadline covers the grace period the stop may use (the probe's, else the
-			// pod's), so the request, and the budget it holds, outlives a long preStop.
-			ActiveDeadlineSeconds: ptr.To(appsv1alpha1.ActiveDeadlineSecondsFor(graceOf(pod, f), 0)),
 		},
 	}
-}
-
-// graceOf is the grace period the daemon will give the container: the probe's
-// terminationGracePeriodSeconds, else the pod's, else the API default.
-func graceOf(pod *corev1.Pod, f failure) int64 {
-	switch {
-	case f.grace != nil:
-		return *f.grace
-	case pod.Spec.TerminationGracePeriodSeconds != nil:
-		return *pod.Spec.TerminationGracePeriodSeconds
-	default:
-		return appsv1alpha1.DefaultTerminationGracePeriodSeconds
-	}
+	// The grace period the stop may use (the probe's, else the pod's) sets the deadline, so the
+	// request, and the budget it holds, outlives a long preStop.
+	crr.SetDefaults(pod, func(string) *int64 { return f.grace })
+	return crr
 }
 
 // crrName is deterministic in (pod UID, container, containerID), so a retried decision for the
