@@ -16,11 +16,16 @@ limitations under the License.
 
 package v1alpha1
 
-import "time"
+import (
+	"time"
 
-// The ContainerRecreateRequest contract. The webhook writes every default into the spec when a
-// request is created; the methods below apply the same defaults to a request that did not go
-// through it (an object built in memory, or one created while the webhook was off).
+	corev1 "k8s.io/api/core/v1"
+)
+
+// The ContainerRecreateRequest contract. SetDefaults writes every default into a request; the
+// webhook calls it on every request created, the decision controller on the requests it builds.
+// The methods below apply the same defaults to a request that did not go through either (an
+// object built in memory, or one created while the webhook was off).
 const (
 	// DefaultActiveDeadlineSeconds bounds a request, from its creation, unless its grace period
 	// needs longer (ActiveDeadlineSecondsFor).
@@ -39,7 +44,67 @@ const (
 	// MinTerminationGracePeriodSeconds is the shortest time between SIGTERM and SIGKILL a
 	// container is given, like the kubelet's minimum when it kills a container.
 	MinTerminationGracePeriodSeconds int64 = 2
+	// MaxMessageLength is the longest status message, of the request and of each container, that
+	// the API accepts (the MaxLength markers on the status fields say the same).
+	MaxMessageLength = 1024
 )
+
+// SetDefaults writes every default of the request into it, from the pod whose containers it
+// restarts: the labels that tie it to the pod and its node (crr.enhancedliveness.io/pod-uid,
+// node-name, active), failurePolicy Fail, the grace period, the TTL and the active deadline.
+// probeGrace returns a container's liveness-probe terminationGracePeriodSeconds, nil when the
+// probe sets none. A value the creator set is kept.
+func (r *ContainerRecreateRequest) SetDefaults(pod *corev1.Pod, probeGrace func(container string) *int64) {
+	if r.Labels == nil {
+		r.Labels = map[string]string{}
+	}
+	r.Labels[LabelCRRPodUID] = string(pod.UID)
+	r.Labels[LabelCRRNodeName] = pod.Spec.NodeName
+	r.Labels[LabelCRRActive] = TrueValue
+
+	s := &r.Spec.Strategy
+	if s.FailurePolicy == "" {
+		s.FailurePolicy = FailurePolicyFail
+	}
+	if s.TerminationGracePeriodSeconds == nil {
+		// One request gets the longest of its containers' grace periods, so none is cut short.
+		grace := TerminationGracePeriodFor(nil, pod)
+		for i, c := range r.Spec.Containers {
+			if g := TerminationGracePeriodFor(probeGrace(c.Name), pod); i == 0 || g > grace {
+				grace = g
+			}
+		}
+		s.TerminationGracePeriodSeconds = &grace
+	}
+	if r.Spec.TTLSecondsAfterFinished == nil {
+		ttl := DefaultTTLSecondsAfterFinished
+		r.Spec.TTLSecondsAfterFinished = &ttl
+	}
+	if r.Spec.ActiveDeadlineSeconds == nil {
+		d := ActiveDeadlineSecondsFor(*s.TerminationGracePeriodSeconds, s.MinStartedSeconds)
+		r.Spec.ActiveDeadlineSeconds = &d
+	}
+}
+
+// TerminationGracePeriodFor is the grace period a container gets between the start of its preStop
+// hook and SIGKILL: given (its liveness probe's terminationGracePeriodSeconds, or the request's)
+// when set, else the pod's, else the Pod API's default. The node daemon never stops with less
+// than MinTerminationGracePeriodSeconds.
+func TerminationGracePeriodFor(given *int64, pod *corev1.Pod) int64 {
+	switch {
+	case given != nil:
+		return *given
+	case pod != nil && pod.Spec.TerminationGracePeriodSeconds != nil:
+		return *pod.Spec.TerminationGracePeriodSeconds
+	default:
+		return DefaultTerminationGracePeriodSeconds
+	}
+}
+
+// GracePeriodSeconds is the grace period the request gives its containers (pod may be nil).
+func (r *ContainerRecreateRequest) GracePeriodSeconds(pod *corev1.Pod) int64 {
+	return TerminationGracePeriodFor(r.Spec.Strategy.TerminationGracePeriodSeconds, pod)
+}
 
 // ActiveDeadlineSecondsFor is the deadline of a request whose containers get graceSeconds between
 // the start of their preStop hook and SIGKILL and must then run for minStartedSeconds: never
@@ -64,9 +129,10 @@ func (r *ContainerRecreateRequest) Active() bool {
 	return !r.Finished() && r.DeletionTimestamp == nil
 }
 
-// ActiveDeadline is how long the request may take, from its creation.
+// ActiveDeadline is how long the request may take, from its creation: its activeDeadlineSeconds,
+// else the default SetDefaults would have written for its grace period.
 func (r *ContainerRecreateRequest) ActiveDeadline() time.Duration {
-	secs := DefaultActiveDeadlineSeconds
+	secs := ActiveDeadlineSecondsFor(r.GracePeriodSeconds(nil), r.Spec.Strategy.MinStartedSeconds)
 	if r.Spec.ActiveDeadlineSeconds != nil {
 		secs = *r.Spec.ActiveDeadlineSeconds
 	}

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -80,5 +81,105 @@ func TestActiveDeadlineSecondsFor(t *testing.T) {
 		if got := ActiveDeadlineSecondsFor(tc.grace, tc.minStarted); got != tc.want {
 			t.Errorf("ActiveDeadlineSecondsFor(%d, %d) = %d, want %d", tc.grace, tc.minStarted, got, tc.want)
 		}
+	}
+}
+
+func TestTerminationGracePeriodFor(t *testing.T) {
+	podWith := func(s *int64) *corev1.Pod {
+		return &corev1.Pod{Spec: corev1.PodSpec{TerminationGracePeriodSeconds: s}}
+	}
+	cases := []struct {
+		name  string
+		given *int64
+		pod   *corev1.Pod
+		want  int64
+	}{
+		{"given (the probe's or the request's) wins", ptr.To[int64](7), podWith(ptr.To[int64](60)), 7},
+		{"pod's when none is given", nil, podWith(ptr.To[int64](60)), 60},
+		{"30 when neither is set", nil, podWith(nil), 30},
+		{"30 without a pod", nil, nil, 30},
+		{"zero is kept (floored at stop time)", ptr.To[int64](0), podWith(ptr.To[int64](60)), 0},
+	}
+	for _, tc := range cases {
+		if got := TerminationGracePeriodFor(tc.given, tc.pod); got != tc.want {
+			t.Errorf("%s: got %d, want %d", tc.name, got, tc.want)
+		}
+		r := &ContainerRecreateRequest{Spec: ContainerRecreateRequestSpec{Strategy: ContainerRecreateRequestStrategy{
+			TerminationGracePeriodSeconds: tc.given}}}
+		if got := r.GracePeriodSeconds(tc.pod); got != tc.want {
+			t.Errorf("%s: GracePeriodSeconds = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestSetDefaults(t *testing.T) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "uid-web"},
+		Spec:       corev1.PodSpec{NodeName: "node-1", TerminationGracePeriodSeconds: ptr.To[int64](45)},
+	}
+	probes := map[string]*int64{"app": ptr.To[int64](7), "slow": ptr.To[int64](900)}
+	probeGrace := func(c string) *int64 { return probes[c] }
+	request := func(containers ...string) *ContainerRecreateRequest {
+		r := &ContainerRecreateRequest{}
+		for _, c := range containers {
+			r.Spec.Containers = append(r.Spec.Containers, ContainerRecreateRequestContainer{Name: c})
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name         string
+		r            *ContainerRecreateRequest
+		wantGrace    int64
+		wantDeadline int64
+		wantTTL      int32
+		wantPolicy   ContainerRecreateRequestFailurePolicy
+	}{
+		{name: "the probe's grace period", r: request("app"), wantGrace: 7, wantDeadline: 600, wantTTL: 300, wantPolicy: FailurePolicyFail},
+		{name: "the pod's when the probe sets none", r: request("other"), wantGrace: 45, wantDeadline: 600, wantTTL: 300, wantPolicy: FailurePolicyFail},
+		{name: "the longest of the containers', and a deadline that covers it",
+			r: request("app", "slow", "other"), wantGrace: 900, wantDeadline: 900 + RestartMarginSeconds, wantTTL: 300, wantPolicy: FailurePolicyFail},
+		{name: "minStartedSeconds counts in the deadline", r: func() *ContainerRecreateRequest {
+			r := request("slow")
+			r.Spec.Strategy.MinStartedSeconds = 60
+			return r
+		}(), wantGrace: 900, wantDeadline: 900 + 60 + RestartMarginSeconds, wantTTL: 300, wantPolicy: FailurePolicyFail},
+		{name: "what the creator set is kept", r: func() *ContainerRecreateRequest {
+			r := request("slow")
+			r.Spec.Strategy = ContainerRecreateRequestStrategy{FailurePolicy: FailurePolicyIgnore, TerminationGracePeriodSeconds: ptr.To[int64](3)}
+			r.Spec.ActiveDeadlineSeconds, r.Spec.TTLSecondsAfterFinished = ptr.To[int64](30), ptr.To[int32](0)
+			return r
+		}(), wantGrace: 3, wantDeadline: 30, wantTTL: 0, wantPolicy: FailurePolicyIgnore},
+		{name: "no container: the pod's", r: request(), wantGrace: 45, wantDeadline: 600, wantTTL: 300, wantPolicy: FailurePolicyFail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.r.SetDefaults(pod, probeGrace)
+			s := tc.r.Spec
+			if *s.Strategy.TerminationGracePeriodSeconds != tc.wantGrace || *s.ActiveDeadlineSeconds != tc.wantDeadline ||
+				*s.TTLSecondsAfterFinished != tc.wantTTL || s.Strategy.FailurePolicy != tc.wantPolicy {
+				t.Fatalf("grace %d deadline %d ttl %d policy %s; want %d %d %d %s", *s.Strategy.TerminationGracePeriodSeconds,
+					*s.ActiveDeadlineSeconds, *s.TTLSecondsAfterFinished, s.Strategy.FailurePolicy,
+					tc.wantGrace, tc.wantDeadline, tc.wantTTL, tc.wantPolicy)
+			}
+			want := map[string]string{LabelCRRPodUID: "uid-web", LabelCRRNodeName: "node-1", LabelCRRActive: TrueValue}
+			for k, v := range want {
+				if tc.r.Labels[k] != v {
+					t.Fatalf("labels %v, want %v", tc.r.Labels, want)
+				}
+			}
+			// A request that went through SetDefaults and one that did not agree on the deadline.
+			if got := tc.r.ActiveDeadline(); got != time.Duration(tc.wantDeadline)*time.Second {
+				t.Fatalf("ActiveDeadline = %v", got)
+			}
+		})
+	}
+}
+
+// A request that did not go through SetDefaults (the webhook was off) gets the deadline
+// SetDefaults would have written for its grace period.
+func TestActiveDeadlineWithoutDefaults(t *testing.T) {
+	r := &ContainerRecreateRequest{Spec: ContainerRecreateRequestSpec{Strategy: ContainerRecreateRequestStrategy{
+		TerminationGracePeriodSeconds: ptr.To[int64](900), MinStartedSeconds: 20}}}
+	if got, want := r.ActiveDeadline(), time.Duration(900+20+RestartMarginSeconds)*time.Second; got != want {
+		t.Fatalf("ActiveDeadline = %v, want %v", got, want)
 	}
 }

@@ -45,7 +45,8 @@ type ContainerRecreateRequestSpec struct {
 	Strategy ContainerRecreateRequestStrategy `json:"strategy,omitzero"`
 
 	// activeDeadlineSeconds bounds the whole request, from creation; when it passes the manager
-	// fails the request. Defaulted to 600 by the webhook.
+	// fails the request. Defaulted by the webhook to max(600, terminationGracePeriodSeconds +
+	// minStartedSeconds + 180), so that a long grace period never outlives the request.
 	// +kubebuilder:validation:Minimum=3
 	// +optional
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`

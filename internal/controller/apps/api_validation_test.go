@@ -19,6 +19,7 @@ package apps
 import (
 	"os"
 	"path/filepath"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -183,5 +184,19 @@ var _ = Describe("apps.enhancedliveness.io CRD validation", func() {
 		Expect(k8sClient.Status().Update(ctx, got)).To(Succeed())
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(crr), got)).To(Succeed())
 		Expect(got.Status.Phase).To(Equal(appsv1alpha1.RecreateRecreating))
+	})
+	It("accepts CRR status messages of MaxMessageLength bytes, and no longer", func() {
+		crr := validCRR("message-crr")
+		Expect(k8sClient.Create(ctx, crr)).To(Succeed())
+		full := strings.Repeat("x", appsv1alpha1.MaxMessageLength)
+		crr.Status = appsv1alpha1.ContainerRecreateRequestStatus{Phase: appsv1alpha1.RecreateRecreating, Message: full,
+			ContainerRecreateStates: []appsv1alpha1.ContainerRecreateState{{Name: "app", Phase: appsv1alpha1.RecreateRecreating, Message: full}}}
+		Expect(k8sClient.Status().Update(ctx, crr)).To(Succeed())
+
+		crr.Status.Message = full + "x"
+		crr.Status.ContainerRecreateStates[0].Message = full + "x"
+		err := k8sClient.Status().Update(ctx, crr)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+		Expect(err.Error()).To(And(ContainSubstring("status.message"), ContainSubstring("status.containerRecreateStates[0].message")))
 	})
 })

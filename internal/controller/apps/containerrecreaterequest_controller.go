@@ -24,7 +24,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -36,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/patch"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/truncate"
 )
 
@@ -44,9 +44,6 @@ const (
 	DefaultCRRPickupTimeout    = time.Minute
 	DefaultCRRPodCheckInterval = 30 * time.Second
 )
-
-// maxStatusMessage is the API's limit on status.message (and the events API's on a note).
-const maxStatusMessage = 1024
 
 // ContainerRecreateRequestReconciler is the manager's side of a CRR's life. Each outcome has one
 // writer: the node daemon runs the request and records its progress and the outcome of the
@@ -135,53 +132,48 @@ func (r *ContainerRecreateRequestReconciler) failureReason(ctx context.Context, 
 	return "", next, nil
 }
 
-// failIfStuck fails the request when failureReason says it cannot finish, with a merge patch
-// under optimistic lock. On a conflict it rereads the request and judges it again: the daemon
-// may have picked it up or finished it meanwhile (a request it started is never failed as "not
-// picked up"). It returns the message it failed the request with, or when to look again.
+// failIfStuck fails the request when failureReason says it cannot finish, with a status patch
+// under optimistic lock (internal/patch). On a conflict it rereads the request and judges it
+// again: the daemon may have picked it up or finished it meanwhile (a request it started is never
+// failed as "not picked up"). It returns the message it failed the request with, or when to look
+// again.
 func (r *ContainerRecreateRequestReconciler) failIfStuck(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest,
 	now time.Time) (string, time.Time, error) {
 	var msg string
 	var next time.Time
-	first := true
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	_, err := patch.Status(ctx, r.Client, r.APIReader, crr, func(crr *appsv1alpha1.ContainerRecreateRequest) (bool, error) {
 		msg, next = "", time.Time{}
-		if !first {
-			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(crr), crr); err != nil {
-				return err
-			}
-		}
-		first = false
 		if crr.Finished() || crr.DeletionTimestamp != nil {
-			return nil
+			return false, nil
 		}
 		why, at, err := r.failureReason(ctx, crr, now)
 		if err != nil || why == "" {
 			next = at
-			return err
+			return false, err
 		}
-		patch := client.MergeFromWithOptions(crr.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		crr.Status.Phase = appsv1alpha1.RecreateFailed
-		crr.Status.Message = truncate.String(why, maxStatusMessage)
+		crr.Status.Message = truncate.String(why, appsv1alpha1.MaxMessageLength)
 		crr.Status.CompletionTime = &metav1.Time{Time: r.Clock.Now()}
-		if err := r.Status().Patch(ctx, crr, patch); err != nil {
-			return err
-		}
 		msg = crr.Status.Message
-		return nil
+		return true, nil
 	})
+	if err != nil {
+		msg = ""
+	}
 	return msg, next, client.IgnoreNotFound(err)
 }
 
 // reconcileFinished removes the active label and deletes the request once its TTL passed.
 func (r *ContainerRecreateRequestReconciler) reconcileFinished(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) (ctrl.Result, error) {
-	if crr.Status.CompletionTime == nil {
-		// A finished request without completionTime would never expire: date it now.
-		patch := client.MergeFromWithOptions(crr.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		crr.Status.CompletionTime = &metav1.Time{Time: r.Clock.Now()}
-		if err := r.Status().Patch(ctx, crr, patch); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
+	// A finished request without completionTime would never expire: date it now.
+	if _, err := patch.Status(ctx, r.Client, r.APIReader, crr, func(crr *appsv1alpha1.ContainerRecreateRequest) (bool, error) {
+		if crr.Status.CompletionTime != nil {
+			return false, nil
 		}
+		crr.Status.CompletionTime = &metav1.Time{Time: r.Clock.Now()}
+		return true, nil
+	}); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if _, ok := crr.Labels[appsv1alpha1.LabelCRRActive]; ok {
 		patch := client.MergeFrom(crr.DeepCopy())

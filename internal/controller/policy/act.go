@@ -159,16 +159,11 @@ func (r *DecisionReconciler) stillFailing(ctx context.Context, pod *corev1.Pod, 
 
 // buildCRR builds the request for one failed container instance.
 func buildCRR(pod *corev1.Pod, x rules.Failure) *appsv1alpha1.ContainerRecreateRequest {
-	return &appsv1alpha1.ContainerRecreateRequest{
+	crr := &appsv1alpha1.ContainerRecreateRequest{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      x.Request,
-			Namespace: pod.Namespace,
-			Labels: map[string]string{
-				appsv1alpha1.LabelCRRPodUID:   string(pod.UID),
-				appsv1alpha1.LabelCRRNodeName: pod.Spec.NodeName,
-				appsv1alpha1.LabelCRRActive:   appsv1alpha1.TrueValue,
-				appsv1alpha1.LabelManagedBy:   appsv1alpha1.ManagedByDecisionController,
-			},
+			Name:        x.Request,
+			Namespace:   pod.Namespace,
+			Labels:      map[string]string{appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByDecisionController},
 			Annotations: map[string]string{appsv1alpha1.AnnotationCRRProbe: x.Probe},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID,
@@ -183,15 +178,12 @@ func buildCRR(pod *corev1.Pod, x rules.Failure) *appsv1alpha1.ContainerRecreateR
 					ContainerID: x.ContainerID, RestartCount: x.RestartCount,
 				},
 			}},
-			Strategy: appsv1alpha1.ContainerRecreateRequestStrategy{
-				FailurePolicy:                 appsv1alpha1.FailurePolicyFail,
-				TerminationGracePeriodSeconds: x.ProbeGrace,
-			},
-			// The deadline covers the grace period the stop may use (the probe's, else the
-			// pod's), so the request, and the budget it holds, outlives a long preStop.
-			ActiveDeadlineSeconds: ptr.To(appsv1alpha1.ActiveDeadlineSecondsFor(x.Grace, 0)),
 		},
 	}
+	// The grace period the stop may use (the probe's, else the pod's) sets the deadline, so the
+	// request, and the budget it holds, outlives a long preStop.
+	crr.SetDefaults(pod, func(string) *int64 { return x.ProbeGrace })
+	return crr
 }
 
 // stamp formats a time for logs: UTC with nanoseconds, whatever the log encoder does with times.

@@ -40,6 +40,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/facts"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/memory"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/patch"
 )
 
 // maxWorkloadSummaries bounds status.workloads (the API allows 20).
@@ -127,10 +128,12 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 	}
 	wasStorm := meta.IsStatusConditionTrue(pol.Status.Conditions, policyv1alpha1.ConditionStormDetected)
 	wasIneffective := meta.IsStatusConditionTrue(pol.Status.Conditions, policyv1alpha1.ConditionRestartsIneffective)
-	pol.Status = *st
-	// Update carries the resourceVersion the status was computed from: a cache behind our own
+	// The patch carries the resourceVersion the status was computed from: a cache behind our own
 	// last write makes it conflict instead of adding the same counts twice.
-	if err := r.Status().Update(ctx, pol); err != nil {
+	if _, err := patch.Status(ctx, r.Client, nil, pol, func(pol *policyv1alpha1.EnhancedLivenessPolicy) (bool, error) {
+		pol.Status = *st
+		return true, nil
+	}, patch.Attempts(1)); err != nil {
 		if apierrors.IsConflict(err) {
 			// Our cache has not seen our previous write yet: try again shortly, it is no error.
 			return ctrl.Result{RequeueAfter: 200 * time.Millisecond}, nil

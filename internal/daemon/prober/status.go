@@ -30,6 +30,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/patch"
 )
 
 // DefaultWriteWindow is the shortest time between two status writes of a node. The first change
@@ -47,8 +48,8 @@ const DefaultFailureWindow = 20 * time.Millisecond
 // DefaultRefreshCheck is how often the writer looks for Failed results due a refresh.
 const DefaultRefreshCheck = 5 * time.Second
 
-// maxPatchAttempts bounds the conflict retries of one flush; a flush that still fails is retried
-// after a back-off with a fresh read.
+// maxPatchAttempts bounds the judgements of one flush (the first and those after conflicts); a
+// flush that still conflicts is retried after a back-off with a fresh read.
 const maxPatchAttempts = 5
 
 // StatusWriter reports the cache into the status of the node's NodePodProbe. It patches only
@@ -171,42 +172,34 @@ func (s *StatusWriter) waitWindow(ctx context.Context, prev, last time.Time, win
 	}
 }
 
-// Flush patches the status now if it differs from the cache; a missing NodePodProbe is not an error.
+// Flush patches the status now if it differs from the cache; a missing NodePodProbe is not an
+// error. The patch carries the resourceVersion it was computed from (internal/patch); after a
+// conflict the object is read again from the API server and the status computed anew.
 func (s *StatusWriter) Flush(ctx context.Context) error {
-	var reader client.Reader = s.Client
-	for range maxPatchAttempts {
-		npp := &appsv1alpha1.NodePodProbe{}
-		if err := reader.Get(ctx, client.ObjectKey{Name: s.NodeName}, npp); err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil
-			}
-			return err
-		}
+	npp := &appsv1alpha1.NodePodProbe{}
+	if err := s.Client.Get(ctx, client.ObjectKey{Name: s.NodeName}, npp); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	res, err := patch.Status(ctx, s.Client, s.APIReader, npp, func(npp *appsv1alpha1.NodePodProbe) (bool, error) {
 		desired := BuildStatus(npp, s.Results, s.observedGeneration.Load())
 		if sameReport(&npp.Status, &desired) && !refreshDue(npp, &desired) {
-			return nil
+			return false, nil
 		}
-		base := npp.DeepCopy()
 		npp.Status = desired
-		err := s.Client.Status().Patch(ctx, npp, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
-		switch {
-		case err == nil:
-			StatusWrites.WithLabelValues("success").Inc()
-			s.writes.Add(1)
-			return nil
-		case apierrors.IsConflict(err):
-			StatusWrites.WithLabelValues("conflict").Inc()
-			if s.APIReader != nil {
-				reader = s.APIReader
-			}
-		case apierrors.IsNotFound(err):
-			return nil
-		default:
-			StatusWrites.WithLabelValues("error").Inc()
-			return fmt.Errorf("patching status of NodePodProbe %s: %w", s.NodeName, err)
-		}
+		return true, nil
+	}, patch.Attempts(maxPatchAttempts))
+	StatusWrites.WithLabelValues("conflict").Add(float64(res.Conflicts))
+	switch {
+	case res.Written:
+		StatusWrites.WithLabelValues("success").Inc()
+		s.writes.Add(1)
+		return nil
+	case err == nil || apierrors.IsNotFound(err):
+		return nil
+	case !apierrors.IsConflict(err):
+		StatusWrites.WithLabelValues("error").Inc()
 	}
-	return fmt.Errorf("patching status of NodePodProbe %s: still conflicting after %d attempts", s.NodeName, maxPatchAttempts)
+	return fmt.Errorf("patching status of NodePodProbe %s: %w", s.NodeName, err)
 }
 
 // BuildStatus computes the status of npp from the cache: one entry per pod of the spec that has

@@ -115,12 +115,6 @@ func (e *Executor) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(e)
 }
 
-// owns reports whether crr is an active request of this node.
-func (e *Executor) owns(crr *appsv1alpha1.ContainerRecreateRequest) bool {
-	return crr.Labels[appsv1alpha1.LabelCRRNodeName] == e.NodeName &&
-		crr.Labels[appsv1alpha1.LabelCRRActive] == appsv1alpha1.TrueValue
-}
-
 // requestsForCRR enqueues the request and every active request of the same pod, so that the
 // next one starts as soon as the running one finishes.
 func (e *Executor) requestsForCRR(ctx context.Context, obj client.Object) []reconcile.Request {
@@ -156,14 +150,4 @@ func (e *Executor) activeRequestsOfPod(ctx context.Context, namespace, podUID, e
 		}
 	}
 	return reqs
-}
-
-func (e *Executor) listActive(ctx context.Context, namespace, podUID string) ([]appsv1alpha1.ContainerRecreateRequest, error) {
-	var list appsv1alpha1.ContainerRecreateRequestList
-	err := e.Client.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels{
-		appsv1alpha1.LabelCRRPodUID:   podUID,
-		appsv1alpha1.LabelCRRNodeName: e.NodeName,
-		appsv1alpha1.LabelCRRActive:   appsv1alpha1.TrueValue,
-	})
-	return list.Items, err
 }

@@ -27,19 +27,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
 
-// TotalGracePeriod is the seconds a container gets from the start of its preStop hook until
-// SIGKILL: the request's strategy value (which the webhook defaults from the probe), else the
-// pod's terminationGracePeriodSeconds, else 30.
-func TotalGracePeriod(strategy *int64, pod *corev1.Pod) int64 {
-	switch {
-	case strategy != nil:
-		return *strategy
-	case pod != nil && pod.Spec.TerminationGracePeriodSeconds != nil:
-		return *pod.Spec.TerminationGracePeriodSeconds
-	default:
-		return appsv1alpha1.DefaultTerminationGracePeriodSeconds
-	}
-}
+// The grace period itself is the request's (appsv1alpha1.ContainerRecreateRequest.GracePeriodSeconds).
 
 // StopTimeout is the timeout passed to CRI StopContainer: the total grace period minus the whole
 // seconds the preStop hook took, never below appsv1alpha1.MinTerminationGracePeriodSeconds.

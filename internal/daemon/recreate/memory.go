@@ -17,10 +17,9 @@ limitations under the License.
 package recreate
 
 import (
-	"context"
 	"sync"
+	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -66,9 +65,24 @@ func (m *memory) stopMemoryOf(crr *appsv1alpha1.ContainerRecreateRequest) *stopM
 	return sm
 }
 
-// startStop marks a stop of the request's instance as running, unless one runs already or has
-// a result waiting; it reports whether the caller must start it.
-func (m *memory) startStop(crr *appsv1alpha1.ContainerRecreateRequest, instance string) bool {
+// stopsOf returns a copy of what is remembered of the request's stops, by container instance.
+func (m *memory) stopsOf(crr *appsv1alpha1.ContainerRecreateRequest) map[string]stopMemo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sm := m.stopMemoryOf(crr)
+	out := make(map[string]stopMemo, len(sm.running)+len(sm.results))
+	for id := range sm.running {
+		out[id] = stopMemo{running: true}
+	}
+	for id, r := range sm.results {
+		out[id] = stopMemo{result: &r}
+	}
+	return out
+}
+
+// beginStop marks a stop of the request's instance as running, unless one runs already or has a
+// result waiting; it reports whether the caller must start it.
+func (m *memory) beginStop(crr *appsv1alpha1.ContainerRecreateRequest, instance string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	sm := m.stopMemoryOf(crr)
@@ -77,16 +91,6 @@ func (m *memory) startStop(crr *appsv1alpha1.ContainerRecreateRequest, instance 
 	}
 	sm.running[instance] = true
 	return true
-}
-
-// stopStarted reports whether a stop of the request's instance has started (it may have
-// returned since).
-func (m *memory) stopStarted(crr *appsv1alpha1.ContainerRecreateRequest, instance string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	sm := m.stopMemoryOf(crr)
-	_, done := sm.results[instance]
-	return done || sm.running[instance]
 }
 
 // endStop records what a stop returned.
@@ -101,28 +105,21 @@ func (m *memory) endStop(crr *appsv1alpha1.ContainerRecreateRequest, instance st
 	sm.results[instance] = r
 }
 
-// takeStop returns the result of a stop that returned. A stop that went through stays remembered,
-// so that a step planned from a status that lags behind it records it instead of stopping again;
-// any other result is handed out once, so that the next attempt can run.
-func (m *memory) takeStop(crr *appsv1alpha1.ContainerRecreateRequest, instance string) (stopResult, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	sm := m.stopMemoryOf(crr)
-	r, ok := sm.results[instance]
-	if ok && r.outcome != stopped {
-		delete(sm.results, instance)
+// recorded drops the results of the request's stops that its status now records, so that the
+// next attempt can run. A stop that went through stays remembered: a step planned from a status
+// that lags behind it records it instead of stopping again.
+func (m *memory) recorded(crr *appsv1alpha1.ContainerRecreateRequest, instances []string) {
+	if len(instances) == 0 {
+		return
 	}
-	return r, ok
-}
-
-// stopOf returns what the stop of the request's instance returned, without handing it out, and
-// whether one is still running.
-func (m *memory) stopOf(crr *appsv1alpha1.ContainerRecreateRequest, instance string) (r stopResult, returned, running bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	sm := m.stopMemoryOf(crr)
-	r, returned = sm.results[instance]
-	return r, returned, sm.running[instance]
+	for _, id := range instances {
+		if r, ok := sm.results[id]; ok && r.outcome != stopped {
+			delete(sm.results, id)
+		}
+	}
 }
 
 // forget drops what is remembered about a request that finished or went away.
@@ -137,49 +134,31 @@ func (m *memory) forget(key types.NamespacedName) {
 	}
 }
 
-// claimTurn gives crr its pod's turn and returns "", or names the request that has to finish
-// first: one that holds the turn in this process and is, read fresh from the apiserver, still
-// active and unfinished; else the one the cache says is next (nextInCache, "" if crr). The turn
-// is checked and taken under one lock, so two workers never both take it.
-func (e *Executor) claimTurn(ctx context.Context, podUID types.UID, crr *appsv1alpha1.ContainerRecreateRequest, nextInCache string) string {
-	e.mu.Lock()
-	t, held := e.turns[podUID]
-	e.mu.Unlock()
-	if held && t.uid != crr.UID {
-		if name := e.stillRunning(ctx, t); name != "" {
-			return name
-		}
-		e.mu.Lock()
-		if e.turns[podUID] == t {
-			delete(e.turns, podUID)
-		}
-		e.mu.Unlock()
-	}
-	mine := held && t.uid == crr.UID
-	if !mine && nextInCache != "" {
-		return nextInCache
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if cur, ok := e.turns[podUID]; ok && cur.uid != crr.UID {
-		return cur.key.Name // another worker took it meanwhile
-	}
-	if e.turns == nil {
-		e.turns = map[types.UID]turn{}
-	}
-	e.turns[podUID] = turn{key: client.ObjectKeyFromObject(crr), uid: crr.UID}
-	return ""
+// stopMemo is what the executor remembers of its own stop of one container instance: running,
+// or returned with a result. Its cache can lag behind its own writes, so this, not the request's
+// status, says whether a stop already happened.
+type stopMemo struct {
+	running bool
+	result  *stopResult
 }
 
-// stillRunning returns the name of the turn's request if it is still active and unfinished.
-func (e *Executor) stillRunning(ctx context.Context, t turn) string {
-	held := &appsv1alpha1.ContainerRecreateRequest{}
-	err := e.APIReader.Get(ctx, t.key, held)
-	switch {
-	case err != nil && !apierrors.IsNotFound(err):
-		return t.key.Name // cannot tell: keep waiting rather than run two at once
-	case err == nil && held.UID == t.uid && e.owns(held) && held.Active():
-		return held.Name
-	}
-	return ""
+// stopResult is what a stop returned.
+type stopResult struct {
+	outcome stopOutcome
+	message string
 }
+
+// stopOutcome says how a stop ended.
+type stopOutcome int
+
+const (
+	stopped stopOutcome = iota
+	alreadyStopped
+	stopFailed
+	// stopRetry: the runtime answered with a transient error (busy, restarting, timed out); the
+	// container keeps its turn and is stopped again after transientRetryDelay, until the deadline.
+	stopRetry
+)
+
+// transientRetryDelay is the pause before stopping again after a transient runtime error.
+const transientRetryDelay = time.Second

@@ -48,66 +48,107 @@ type Observed struct {
 	ExitedZero bool
 }
 
-// Request is the input of one planning step.
-type Request struct {
+// Observation is everything one step of the executor decides on, read at one moment: the
+// request, its pod's containers (pod status and the runtime), and the executor's memory of its
+// stops and of the pod's turn.
+type Observation struct {
 	Containers []appsv1alpha1.ContainerRecreateRequestContainer
 	Strategy   appsv1alpha1.ContainerRecreateRequestStrategy
-	States     []appsv1alpha1.ContainerRecreateState
-	Observed   map[string]Observed
-	Now        time.Time
-	// Deadline is when the manager fails the request if it is not finished: from then on nothing
-	// more is stopped.
-	Deadline time.Time
+	// States is the request's status.containerRecreateStates as read.
+	States []appsv1alpha1.ContainerRecreateState
+	// Observed is each unfinished container as the node sees it.
+	Observed map[string]Observed
+	// Stops is the executor's memory of its stops of the request, by container instance.
+	Stops map[string]stopMemo
+	// Created is the request's creation; Deadline is when the manager fails it if it is not
+	// finished: from then on nothing more is stopped or written.
+	Created, Deadline, Now time.Time
+	// Leave, when set, says why this daemon leaves the request alone (not an active request of
+	// this node, its pod gone, its deadline passed); Forget: and forgets what it remembers of it.
+	Leave  string
+	Forget bool
+	// WaitingFor names the request of the same pod that has to finish first.
+	WaitingFor string
+	// Pod is the request's pod as read; the stops need it (hooks, events), the plan does not.
+	Pod *corev1.Pod
 }
 
-// Plan is what to do now.
+// Plan is the next action of one request.
 type Plan struct {
+	// Leave: nothing to write or stop (Observation.Leave, or the deadline passed); Forget: and
+	// the executor forgets the request.
+	Leave  string
+	Forget bool
 	// States is the desired containerRecreateStates, in spec order.
 	States []appsv1alpha1.ContainerRecreateState
 	// Kill names the containers to stop now; their state's ContainerID is the instance to stop.
 	Kill []string
+	// StopFirst starts the stops before the status write that records their instances
+	// (mayStopFirst); otherwise that write goes first and proves the status the plan came from
+	// is current.
+	StopFirst bool
 	// Phase and Message are the request's phase and message once States are written.
 	Phase   appsv1alpha1.ContainerRecreateRequestPhase
 	Message string
-	// RequeueAfter > 0 is when a new container will have run for minStartedSeconds.
+	// Recorded lists the instances whose returned stops States record: the executor's memory
+	// hands such a result out once (a stop that went through stays remembered).
+	Recorded []string
+	// RequeueAfter > 0 is when to look again at the latest: a new container will have run for
+	// minStartedSeconds, or a stop that met a transient runtime error is due again.
 	RequeueAfter time.Duration
 }
 
-// Advance moves every container as far as the observation allows. It is pure: the caller stops
-// the containers in Plan.Kill, records the outcome, and calls Summarize again.
-func Advance(r Request) Plan {
-	failFast := r.Strategy.FailurePolicy != appsv1alpha1.FailurePolicyIgnore
-	existing := make(map[string]appsv1alpha1.ContainerRecreateState, len(r.States))
-	for _, s := range r.States {
+// Fence reports whether the plan's status write must go out even when it changes nothing: it
+// proves that the status the plan came from is current before containers are stopped.
+func (p Plan) Fence() bool { return len(p.Kill) > 0 && !p.StopFirst }
+
+// Advance decides the next action of a request from one observation, and is pure: the executor
+// carries the plan out as it is (stops, then or after its status write) and asks again only with
+// a new observation.
+func Advance(o Observation) Plan {
+	switch {
+	case o.Leave != "":
+		return Plan{Leave: o.Leave, Forget: o.Forget}
+	case o.WaitingFor != "":
+		return Plan{States: slices.Clone(o.States), Phase: appsv1alpha1.RecreatePending,
+			Message: fmt.Sprintf("waiting for ContainerRecreateRequest %s of the same pod to finish", o.WaitingFor)}
+	}
+	failFast := o.Strategy.FailurePolicy != appsv1alpha1.FailurePolicyIgnore
+	existing := make(map[string]appsv1alpha1.ContainerRecreateState, len(o.States))
+	for _, s := range o.States {
 		existing[s.Name] = s
 	}
-	deadlinePassed := !r.Now.Before(r.Deadline)
+	deadlinePassed := !o.Now.Before(o.Deadline)
 
 	var p Plan
 	prev := map[string]appsv1alpha1.ContainerRecreateState{}
 	blocked, fatal := "", false
-	for _, c := range r.Containers {
+	for _, c := range o.Containers {
 		st, ok := existing[c.Name]
 		if !ok || st.Phase == "" {
 			st = appsv1alpha1.ContainerRecreateState{Name: c.Name, Phase: appsv1alpha1.RecreatePending}
 		}
+		st = o.recordStop(c, st)
 		switch {
 		case st.Phase.Finished() || deadlinePassed || fatal:
-		case r.Strategy.OrderedRecreate && blocked != "":
+		case o.Strategy.OrderedRecreate && blocked != "":
 			st.Phase = appsv1alpha1.RecreatePending
 			st.Message = fmt.Sprintf("waiting for container %s to run again (orderedRecreate)", blocked)
 		default:
 			prev[c.Name] = st
-			var kill bool
-			var wait time.Duration
-			st, kill, wait = step(c, st, r.Observed[c.Name], r.Strategy, r.Now)
+			next, kill, wait := step(c, st, o.Observed[c.Name], o.Strategy, o.Now)
+			var recorded string
+			next, kill, wait, recorded = o.stopOf(st, next, kill, wait)
+			if recorded != "" {
+				p.Recorded = append(p.Recorded, recorded)
+			}
 			if kill {
 				p.Kill = append(p.Kill, c.Name)
 			}
 			if wait > 0 && (p.RequeueAfter == 0 || wait < p.RequeueAfter) {
 				p.RequeueAfter = wait
 			}
-			if !st.Phase.Finished() {
+			if st = next; !st.Phase.Finished() {
 				blocked = c.Name
 			}
 		}
@@ -118,7 +159,7 @@ func Advance(r Request) Plan {
 	}
 	if fatal {
 		// A container failed under failurePolicy Fail: stop nothing more, and leave the containers
-		// this pass was about to stop as they were.
+		// this plan was about to stop as they were.
 		for i, s := range p.States {
 			if _, planned := prev[s.Name]; planned && slices.Contains(p.Kill, s.Name) {
 				p.States[i] = prev[s.Name]
@@ -127,11 +168,72 @@ func Advance(r Request) Plan {
 		}
 		p.Kill = nil
 	}
-	p.Phase, p.Message = Summarize(r.Strategy.FailurePolicy, p.States)
-	if p.Phase.Finished() {
+	p.Phase, p.Message = Summarize(o.Strategy.FailurePolicy, p.States)
+	switch {
+	case deadlinePassed:
+		// The manager owns timeouts: the request is neither stopped nor written any more.
+		p.Leave, p.Kill, p.RequeueAfter = "deadline passed; left for the manager to fail", nil, 0
+	case p.Phase.Finished():
 		p.Kill, p.RequeueAfter = nil, 0
+	default:
+		p.StopFirst = mayStopFirst(o, p.States, p.Kill)
 	}
 	return p
+}
+
+// recordStop records in st a stop of this executor's that went through since the status was
+// written: the kubelet may start the successor before the next step, which must not take the
+// container for one that was replaced without us. A stop started before its status write
+// (mayStopFirst) is recorded even when that write did not land.
+func (o Observation) recordStop(c appsv1alpha1.ContainerRecreateRequestContainer,
+	st appsv1alpha1.ContainerRecreateState) appsv1alpha1.ContainerRecreateState {
+	id := st.ContainerID
+	switch st.Phase {
+	case appsv1alpha1.RecreatePending:
+		id = pinnedInstance(c, o.Strategy)
+	case appsv1alpha1.RecreateRecreating:
+	default:
+		return st
+	}
+	if st.IsKilled || id == "" {
+		return st
+	}
+	if m := o.Stops[id]; m.result != nil && m.result.outcome == stopped {
+		st.Phase, st.ContainerID, st.IsKilled, st.Message = appsv1alpha1.RecreateRecreating, id, true, m.result.message
+	}
+	return st
+}
+
+// stopOf applies what the executor remembers of its stop of the container's instance to the
+// step from before to next. It returns the state, whether to start a stop, how long to wait at
+// most, and the instance whose returned stop the state records ("" if none).
+//   - A container whose successor runs while the stop of its instance has not returned does not
+//     finish: the stop's return wakes the next step.
+//   - A stop to make that is running already is not started again.
+//   - A stop to make that returned without stopping (already gone, failed, transient error) is
+//     recorded instead: the next stop is for a later step.
+func (o Observation) stopOf(before, next appsv1alpha1.ContainerRecreateState, kill bool,
+	wait time.Duration) (appsv1alpha1.ContainerRecreateState, bool, time.Duration, string) {
+	if next.Phase.Finished() && !next.IsKilled && o.Stops[before.ContainerID].running {
+		return before, false, 0, ""
+	}
+	m, ok := o.Stops[next.ContainerID]
+	switch {
+	case !kill || !ok:
+		return next, kill, wait, ""
+	case m.running:
+		return next, false, wait, ""
+	}
+	next.Message = m.result.message
+	switch m.result.outcome {
+	case stopped:
+		next.IsKilled = true
+	case stopFailed:
+		next.Phase = appsv1alpha1.RecreateFailed
+	case stopRetry:
+		wait = transientRetryDelay
+	}
+	return next, false, wait, next.ContainerID
 }
 
 // step advances one container that is neither finished nor held back by ordering.

@@ -218,7 +218,7 @@ func TestAdvance(t *testing.T) {
 			if now.IsZero() {
 				now = t0
 			}
-			p := Advance(Request{Containers: tc.containers, Strategy: tc.strategy, States: tc.states, Observed: tc.obs,
+			p := Advance(Observation{Containers: tc.containers, Strategy: tc.strategy, States: tc.states, Observed: tc.obs,
 				Now: now, Deadline: t0.Add(time.Minute)})
 			if strings.Join(p.Kill, ",") != strings.Join(tc.wantKill, ",") {
 				t.Errorf("Kill = %v, want %v", p.Kill, tc.wantKill)
@@ -247,11 +247,11 @@ func TestAdvance(t *testing.T) {
 
 func TestSucceededMessageSaysWhetherStopped(t *testing.T) {
 	c := []appsv1alpha1.ContainerRecreateRequestContainer{ctr("app", "c://old")}
-	p := Advance(Request{Containers: c, Observed: map[string]Observed{"app": running("c://new", 0)}, Now: t0, Deadline: t0.Add(time.Hour)})
+	p := Advance(Observation{Containers: c, Observed: map[string]Observed{"app": running("c://new", 0)}, Now: t0, Deadline: t0.Add(time.Hour)})
 	if !strings.Contains(p.States[0].Message, "not stopped: c://old had already been replaced; new container c://new running") {
 		t.Errorf("message = %q", p.States[0].Message)
 	}
-	p = Advance(Request{Containers: c, States: []appsv1alpha1.ContainerRecreateState{state("app", recreating, "c://old", true)},
+	p = Advance(Observation{Containers: c, States: []appsv1alpha1.ContainerRecreateState{state("app", recreating, "c://old", true)},
 		Observed: map[string]Observed{"app": running("c://new", 0)}, Now: t0, Deadline: t0.Add(time.Hour)})
 	if p.States[0].Message != "stopped c://old; new container c://new running" {
 		t.Errorf("message = %q", p.States[0].Message)
@@ -261,7 +261,7 @@ func TestSucceededMessageSaysWhetherStopped(t *testing.T) {
 func TestStopMessageKeptWhileWaiting(t *testing.T) {
 	st := state("app", recreating, "c://old", true)
 	st.Message = "stopped c://old with a grace period of 7s; waiting for the kubelet to start a new container"
-	p := Advance(Request{Containers: []appsv1alpha1.ContainerRecreateRequestContainer{ctr("app", "c://old")},
+	p := Advance(Observation{Containers: []appsv1alpha1.ContainerRecreateRequestContainer{ctr("app", "c://old")},
 		States: []appsv1alpha1.ContainerRecreateState{st}, Observed: map[string]Observed{"app": running("c://old", time.Minute)},
 		Now: t0, Deadline: t0.Add(time.Hour)})
 	if p.States[0].Message != st.Message {

@@ -28,28 +28,6 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
 
-func TestTotalGracePeriod(t *testing.T) {
-	podWith := func(s *int64) *corev1.Pod {
-		return &corev1.Pod{Spec: corev1.PodSpec{TerminationGracePeriodSeconds: s}}
-	}
-	cases := []struct {
-		name     string
-		strategy *int64
-		pod      *corev1.Pod
-		want     int64
-	}{
-		{"strategy (probe's) wins", ptr.To[int64](7), podWith(ptr.To[int64](60)), 7},
-		{"pod's when the strategy is unset", nil, podWith(ptr.To[int64](60)), 60},
-		{"30 when neither is set", nil, podWith(nil), 30},
-		{"strategy zero is kept (floored at stop time)", ptr.To[int64](0), podWith(ptr.To[int64](60)), 0},
-	}
-	for _, tc := range cases {
-		if got := TotalGracePeriod(tc.strategy, tc.pod); got != tc.want {
-			t.Errorf("%s: got %d, want %d", tc.name, got, tc.want)
-		}
-	}
-}
-
 func TestStopTimeout(t *testing.T) {
 	cases := []struct {
 		total   int64

@@ -17,34 +17,33 @@ limitations under the License.
 package recreate
 
 import (
-	"cmp"
 	"context"
-	"errors"
-	"fmt"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 )
 
-// Reconcile moves one request forward: wait for an older request of the pod, stop containers,
-// watch their replacements come up, and finish.
+// stepTiming is when the step that stops a container began (the executor took up the request),
+// and when its status write before the stop was acknowledged (zero when the stop went first).
+// The stop logs them, and measures the executor's own share of a restart from the first.
+type stepTiming struct{ start, fenced time.Time }
+
+// Reconcile takes one step of a request: observe it, plan once (Advance), and act on the plan:
+// start the stops it names, write the status it describes, and record what the write made
+// known. A plan is carried out as made; the next one comes from a new observation.
 //
-// Every status write carries the resourceVersion the plan was made from. The cache can lag behind
-// the executor's own last write; such a write conflicts, and the whole step is made again from a
-// fresh read, never by re-applying a plan made from stale status.
+// The status write carries the resourceVersion the plan was made from (internal/patch). The
+// cache can lag behind the executor's own last write; such a write conflicts, and the step is
+// observed and planned again from a fresh read, never carried out from a stale status.
 func (e *Executor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	e.defaults()
-	ctx = withStepStart(ctx, e.Clock.Now())
+	t := stepTiming{start: e.Clock.Now()}
 	crr := &appsv1alpha1.ContainerRecreateRequest{}
 	if err := e.Client.Get(ctx, req.NamespacedName, crr); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -52,195 +51,59 @@ func (e *Executor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	for attempt := 0; ; attempt++ {
-		res, err := e.reconcileRequest(ctx, crr)
-		if !errors.Is(err, errConflict) || attempt >= conflictRetries {
-			return res, ignoreSuperseded(err)
-		}
-		crr = &appsv1alpha1.ContainerRecreateRequest{}
-		if err := e.APIReader.Get(ctx, req.NamespacedName, crr); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
-	}
+	return e.step(ctx, crr, t)
 }
 
-// reconcileRequest runs one step of a request. The daemon owns execution only: a request whose
-// pod is gone, replaced or terminating, or whose deadline passed, is left alone for the manager
-// to fail, and nothing of it is stopped any more.
-func (e *Executor) reconcileRequest(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) (ctrl.Result, error) {
-	if !e.owns(crr) || !crr.Active() {
-		e.forget(client.ObjectKeyFromObject(crr))
-		return ctrl.Result{}, nil
-	}
-	log := logf.FromContext(ctx)
-	now := e.Clock.Now()
-	deadline := crr.Deadline()
-	if !now.Before(deadline) {
-		log.V(1).Info("deadline passed; left for the manager to fail", "deadline", deadline)
-		return ctrl.Result{}, nil
-	}
-	pod, gone, err := e.getPod(ctx, crr)
+// step observes the request as read, plans once, and carries the plan out: the stops that may
+// go first, the status write, then the stops that wait for it and the memory's part.
+func (e *Executor) step(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest, t stepTiming) (ctrl.Result, error) {
+	o, err := e.observe(ctx, crr)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if gone != "" {
-		log.V(1).Info("not running the request; left for the manager to fail", "why", gone)
-		return ctrl.Result{}, nil
+	p := Advance(o)
+	if p.StopFirst {
+		e.startStops(ctx, crr, o.Pod, p.Kill, p.States, t)
 	}
-
-	siblings, err := e.listActive(ctx, crr.Namespace, string(pod.UID))
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	// The turn this process handed out wins over the cache, which may not show it yet.
-	nextInCache := ""
-	if next := NextToRun(append(siblings, *crr)); next != nil && next.UID != crr.UID {
-		nextInCache = next.Name
-	}
-	if other := e.claimTurn(ctx, pod.UID, crr, nextInCache); other != "" {
-		msg := fmt.Sprintf("waiting for ContainerRecreateRequest %s of the same pod to finish", other)
-		if _, err := e.writeStatus(ctx, crr, false, func(s *appsv1alpha1.ContainerRecreateRequestStatus) {
-			s.Phase, s.Message = appsv1alpha1.RecreatePending, msg
-		}); err != nil {
-			return ctrl.Result{}, err
-		}
-		return ctrl.Result{RequeueAfter: e.requeueAfter(0, deadline)}, nil
-	}
-	return e.execute(ctx, crr, pod, deadline)
-}
-
-// getPod returns the request's pod, or why the daemon must not run the request on it. The cache
-// may lag behind a new pod, so a miss is confirmed with a live read.
-func (e *Executor) getPod(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) (*corev1.Pod, string, error) {
-	key := types.NamespacedName{Namespace: crr.Namespace, Name: crr.Spec.PodName}
-	pod := &corev1.Pod{}
-	err := e.Client.Get(ctx, key, pod)
-	if apierrors.IsNotFound(err) {
-		err = e.APIReader.Get(ctx, key, pod)
+	if o, p, err = e.write(ctx, crr, o, p); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	switch {
-	case apierrors.IsNotFound(err):
-		return nil, "pod is gone", nil
-	case err != nil:
-		return nil, "", err
+	case p.Leave != "":
+		if p.Forget {
+			e.forget(client.ObjectKeyFromObject(crr))
+		}
+		logf.FromContext(ctx).V(1).Info("not running the request", "why", p.Leave)
+		return ctrl.Result{}, nil
+	case p.Phase.Finished():
+		e.finished(ctx, crr)
+		return ctrl.Result{}, nil
 	}
-	switch uid := crr.Labels[appsv1alpha1.LabelCRRPodUID]; {
-	case uid != "" && uid != string(pod.UID):
-		return nil, "pod was replaced", nil
-	case pod.DeletionTimestamp != nil:
-		return nil, "pod is terminating", nil
-	case pod.Spec.NodeName != e.NodeName:
-		return nil, "pod is on another node", nil
+	if len(p.Kill) > 0 {
+		if !p.StopFirst {
+			t.fenced = e.Clock.Now()
+		}
+		e.startStops(ctx, crr, o.Pod, p.Kill, p.States, t) // a stop started before the write is not started again
 	}
-	return pod, "", nil
+	e.recorded(crr, p.Recorded)
+	return ctrl.Result{RequeueAfter: e.requeueAfter(p.RequeueAfter, o.Deadline)}, nil
 }
 
-// execute runs the request that holds its pod's turn.
-func (e *Executor) execute(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod,
-	deadline time.Time) (ctrl.Result, error) {
-	states := crr.Status.ContainerRecreateStates
-	attempted := map[string]bool{}
-	// Each pass stops what the plan allows; another pass runs only when a container gave up its
-	// turn at once (already gone, or a failure ignored), so orderedRecreate moves to the next one.
-	for pass := 0; pass <= len(crr.Spec.Containers); pass++ {
-		states = e.recordStops(crr, states)
-		plan := Advance(Request{
-			Containers: crr.Spec.Containers, Strategy: crr.Spec.Strategy, States: states,
-			Observed: e.observe(ctx, pod, crr, states), Now: e.Clock.Now(),
-			Deadline: deadline,
-		})
-		e.awaitStops(crr, states, &plan)
-		if plan.Phase.Finished() {
-			return ctrl.Result{}, e.finish(ctx, crr, plan.States, plan.Phase, plan.Message)
-		}
-		var kill []string
-		for _, name := range plan.Kill {
-			if !attempted[name] {
-				kill = append(kill, name)
-				continue
-			}
-			// Tried in this reconcile already (it had exited): keep what that attempt recorded.
-			for i := range plan.States {
-				if plan.States[i].Name == name {
-					plan.States[i] = states[i]
-				}
-			}
-			plan.Phase, plan.Message = Summarize(crr.Spec.Strategy.FailurePolicy, plan.States)
-		}
-		// Record the instances about to be stopped before stopping them (see
-		// ContainerRecreateState.containerID); the write also proves the plan's status is current.
-		// A stop already under way needs no new proof, and a fresh request whose instances the
-		// spec pins has its stops started first and the same write made while they run.
-		fence := false
-		for _, name := range kill {
-			for i := range plan.States {
-				if plan.States[i].Name == name && !e.stopStarted(crr, plan.States[i].ContainerID) {
-					fence = true
-				}
-			}
-		}
-		stopFirst := fence && mayStopFirst(crr, plan.States, kill, e.Clock.Now())
-		var err error
-		if !stopFirst {
-			if crr, err = e.writeStates(ctx, crr, fence, plan.States, plan.Phase, plan.Message); err != nil {
-				return ctrl.Result{}, err
-			}
-		}
-		states = plan.States
-		if len(kill) == 0 {
-			return ctrl.Result{RequeueAfter: e.requeueAfter(plan.RequeueAfter, deadline)}, nil
-		}
-		stopCtx := ctx
-		if !stopFirst {
-			stopCtx = withFenced(ctx, e.Clock.Now())
-		}
-		results, running := e.stopAll(stopCtx, pod, crr, states, kill)
-		if stopFirst {
-			if crr, err = e.writeStates(ctx, crr, false, states, plan.Phase, plan.Message); err != nil {
-				return ctrl.Result{}, err
-			}
-		}
-		again, retry := false, false
-		for i := range states {
-			r, ok := results[states[i].Name]
-			if !ok {
-				continue
-			}
-			attempted[states[i].Name] = true
-			states[i].Message = r.message
-			switch r.outcome {
-			case stopped:
-				states[i].IsKilled = true
-			case stopFailed:
-				states[i].Phase = appsv1alpha1.RecreateFailed
-				again = true
-			case stopRetry:
-				retry = true
-			case alreadyStopped:
-				again = true
-			}
-		}
-		phase, msg := Summarize(crr.Spec.Strategy.FailurePolicy, states)
-		if phase.Finished() {
-			return ctrl.Result{}, e.finish(ctx, crr, states, phase, msg)
-		}
-		if crr, err = e.writeStates(ctx, crr, false, states, phase, msg); err != nil {
-			return ctrl.Result{}, err
-		}
-		if retry {
-			return ctrl.Result{RequeueAfter: e.requeueAfter(transientRetryDelay, deadline)}, nil
-		}
-		if running {
-			// The stops that return wake the next step.
-			return ctrl.Result{RequeueAfter: e.requeueAfter(0, deadline)}, nil
-		}
-		if !again {
-			break
-		}
+// finished counts a request this daemon finished, emits its event and forgets it.
+func (e *Executor) finished(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) {
+	e.forget(client.ObjectKeyFromObject(crr))
+	result, eventType, reason := "succeeded", corev1.EventTypeNormal, ReasonSucceeded
+	if crr.Status.Phase == appsv1alpha1.RecreateFailed {
+		result, eventType, reason = "failed", corev1.EventTypeWarning, ReasonFailed
 	}
-	return ctrl.Result{RequeueAfter: e.requeueAfter(0, deadline)}, nil
+	crrExecuted.WithLabelValues(result).Inc()
+	e.Recorder.Eventf(crr, nil, eventType, reason, "Recreate", "%s", crr.Status.Message)
+	logf.FromContext(ctx).Info("request finished", "phase", crr.Status.Phase, "message", crr.Status.Message)
 }
 
+// requeueAfter is when to look at the request again: at want (when set) or after the poll
+// interval, whichever is sooner, and never after its deadline. The stops that return, and the
+// pod's and the request's changes, wake it sooner.
 func (e *Executor) requeueAfter(want time.Duration, deadline time.Time) time.Duration {
 	d := e.PollInterval
 	if want > 0 && want < d {
@@ -250,99 +113,4 @@ func (e *Executor) requeueAfter(want time.Duration, deadline time.Time) time.Dur
 		d = left
 	}
 	return d
-}
-
-// recordStops records in states the stops that went through since the status was written: the
-// kubelet may start the successor before the next step, which must not take the container for
-// one that was replaced without us. A stop started before its status write (mayStopFirst) is
-// recorded even when that write did not land.
-func (e *Executor) recordStops(crr *appsv1alpha1.ContainerRecreateRequest, states []appsv1alpha1.ContainerRecreateState) []appsv1alpha1.ContainerRecreateState {
-	out := slices.Clone(states)
-	for _, c := range crr.Spec.Containers {
-		i := slices.IndexFunc(out, func(s appsv1alpha1.ContainerRecreateState) bool { return s.Name == c.Name })
-		s := appsv1alpha1.ContainerRecreateState{Name: c.Name}
-		if i >= 0 {
-			s = out[i]
-		}
-		id := s.ContainerID
-		switch s.Phase {
-		case "", appsv1alpha1.RecreatePending:
-			id = pinnedInstance(c, crr.Spec.Strategy)
-		case appsv1alpha1.RecreateRecreating:
-		default:
-			continue
-		}
-		if s.IsKilled || id == "" {
-			continue
-		}
-		if r, returned, _ := e.stopOf(crr, id); returned && r.outcome == stopped {
-			s.Phase, s.ContainerID, s.IsKilled, s.Message = appsv1alpha1.RecreateRecreating, id, true, r.message
-			if i >= 0 {
-				out[i] = s
-			} else {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
-}
-
-// awaitStops keeps a container from finishing while its stop has not returned (a successor can
-// run before it does): its state stays as it was, and the stop's return wakes the next step.
-func (e *Executor) awaitStops(crr *appsv1alpha1.ContainerRecreateRequest, states []appsv1alpha1.ContainerRecreateState, plan *Plan) {
-	changed := false
-	for i, s := range plan.States {
-		if !s.Phase.Finished() || s.IsKilled {
-			continue
-		}
-		j := slices.IndexFunc(states, func(o appsv1alpha1.ContainerRecreateState) bool { return o.Name == s.Name })
-		if j < 0 {
-			continue
-		}
-		if _, _, running := e.stopOf(crr, states[j].ContainerID); running {
-			plan.States[i], changed = states[j], true
-		}
-	}
-	if changed {
-		plan.Phase, plan.Message = Summarize(crr.Spec.Strategy.FailurePolicy, plan.States)
-	}
-}
-
-// observe reads pod status for every unfinished container, and asks the runtime to confirm any
-// instance that pod status reports running and that is not the one being restarted.
-func (e *Executor) observe(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.ContainerRecreateRequest,
-	states []appsv1alpha1.ContainerRecreateState) map[string]Observed {
-	target := map[string]appsv1alpha1.ContainerRecreateState{}
-	for _, s := range states {
-		target[s.Name] = s
-	}
-	out := map[string]Observed{}
-	for _, c := range crr.Spec.Containers {
-		st := target[c.Name]
-		if st.Phase.Finished() {
-			continue
-		}
-		o := ObservePod(pod, c.Name)
-		if o.Running && o.ContainerID != "" && o.ContainerID != comparedWith(c, st, crr.Spec.Strategy, o) {
-			resp, err := e.Runtime.ContainerStatus(ctx, cri.TrimContainerID(o.ContainerID), false)
-			if err != nil {
-				logf.FromContext(ctx).V(1).Info("runtime cannot confirm container yet", "container", c.Name, "id", o.ContainerID, "err", err.Error())
-			}
-			o.RuntimeRunning = err == nil && resp.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING
-		}
-		out[c.Name] = o
-	}
-	return out
-}
-
-// comparedWith is the instance the plan compares the pod's current one with: the recorded one, or for a
-// container not started on yet, the one step will pick. The runtime's confirmation matters only
-// for a current instance that differs from it (a successor), so the first step, on the critical
-// path of every restart, goes without that CRI round trip.
-func comparedWith(c appsv1alpha1.ContainerRecreateRequestContainer, st appsv1alpha1.ContainerRecreateState,
-	strategy appsv1alpha1.ContainerRecreateRequestStrategy, o Observed) string {
-	if st.Phase != "" && st.Phase != appsv1alpha1.RecreatePending {
-		return st.ContainerID
-	}
-	return cmp.Or(pinnedInstance(c, strategy), o.ContainerID)
 }

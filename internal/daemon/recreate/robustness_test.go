@@ -18,17 +18,18 @@ package recreate
 
 import (
 	"context"
-	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
@@ -89,9 +90,13 @@ func TestManagerFailureIsNotOverwritten(t *testing.T) {
 	if err := h.c.Status().Update(h.ctx, fresh); err != nil {
 		t.Fatal(err)
 	}
-	_, err := h.e.writeStates(h.ctx, stale, false, nil, appsv1alpha1.RecreateRecreating, "x")
-	if !errors.Is(err, errConflict) {
-		t.Fatalf("writeStates on a stale copy = %v, want errConflict", err)
+	conflicts := countConflicts(h)
+	// A write planned from the stale copy is refused; judged again on a fresh read, the request is
+	// finished, the daemon's no more, and nothing is written.
+	_, p, err := h.e.write(h.ctx, stale, Observation{},
+		Plan{Phase: appsv1alpha1.RecreateRecreating, Message: "x"})
+	if err != nil || conflicts.Load() != 1 || p.Leave == "" {
+		t.Fatalf("write on a stale copy: err %v, %d conflict(s), plan %+v; want one conflict, then left alone", err, conflicts.Load(), p)
 	}
 	h.expectPhase("r", appsv1alpha1.RecreateFailed, "no daemon picked it up")
 }
@@ -159,9 +164,11 @@ func TestStaleCopyNeitherStopsAgainNorRegresses(t *testing.T) {
 	if len(h.stops()) != 1 || !h.get("r").Status.ContainerRecreateStates[0].IsKilled {
 		t.Fatalf("first step: stops %v", h.stops())
 	}
-	res, err := h.e.reconcileRequest(h.ctx, stale)
-	if !errors.Is(err, errConflict) {
-		t.Fatalf("step from a stale copy = %v, %v; want errConflict", res, err)
+	conflicts := countConflicts(h)
+	h.e.Client = &staleReads{Client: h.e.Client, stale: stale}
+	res, err := h.e.Reconcile(h.ctx, reconcileRequest("r"))
+	if err != nil || conflicts.Load() != 1 {
+		t.Fatalf("step from a stale copy = %v, %v, %d conflict(s); want its write refused once, then judged again", res, err, conflicts.Load())
 	}
 	if len(h.stops()) != 1 {
 		t.Fatalf("stopped again: %v", h.stops())
@@ -169,6 +176,7 @@ func TestStaleCopyNeitherStopsAgainNorRegresses(t *testing.T) {
 	if s := h.get("r").Status.ContainerRecreateStates[0]; !s.IsKilled {
 		t.Fatalf("status regressed: %+v", s)
 	}
+	h.e.Client = h.c
 	// Even with the recorded target but no isKilled (the write after the stop was lost), the
 	// executor remembers its own stop and records it instead of stopping again.
 	r := h.get("r")
@@ -289,7 +297,8 @@ func TestMessagesAreCutToTheAPILimit(t *testing.T) {
 	s := appsv1alpha1.ContainerRecreateRequestStatus{Message: strings.Repeat("x", 2000),
 		ContainerRecreateStates: []appsv1alpha1.ContainerRecreateState{{Message: strings.Repeat("y", 1025)}, {Message: "short"}}}
 	truncateMessages(&s)
-	if len(s.Message) != maxMessage || !strings.HasSuffix(s.Message, "...") || len(s.ContainerRecreateStates[0].Message) != maxMessage ||
+	if len(s.Message) != appsv1alpha1.MaxMessageLength || !strings.HasSuffix(s.Message, "...") ||
+		len(s.ContainerRecreateStates[0].Message) != appsv1alpha1.MaxMessageLength ||
 		s.ContainerRecreateStates[1].Message != "short" {
 		t.Fatalf("lengths %d %d %q", len(s.Message), len(s.ContainerRecreateStates[0].Message), s.ContainerRecreateStates[1].Message)
 	}
@@ -341,4 +350,20 @@ func TestLongStopDoesNotHoldUpOtherRequests(t *testing.T) {
 	if st := h.get("a").Status.ContainerRecreateStates; len(st) != 1 || !st[0].IsKilled {
 		t.Fatalf("slow's state after its stop returned: %+v", st)
 	}
+}
+
+// countConflicts counts the executor's status patches that the API refused with a Conflict.
+func countConflicts(h *harness) *atomic.Int32 {
+	var n atomic.Int32
+	h.e.Client = interceptor.NewClient(h.c.(client.WithWatch), interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch,
+			opts ...client.SubResourcePatchOption) error {
+			err := c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			if apierrors.IsConflict(err) {
+				n.Add(1)
+			}
+			return err
+		},
+	})
+	return &n
 }

@@ -18,103 +18,58 @@ package recreate
 
 import (
 	"context"
-	"errors"
-	"fmt"
+	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/patch"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/truncate"
 )
 
-// maxMessage is the API's limit on status messages.
-const maxMessage = 1024
-
-// conflictRetries bounds how often a step is made again after a write conflict.
+// conflictRetries bounds how often a step is observed and planned again after its status write
+// conflicted.
 const conflictRetries = 5
 
-// errConflict means the request changed since it was read; plan again from a fresh read.
-var errConflict = errors.New("request changed since it was read")
-
-// errSuperseded means the request finished or stopped being active while the daemon worked on it
-// (the manager failed it, or removed its active label): nothing more to write.
-var errSuperseded = errors.New("request finished or inactive")
-
-func ignoreSuperseded(err error) error {
-	if errors.Is(err, errSuperseded) {
-		return nil
-	}
-	return err
-}
-
-// writeStatus applies mutate to the request's status and writes it as a merge patch that carries
-// the resourceVersion it was computed from, so neither a concurrent write by the manager nor a
-// newer write of the executor's own (which a lagging cache has not shown yet) is overwritten. A
-// conflict returns errConflict, and the caller plans again from a fresh read. fence writes even
-// when nothing changed: it proves the status the plan came from is current before a stop.
-func (e *Executor) writeStatus(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest, fence bool,
-	mutate func(*appsv1alpha1.ContainerRecreateRequestStatus)) (*appsv1alpha1.ContainerRecreateRequest, error) {
-	cur := crr.DeepCopy()
-	base := crr.DeepCopy()
-	mutate(&cur.Status)
-	truncateMessages(&cur.Status)
-	if !fence && equality.Semantic.DeepEqual(base.Status, cur.Status) {
-		return cur, nil
-	}
-	err := e.Client.Status().Patch(ctx, cur, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
-	switch {
-	case err == nil:
-		return cur, nil
-	case apierrors.IsConflict(err):
-		return nil, errConflict
-	case apierrors.IsNotFound(err):
-		return nil, errSuperseded
-	default:
-		return nil, fmt.Errorf("writing status of ContainerRecreateRequest %s/%s: %w", crr.Namespace, crr.Name, err)
-	}
-}
-
-// writeStates records per-container states and the request's phase.
-func (e *Executor) writeStates(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest, fence bool,
-	states []appsv1alpha1.ContainerRecreateState, phase appsv1alpha1.ContainerRecreateRequestPhase, msg string) (*appsv1alpha1.ContainerRecreateRequest, error) {
-	return e.writeStatus(ctx, crr, fence, func(s *appsv1alpha1.ContainerRecreateRequestStatus) {
-		s.Phase, s.Message = phase, msg
-		s.ContainerRecreateStates = append([]appsv1alpha1.ContainerRecreateState(nil), states...)
-	})
-}
-
-// finish writes the final phase with its completion time, counts it and emits an event on the request.
-func (e *Executor) finish(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest,
-	states []appsv1alpha1.ContainerRecreateState, phase appsv1alpha1.ContainerRecreateRequestPhase, msg string) error {
-	now := metav1.NewTime(e.Clock.Now())
-	done, err := e.writeStatus(ctx, crr, false, func(s *appsv1alpha1.ContainerRecreateRequestStatus) {
-		s.Phase, s.Message, s.CompletionTime = phase, msg, &now
-		if states != nil {
-			s.ContainerRecreateStates = append([]appsv1alpha1.ContainerRecreateState(nil), states...)
+// write writes the plan's status, under optimistic lock (internal/patch). After a conflict the
+// request is observed and planned again from a fresh read; write returns the observation and
+// plan whose status it wrote (or that left the request alone).
+func (e *Executor) write(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest, o Observation, p Plan) (Observation, Plan, error) {
+	h := patch.NewHelper(crr, e.Client, e.APIReader, patch.Attempts(1+conflictRetries))
+	_, err := h.Patch(ctx, crr, e.record(crr, p), func(fresh *appsv1alpha1.ContainerRecreateRequest) (bool, error) {
+		var err error
+		if o, err = e.observe(ctx, fresh); err != nil {
+			return false, err
 		}
+		p = Advance(o)
+		return e.record(fresh, p), nil
 	})
-	if err != nil {
-		return err
-	}
-	e.forget(client.ObjectKeyFromObject(crr))
-	result, eventType, reason := "succeeded", corev1.EventTypeNormal, ReasonSucceeded
-	if phase == appsv1alpha1.RecreateFailed {
-		result, eventType, reason = "failed", corev1.EventTypeWarning, ReasonFailed
-	}
-	crrExecuted.WithLabelValues(result).Inc()
-	e.Recorder.Eventf(done, nil, eventType, reason, "Recreate", "%s", done.Status.Message)
-	logf.FromContext(ctx).Info("request finished", "phase", phase, "message", done.Status.Message)
-	return nil
+	return o, p, err
 }
 
+// record sets the request's status to the plan's, and reports whether to write it: when it
+// changed, or when the plan's stops wait for the write (Plan.Fence). A plan that leaves the
+// request alone records nothing. A finished request gets its completion time.
+func (e *Executor) record(crr *appsv1alpha1.ContainerRecreateRequest, p Plan) bool {
+	if p.Leave != "" {
+		return false
+	}
+	before := crr.Status.DeepCopy()
+	s := &crr.Status
+	s.Phase, s.Message = p.Phase, p.Message
+	s.ContainerRecreateStates = slices.Clone(p.States)
+	if p.Phase.Finished() {
+		s.CompletionTime = &metav1.Time{Time: e.Clock.Now()}
+	}
+	truncateMessages(s)
+	return p.Fence() || !equality.Semantic.DeepEqual(before, s)
+}
+
+// truncateMessages cuts every message to the API's limit.
 func truncateMessages(s *appsv1alpha1.ContainerRecreateRequestStatus) {
-	s.Message = truncate.String(s.Message, maxMessage)
+	s.Message = truncate.String(s.Message, appsv1alpha1.MaxMessageLength)
 	for i := range s.ContainerRecreateStates {
-		s.ContainerRecreateStates[i].Message = truncate.String(s.ContainerRecreateStates[i].Message, maxMessage)
+		s.ContainerRecreateStates[i].Message = truncate.String(s.ContainerRecreateStates[i].Message, appsv1alpha1.MaxMessageLength)
 	}
 }

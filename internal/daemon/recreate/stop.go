@@ -42,20 +42,6 @@ const (
 	ReasonFailed    = "Failed"
 )
 
-type stopOutcome int
-
-const (
-	stopped stopOutcome = iota
-	alreadyStopped
-	stopFailed
-	// stopRetry: the runtime answered with a transient error (busy, restarting, timed out); the
-	// container keeps its turn and is stopped again after transientRetryDelay, until the deadline.
-	stopRetry
-)
-
-// transientRetryDelay is the pause before stopping again after a transient runtime error.
-const transientRetryDelay = time.Second
-
 // transient reports runtime errors worth retrying: the kubelet, too, simply tries again on its
 // next pod sync when a kill fails. Anything else (e.g. runc refusing) fails the container.
 func transient(err error) bool {
@@ -66,59 +52,42 @@ func transient(err error) bool {
 	return false
 }
 
-type stopResult struct {
-	outcome stopOutcome
-	message string
-}
-
-// stopAll starts a stop of each named container that has none running, in the background: the
-// preStop hook and the grace period of one request must never hold up a worker, and with it the
-// other requests of the node. It returns the results of the stops that returned, and whether any
-// is still running; a stop that returns wakes the request's next step.
-func (e *Executor) stopAll(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.ContainerRecreateRequest,
-	states []appsv1alpha1.ContainerRecreateState, names []string) (map[string]stopResult, bool) {
+// startStops starts, in the background, a stop of each named container (the instance its state
+// records) whose stop is not running or returned already: the preStop hook and the grace period
+// of one request must never hold up a worker, and with it the other requests of the node. A stop
+// that returns is remembered and wakes the request's next step.
+func (e *Executor) startStops(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod,
+	names []string, states []appsv1alpha1.ContainerRecreateState, t stepTiming) {
 	ids := map[string]string{}
 	for _, s := range states {
 		ids[s.Name] = s.ContainerID
 	}
-	out := map[string]stopResult{}
-	running := false
 	for _, name := range names {
 		id := ids[name]
-		if r, ok := e.takeStop(crr, id); ok {
-			out[name] = r
+		if !e.beginStop(crr, id) {
 			continue
-		}
-		running = true
-		if !e.startStop(crr, id) {
-			continue // already running
 		}
 		pod, crr := pod.DeepCopy(), crr.DeepCopy()
 		e.stops.Add(1)
 		e.stopsStarted.Add(1)
 		go func() {
 			defer e.stops.Done()
-			e.endStop(crr, id, e.stop(ctx, pod, crr, name, id))
-			e.wakeUp(crr)
+			e.endStop(crr, id, e.stop(ctx, pod, crr, name, id, t))
+			if e.wake == nil {
+				return // no manager, as in unit tests
+			}
+			select { // wake the request's next step
+			case e.wake <- event.GenericEvent{Object: crr}:
+			default: // full: the poll interval picks it up
+			}
 		}()
-	}
-	return out, running
-}
-
-// wakeUp enqueues the request's next step (nothing without a manager, as in unit tests).
-func (e *Executor) wakeUp(crr *appsv1alpha1.ContainerRecreateRequest) {
-	if e.wake == nil {
-		return
-	}
-	select {
-	case e.wake <- event.GenericEvent{Object: crr}:
-	default: // full: the poll interval picks it up
 	}
 }
 
 // stop runs the preStop hook and stops one container instance through CRI, as the kubelet does
 // when a liveness probe fails.
-func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.ContainerRecreateRequest, name, target string) stopResult {
+func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.ContainerRecreateRequest, name, target string,
+	t stepTiming) stopResult {
 	id := cri.TrimContainerID(target)
 	resp, err := e.Runtime.ContainerStatus(ctx, id, false)
 	switch {
@@ -137,7 +106,7 @@ func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.
 		c = rc.Container
 	}
 	e.Recorder.Eventf(pod, crr, corev1.EventTypeNormal, ReasonKilling, "StopContainer", "%s", killingNote(crr, name))
-	total := TotalGracePeriod(crr.Spec.Strategy.TerminationGracePeriodSeconds, pod)
+	total := crr.GracePeriodSeconds(pod)
 	start := e.Clock.Now()
 	hookMsg := ""
 	if RunsPreStop(c, total) {
@@ -151,16 +120,14 @@ func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.
 	timeout := StopTimeout(total, e.Clock.Since(start))
 	log := logf.FromContext(ctx).WithValues("pod", pod.Namespace+"/"+pod.Name, "container", name, "containerID", target)
 	stopAt := e.Clock.Now()
-	if t, ok := stepTimes(ctx); ok {
-		startToStop.Observe(stopAt.Sub(t.start).Seconds())
-		// With the lines of the manager and the status writer, these follow one restart from the
-		// failed probe to the stop (docs/daemon.md).
-		kv := []any{"gracePeriod", timeout, "stepStartedAt", stamp(t.start), "stopAt", stamp(stopAt)}
-		if !t.fenced.IsZero() {
-			kv = append(kv, "fencedAt", stamp(t.fenced))
-		}
-		log.Info("stopping container", kv...)
+	startToStop.Observe(stopAt.Sub(t.start).Seconds())
+	// With the lines of the manager and the status writer, these follow one restart from the
+	// failed probe to the stop (docs/daemon.md).
+	kv := []any{"gracePeriod", timeout, "stepStartedAt", stamp(t.start), "stopAt", stamp(stopAt)}
+	if !t.fenced.IsZero() {
+		kv = append(kv, "fencedAt", stamp(t.fenced))
 	}
+	log.Info("stopping container", kv...)
 	err = e.Runtime.StopContainer(ctx, id, timeout)
 	stopDuration.Observe(e.Clock.Since(start).Seconds())
 	log.Info("StopContainer returned", "returnedAt", stamp(e.Clock.Now()), "took", e.Clock.Since(stopAt).String(),
@@ -183,30 +150,6 @@ func killingNote(crr *appsv1alpha1.ContainerRecreateRequest, container string) s
 		return fmt.Sprintf("Container %s failed liveness probe, will be restarted", container)
 	}
 	return fmt.Sprintf("Stopping container %s by ContainerRecreateRequest %s", container, crr.Name)
-}
-
-// stepTimes are when the step that stops a container began (the executor took up the request) and
-// when its status write before the stop was acknowledged (zero when the stop went first).
-type stepTiming struct{ start, fenced time.Time }
-
-type stepTimingKey struct{}
-
-func withStepStart(ctx context.Context, t time.Time) context.Context {
-	return context.WithValue(ctx, stepTimingKey{}, stepTiming{start: t})
-}
-
-func withFenced(ctx context.Context, t time.Time) context.Context {
-	st, ok := ctx.Value(stepTimingKey{}).(stepTiming)
-	if !ok {
-		return ctx
-	}
-	st.fenced = t
-	return context.WithValue(ctx, stepTimingKey{}, st)
-}
-
-func stepTimes(ctx context.Context) (stepTiming, bool) {
-	st, ok := ctx.Value(stepTimingKey{}).(stepTiming)
-	return st, ok
 }
 
 // stamp formats a time for logs: UTC with nanoseconds, whatever the log encoder does with times.

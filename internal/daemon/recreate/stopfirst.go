@@ -39,14 +39,13 @@ const StopFirstMaxAge = 10 * time.Second
 //     gone, replaced or terminating).
 //
 // Otherwise the write goes first and proves the plan's status is current.
-func mayStopFirst(crr *appsv1alpha1.ContainerRecreateRequest, states []appsv1alpha1.ContainerRecreateState,
-	kill []string, now time.Time) bool {
-	if len(kill) == 0 || now.Sub(crr.CreationTimestamp.Time) >= StopFirstMaxAge {
+func mayStopFirst(o Observation, states []appsv1alpha1.ContainerRecreateState, kill []string) bool {
+	if len(kill) == 0 || o.Now.Sub(o.Created) >= StopFirstMaxAge {
 		return false
 	}
 	pinned := map[string]string{}
-	for _, c := range crr.Spec.Containers {
-		pinned[c.Name] = pinnedInstance(c, crr.Spec.Strategy)
+	for _, c := range o.Containers {
+		pinned[c.Name] = pinnedInstance(c, o.Strategy)
 	}
 	for _, name := range kill {
 		id := pinned[name]

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -71,12 +70,9 @@ func TestMayStopFirst(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			crr := &appsv1alpha1.ContainerRecreateRequest{
-				ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(t0)},
-				Spec: appsv1alpha1.ContainerRecreateRequestSpec{Containers: tc.containers,
-					Strategy: appsv1alpha1.ContainerRecreateRequestStrategy{ForceRecreate: tc.force}},
-			}
-			if got := mayStopFirst(crr, tc.states, tc.kill, t0.Add(tc.age)); got != tc.want {
+			o := Observation{Created: t0, Now: t0.Add(tc.age), Containers: tc.containers,
+				Strategy: appsv1alpha1.ContainerRecreateRequestStrategy{ForceRecreate: tc.force}}
+			if got := mayStopFirst(o, tc.states, tc.kill); got != tc.want {
 				t.Fatalf("mayStopFirst = %v, want %v", got, tc.want)
 			}
 		})

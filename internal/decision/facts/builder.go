@@ -166,26 +166,13 @@ func failures(npp *appsv1alpha1.NodePodProbe, pod *corev1.Pod) []rules.Failure {
 				out = append(out, rules.Failure{Probe: s.Name, Container: p.ContainerName, ContainerID: s.ContainerID,
 					Running: running, RestartCount: restarts, ProbeTime: s.LastProbeTime.Time, Since: s.LastTransitionTime.Time,
 					Period: p.Probe.PeriodSeconds, Threshold: p.Probe.FailureThreshold, InitialDelay: p.Probe.InitialDelaySeconds,
-					ProbeGrace: p.Probe.TerminationGracePeriodSeconds, Grace: grace(pod, p.Probe.TerminationGracePeriodSeconds),
+					ProbeGrace: p.Probe.TerminationGracePeriodSeconds, Grace: appsv1alpha1.TerminationGracePeriodFor(p.Probe.TerminationGracePeriodSeconds, pod),
 					Request: RequestName(pod, p.ContainerName, s.ContainerID)})
 			}
 		}
 	}
 	slices.SortFunc(out, func(a, b rules.Failure) int { return strings.Compare(a.Probe, b.Probe) })
 	return out
-}
-
-// grace is the grace period a stop gives the container: the probe's
-// terminationGracePeriodSeconds, else the pod's, else the API's default.
-func grace(pod *corev1.Pod, probe *int64) int64 {
-	switch {
-	case probe != nil:
-		return *probe
-	case pod.Spec.TerminationGracePeriodSeconds != nil:
-		return *pod.Spec.TerminationGracePeriodSeconds
-	default:
-		return appsv1alpha1.DefaultTerminationGracePeriodSeconds
-	}
 }
 
 // refailures returns the failed results of the container instances the workload's pods run now:

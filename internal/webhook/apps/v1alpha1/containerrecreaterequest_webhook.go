@@ -29,7 +29,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -170,14 +169,9 @@ func validateAgainstPod(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.
 	return errs
 }
 
+// applyDefaults names the instance of each container the creator left unnamed, then writes the
+// request's defaults (appsv1alpha1.ContainerRecreateRequest.SetDefaults).
 func applyDefaults(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod) {
-	if crr.Labels == nil {
-		crr.Labels = map[string]string{}
-	}
-	crr.Labels[appsv1alpha1.LabelCRRPodUID] = string(pod.UID)
-	crr.Labels[appsv1alpha1.LabelCRRNodeName] = pod.Spec.NodeName
-	crr.Labels[appsv1alpha1.LabelCRRActive] = appsv1alpha1.TrueValue
-
 	for i := range crr.Spec.Containers {
 		c := &crr.Spec.Containers[i]
 		// A context given by the creator names the instance it meant; if that instance is gone
@@ -189,22 +183,7 @@ func applyDefaults(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod) 
 			}
 		}
 	}
-	s := &crr.Spec.Strategy
-	if s.FailurePolicy == "" {
-		s.FailurePolicy = appsv1alpha1.FailurePolicyFail
-	}
-	if s.TerminationGracePeriodSeconds == nil {
-		g := gracePeriod(crr, pod)
-		s.TerminationGracePeriodSeconds = &g
-	}
-	if crr.Spec.TTLSecondsAfterFinished == nil {
-		crr.Spec.TTLSecondsAfterFinished = ptr.To(appsv1alpha1.DefaultTTLSecondsAfterFinished)
-	}
-	if crr.Spec.ActiveDeadlineSeconds == nil {
-		// Long enough for the grace period (defaulted above) the request will use.
-		crr.Spec.ActiveDeadlineSeconds = ptr.To(appsv1alpha1.ActiveDeadlineSecondsFor(
-			*s.TerminationGracePeriodSeconds, s.MinStartedSeconds))
-	}
+	crr.SetDefaults(pod, probeGrace(pod))
 }
 
 // graceKnown reports whether the grace period needs nothing a cached pod lacks: it is set, or
@@ -222,26 +201,19 @@ func graceKnown(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod) boo
 	return true
 }
 
-// gracePeriod is, per container, the liveness probe's terminationGracePeriodSeconds when set,
-// else the pod's; one request gets the longest of its containers', so none is cut short.
-func gracePeriod(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod) int64 {
-	podGrace := appsv1alpha1.DefaultTerminationGracePeriodSeconds
-	if pod.Spec.TerminationGracePeriodSeconds != nil {
-		podGrace = *pod.Spec.TerminationGracePeriodSeconds
-	}
+// probeGrace returns, per container, its liveness probe's terminationGracePeriodSeconds: from
+// the probe-context annotation of an enrolled pod, else from the native probe.
+func probeGrace(pod *corev1.Pod) func(container string) *int64 {
 	pctx, _ := probecontext.FromAnnotations(pod.Annotations) // the Pod webhook validated it
-	var longest int64 = -1
-	for _, c := range crr.Spec.Containers {
-		g := podGrace
-		if e := pctx.Lookup(c.Name); e != nil && e.LivenessProbe.TerminationGracePeriodSeconds != nil {
-			g = *e.LivenessProbe.TerminationGracePeriodSeconds
-		} else if pc, ok := podutil.FindRestartable(&pod.Spec, c.Name); ok &&
-			pc.Container.LivenessProbe != nil && pc.Container.LivenessProbe.TerminationGracePeriodSeconds != nil {
-			g = *pc.Container.LivenessProbe.TerminationGracePeriodSeconds
+	return func(name string) *int64 {
+		if e := pctx.Lookup(name); e != nil && e.LivenessProbe.TerminationGracePeriodSeconds != nil {
+			return e.LivenessProbe.TerminationGracePeriodSeconds
 		}
-		longest = max(longest, g)
+		if pc, ok := podutil.FindRestartable(&pod.Spec, name); ok && pc.Container.LivenessProbe != nil {
+			return pc.Container.LivenessProbe.TerminationGracePeriodSeconds
+		}
+		return nil
 	}
-	return longest
 }
 
 // The validating webhook takes UPDATE only. On CREATE the mutating webhook (failurePolicy Fail)
