@@ -45,7 +45,6 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
 	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/index"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	webhookappsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/apps/v1alpha1"
 	webhookcorev1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/core/v1"
 	webhookpolicyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/policy/v1alpha1"
@@ -217,21 +216,15 @@ func main() {
 		os.Exit(1)
 	}
 	setupLog.Info("Manager identity", "username", operatorUser)
-	// Every replica holds the probe-context signing key (each serves the pod webhook).
-	keys := &probesig.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
-		Namespace: policyFlags.operatorNamespace, Name: pkgFlags.probeSigningSecret}
-	if err := mgr.Add(keys); err != nil {
-		setupLog.Error(err, "Failed to add the probe-context signing key")
-		os.Exit(1)
-	}
-	if err := mgr.AddReadyzCheck("probe-signing-key", keys.Checker); err != nil {
-		setupLog.Error(err, "Failed to set up the signing key ready check")
-		os.Exit(1)
-	}
-
 	// Cache indexes are registered once, here, before the controllers that query them.
 	if err := index.AddDefaultIndexes(context.Background(), mgr); err != nil {
 		setupLog.Error(err, "Failed to register cache indexes")
+		os.Exit(1)
+	}
+	// Every replica holds the probe-context signing key (each serves the pod webhook).
+	keys, trustedKeys, err := setupProbeTrust(mgr, policyFlags.operatorNamespace, pkgFlags.probeSigningSecret)
+	if err != nil {
+		setupLog.Error(err, "Failed to set up the probe trust boundary")
 		os.Exit(1)
 	}
 	if err := (&appscontroller.ContainerRecreateRequestReconciler{
@@ -245,7 +238,7 @@ func main() {
 	if err := (&appscontroller.NodePodProbeReconciler{
 		Client:            mgr.GetClient(),
 		Recorder:          mgr.GetEventRecorder("nodepodprobe-controller"),
-		Keys:              keys,
+		Keys:              trustedKeys,
 		OperatorNamespace: policyFlags.operatorNamespace,
 	}).SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "Failed to create controller", "controller", "apps-nodepodprobe")
@@ -286,6 +279,7 @@ func main() {
 	}
 	if err := (&admissionpolicy.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OperatorUsername: operatorUser,
+		DaemonUsername: pkgFlags.daemonUsername(policyFlags.operatorNamespace),
 	}).SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "Failed to create controller", "controller", "admissionpolicy")
 		os.Exit(1)

@@ -32,6 +32,7 @@ import (
 	appscontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/apps"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
 	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/trust"
 )
 
 // Defaults of the client rate limit, sized by test/benchscale (docs/development.md, "Manager at
@@ -113,5 +114,7 @@ func (f *scaleFlags) cacheOptions(operatorNamespace string) cache.Options {
 		leaseKey:      leases,
 	}
 	maps.Copy(byObject, admissionpolicy.CacheByObject())
+	trustKey, trustCM := trust.CacheByObject(operatorNamespace)
+	byObject[trustKey] = trustCM
 	return cache.Options{DefaultTransform: strip, ByObject: byObject}
 }

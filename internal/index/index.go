@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 )
 
 // Field indexes of the manager's cache.
@@ -39,6 +40,8 @@ const (
 	ByController = "enhancedliveness.controllerUID"
 	// CRRByPod indexes ContainerRecreateRequests by the UID of the pod they restart.
 	CRRByPod = "enhancedliveness.crr.podUID"
+	// PodByAdmission indexes the cached (enrolled) pods by the nonce of their admission signature.
+	PodByAdmission = "enhancedliveness.pod.admissionNonce"
 )
 
 // AddDefaultIndexes registers every index on the manager's cache.
@@ -51,6 +54,7 @@ func AddDefaultIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	}{
 		{&corev1.Pod{}, PodByNode, PodNode},
 		{&corev1.Pod{}, ByController, ControllerUID},
+		{&corev1.Pod{}, PodByAdmission, AdmissionNonce},
 		{&appsv1.ReplicaSet{}, ByController, ControllerUID},
 		{&appsv1alpha1.ContainerRecreateRequest{}, CRRByPod, CRRPodUID},
 	} {
@@ -65,6 +69,14 @@ func AddDefaultIndexes(ctx context.Context, mgr ctrl.Manager) error {
 func PodNode(obj client.Object) []string {
 	if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
 		return []string{p.Spec.NodeName}
+	}
+	return nil
+}
+
+// AdmissionNonce returns the nonce of a pod's admission signature (probesig.AdmissionNonce).
+func AdmissionNonce(obj client.Object) []string {
+	if n := probesig.AdmissionNonce(obj); n != "" {
+		return []string{n}
 	}
 	return nil
 }
