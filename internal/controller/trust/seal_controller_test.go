@@ -151,7 +151,9 @@ var _ = Describe("the seal controller", Ordered, func() {
 
 		By("and after the first pod is gone (the controller remembers what it sealed)")
 		Expect(k8sClient.Delete(ctx, first, client.GracePeriodSeconds(0))).To(Succeed())
-		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(first), &corev1.Pod{})) }).
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(first), &corev1.Pod{}))
+		}).
 			Should(BeTrue())
 		again := enrolledPod("")
 		again.GenerateName = "web-"
