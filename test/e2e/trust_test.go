@@ -296,7 +296,14 @@ var _ = Describe("the trust boundary (issue 26)", Ordered, func() {
 		newKey := signingKeyID()
 		Expect(trustedKeyIDs()).To(ContainElements(oldKey, newKey), "the old public key stays while pods are sealed with it")
 
-		By("a pod created after the rotation is sealed with the new key and probed")
+		By("a pod created once every manager replica re-read the Secret is sealed with the new key and probed")
+		// Each replica re-reads the Secret every probesig.DefaultRecheckInterval; until then one may
+		// still sign and seal with the previous key, which is as trusted.
+		for end := time.Now().Add(probesig.DefaultRecheckInterval + 5*time.Second); time.Now().Before(end); time.Sleep(time.Second) {
+			for _, p := range pods {
+				Expect(nppMentions(node, p.UID)).To(BeTrue(), "pod %s left the NodePodProbe after the rotation", p.Name)
+			}
+		}
 		Expect(k8s.Patch(context.Background(), &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}},
 			client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":3}}`)))).To(Succeed())
 		var added corev1.Pod
