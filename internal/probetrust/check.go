@@ -74,11 +74,18 @@ type Refusal struct {
 // and why each of the others is not run. pod is the daemon's cached pod with the entry's UID (nil
 // when it has none).
 func Check(pp *appsv1alpha1.PodProbe, pod *corev1.Pod, keys probesig.KeySet) ([]appsv1alpha1.ContainerProbe, []Refusal) {
-	return check(pp, pod, func(p *corev1.Pod) error { _, err := probesig.VerifySeal(keys, p); return err })
+	return check(pp, pod, func(p *corev1.Pod) error { _, err := probesig.VerifySeal(keys, p); return err }, decode)
 }
 
-// check is Check with the seal verification given (the Gate remembers the seals it verified).
-func check(pp *appsv1alpha1.PodProbe, pod *corev1.Pod, verify func(*corev1.Pod) error) ([]appsv1alpha1.ContainerProbe, []Refusal) {
+func decode(pod *corev1.Pod) (probecontext.Context, error) {
+	pctx, errs := probecontext.FromAnnotations(pod.Annotations)
+	return pctx, errs.ToAggregate()
+}
+
+// check is Check with the seal verification and the decoding of the probe context given (the
+// Gate remembers both for a pod's exact seal and context).
+func check(pp *appsv1alpha1.PodProbe, pod *corev1.Pod, verify func(*corev1.Pod) error,
+	decode func(*corev1.Pod) (probecontext.Context, error)) ([]appsv1alpha1.ContainerProbe, []Refusal) {
 	whole := func(v Verdict) ([]appsv1alpha1.ContainerProbe, []Refusal) { return nil, []Refusal{{Verdict: v}} }
 	if pod == nil {
 		return whole(Verdict{Pending: true, Cause: CausePodNotFound,
@@ -97,9 +104,9 @@ func check(pp *appsv1alpha1.PodProbe, pod *corev1.Pod, verify func(*corev1.Pod) 
 	if v, ok := checkSeal(verify(pod), pod); !ok {
 		return whole(v)
 	}
-	pctx, errs := probecontext.FromAnnotations(pod.Annotations)
-	if len(errs) > 0 { // sealed, so admitted: cannot happen short of a different decoder
-		return whole(Verdict{Cause: CauseMismatch, Message: "the pod's probe context does not decode: " + errs.ToAggregate().Error()})
+	pctx, err := decode(pod)
+	if err != nil { // sealed, so admitted: cannot happen short of a different decoder
+		return whole(Verdict{Cause: CauseMismatch, Message: "the pod's probe context does not decode: " + err.Error()})
 	}
 	var accepted []appsv1alpha1.ContainerProbe
 	var refused []Refusal

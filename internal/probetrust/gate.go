@@ -72,9 +72,15 @@ type Gate struct {
 	refused map[refusalKey]string
 	// unknownSince is when a pod's seal was first found naming an unknown key.
 	unknownSince map[unknownKey]time.Time
-	// verified remembers the seals that verified, and with which key, so that a pod event does
-	// not re-verify every seal of the node (a seal verifies for its exact probe context).
-	verified map[verifiedSeal]string
+	// verified remembers the seals that verified, with which key and the probe context they
+	// cover, so that a pod event does not verify and decode every pod of the node again (a seal
+	// verifies for its exact probe context).
+	verified map[verifiedSeal]sealedContext
+}
+
+type sealedContext struct {
+	keyID string
+	pctx  probecontext.Context
 }
 
 type verifiedSeal struct {
@@ -111,26 +117,41 @@ func (g *Gate) Filter(entries []appsv1alpha1.PodProbe, pods map[types.UID]*corev
 	seen := map[refusalKey]string{}
 	unknown := map[unknownKey]time.Time{}
 	counts := map[string]float64{}
-	verified := map[verifiedSeal]string{}
-	verify := func(pod *corev1.Pod) error {
-		k := verifiedSeal{pod.UID, pod.Annotations[appsv1alpha1.AnnotationProbeContextSeal],
+	verified := map[verifiedSeal]sealedContext{}
+	sealKey := func(pod *corev1.Pod) verifiedSeal {
+		return verifiedSeal{pod.UID, pod.Annotations[appsv1alpha1.AnnotationProbeContextSeal],
 			pod.Annotations[probecontext.AnnotationKey(pod.Annotations)]}
-		if id, ok := g.verified[k]; ok {
-			if _, trusted := keys[id]; trusted {
-				verified[k] = id
+	}
+	verify := func(pod *corev1.Pod) error {
+		k := sealKey(pod)
+		if v, ok := g.verified[k]; ok {
+			if _, trusted := keys[v.keyID]; trusted {
+				verified[k] = v
 				return nil
 			}
 		}
 		id, err := probesig.VerifySeal(keys, pod)
 		if err == nil {
-			verified[k] = id
+			verified[k] = sealedContext{keyID: id}
 		}
 		return err
+	}
+	decodeOnce := func(pod *corev1.Pod) (probecontext.Context, error) {
+		k := sealKey(pod)
+		if v := verified[k]; v.pctx.Key != "" {
+			return v.pctx, nil
+		}
+		pctx, err := decode(pod)
+		if v, ok := verified[k]; ok && err == nil {
+			v.pctx = pctx
+			verified[k] = v
+		}
+		return pctx, err
 	}
 	for i := range entries {
 		pp := &entries[i]
 		pod := pods[pp.UID]
-		accepted, refused := check(pp, pod, verify)
+		accepted, refused := check(pp, pod, verify, decodeOnce)
 		for _, r := range refused {
 			if r.Cause == CauseUnknownKey {
 				k := unknownKey{pp.UID, pod.Annotations[appsv1alpha1.AnnotationProbeContextSeal]}
