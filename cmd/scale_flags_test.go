@@ -102,8 +102,8 @@ func TestScaleFlagsCache(t *testing.T) {
 				t.Errorf("strip=true: cached pod %+v", p)
 			}
 		}
-		// Pods, the DaemonSet, the Leases and the admission policy and its binding.
-		if podsSeen != 1 || len(opts.ByObject) != 5 {
+		// Pods, the DaemonSet, the Leases, the admission policies and bindings, the trust ConfigMap.
+		if podsSeen != 1 || len(opts.ByObject) != 6 {
 			t.Errorf("strip=%v: ByObject has %d entries, %d for pods", strip, len(opts.ByObject), podsSeen)
 		}
 	}

@@ -92,6 +92,7 @@ type SealReconciler struct {
 
 type sealedAdmission struct {
 	uid    types.UID
+	pod    string
 	issued time.Time
 }
 
@@ -190,8 +191,10 @@ func (r *SealReconciler) admitted(ctx context.Context, keys probesig.KeySet, pod
 }
 
 // otherHolder returns the pod, other than pod, that an admission signature belongs to: one
-// created earlier with the same nonce (the webhook draws one per admission), or one this
-// controller sealed from it. It records pod as the holder when there is none.
+// created earlier with the same nonce (the webhook draws one per admission), or else the first one
+// this controller judged with it (creation times have a one-second resolution; a copy is created
+// after its original exists, so the original's event comes first). It records pod as the holder
+// when there is none.
 func (r *SealReconciler) otherHolder(ctx context.Context, pod *corev1.Pod, adm probesig.Admitted) (string, error) {
 	nonce := probesig.AdmissionNonce(pod)
 	var pods corev1.PodList
@@ -203,8 +206,7 @@ func (r *SealReconciler) otherHolder(ctx context.Context, pod *corev1.Pod, adm p
 		if o.UID == pod.UID {
 			continue
 		}
-		if o.CreationTimestamp.Before(&pod.CreationTimestamp) ||
-			(o.CreationTimestamp.Equal(&pod.CreationTimestamp) && o.UID < pod.UID) {
+		if o.CreationTimestamp.Before(&pod.CreationTimestamp) {
 			return o.Namespace + "/" + o.Name, nil
 		}
 	}
@@ -220,9 +222,9 @@ func (r *SealReconciler) otherHolder(ctx context.Context, pod *corev1.Pod, adm p
 		}
 	}
 	if s, ok := r.sealed[nonce]; ok && s.uid != pod.UID {
-		return "with UID " + string(s.uid), nil
+		return s.pod, nil
 	}
-	r.sealed[nonce] = sealedAdmission{uid: pod.UID, issued: adm.Issued}
+	r.sealed[nonce] = sealedAdmission{uid: pod.UID, pod: pod.Namespace + "/" + pod.Name, issued: adm.Issued}
 	return "", nil
 }
 

@@ -122,7 +122,8 @@ var _ = Describe("the seal controller", Ordered, func() {
 		pod := eltestutil.Admit(enrolledPod("admitted"))
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
 		expectSealed(pod)
-		Expect(testutil.ToFloat64(Sealed.WithLabelValues("admission")) - before).To(BeEquivalentTo(1))
+		// Counted once the seal's patch returned, a moment after the seal is visible.
+		Eventually(func() float64 { return testutil.ToFloat64(Sealed.WithLabelValues("admission")) - before }).Should(BeEquivalentTo(1))
 	})
 
 	It("seals a pod named from generateName", func() {
@@ -189,7 +190,8 @@ var _ = Describe("the seal controller", Ordered, func() {
 			appsv1alpha1.AnnotationProbeContext, webContext, time.Now())
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
 		expectSealed(pod)
-		Expect(testutil.ToFloat64(Sealed.WithLabelValues("legacy")) - before).To(BeEquivalentTo(1))
+		// Counted once the seal's patch returned, a moment after the seal is visible.
+		Eventually(func() float64 { return testutil.ToFloat64(Sealed.WithLabelValues("legacy")) - before }).Should(BeEquivalentTo(1))
 
 		forged := enrolledPod("first-release-forged")
 		forged.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = probesig.SignLegacy([]byte(strings.Repeat("x", 32)), sealNS,

@@ -34,7 +34,8 @@ import (
 
 // An admission signature is sealed onto one pod only: a copy on a pod created later is refused
 // while the original exists, and after it is gone too (the controller remembers what it sealed for
-// twice MaxSkew, longer than a copy can verify).
+// twice MaxSkew, longer than a copy can verify), and so is a copy created within the original's
+// second.
 func TestAdmissionSignatureIsSingleUse(t *testing.T) {
 	now := time.Now()
 	at := func(name string, uid string, created time.Time) *corev1.Pod {
@@ -67,8 +68,14 @@ func TestAdmissionSignatureIsSingleUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := r.admitted(context.Background(), keys, copyOf("web-ccccc", "c")); err == nil ||
-		!strings.Contains(err.Error(), "was made for pod with UID uid-a") {
+		!strings.Contains(err.Error(), "was made for pod ns/web-aaaaa") {
 		t.Fatalf("a copy after the original is gone: %v", err)
+	}
+	sameSecond := copyOf("web-ddddd", "0") // a UID that sorts first: creation order cannot tell them apart
+	sameSecond.CreationTimestamp = orig.CreationTimestamp
+	if _, err := r.admitted(context.Background(), keys, sameSecond); err == nil ||
+		!strings.Contains(err.Error(), "was made for pod ns/web-aaaaa") {
+		t.Fatalf("a copy created within the original's second: %v", err)
 	}
 	// The original itself, reconciled again, is still fine.
 	if _, err := r.admitted(context.Background(), keys, orig); err != nil {
