@@ -74,6 +74,9 @@ type config struct {
 	ownerDeployment string
 	certs           certs.Options
 	signingKey      string // the Secret holding the probe-context signing key
+	// daemonUser is the node daemon's user name, which the node-scope admission policy holds
+	// to its own node.
+	daemonUser string
 }
 
 // resolve validates the flags; an error names the flag and the rule it breaks.
@@ -85,6 +88,7 @@ func (f *flags) resolve() (config, error) {
 		cache:             managercache.Config{OperatorNamespace: ns, Strip: f.scale.stripCache},
 		ownerDeployment:   f.packaging.managerDeployment,
 		signingKey:        f.packaging.probeSigningSecret,
+		daemonUser:        f.packaging.daemonUsername(ns),
 	}
 	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
 		return c, fmt.Errorf("--operator-namespace: must be a namespace name: %s", strings.Join(errs, "; "))

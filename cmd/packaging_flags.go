@@ -84,6 +84,12 @@ func bindPackagingFlags(fs *flag.FlagSet) *packagingFlags {
 	return f
 }
 
+// daemonUsername is the node daemon ServiceAccount's user name, which the node-scope admission
+// policy holds to its own node.
+func (f *packagingFlags) daemonUsername(namespace string) string {
+	return "system:serviceaccount:" + namespace + ":" + f.daemonServiceAccount
+}
+
 // certOptions validates the certificate flags for the given namespace and directory.
 func (f *packagingFlags) certOptions(namespace, certDir string) (certs.Options, error) {
 	mode, err := certs.ParseMode(f.certMode)

@@ -30,6 +30,7 @@ import (
 	appscontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/apps"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
 	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/trust"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	webhookappsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/apps/v1alpha1"
@@ -41,9 +42,11 @@ import (
 type identity struct {
 	// user is the manager's own user name: the one user the immutability rules exempt.
 	user string
-	// keys holds the probe-context signing key: the pod webhook signs with it, the mapping
-	// controller verifies with it. Every replica holds it (each serves the pod webhook).
+	// keys holds the probe-context signing key: the pod webhook signs with it. Every replica
+	// holds it (each serves the pod webhook).
 	keys *probesig.Store
+	// trusted is the key set the mapping controller and the seal controller verify with.
+	trusted *probesig.Trust
 }
 
 // newManager builds the manager: its client, its servers and its cache (internal/managercache).
@@ -89,6 +92,7 @@ func setupIdentity(ctx context.Context, mgr ctrl.Manager, cfg config) (identity,
 	if err := mgr.Add(id.keys); err != nil {
 		return id, fmt.Errorf("adding the probe-context signing key: %w", err)
 	}
+	id.trusted = &probesig.Trust{Reader: mgr.GetClient(), Namespace: cfg.operatorNamespace, Keys: id.keys}
 	return id, nil
 }
 
@@ -118,12 +122,22 @@ func setupReconcilers(mgr ctrl.Manager, cfg config, id identity) error {
 		{"apps-nodepodprobe", (&appscontroller.NodePodProbeReconciler{
 			Client:            mgr.GetClient(),
 			Recorder:          mgr.GetEventRecorder("nodepodprobe-controller"),
-			Keys:              id.keys,
+			Keys:              id.trusted,
 			OperatorNamespace: cfg.operatorNamespace,
+		}).SetupWithManager},
+		// The seal controller seals admitted pods for the daemons; the key-set controller keeps
+		// the ConfigMap of public keys they verify with (both on the leader).
+		{"probe-seal", (&trust.SealReconciler{
+			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("probe-seal-controller"),
+			Keys: id.keys, Trust: id.trusted, OperatorNamespace: cfg.operatorNamespace,
+		}).SetupWithManager},
+		{"probe-trust-keyset", (&trust.KeySetReconciler{
+			Client: mgr.GetClient(), Keys: id.keys, Namespace: cfg.operatorNamespace,
 		}).SetupWithManager},
 		{"policy-decision", func(mgr ctrl.Manager) error { return policycontroller.SetupWithManager(mgr, cfg.policy) }},
 		{"admissionpolicy", (&admissionpolicy.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OperatorUsername: id.user,
+			DaemonUsername: cfg.daemonUser,
 		}).SetupWithManager},
 		{"daemonset", (&daemonset.Reconciler{
 			Client:          mgr.GetClient(),

@@ -2,8 +2,9 @@
 # make test-olm: installs, upgrades and removes the operator with the real OLM on the local node.
 #   1. tools: operator-sdk, scorecard-test, opm, olm, catalog, cpb (hack/build-olm.sh, cached in
 #      bin/olm/), Debian's busybox-static (hack/olm/busybox.sh)
-#   2. the operator and test images (hack/imagebuilder) and two bundles generated from this tree
-#      (hack/bundle): 0.1.0, and 0.2.0 replacing it; both with the operator image of the registry
+#   2. the operator and test images (hack/imagebuilder) and two bundles (hack/bundle): 0.1.0, the
+#      previous release, built from the commit hack/olm/previous-release names (its operator image
+#      and its bundle), and 0.2.0 replacing it, built from this tree
 #   3. the local node (hack/local-cluster/up.sh), the HTTPS test registry (hack/olm/registry) and
 #      containerd's hosts.toml for it; every image pushed (hack/olm/images)
 #   4. OLM (hack/olm/install.sh)
@@ -60,14 +61,25 @@ phase "images and bundles"
 mkdir -p "$OLM_TEST_DIR/bin"
 (cd "$ROOT" && go run ./hack/imagebuilder -out "$IMAGES_DIR" -tag e2e)
 (cd "$ROOT" && go build -o "$OLM_TEST_DIR/bin/" ./hack/olm/registry ./hack/olm/images)
+# The previous release's source: its operator image and bundle are what the upgrade starts from.
+source "$OLM_HACK/previous-release"
+PREVIOUS_SRC=$OLM_TEST_DIR/previous-src
+git -C "$ROOT" cat-file -e "$PREVIOUS_RELEASE_COMMIT^{commit}" 2>/dev/null || {
+  log "the previous release's commit $PREVIOUS_RELEASE_COMMIT (hack/olm/previous-release) is not in this clone: fetch the whole history (git fetch --unshallow)"; exit 1; }
+rm -rf "$PREVIOUS_SRC" && mkdir -p "$PREVIOUS_SRC"
+git -C "$ROOT" archive "$PREVIOUS_RELEASE_COMMIT" | tar -x -C "$PREVIOUS_SRC"
+(cd "$PREVIOUS_SRC" && go run ./hack/imagebuilder -out "$OLM_TEST_DIR/previous-images" -tag e2e operator)
+log "previous release ${PREVIOUS_RELEASE_COMMIT:0:12}: operator image built"
 OPERATOR_IMAGE_BASE=$REGISTRY/enhanced-liveness-operator
 PREVIOUS=
 for v in 0.1.0 0.2.0; do
+  src=$ROOT
+  [ "$v" = 0.1.0 ] && src=$PREVIOUS_SRC
   blog=$OLM_TEST_DIR/bundle-$v.log
-  if ! "$KUSTOMIZE" build "$ROOT/config/manifests" | (cd "$ROOT" && go run ./hack/bundle generate --version "$v" \
+  if ! "$KUSTOMIZE" build "$src/config/manifests" | (cd "$src" && go run ./hack/bundle generate --version "$v" \
       --image "$OPERATOR_IMAGE_BASE:v$v" --created-at 2026-11-30T00:00:00Z ${PREVIOUS:+--replaces "$PREVIOUS"} \
       --root "$OLM_TEST_DIR" --output-dir "bundle-$v" --dockerfile "bundle-$v.Dockerfile") > "$blog" 2>&1 \
-    || ! (cd "$ROOT" && go run ./hack/bundle validate --dir "$OLM_TEST_DIR/bundle-$v" --dockerfile "$OLM_TEST_DIR/bundle-$v.Dockerfile" \
+    || ! (cd "$src" && go run ./hack/bundle validate --dir "$OLM_TEST_DIR/bundle-$v" --dockerfile "$OLM_TEST_DIR/bundle-$v.Dockerfile" \
       --k8s-version "$(echo "${K8S_VERSION#v}" | cut -d. -f1,2)") >> "$blog" 2>&1; then
     cat "$blog" >&2; log "bundle $v: generation or validation failed"; exit 1
   fi
@@ -109,8 +121,8 @@ PUSH="$OLM_TEST_DIR/bin/images"
 "$PUSH" tools -bin "$OLM_BIN" -busybox "$BUSYBOX" -registry "$REGISTRY" -ca "$REGISTRY_CA" \
   -olm-tag "$OLM_VERSION" -opm-tag "$OPM_VERSION" -sdk-tag "$SDK_VERSION"
 "$PUSH" copy -from "$REGISTRY/opm:$OPM_VERSION" -ref "$REGISTRY/${DEFAULT_INIT_IMAGE#*/}" -ca "$REGISTRY_CA"
-"$PUSH" archive -file "$IMAGES_DIR/operator.tar" -ca "$REGISTRY_CA" \
-  -ref "$OPERATOR_IMAGE_BASE:v0.1.0" -ref "$OPERATOR_IMAGE_BASE:v0.2.0"
+"$PUSH" archive -file "$OLM_TEST_DIR/previous-images/operator.tar" -ca "$REGISTRY_CA" -ref "$OPERATOR_IMAGE_BASE:v0.1.0"
+"$PUSH" archive -file "$IMAGES_DIR/operator.tar" -ca "$REGISTRY_CA" -ref "$OPERATOR_IMAGE_BASE:v0.2.0"
 for v in 0.1.0 0.2.0; do
   "$PUSH" bundle -dir "$OLM_TEST_DIR/bundle-$v" -ref "$REGISTRY/$OPERATOR_PACKAGE-bundle:v$v" -ca "$REGISTRY_CA"
 done

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 )
 
 // Field indexes of the manager's cache.
@@ -36,6 +37,8 @@ const (
 	ByController = "enhancedliveness.controllerUID"
 	// CRRByPod indexes ContainerRecreateRequests by the UID of the pod they restart.
 	CRRByPod = "enhancedliveness.crr.podUID"
+	// PodByAdmission indexes the cached (enrolled) pods by the nonce of their admission signature.
+	PodByAdmission = "enhancedliveness.pod.admissionNonce"
 )
 
 // AddIndexes registers every field index on the manager's cache. It runs once, before the
@@ -50,6 +53,7 @@ func AddIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	}{
 		{&corev1.Pod{}, PodByNode, PodNode},
 		{&corev1.Pod{}, ByController, ControllerUID},
+		{&corev1.Pod{}, PodByAdmission, AdmissionNonce},
 		{&appsv1.ReplicaSet{}, ByController, ControllerUID},
 		{&appsv1alpha1.ContainerRecreateRequest{}, CRRByPod, CRRPodUID},
 	} {
@@ -64,6 +68,14 @@ func AddIndexes(ctx context.Context, mgr ctrl.Manager) error {
 func PodNode(obj client.Object) []string {
 	if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
 		return []string{p.Spec.NodeName}
+	}
+	return nil
+}
+
+// AdmissionNonce returns the nonce of a pod's admission signature (probesig.AdmissionNonce).
+func AdmissionNonce(obj client.Object) []string {
+	if n := probesig.AdmissionNonce(obj); n != "" {
+		return []string{n}
 	}
 	return nil
 }

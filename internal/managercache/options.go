@@ -26,12 +26,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 )
 
 // Config says what the manager's cache holds.
@@ -50,7 +52,8 @@ type Config struct {
 //   - DaemonSets: only the daemon's, in the operator namespace (no cluster-wide DaemonSet access);
 //   - Leases: only the operator namespace's, where the daemons renew theirs (every node's kubelet
 //     Lease in kube-node-lease would otherwise be cached and watched for nothing);
-//   - ValidatingAdmissionPolicies and their bindings: only the ones the manager keeps in shape.
+//   - ValidatingAdmissionPolicies and their bindings: only the ones the manager keeps in shape;
+//   - ConfigMaps: only the trust ConfigMap of public keys the manager keeps for the daemons.
 //
 // Cached objects are never written back: an update from a stripped copy would clear what was
 // dropped.
@@ -73,6 +76,8 @@ func Options(c Config) cache.Options {
 			&coordinationv1.Lease{}: {Namespaces: operatorNamespace},
 			&admissionregistrationv1.ValidatingAdmissionPolicy{}:        {Label: managed},
 			&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}: {Label: managed},
+			&corev1.ConfigMap{}: {Namespaces: operatorNamespace,
+				Field: fields.OneTermEqualSelector("metadata.name", probesig.TrustConfigMapName)},
 		},
 	}
 }

@@ -51,10 +51,13 @@ func TestOptions(t *testing.T) {
 				by["policies"] = o
 			case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
 				by["bindings"] = o
+			case *corev1.ConfigMap:
+				by["configmaps"] = o
 			}
 		}
-		// Pods, the DaemonSet, the Leases and the admission policy and its binding.
-		if len(by) != 5 || len(opts.ByObject) != 5 {
+		// Pods, the DaemonSet, the Leases, the admission policies and their bindings, the trust
+		// ConfigMap.
+		if len(by) != 6 || len(opts.ByObject) != 6 {
 			t.Fatalf("strip=%v: ByObject has %d entries: %v", strip, len(opts.ByObject), opts.ByObject)
 		}
 		if l := by["pods"].Label; l == nil || l.String() != "enhancedliveness.io/enrolled=true" {
@@ -65,7 +68,10 @@ func TestOptions(t *testing.T) {
 				t.Errorf("strip=%v: %s label selector %v", strip, kind, l)
 			}
 		}
-		for _, kind := range []string{"daemonsets", "leases"} {
+		if f := by["configmaps"].Field; f == nil || f.String() != "metadata.name=enhanced-liveness-operator-probe-trust" {
+			t.Errorf("strip=%v: configmap field selector %v", strip, f)
+		}
+		for _, kind := range []string{"daemonsets", "leases", "configmaps"} {
 			if _, ok := by[kind].Namespaces["ops"]; !ok || len(by[kind].Namespaces) != 1 {
 				t.Errorf("strip=%v: %s namespaces %v, want only the operator namespace", strip, kind, by[kind].Namespaces)
 			}

@@ -44,7 +44,7 @@ var notCachedPodReaders = map[string]string{
 // the cache, or only where the field is empty on every cached pod, by function (types.Func
 // FullName) and why.
 var readsLivePods = map[string]string{
-	module + "/internal/webhook/apps/v1alpha1.gracePeriod": "a native probe's grace period: a cached pod is " +
+	module + "/internal/webhook/apps/v1alpha1.probeGrace": "a native probe's grace period: a cached pod is " +
 		"used only when every container's probe is in the probe-context annotation (graceKnown), and then " +
 		"the native probe was moved there by the pod webhook; otherwise the pod was read live",
 }

@@ -61,6 +61,11 @@ func (c Context) Lookup(container string) *ContainerProbe {
 	return nil
 }
 
+// ProbeName is the stable name of a container's probe in a NodePodProbe.
+func ProbeName(podName, container string) string {
+	return podName + "-" + container
+}
+
 // AnnotationKey returns which probe-context annotation of the pod is authoritative: ours when
 // present, else OpenKruise's, else "".
 func AnnotationKey(annotations map[string]string) string {

@@ -33,6 +33,7 @@ var ProtectedAnnotations = []string{
 	appsv1alpha1.AnnotationProbeContext,
 	appsv1alpha1.AnnotationKruiseProbeContext,
 	appsv1alpha1.AnnotationProbeContextSignature,
+	appsv1alpha1.AnnotationProbeContextSeal,
 	appsv1alpha1.AnnotationEnabled,
 	appsv1alpha1.AnnotationKruiseEnabled,
 }

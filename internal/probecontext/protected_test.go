@@ -52,6 +52,8 @@ func TestProtectedChanges(t *testing.T) {
 			want: []string{"metadata.annotations[" + appsv1alpha1.AnnotationKruiseProbeContext + "]"}},
 		{name: "signature added", mutate: func(m *metav1.ObjectMeta) { m.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = "v1.1.x" },
 			want: []string{"metadata.annotations[" + appsv1alpha1.AnnotationProbeContextSignature + "]"}},
+		{name: "seal added", mutate: func(m *metav1.ObjectMeta) { m.Annotations[appsv1alpha1.AnnotationProbeContextSeal] = "v1.k.x" },
+			want: []string{"metadata.annotations[" + appsv1alpha1.AnnotationProbeContextSeal + "]"}},
 		{name: "opt-in switched off and alias added", mutate: func(m *metav1.ObjectMeta) {
 			m.Annotations[appsv1alpha1.AnnotationEnabled] = "false"
 			m.Annotations[appsv1alpha1.AnnotationKruiseEnabled] = "true"

@@ -59,6 +59,9 @@ func SetDefaults(p *corev1.Probe) {
 			h.Scheme = corev1.URISchemeHTTP
 		}
 	}
+	if g := p.GRPC; g != nil && g.Service == nil {
+		g.Service = new("")
+	}
 }
 
 // The apiserver's wording, so that a denied pod reads as if the apiserver had rejected it.

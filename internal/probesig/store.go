@@ -18,7 +18,6 @@ package probesig
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/http"
@@ -35,11 +34,11 @@ import (
 
 // Data keys of the signing Secret.
 const (
-	// SecretKeyData holds the HMAC key (at least MinKeyBytes bytes).
-	SecretKeyData = "key"
-	// SecretSinceData, when present, overrides the Secret's creationTimestamp as Key.Since: a
-	// Secret the manager re-creates after it was deleted keeps the original time.
-	SecretSinceData = "since"
+	// SecretSigningKeyData holds the 32-byte Ed25519 seed of the signing key.
+	SecretSigningKeyData = "signing-key"
+	// SecretLegacyKeyData holds the first release's HMAC key, when the Secret was created by it:
+	// the manager reads it only to seal the pods that release admitted (VerifyLegacy).
+	SecretLegacyKeyData = "key"
 
 	// DefaultSecretName is the Secret's name in the operator namespace.
 	DefaultSecretName = "enhanced-liveness-operator-probe-signing-key"
@@ -47,39 +46,68 @@ const (
 	DefaultRecheckInterval = time.Minute
 )
 
-// +kubebuilder:rbac:groups="",namespace=enhanced-liveness-system,resources=secrets,verbs=get;create
+// +kubebuilder:rbac:groups="",namespace=enhanced-liveness-system,resources=secrets,verbs=get;create;update
+// +kubebuilder:rbac:groups="",namespace=enhanced-liveness-system,resources=configmaps,verbs=get;create;update
 
 // Store holds the signing key of the manager. Every replica runs one (each serves the pod
-// webhook, the leader also maps probes): at start it reads the Secret and creates it with a
-// random key when it is absent; then it re-reads it periodically, picks up a changed key, and
-// re-creates a deleted Secret with the key it holds, so an accidental deletion does not
-// invalidate the signatures of every running pod.
+// webhook, the leader also seals pods): it reads the Secret, and when the Secret is absent, or
+// holds only the first release's HMAC key, it generates an Ed25519 key, publishes its public key
+// in the trust ConfigMap and only then writes the Secret. It re-reads the Secret periodically and
+// switches to a changed key the same way (publish first). Deleting the Secret therefore rotates
+// the key: the previous public key stays in the trust ConfigMap, so every pod sealed with it
+// keeps being probed.
 type Store struct {
-	// Client creates the Secret; Reader reads it directly from the apiserver (the manager's cache
-	// holds no Secrets).
+	// Client writes the Secret and the ConfigMap; Reader reads the Secret directly from the
+	// apiserver (the manager's cache holds no Secrets).
 	Client    client.Client
 	Reader    client.Reader
 	Namespace string
 	Name      string
+	// TrustConfigMap is where public keys are published; TrustConfigMapName when empty.
+	TrustConfigMap string
 	// Interval between re-reads; DefaultRecheckInterval when zero.
 	Interval time.Duration
+	// Now is the clock of the publication times; time.Now when nil.
+	Now func() time.Time
 
-	mu     sync.RWMutex
-	key    *Key
-	loaded chan struct{}
-	once   sync.Once
+	mu      sync.RWMutex
+	current *KeyPair
+	legacy  []byte
+	loaded  chan struct{}
+	once    sync.Once
 }
 
 func (s *Store) init() { s.once.Do(func() { s.loaded = make(chan struct{}) }) }
 
-// Key returns the current key; false until the Secret was read once.
-func (s *Store) Key() (Key, bool) {
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Store) trustConfigMap() string {
+	if s.TrustConfigMap != "" {
+		return s.TrustConfigMap
+	}
+	return TrustConfigMapName
+}
+
+// Current returns the signing key; false until the Secret was read and the key published.
+func (s *Store) Current() (KeyPair, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if s.key == nil {
-		return Key{}, false
+	if s.current == nil {
+		return KeyPair{}, false
 	}
-	return *s.key, true
+	return *s.current, true
+}
+
+// Legacy returns the first release's HMAC key, when the Secret holds one.
+func (s *Store) Legacy() ([]byte, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.legacy, s.legacy != nil
 }
 
 // Loaded is closed once the key is known.
@@ -90,7 +118,7 @@ func (s *Store) Loaded() <-chan struct{} {
 
 // Checker is a readiness check: a replica without the key must not serve the pod webhook.
 func (s *Store) Checker(*http.Request) error {
-	if _, ok := s.Key(); !ok {
+	if _, ok := s.Current(); !ok {
 		return errors.New("probe-context signing key not loaded yet")
 	}
 	return nil
@@ -112,7 +140,7 @@ func (s *Store) Start(ctx context.Context) error {
 		wait := interval
 		if err := s.Sync(ctx); err != nil {
 			log.Error(err, "reading the probe-context signing key")
-			if _, ok := s.Key(); !ok { // not serving yet: retry soon, backing off
+			if _, ok := s.Current(); !ok { // not serving yet: retry soon, backing off
 				wait, retry = min(retry, interval), retry*2
 			}
 		}
@@ -124,29 +152,44 @@ func (s *Store) Start(ctx context.Context) error {
 	}
 }
 
-// Sync reads the Secret once, creating it when it is absent, and updates the key held.
+// Sync reads the Secret once, creating it (or adding an Ed25519 key to a first-release Secret)
+// when needed, and switches to the key it holds, publishing its public key first.
 func (s *Store) Sync(ctx context.Context) error {
 	s.init()
 	nn := types.NamespacedName{Namespace: s.Namespace, Name: s.Name}
 	secret := &corev1.Secret{}
 	err := s.Reader.Get(ctx, nn, secret)
-	if apierrors.IsNotFound(err) {
+	switch {
+	case apierrors.IsNotFound(err):
 		secret, err = s.create(ctx)
 		if apierrors.IsAlreadyExists(err) { // another replica was first
 			secret = &corev1.Secret{}
 			err = s.Reader.Get(ctx, nn, secret)
 		}
+	case err == nil && len(secret.Data[SecretSigningKeyData]) == 0:
+		err = s.addKey(ctx, secret)
 	}
 	if err != nil {
 		return err
 	}
-	k, err := keyFromSecret(secret)
+	kp, err := KeyPairFromSeed(secret.Data[SecretSigningKeyData])
 	if err != nil {
-		return err
+		return fmt.Errorf("secret %s/%s: data[%q]: %w", secret.Namespace, secret.Name, SecretSigningKeyData, err)
+	}
+	var legacy []byte
+	if b := secret.Data[SecretLegacyKeyData]; len(b) >= MinLegacyKeyBytes {
+		legacy = append([]byte(nil), b...)
+	}
+	if cur, ok := s.Current(); !ok || cur.ID != kp.ID {
+		// Published before use; also when another replica wrote the Secret (its publication may
+		// have been lost to a ConfigMap deleted meanwhile).
+		if err := Publish(ctx, s.Client, s.Namespace, s.trustConfigMap(), kp, s.now()); err != nil {
+			return fmt.Errorf("publishing public key %s: %w", kp.ID, err)
+		}
 	}
 	s.mu.Lock()
-	first := s.key == nil
-	s.key = &k
+	first := s.current == nil
+	s.current, s.legacy = &kp, legacy
 	s.mu.Unlock()
 	if first {
 		close(s.loaded)
@@ -154,26 +197,31 @@ func (s *Store) Sync(ctx context.Context) error {
 	return nil
 }
 
-// create writes the Secret: with the key held (it was deleted while this replica ran), else
-// with a new random key.
+// newPublishedKey generates a key pair and publishes its public key.
+func (s *Store) newPublishedKey(ctx context.Context) (KeyPair, error) {
+	kp, err := GenerateKeyPair()
+	if err != nil {
+		return KeyPair{}, err
+	}
+	if err := Publish(ctx, s.Client, s.Namespace, s.trustConfigMap(), kp, s.now()); err != nil {
+		return KeyPair{}, fmt.Errorf("publishing public key %s: %w", kp.ID, err)
+	}
+	return kp, nil
+}
+
+// create writes the Secret with a new key.
 func (s *Store) create(ctx context.Context) (*corev1.Secret, error) {
+	kp, err := s.newPublishedKey(ctx)
+	if err != nil {
+		return nil, err
+	}
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name, Labels: map[string]string{
 			"app.kubernetes.io/name":       "enhanced-liveness-operator",
 			"app.kubernetes.io/managed-by": "enhanced-liveness-operator",
 		}},
 		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{},
-	}
-	if k, ok := s.Key(); ok {
-		secret.Data[SecretKeyData] = k.Bytes
-		secret.Data[SecretSinceData] = []byte(k.Since.UTC().Format(time.RFC3339))
-	} else {
-		b := make([]byte, MinKeyBytes)
-		if _, err := rand.Read(b); err != nil {
-			return nil, err
-		}
-		secret.Data[SecretKeyData] = b
+		Data: map[string][]byte{SecretSigningKeyData: kp.Private.Seed()},
 	}
 	if err := s.Client.Create(ctx, secret); err != nil {
 		return nil, err
@@ -181,20 +229,16 @@ func (s *Store) create(ctx context.Context) (*corev1.Secret, error) {
 	return secret, nil
 }
 
-func keyFromSecret(secret *corev1.Secret) (Key, error) {
-	b := secret.Data[SecretKeyData]
-	if len(b) < MinKeyBytes {
-		return Key{}, fmt.Errorf("secret %s/%s: data[%q] must hold at least %d bytes, has %d",
-			secret.Namespace, secret.Name, SecretKeyData, MinKeyBytes, len(b))
+// addKey adds a new key to a Secret written by the first release, keeping its HMAC key.
+func (s *Store) addKey(ctx context.Context, secret *corev1.Secret) error {
+	kp, err := s.newPublishedKey(ctx)
+	if err != nil {
+		return err
 	}
-	since := secret.CreationTimestamp.Time
-	if v, ok := secret.Data[SecretSinceData]; ok {
-		t, err := time.Parse(time.RFC3339, string(v))
-		if err != nil {
-			return Key{}, fmt.Errorf("secret %s/%s: data[%q] must be an RFC 3339 time: %w",
-				secret.Namespace, secret.Name, SecretSinceData, err)
-		}
-		since = t
+	if secret.Data == nil {
+		secret.Data = map[string][]byte{}
 	}
-	return Key{Bytes: append([]byte(nil), b...), Since: since}, nil
+	secret.Data[SecretSigningKeyData] = kp.Private.Seed()
+	// A conflict means another replica did the same: the next Sync reads its key.
+	return s.Client.Update(ctx, secret)
 }

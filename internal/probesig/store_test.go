@@ -21,7 +21,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,6 +46,20 @@ func getSecret(t *testing.T, c client.Client) *corev1.Secret {
 	return s
 }
 
+// trusted reads the trust ConfigMap.
+func trusted(t *testing.T, c client.Client) KeySet {
+	t.Helper()
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: testNS, Name: TrustConfigMapName}, cm); err != nil {
+		t.Fatalf("reading the trust ConfigMap: %v", err)
+	}
+	set, errs := DecodeKeySet(cm)
+	if len(errs) > 0 {
+		t.Fatalf("trust ConfigMap: %v", errs)
+	}
+	return set
+}
+
 func scheme(t *testing.T) *runtime.Scheme {
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
@@ -55,21 +68,39 @@ func scheme(t *testing.T) *runtime.Scheme {
 	return s
 }
 
-func TestStoreCreatesARandomKeyWhenAbsent(t *testing.T) {
-	c := fake.NewClientBuilder().WithScheme(scheme(t)).Build()
+func syncStore(t *testing.T, s *Store) KeyPair {
+	t.Helper()
+	if err := s.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	kp, ok := s.Current()
+	if !ok {
+		t.Fatal("no key after Sync")
+	}
+	return kp
+}
+
+func TestStoreCreatesAKeyAndPublishesItFirst(t *testing.T) {
+	var order []string
+	c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(scheme(t)).Build(), interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			order = append(order, obj.GetObjectKind().GroupVersionKind().Kind+fmtType(obj))
+			return c.Create(ctx, obj, opts...)
+		},
+	})
 	s := newStore(c)
 	if err := s.Checker(nil); err == nil {
 		t.Fatal("ready before the key is loaded")
 	}
-	if err := s.Sync(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	k, ok := s.Key()
-	if !ok || len(k.Bytes) != MinKeyBytes || bytes.Equal(k.Bytes, make([]byte, MinKeyBytes)) {
-		t.Fatalf("key = %v, %t; want %d random bytes", k.Bytes, ok, MinKeyBytes)
-	}
-	if got := getSecret(t, c).Data[SecretKeyData]; !bytes.Equal(got, k.Bytes) {
+	kp := syncStore(t, s)
+	if got := getSecret(t, c).Data[SecretSigningKeyData]; !bytes.Equal(got, kp.Private.Seed()) {
 		t.Fatal("the Secret does not hold the key in use")
+	}
+	if k, ok := trusted(t, c)[kp.ID]; !ok || !bytes.Equal(k.Public, kp.Public()) || !k.Retired.IsZero() {
+		t.Fatalf("public key %s not published: %+v", kp.ID, trusted(t, c))
+	}
+	if strings.Join(order, ",") != "ConfigMap,Secret" {
+		t.Fatalf("created %v; the public key must be published before the Secret exists", order)
 	}
 	select {
 	case <-s.Loaded():
@@ -79,116 +110,141 @@ func TestStoreCreatesARandomKeyWhenAbsent(t *testing.T) {
 	if err := s.Checker(nil); err != nil {
 		t.Fatalf("not ready with the key loaded: %v", err)
 	}
-	// A second replica reads the same key.
-	other := newStore(c)
-	if err := other.Sync(context.Background()); err != nil {
-		t.Fatal(err)
+	if _, ok := s.Legacy(); ok {
+		t.Fatal("a legacy key out of nowhere")
 	}
-	if k2, _ := other.Key(); !bytes.Equal(k2.Bytes, k.Bytes) {
+	// A second replica reads the same key.
+	if kp2 := syncStore(t, newStore(c)); kp2.ID != kp.ID {
 		t.Fatal("two replicas hold different keys")
 	}
 }
 
-func TestStoreKeepsAnExistingKeyAndItsCreationTime(t *testing.T) {
-	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	key := []byte(strings.Repeat("a", 40))
-	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(&corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: DefaultSecretName, CreationTimestamp: metav1.NewTime(created)},
-		Data:       map[string][]byte{SecretKeyData: key},
-	}).Build()
-	s := newStore(c)
-	if err := s.Sync(context.Background()); err != nil {
-		t.Fatal(err)
+func fmtType(obj client.Object) string {
+	switch obj.(type) {
+	case *corev1.ConfigMap:
+		return "ConfigMap"
+	case *corev1.Secret:
+		return "Secret"
 	}
-	k, _ := s.Key()
-	if !bytes.Equal(k.Bytes, key) || !k.Since.Equal(created) {
-		t.Fatalf("key %q since %v; want the Secret's, since its creation %v", k.Bytes, k.Since, created)
+	return "?"
+}
+
+func TestStoreAddsAKeyToAFirstReleaseSecretAndKeepsItsHMACKey(t *testing.T) {
+	hmacKey := []byte(strings.Repeat("a", 40))
+	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(&corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: DefaultSecretName},
+		Data:       map[string][]byte{SecretLegacyKeyData: hmacKey, "since": []byte("2026-01-02T03:04:05Z")},
+	}).Build()
+	kp := syncStore(t, newStore(c))
+	sec := getSecret(t, c)
+	if !bytes.Equal(sec.Data[SecretLegacyKeyData], hmacKey) || !bytes.Equal(sec.Data[SecretSigningKeyData], kp.Private.Seed()) {
+		t.Fatalf("Secret data %q: want the HMAC key kept and the new key added", sec.Data)
+	}
+	s := newStore(c)
+	syncStore(t, s)
+	if got, ok := s.Legacy(); !ok || !bytes.Equal(got, hmacKey) {
+		t.Fatalf("legacy key %q, %t", got, ok)
+	}
+	if _, ok := trusted(t, c)[kp.ID]; !ok {
+		t.Fatal("new key not published")
 	}
 }
 
-func TestStoreRecreatesADeletedSecretWithTheSameKey(t *testing.T) {
-	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	key := []byte(strings.Repeat("a", MinKeyBytes))
-	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(&corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: DefaultSecretName, CreationTimestamp: metav1.NewTime(created)},
-		Data:       map[string][]byte{SecretKeyData: key},
-	}).Build()
+func TestStoreRotatesWhenTheSecretIsDeletedAndKeepsThePreviousPublicKey(t *testing.T) {
+	c := fake.NewClientBuilder().WithScheme(scheme(t)).Build()
 	s := newStore(c)
-	if err := s.Sync(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	first := syncStore(t, s)
 	if err := c.Delete(context.Background(), getSecret(t, c)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Sync(context.Background()); err != nil {
-		t.Fatal(err)
+	second := syncStore(t, s)
+	if second.ID == first.ID {
+		t.Fatal("a deleted Secret did not rotate the key")
 	}
-	sec := getSecret(t, c)
-	if !bytes.Equal(sec.Data[SecretKeyData], key) || string(sec.Data[SecretSinceData]) != "2026-01-02T03:04:05Z" {
-		t.Fatalf("re-created Secret data = %q; want the same key and since", sec.Data)
+	set := trusted(t, c)
+	if _, ok := set[first.ID]; !ok {
+		t.Fatalf("previous public key dropped by the rotation: %v", set)
 	}
-	// A fresh replica reading the re-created Secret agrees on Since, whatever its creationTimestamp.
-	fresh := newStore(c)
-	if err := fresh.Sync(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if k, _ := fresh.Key(); !k.Since.Equal(created) || !bytes.Equal(k.Bytes, key) {
-		t.Fatalf("fresh replica: key %q since %v", k.Bytes, k.Since)
+	if _, ok := set[second.ID]; !ok {
+		t.Fatalf("new public key not published: %v", set)
 	}
 }
 
 func TestStorePicksUpAChangedKeyAndRefusesABadOne(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(scheme(t)).Build()
 	s := newStore(c)
-	if err := s.Sync(context.Background()); err != nil {
+	syncStore(t, s)
+	rotated, err := GenerateKeyPair()
+	if err != nil {
 		t.Fatal(err)
 	}
 	sec := getSecret(t, c)
-	rotated := []byte(strings.Repeat("r", MinKeyBytes))
-	sec.Data[SecretKeyData] = rotated
+	sec.Data[SecretSigningKeyData] = rotated.Private.Seed()
 	if err := c.Update(context.Background(), sec); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Sync(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if k, _ := s.Key(); !bytes.Equal(k.Bytes, rotated) {
+	if kp := syncStore(t, s); kp.ID != rotated.ID {
 		t.Fatal("changed key not picked up")
 	}
-	for _, bad := range []map[string][]byte{
-		{SecretKeyData: []byte("short")},
-		{SecretKeyData: rotated, SecretSinceData: []byte("yesterday")},
-	} {
-		sec = getSecret(t, c)
-		sec.Data = bad
-		if err := c.Update(context.Background(), sec); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Sync(context.Background()); err == nil {
-			t.Fatalf("Secret data %q accepted", bad)
-		}
-		if k, _ := s.Key(); !bytes.Equal(k.Bytes, rotated) {
-			t.Fatal("a bad Secret replaced the key held")
-		}
+	if _, ok := trusted(t, c)[rotated.ID]; !ok {
+		t.Fatal("a key written into the Secret by hand was used without being published")
+	}
+	sec = getSecret(t, c)
+	sec.Data[SecretSigningKeyData] = []byte("short")
+	if err := c.Update(context.Background(), sec); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Sync(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `data["signing-key"]`) {
+		t.Fatalf("a 5-byte seed: err = %v, want one naming the field", err)
+	}
+	if kp, _ := s.Current(); kp.ID != rotated.ID {
+		t.Fatal("a bad Secret replaced the key held")
 	}
 }
 
 func TestStoreReadsTheKeyAnotherReplicaCreatedFirst(t *testing.T) {
-	theirs := []byte(strings.Repeat("t", MinKeyBytes))
+	theirs, err := GenerateKeyPair()
+	if err != nil {
+		t.Fatal(err)
+	}
 	base := fake.NewClientBuilder().WithScheme(scheme(t)).Build()
-	raced := interceptor.NewClient(base.(client.WithWatch), interceptor.Funcs{
+	raced := interceptor.NewClient(base, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			// The other replica's Secret lands between our read and our create.
-			_ = c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: DefaultSecretName},
-				Data: map[string][]byte{SecretKeyData: theirs}})
+			if _, ok := obj.(*corev1.Secret); ok {
+				// The other replica's Secret lands between our read and our create.
+				_ = c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: DefaultSecretName},
+					Data: map[string][]byte{SecretSigningKeyData: theirs.Private.Seed()}})
+			}
 			return c.Create(ctx, obj, opts...)
 		},
 	})
 	s := newStore(raced)
-	if err := s.Sync(context.Background()); err != nil {
-		t.Fatal(err)
+	if kp := syncStore(t, s); kp.ID != theirs.ID {
+		t.Fatalf("key %s; want the one the other replica created (%s)", kp.ID, theirs.ID)
 	}
-	if k, _ := s.Key(); !bytes.Equal(k.Bytes, theirs) {
-		t.Fatalf("key %q; want the one the other replica created", k.Bytes)
+	if _, ok := trusted(t, base)[theirs.ID]; !ok {
+		t.Fatal("the other replica's key is used but not published")
+	}
+}
+
+func TestStoreDoesNotServeAKeyItCouldNotPublish(t *testing.T) {
+	c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(scheme(t)).Build(), interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*corev1.ConfigMap); ok {
+				return errBoom
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+	})
+	s := newStore(c)
+	if err := s.Sync(context.Background()); err == nil {
+		t.Fatal("Sync succeeded without publishing")
+	}
+	if _, ok := s.Current(); ok {
+		t.Fatal("a key nobody can verify is in use")
+	}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: testNS, Name: DefaultSecretName}, &corev1.Secret{}); err == nil {
+		t.Fatal("the Secret was written with an unpublished key")
 	}
 }

@@ -17,33 +17,67 @@ limitations under the License.
 package testutil
 
 import (
+	"context"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 )
 
-// SigningKey is the probe-context signing key of the test suites. Signing began at the epoch, so
-// no pod is trusted for being unsigned and old: only signatures count.
-var SigningKey = probesig.Key{Bytes: []byte("enhanced-liveness-operator-test-signing-key"), Since: time.Unix(0, 0)}
+// SigningKey is the probe-context signing key of the test suites (a fixed seed).
+var SigningKey = func() probesig.KeyPair {
+	kp, err := probesig.KeyPairFromSeed([]byte("enhanced-liveness-test-seed-0032"))
+	if err != nil {
+		panic(err)
+	}
+	return kp
+}()
 
-// StaticKeys hands out SigningKey, like a loaded probesig.Store.
+// TrustedKeys is the key set that trusts SigningKey only.
+func TrustedKeys() probesig.KeySet { return probesig.KeySet{}.With(SigningKey, time.Unix(0, 0)) }
+
+// StaticKeys hands out SigningKey, like a loaded probesig.Store, and trusts it, like a
+// probesig.Trust whose ConfigMap lists it.
 type StaticKeys struct{}
 
-// Key returns SigningKey.
-func (StaticKeys) Key() (probesig.Key, bool) { return SigningKey, true }
+// Current returns SigningKey.
+func (StaticKeys) Current() (probesig.KeyPair, bool) { return SigningKey, true }
 
-// Sign writes the signature the pod webhook writes for the pod's probe context, signed now:
-// specs that create enrolled pods directly (no webhook) call it just before creating them.
-func Sign(pod *corev1.Pod) *corev1.Pod {
+// KeySet returns TrustedKeys.
+func (StaticKeys) KeySet(context.Context) (probesig.KeySet, bool, error) {
+	return TrustedKeys(), true, nil
+}
+
+// Admit writes the admission signature the pod webhook writes for the pod's probe context, signed
+// now: specs that create enrolled pods directly (no webhook) call it just before creating them.
+func Admit(pod *corev1.Pod) *corev1.Pod {
 	key := probecontext.AnnotationKey(pod.Annotations)
 	if key == "" {
 		return pod
 	}
-	pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] =
-		probesig.Sign(SigningKey.Bytes, pod.Namespace, key, pod.Annotations[key], time.Now())
+	pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = probesig.SignAdmission(SigningKey, probesig.Admission{
+		Namespace: pod.Namespace, Name: pod.Name, GenerateName: pod.GenerateName,
+		AnnotationKey: key, Value: pod.Annotations[key], Issued: time.Now()})
 	return pod
+}
+
+// Seal writes the seal the manager writes on an existing pod (it needs the pod's UID) into its
+// annotations; the caller writes the pod.
+func Seal(pod *corev1.Pod) *corev1.Pod {
+	s, err := probesig.Seal(SigningKey, pod)
+	if err != nil {
+		panic(err)
+	}
+	pod.Annotations[appsv1alpha1.AnnotationProbeContextSeal] = s
+	return pod
+}
+
+// TrustConfigMap is the trust ConfigMap of namespace ns listing TrustedKeys.
+func TrustConfigMap(ns string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: probesig.TrustConfigMapName},
+		Data: probesig.EncodeKeySet(TrustedKeys())}
 }

@@ -83,15 +83,19 @@ func populate(ctx context.Context, cl *cluster, l layout, o options) (*populated
 			return nil, err
 		}
 	}
-	// The manager maps only probe contexts its pod webhook signed. The benchmark creates pods
-	// directly, so it writes the signing key the manager then loads and signs each pod itself,
-	// as the webhook would at admission.
-	signingKey := []byte("benchscale-probe-signing-key-0123456789")
+	// The manager maps only probe contexts its pod webhook admitted and it then sealed to the pod.
+	// The benchmark creates pods directly, so it writes the signing key the manager then loads,
+	// signs each pod as the webhook would at admission and seals it in the write that reports it
+	// running (what the manager does once per pod creation, not part of the cold start measured).
+	signingKey, err := probesig.GenerateKeyPair()
+	if err != nil {
+		return nil, err
+	}
 	if err := c.Create(ctx, &corev1.Secret{ObjectMeta: objectMeta(opNamespace, probesig.DefaultSecretName),
-		Data: map[string][]byte{probesig.SecretKeyData: signingKey}}); err != nil {
+		Data: map[string][]byte{probesig.SecretSigningKeyData: signingKey.Private.Seed()}}); err != nil {
 		return nil, fmt.Errorf("signing key: %w", err)
 	}
-	err := parallel(ctx, l.nodes, o.writers, func(ctx context.Context, n int) error {
+	err = parallel(ctx, l.nodes, o.writers, func(ctx context.Context, n int) error {
 		name := l.nodeName(n)
 		if err := create(ctx, c, &corev1.Node{ObjectMeta: objectMeta("", name)}); err != nil {
 			return err
@@ -144,8 +148,8 @@ func populate(ctx context.Context, cl *cluster, l layout, o options) (*populated
 			OwnerReferences: []metav1.OwnerReference{owners[w]}},
 			Spec: *tmpl.Spec.DeepCopy()}
 		ctxKey := appsv1alpha1.AnnotationProbeContext
-		pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = probesig.Sign(signingKey, pod.Namespace, ctxKey,
-			pod.Annotations[ctxKey], time.Now())
+		pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = probesig.SignAdmission(signingKey, probesig.Admission{
+			Namespace: pod.Namespace, Name: pod.Name, AnnotationKey: ctxKey, Value: pod.Annotations[ctxKey], Issued: time.Now()})
 		node := l.node(w, i)
 		pod.Spec.NodeName = l.nodeName(node)
 		if g%1000 == 0 {
@@ -164,6 +168,11 @@ func populate(ctx context.Context, cl *cluster, l layout, o options) (*populated
 					return err
 				}
 			}
+			seal, err := probesig.Seal(signingKey, pod)
+			if err != nil {
+				return err
+			}
+			pod.Annotations[appsv1alpha1.AnnotationProbeContextSeal] = seal
 			pod.Status = status
 			return c.Status().Update(ctx, pod)
 		})

@@ -124,17 +124,19 @@ var _ = AfterSuite(func() {
 		_, _ = fmt.Fprintf(GinkgoWriter, "undeploy: %v\n%s", err, out)
 		return
 	}
-	By("the garbage collector removes the admission policy the manager created (owned by a deleted CRD)")
-	Eventually(func() bool {
-		err := k8s.Get(context.Background(), client.ObjectKey{Name: immutabilityPolicy},
-			&admissionregistrationv1.ValidatingAdmissionPolicy{})
-		return apierrors.IsNotFound(err)
-	}).WithTimeout(60 * time.Second).Should(BeTrue())
-	Eventually(func() bool {
-		err := k8s.Get(context.Background(), client.ObjectKey{Name: immutabilityPolicy},
-			&admissionregistrationv1.ValidatingAdmissionPolicyBinding{})
-		return apierrors.IsNotFound(err)
-	}).WithTimeout(60 * time.Second).Should(BeTrue())
+	By("the garbage collector removes the admission policies the manager created (owned by a deleted CRD)")
+	for _, name := range []string{immutabilityPolicy, "enhanced-liveness-operator-daemon-node-scope"} {
+		Eventually(func() bool {
+			err := k8s.Get(context.Background(), client.ObjectKey{Name: name},
+				&admissionregistrationv1.ValidatingAdmissionPolicy{})
+			return apierrors.IsNotFound(err)
+		}).WithTimeout(60*time.Second).Should(BeTrue(), "policy %s", name)
+		Eventually(func() bool {
+			err := k8s.Get(context.Background(), client.ObjectKey{Name: name},
+				&admissionregistrationv1.ValidatingAdmissionPolicyBinding{})
+			return apierrors.IsNotFound(err)
+		}).WithTimeout(60*time.Second).Should(BeTrue(), "binding %s", name)
+	}
 })
 
 var _ = BeforeEach(func() { specNamespaces = nil })

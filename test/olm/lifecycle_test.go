@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/nodescope"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/project"
 )
 
@@ -48,11 +49,13 @@ var _ = Describe("the operator's life under OLM", Ordered, func() {
 		DeferCleanup(func(ctx context.Context) { _ = k8s.Delete(ctx, ns) })
 	})
 
-	It("installs with operator-sdk run bundle: CSV Succeeded, manager and daemon running, "+
+	It("installs the previous release with operator-sdk run bundle: CSV Succeeded, manager and daemon running, "+
 		"webhooks on OLM's certificates", installWithRunBundle)
+	It("upgrades with operator-sdk run bundle-upgrade, keeping policies and CRRs, restarting no enrolled container "+
+		"and probing every one: the new manager seals what the previous release signed", upgradeWithRunBundleUpgrade)
+	It("holds the daemon's own token to its node: the manager created the node-scope policy on the OLM install",
+		expectDaemonNodeScope)
 	It("passes the e2e smoke subset against the OLM-installed operator", runE2ESmoke)
-	It("upgrades with operator-sdk run bundle-upgrade, keeping policies and CRRs and restarting "+
-		"no enrolled container", upgradeWithRunBundleUpgrade)
 	It("passes every test of bundle/tests/scorecard/config.yaml with operator-sdk scorecard", runScorecard)
 	It("removes everything with operator-sdk cleanup; new pods keep their livenessProbe", removeWithCleanup)
 })
@@ -95,11 +98,27 @@ func installWithRunBundle() {
 	Expect(err).To(MatchError(ContainSubstring("denied the request")), "the policy webhook answered (failurePolicy Fail)")
 	Expect(err).To(MatchError(ContainSubstring("must be a Kind such as Deployment")))
 
-	By("what OLM cannot install: the daemon's node-scope ValidatingAdmissionPolicy (config/olm, docs/install.md)")
+	By("what OLM cannot install: the metrics reader ClusterRole (config/olm, docs/install.md)")
 	kustomizeOLMExtras("apply", "--server-side")
-	vap := &admissionregistrationv1.ValidatingAdmissionPolicy{}
-	Expect(k8s.Get(ctx, client.ObjectKey{Name: packageName + "-daemon-node-scope"}, vap)).To(Succeed())
-	expectDaemonReporting(time.Now()) // the policy admits the daemon's own Lease
+	Expect(k8s.Get(ctx, client.ObjectKey{Name: packageName + "-metrics-reader"}, &rbacv1.ClusterRole{})).To(Succeed())
+	expectDaemonReporting(time.Now())
+}
+
+// expectDaemonNodeScope: the manager (not config/olm) created the daemons' node-scope policy, and a
+// token of the daemon's ServiceAccount bound to its pod is refused another node's NodePodProbe
+// status and ContainerRecreateRequests.
+func expectDaemonNodeScope() {
+	Eventually(func(g Gomega) {
+		vap := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Name: packageName + "-daemon-node-scope"}, vap)).To(Succeed())
+		g.Expect(vap.OwnerReferences).To(HaveLen(1))
+		g.Expect(vap.OwnerReferences[0].Kind).To(Equal("CustomResourceDefinition"))
+	}).WithTimeout(time.Minute).Should(Succeed())
+	_, daemons := expectDaemonRolledOut(csvManagerImage(expectCSVSucceeded(csvV2)))
+	w, cleanup, err := nodescope.TryDaemonWrites(ctx, k8s, clientset, restConfig, &daemons[0], appImage)
+	DeferCleanup(cleanup)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(w.Check()).To(Succeed())
 }
 
 // kustomizeOLMExtras runs `kubectl <verb> <args> -k config/olm`.

@@ -17,8 +17,10 @@ limitations under the License.
 */
 
 // Package olm installs, upgrades and removes the operator with the real OLM on the local node:
-// `operator-sdk run bundle`, the e2e smoke subset against the installed operator,
-// `operator-sdk run bundle-upgrade`, `operator-sdk scorecard` and `operator-sdk cleanup`.
+// `operator-sdk run bundle` of the previous release (hack/olm/previous-release),
+// `operator-sdk run bundle-upgrade` to this tree's, the node-scope check with the daemon's own
+// token, the e2e smoke subset against the upgraded operator, `operator-sdk scorecard` and
+// `operator-sdk cleanup`.
 // Run it with `make test-olm` (hack/olm/test-olm.sh builds the tools and images, starts the node,
 // the test registry and OLM, and sets the environment this suite reads).
 package olm
@@ -40,7 +42,9 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -60,7 +64,9 @@ const (
 )
 
 var (
-	k8s client.Client
+	k8s        client.Client
+	clientset  kubernetes.Interface
+	restConfig *rest.Config
 
 	operatorSDK = mustEnv("OLM_OPERATOR_SDK")
 	bundleV1    = mustEnv("OLM_BUNDLE_V1")
@@ -98,6 +104,9 @@ var _ = BeforeSuite(func() {
 	utilruntime.Must(policyv1alpha1.AddToScheme(scheme))
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
+	clientset, err = kubernetes.NewForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	restConfig = cfg
 })
 
 // run runs a command with a deadline in the current directory; see runIn.

@@ -20,6 +20,7 @@ package olm
 
 import (
 	"fmt"
+	"net/http"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -35,7 +36,23 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 )
+
+// setSick switches the test app's health off through its admin endpoint (the pod IP is on the
+// node's bridge, reachable from this host).
+func setSick(p corev1.Pod) error {
+	hc := &http.Client{Timeout: 3 * time.Second}
+	resp, err := hc.Post(fmt.Sprintf("http://%s:8080/admin/sick", p.Status.PodIP), "text/plain", nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("POST /admin/sick: %s", resp.Status)
+	}
+	return nil
+}
 
 const upgradeReplicas = 3
 
@@ -163,6 +180,42 @@ func upgradeWithRunBundleUpgrade() {
 	var crrs appsv1alpha1.ContainerRecreateRequestList
 	Expect(k8s.List(ctx, &crrs, client.InNamespace(ns))).To(Succeed())
 	Expect(crrs.Items).To(HaveLen(1), "no CRR but the hand-made one")
+
+	By("the new manager sealed every pod the previous release enrolled, after checking its first-release signature")
+	Eventually(func(g Gomega) {
+		cm := &corev1.ConfigMap{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNS, Name: probesig.TrustConfigMapName}, cm)).To(Succeed())
+		keys, errs := probesig.DecodeKeySet(cm)
+		g.Expect(errs).To(BeEmpty())
+		var list corev1.PodList
+		g.Expect(k8s.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{"app": "fleet"})).To(Succeed())
+		g.Expect(list.Items).To(HaveLen(upgradeReplicas))
+		for i := range list.Items {
+			p := &list.Items[i]
+			g.Expect(probesig.IsLegacy(p)).To(BeTrue(), "pod %s was admitted by the previous release", p.Name)
+			_, err := probesig.VerifySeal(keys, p)
+			g.Expect(err).NotTo(HaveOccurred(), "pod %s sealed", p.Name)
+		}
+	}).WithTimeout(time.Minute).Should(Succeed())
+
+	By("the new daemon probes them: a pod the previous release enrolled falls sick, is reported and restarted")
+	sick := pods[1]
+	Expect(setSick(sick)).To(Succeed())
+	Eventually(func(g Gomega) {
+		npp := &appsv1alpha1.NodePodProbe{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Name: sick.Spec.NodeName}, npp)).To(Succeed())
+		failed := false
+		for _, ps := range npp.Status.PodProbeStatuses {
+			for _, st := range ps.ProbeStates {
+				if ps.UID == sick.UID && st.State == appsv1alpha1.ProbeFailed && st.LastTransitionTime.After(newDaemons[0].CreationTimestamp.Time) {
+					failed = true
+				}
+			}
+		}
+		g.Expect(failed).To(BeTrue(), "a Failed result from the new daemon")
+	}).WithTimeout(time.Minute).Should(Succeed())
+	Eventually(func() int32 { return enrolledContainers(ns)[sick.UID].RestartCount }).
+		WithTimeout(2*time.Minute).Should(BeNumerically(">", before[sick.UID].RestartCount), "restarted through a CRR")
 
 	By("the new CSV's webhooks are served with OLM's certificate")
 	expectWebhooksServedWithOLMCerts(csvV2)

@@ -28,9 +28,12 @@ const (
 	AnnotationProbeContext = "enhancedliveness.io/container-probe-context"
 	// AnnotationKruiseProbeContext is OpenKruise's key for the same content, also read.
 	AnnotationKruiseProbeContext = "apps.kruise.io/container-probe-context"
-	// AnnotationProbeContextSignature is the pod webhook's HMAC of the probe context it admitted
-	// (internal/probesig); the probe-mapping controller maps only contexts whose signature verifies.
+	// AnnotationProbeContextSignature is the pod webhook's signature of the probe context it
+	// admitted, bound to the pod's namespace, name and admission time (internal/probesig).
 	AnnotationProbeContextSignature = "enhancedliveness.io/probe-context-signature"
+	// AnnotationProbeContextSeal is the manager's signature of an admitted probe context, bound
+	// to the pod's UID; the node daemon runs only probes whose pod carries a seal that verifies.
+	AnnotationProbeContextSeal = "enhancedliveness.io/probe-context-seal"
 
 	// AnnotationRestartDisabled is the per-pod emergency switch: keep probing, never restart.
 	AnnotationRestartDisabled = "enhancedliveness.io/restart-disabled"

@@ -43,17 +43,19 @@ import (
 const FieldOwner = "enhanced-liveness-operator"
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=list;watch
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get;create;update;patch,resourceNames=enhanced-liveness-operator-pod-probe-immutable
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get;create;update;patch,resourceNames=enhanced-liveness-operator-pod-probe-immutable;enhanced-liveness-operator-daemon-node-scope
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get,resourceNames=nodepodprobes.apps.enhancedliveness.io
 
-// Reconciler applies the policy and its binding at start and again whenever either is edited or
-// deleted. It runs on the leader only; the objects are cluster-wide.
+// Reconciler applies both policies and their bindings at start and again whenever one is edited
+// or deleted. It runs on the leader only; the objects are cluster-wide.
 type Reconciler struct {
 	Client client.Client
 	// APIReader reads the owner CRD (not cached).
 	APIReader client.Reader
-	// OperatorUsername is exempt from the policy (Config.OperatorUsername).
+	// OperatorUsername is exempt from the immutability policy (Config.OperatorUsername).
 	OperatorUsername string
+	// DaemonUsername is held to its node by the node-scope policy (Config.DaemonUsername).
+	DaemonUsername string
 }
 
 // Reconcile applies the desired policy and binding.
@@ -61,7 +63,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	log := logf.FromContext(ctx)
 	crd := &metav1.PartialObjectMetadata{}
 	crd.SetGroupVersionKind(schemaCRD)
-	cfg := Config{OperatorUsername: r.OperatorUsername}
+	cfg := Config{OperatorUsername: r.OperatorUsername, DaemonUsername: r.DaemonUsername}
 	switch err := r.APIReader.Get(ctx, types.NamespacedName{Name: OwnerCRD}, crd); {
 	case err == nil && crd.DeletionTimestamp == nil:
 		cfg.OwnerUID = crd.UID
@@ -70,23 +72,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 		// the policy and the binding they own. Applying them now would bring them back without
 		// an owner, and they would outlive the operator, keeping every pod's probe keys
 		// immutable with nobody to serve the exemption.
-		log.Info("owner CRD gone or being deleted; not applying the immutability policy", "crd", OwnerCRD)
+		log.Info("owner CRD gone or being deleted; not applying the admission policies", "crd", OwnerCRD)
 		return ctrl.Result{}, nil
 	default:
 		return ctrl.Result{}, fmt.Errorf("reading CRD %s: %w", OwnerCRD, err)
 	}
-	policy, binding := Build(cfg)
-	for _, obj := range []client.Object{policy, binding} {
-		u, err := ssa.Object(obj)
-		if err != nil {
+	for _, build := range []func(Config) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding){
+		Build, BuildDaemonNodeScope,
+	} {
+		policy, binding := build(cfg)
+		for _, obj := range []client.Object{policy, binding} {
+			u, err := ssa.Object(obj)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+				client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+				return ctrl.Result{}, fmt.Errorf("applying %s %s: %w", u.GetKind(), u.GetName(), err)
+			}
+		}
+		if err := r.replaceDrifted(ctx, policy, binding); err != nil {
 			return ctrl.Result{}, err
 		}
-		if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-			client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-			return ctrl.Result{}, fmt.Errorf("applying %s %s: %w", u.GetKind(), u.GetName(), err)
-		}
 	}
-	return ctrl.Result{}, r.replaceDrifted(ctx, policy, binding)
+	return ctrl.Result{}, nil
 }
 
 // replaceDrifted writes the whole spec of the policy or the binding when it differs from the

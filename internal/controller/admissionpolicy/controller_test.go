@@ -41,6 +41,7 @@ import (
 const (
 	policyNS     = "shop"
 	operatorUser = "system:serviceaccount:el-operator:el-manager"
+	daemonUser   = "system:serviceaccount:el-operator:el-daemon"
 	// alice may get, patch and update pods (and their status, and bind them) in policyNS.
 	alice = "alice"
 )
@@ -139,7 +140,7 @@ var _ = Describe("Immutability ValidatingAdmissionPolicy", Ordered, func() {
 		var err error
 		stop, err = testutil.StartManager(ctx, cfg, ctrl.Options{Cache: managercache.Options(managercache.Config{OperatorNamespace: policyNS, Strip: true})},
 			func(mgr ctrl.Manager) error {
-				return (&Reconciler{Client: mgr.GetClient(), OperatorUsername: operatorUser}).SetupWithManager(mgr)
+				return (&Reconciler{Client: mgr.GetClient(), OperatorUsername: operatorUser, DaemonUsername: daemonUser}).SetupWithManager(mgr)
 			})
 		Expect(err).NotTo(HaveOccurred())
 	}
@@ -177,6 +178,59 @@ var _ = Describe("Immutability ValidatingAdmissionPolicy", Ordered, func() {
 		}
 		Expect(binding.Spec.PolicyName).To(Equal(Name))
 		Expect(binding.Spec.ValidationActions).To(ConsistOf(admissionregistrationv1.Deny))
+	})
+
+	It("creates the daemons' node-scope policy too, and puts it back after an edit", func() {
+		policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+		binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Name: DaemonNodeScopeName}, policy)).To(Succeed())
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Name: DaemonNodeScopeName}, binding)).To(Succeed())
+		}, specTimeout).Should(Succeed())
+		for _, obj := range []client.Object{policy, binding} {
+			Expect(obj.GetOwnerReferences()).To(ConsistOf(metav1.OwnerReference{
+				APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: crd.Name, UID: crd.UID,
+			}))
+		}
+		Expect(binding.Spec.PolicyName).To(Equal(DaemonNodeScopeName))
+		Expect(policy.Spec.MatchConditions).To(ConsistOf(admissionregistrationv1.MatchCondition{
+			Name: "is-node-daemon", Expression: `request.userInfo.username == "` + daemonUser + `"`}))
+
+		By("the daemon of node-a is refused another node's NodePodProbe status")
+		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "el-daemon-status"}, Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{appsv1alpha1.GroupVersion.Group}, Resources: []string{"nodepodprobes/status"}, Verbs: []string{"patch"}}}}
+		Expect(k8sClient.Create(ctx, role)).To(Succeed())
+		Expect(k8sClient.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "el-daemon-status"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: daemonUser}}})).To(Succeed())
+		for _, n := range []string{"scope-a", "scope-b"} {
+			Expect(k8sClient.Create(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: n}})).To(Succeed())
+		}
+		c := rest.CopyConfig(cfg)
+		c.Impersonate = rest.ImpersonationConfig{UserName: daemonUser, Groups: []string{"system:authenticated"},
+			Extra: map[string][]string{nodeNameExtra: {"scope-a"}}}
+		daemonA, err := client.New(c, client.Options{Scheme: testutil.Scheme()})
+		Expect(err).NotTo(HaveOccurred())
+		status := client.RawPatch(types.MergePatchType, []byte(`{"status":{"probedPods":1}}`))
+		Eventually(func() string {
+			err := daemonA.Status().Patch(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "scope-b"}}, status)
+			if err == nil {
+				return ""
+			}
+			return err.Error()
+		}, specTimeout).Should(ContainSubstring("the node daemon of node scope-a may write only NodePodProbe scope-a, not scope-b"))
+		Expect(daemonA.Status().Patch(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "scope-a"}}, status)).To(Succeed())
+
+		By("an added match condition that would switch it off is taken out")
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Name: DaemonNodeScopeName}, policy)).To(Succeed())
+		want := policy.Spec.DeepCopy()
+		policy.Spec.MatchConditions = append(policy.Spec.MatchConditions,
+			admissionregistrationv1.MatchCondition{Name: "never", Expression: "false"})
+		Expect(k8sClient.Update(ctx, policy)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Name: DaemonNodeScopeName}, policy)).To(Succeed())
+			g.Expect(policy.Spec).To(Equal(*want))
+		}, specTimeout).Should(Succeed())
 	})
 
 	It("refuses a namespace user who adds, changes or removes a protected annotation or the label", func() {

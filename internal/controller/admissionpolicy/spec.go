@@ -14,11 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package admissionpolicy keeps the ValidatingAdmissionPolicy that makes a pod's probe context,
-// its opt-in annotations and its enrolled label immutable after creation, in the apiserver itself:
-// it holds while the manager (and so the fail-open pod webhook) is down. An OLM bundle cannot
-// carry a ValidatingAdmissionPolicy, so the manager creates it and keeps it in shape, as it does
-// the daemon DaemonSet.
+// Package admissionpolicy keeps the operator's two ValidatingAdmissionPolicies: the one that makes
+// a pod's probe context, its signatures, its opt-in annotations and its enrolled label immutable
+// after creation, in the apiserver itself (it holds while the manager, and so the fail-open pod
+// webhook, is down), and the one that keeps each node daemon to the objects of its own node. An
+// OLM bundle cannot carry a ValidatingAdmissionPolicy, so the manager creates both and keeps them
+// in shape, as it does the daemon DaemonSet: both install paths get the same.
 package admissionpolicy
 
 import (
@@ -62,6 +63,10 @@ type Config struct {
 	// OperatorUsername is the manager's own identity (learned with a SelfSubjectReview): the one
 	// user allowed to change the protected keys. Empty exempts nobody.
 	OperatorUsername string
+	// DaemonUsername is the node daemon's ServiceAccount user
+	// (system:serviceaccount:<operator namespace>:<daemon ServiceAccount>), which the node-scope
+	// policy holds to its own node.
+	DaemonUsername string
 	// OwnerUID is the UID of OwnerCRD; empty leaves the objects without an owner.
 	OwnerUID types.UID
 }
@@ -71,20 +76,7 @@ type Config struct {
 // pods/binding (a Binding's annotations and labels are merged into the pod), in every namespace,
 // kube-system included: the webhook never enrolls pods there, so nobody may make one look enrolled.
 func Build(c Config) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
-	meta := func() metav1.ObjectMeta {
-		m := metav1.ObjectMeta{Name: Name, Labels: map[string]string{}}
-		for k, v := range managedLabels {
-			m.Labels[k] = v
-		}
-		if c.OwnerUID != "" {
-			m.OwnerReferences = []metav1.OwnerReference{{
-				APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: OwnerCRD, UID: c.OwnerUID,
-				// No blockOwnerDeletion: it would need the finalizers permission on the CRD, and
-				// nothing is gained by holding the CRD's deletion for these.
-			}}
-		}
-		return m
-	}
+	meta := objectMeta(Name, c)
 
 	var conditions []admissionregistrationv1.MatchCondition
 	if c.OperatorUsername != "" {
@@ -146,6 +138,25 @@ func Build(c Config) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admis
 		},
 	}
 	return policy, binding
+}
+
+// objectMeta returns the metadata of the policy or binding called name: managed labels, owned by
+// the CRD when its UID is known.
+func objectMeta(name string, c Config) func() metav1.ObjectMeta {
+	return func() metav1.ObjectMeta {
+		m := metav1.ObjectMeta{Name: name, Labels: map[string]string{}}
+		for k, v := range managedLabels {
+			m.Labels[k] = v
+		}
+		if c.OwnerUID != "" {
+			m.OwnerReferences = []metav1.OwnerReference{{
+				APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: OwnerCRD, UID: c.OwnerUID,
+				// No blockOwnerDeletion: it would need the finalizers permission on the CRD, and
+				// nothing is gained by holding the CRD's deletion for these.
+			}}
+		}
+		return m
+	}
 }
 
 func rule(op admissionregistrationv1.OperationType, resources ...string) admissionregistrationv1.NamedRuleWithOperations {

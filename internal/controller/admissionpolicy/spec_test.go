@@ -20,6 +20,7 @@ import (
 	"strings"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
@@ -62,5 +63,29 @@ func TestBuild(t *testing.T) {
 	policy, binding = Build(Config{})
 	if len(policy.Spec.MatchConditions) != 0 || len(policy.OwnerReferences) != 0 || len(binding.OwnerReferences) != 0 {
 		t.Errorf("empty config: conditions %v, owners %v %v", policy.Spec.MatchConditions, policy.OwnerReferences, binding.OwnerReferences)
+	}
+}
+
+func TestBuildDaemonNodeScope(t *testing.T) {
+	const daemon = "system:serviceaccount:ops:el-daemon"
+	policy, binding := BuildDaemonNodeScope(Config{DaemonUsername: daemon, OwnerUID: "uid-1"})
+	if policy.Name != DaemonNodeScopeName || binding.Name != DaemonNodeScopeName || binding.Spec.PolicyName != DaemonNodeScopeName {
+		t.Errorf("names: policy %s, binding %s -> %s", policy.Name, binding.Name, binding.Spec.PolicyName)
+	}
+	if mc := policy.Spec.MatchConditions; len(mc) != 1 || mc[0].Expression != `request.userInfo.username == "`+daemon+`"` {
+		t.Errorf("match conditions = %+v: the policy must hold exactly the daemon ServiceAccount the manager deploys", mc)
+	}
+	if len(binding.Spec.ValidationActions) != 1 || binding.Spec.ValidationActions[0] != admissionregistrationv1.Deny {
+		t.Errorf("validation actions %v", binding.Spec.ValidationActions)
+	}
+	var resources []string
+	for _, r := range policy.Spec.MatchConstraints.ResourceRules {
+		resources = append(resources, r.Resources...)
+	}
+	if got := strings.Join(resources, ","); got != "nodepodprobes,nodepodprobes/status,containerrecreaterequests,containerrecreaterequests/status,leases" {
+		t.Errorf("resources %s", got)
+	}
+	if len(policy.Spec.Validations) != 4 || policy.OwnerReferences[0].UID != "uid-1" || !ManagedSelector().Matches(labels.Set(policy.Labels)) {
+		t.Errorf("policy %+v", policy)
 	}
 }

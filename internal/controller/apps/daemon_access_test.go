@@ -38,11 +38,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/admissionpolicy"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
-// What config/default does to config/rbac and config/vap (namespace, namePrefix), so that
-// these specs exercise the shipped files themselves.
+// What config/default does to config/rbac (namespace, namePrefix), so that these specs exercise
+// the shipped files themselves.
 const (
 	shippedNamespace = "enhanced-liveness-system"
 	shippedPrefix    = "enhanced-liveness-operator-"
@@ -149,9 +151,17 @@ var _ = Describe("Node daemon access (hand-kept RBAC + ValidatingAdmissionPolicy
 			Expect(client.IgnoreAlreadyExists(err)).To(Succeed())
 		}
 		for _, u := range loadShipped("rbac/daemon_service_account.yaml", "rbac/daemon_role.yaml",
-			"rbac/daemon_role_binding.yaml", "rbac/daemon_lease_role.yaml", "vap/daemon_node_scope.yaml") {
+			"rbac/daemon_role_binding.yaml", "rbac/daemon_lease_role.yaml", "rbac/daemon_trust_role.yaml") {
 			Expect(k8sClient.Create(ctx, u)).To(Succeed(), "creating %s %s", u.GetKind(), u.GetName())
 		}
+		// The node-scope policy as the manager builds it, for the daemon ServiceAccount it deploys.
+		policy, binding := admissionpolicy.BuildDaemonNodeScope(admissionpolicy.Config{DaemonUsername: daemonUser})
+		Expect(k8sClient.Create(ctx, policy)).To(Succeed())
+		Expect(k8sClient.Create(ctx, binding)).To(Succeed())
+		DeferCleanup(func() {
+			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, binding))).To(Succeed())
+			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, policy))).To(Succeed())
+		})
 		for _, n := range []string{"node-a", "node-b"} {
 			Expect(k8sClient.Create(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: n}})).To(Succeed())
 			Expect(k8sClient.Create(ctx, &appsv1alpha1.ContainerRecreateRequest{
@@ -213,6 +223,23 @@ var _ = Describe("Node daemon access (hand-kept RBAC + ValidatingAdmissionPolicy
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
 		Expect(apierrors.IsForbidden(daemonA.Create(ctx, pod))).To(BeTrue())
 		Expect(apierrors.IsForbidden(daemonA.List(ctx, &corev1.SecretList{}, client.InNamespace(shippedNamespace)))).To(BeTrue())
+	})
+
+	It("lets the daemon read the trust ConfigMap, as its informer does, and no other ConfigMap", func() {
+		trustCM := testutil.TrustConfigMap(shippedNamespace)
+		Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, trustCM))).To(Succeed())
+		other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: shippedNamespace, Name: "other"}}
+		Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, other))).To(Succeed())
+		daemonA := clientAs(daemonUser, "node-a")
+		Expect(daemonA.Get(ctx, client.ObjectKeyFromObject(trustCM), &corev1.ConfigMap{})).To(Succeed())
+		var list corev1.ConfigMapList
+		Expect(daemonA.List(ctx, &list, client.InNamespace(shippedNamespace),
+			client.MatchingFields{"metadata.name": probesig.TrustConfigMapName})).To(Succeed())
+		Expect(list.Items).To(HaveLen(1))
+		Expect(apierrors.IsForbidden(daemonA.Get(ctx, client.ObjectKeyFromObject(other), &corev1.ConfigMap{}))).To(BeTrue())
+		Expect(apierrors.IsForbidden(daemonA.List(ctx, &list, client.InNamespace(shippedNamespace)))).To(BeTrue())
+		trustCM.Data = map[string]string{}
+		Expect(apierrors.IsForbidden(daemonA.Update(ctx, trustCM))).To(BeTrue(), "the daemon cannot trust a key of its own")
 	})
 
 	It("does not restrict other users", func() {

@@ -19,6 +19,7 @@ package apps
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"net"
 	"net/http"
@@ -44,6 +45,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/admissionpolicy"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/trust"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
@@ -134,12 +136,24 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 			}).SetupWithManager(mgr); err != nil {
 				return err
 			}
-			if err := (&admissionpolicy.Reconciler{Client: mgr.GetClient(), OperatorUsername: managerUser}).SetupWithManager(mgr); err != nil {
+			if err := (&admissionpolicy.Reconciler{Client: mgr.GetClient(), OperatorUsername: managerUser,
+				DaemonUsername: daemonUser}).SetupWithManager(mgr); err != nil {
 				return err
 			}
 			keys = &probesig.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
 				Namespace: shippedNamespace, Name: probesig.DefaultSecretName}
 			if err := mgr.Add(keys); err != nil {
+				return err
+			}
+			if err := managercache.AddIndexes(ctx, mgr); err != nil {
+				return err
+			}
+			trusted := &probesig.Trust{Reader: mgr.GetClient(), Namespace: shippedNamespace, Keys: keys}
+			if err := (&trust.SealReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("rbac-spec-seal"),
+				Keys: keys, Trust: trusted, OperatorNamespace: shippedNamespace}).SetupWithManager(mgr); err != nil {
+				return err
+			}
+			if err := (&trust.KeySetReconciler{Client: mgr.GetClient(), Keys: keys, Namespace: shippedNamespace}).SetupWithManager(mgr); err != nil {
 				return err
 			}
 			mgr.GetWebhookServer().Register("/x", http.NotFoundHandler())
@@ -188,23 +202,50 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 		Expect(user).To(Equal(managerUser))
 	})
 
-	It("creates the immutability policy and its binding, owned by the NodePodProbe CRD", func() {
+	It("creates both admission policies and their bindings, owned by the NodePodProbe CRD", func() {
 		Eventually(func(g Gomega) {
-			for _, obj := range []client.Object{&admissionv1.ValidatingAdmissionPolicy{}, &admissionv1.ValidatingAdmissionPolicyBinding{}} {
-				g.Expect(k8sClient.Get(ctx, types.NamespacedName{Name: admissionpolicy.Name}, obj)).To(Succeed())
-				g.Expect(obj.GetOwnerReferences()).To(HaveLen(1))
-				g.Expect(obj.GetOwnerReferences()[0].Name).To(Equal(admissionpolicy.OwnerCRD))
+			for _, name := range []string{admissionpolicy.Name, admissionpolicy.DaemonNodeScopeName} {
+				for _, obj := range []client.Object{&admissionv1.ValidatingAdmissionPolicy{}, &admissionv1.ValidatingAdmissionPolicyBinding{}} {
+					g.Expect(k8sClient.Get(ctx, types.NamespacedName{Name: name}, obj)).To(Succeed())
+					g.Expect(obj.GetOwnerReferences()).To(HaveLen(1))
+					g.Expect(obj.GetOwnerReferences()[0].Name).To(Equal(admissionpolicy.OwnerCRD))
+				}
 			}
 		}, packagingSpecTimeout).Should(Succeed())
 	})
 
-	It("creates the probe-context signing key, which only it may read", func() {
+	It("creates the probe-context signing key, which only it may read, and publishes its public key for the daemons", func() {
 		Eventually(keys.Loaded(), packagingSpecTimeout).Should(BeClosed())
 		s := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: shippedNamespace, Name: probesig.DefaultSecretName}, s)).To(Succeed())
-		Expect(s.Data[probesig.SecretKeyData]).To(HaveLen(probesig.MinKeyBytes))
+		Expect(s.Data[probesig.SecretSigningKeyData]).To(HaveLen(ed25519.SeedSize))
 		err := clientAs(daemonUser, "node-1").Get(ctx, client.ObjectKeyFromObject(s), &corev1.Secret{})
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "the node daemon may not read the key: %v", err)
+		kp, _ := keys.Current()
+		cm := &corev1.ConfigMap{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: shippedNamespace, Name: probesig.TrustConfigMapName}, cm)).To(Succeed())
+		set, errs := probesig.DecodeKeySet(cm)
+		Expect(errs).To(BeEmpty())
+		Expect(set).To(HaveKey(kp.ID))
+	})
+
+	It("seals an admitted pod, through the immutability policy that exempts it alone", func() {
+		Eventually(keys.Loaded(), packagingSpecTimeout).Should(BeClosed())
+		kp, _ := keys.Current()
+		createNamespace("rbac-sealed")
+		pod := testutil.NewPod("rbac-sealed", "web").Enrolled().Containers("web").
+			Annotations(map[string]string{appsv1alpha1.AnnotationProbeContext: `[{"name":"web","livenessProbe":{"tcpSocket":{"port":8080}}}]`}).Build()
+		pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = probesig.SignAdmission(kp, probesig.Admission{
+			Namespace: pod.Namespace, Name: pod.Name, AnnotationKey: appsv1alpha1.AnnotationProbeContext,
+			Value: pod.Annotations[appsv1alpha1.AnnotationProbeContext], Issued: time.Now()})
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+			set, _, err := (&probesig.Trust{Reader: k8sClient, Namespace: shippedNamespace, Keys: keys}).KeySet(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			_, err = probesig.VerifySeal(set, pod)
+			g.Expect(err).NotTo(HaveOccurred())
+		}, packagingSpecTimeout).Should(Succeed())
 	})
 
 	It("may not change admission policies other than its own", func() {
@@ -234,15 +275,18 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 	})
 })
 
-// removeImmutabilityPolicy deletes the admission policy the manager created and waits until the
-// apiserver no longer enforces it: the suite's other specs edit pods' probe annotations freely.
+// removeImmutabilityPolicy deletes the admission policies the manager created and waits until the
+// apiserver no longer enforces the immutability one: the suite's other specs edit pods' probe
+// annotations freely, and create the node-scope policy themselves.
 func removeImmutabilityPolicy() {
 	GinkgoHelper()
-	for _, obj := range []client.Object{
-		&admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: admissionpolicy.Name}},
-		&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: admissionpolicy.Name}},
-	} {
-		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, obj))).To(Succeed())
+	for _, name := range []string{admissionpolicy.Name, admissionpolicy.DaemonNodeScopeName} {
+		for _, obj := range []client.Object{
+			&admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name}},
+			&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}},
+		} {
+			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, obj))).To(Succeed())
+		}
 	}
 	scratch := testutil.NewPod("default", "policy-gone").Build()
 	Expect(k8sClient.Create(ctx, scratch)).To(Succeed())

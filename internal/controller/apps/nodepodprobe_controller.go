@@ -55,8 +55,12 @@ const DefaultMappingBatchDelay = 500 * time.Millisecond
 type NodePodProbeReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
-	// Keys verifies probe contexts: only those the pod webhook signed are mapped.
-	Keys interface{ Key() (probesig.Key, bool) }
+	// Keys are the trusted public keys: only pods whose probe context is sealed (the seal
+	// controller of internal/controller/trust checked how it was admitted) are mapped; the seal
+	// controller reports the others.
+	Keys interface {
+		KeySet(ctx context.Context) (probesig.KeySet, bool, error)
+	}
 	// OperatorNamespace, like kube-system, is never enrolled by the webhook: a probe context
 	// there was not written by it.
 	OperatorNamespace string
@@ -88,13 +92,16 @@ func (r *NodePodProbeReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err := r.List(ctx, &pods, client.MatchingFields{managercache.PodByNode: nodeName}); err != nil {
 		return ctrl.Result{}, err
 	}
-	key, ok := r.Keys.Key()
+	keys, ok, err := r.Keys.KeySet(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	if !ok {
-		// Without the key no pod can be trusted; writing now would empty the node's probes.
+		// Without the keys no pod can be trusted; writing now would empty the node's probes.
 		log.V(1).Info("probe-context signing key not loaded yet; waiting")
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
-	desired, problems := desiredPodProbes(pods.Items, r.trust(key))
+	desired, problems := desiredPodProbes(pods.Items, r.trust(keys))
 	for _, p := range problems {
 		r.Recorder.Eventf(p.pod, nil, corev1.EventTypeWarning, p.reason, "MapProbe", "%s", p.message)
 	}
@@ -145,13 +152,14 @@ func (r *NodePodProbeReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	return ctrl.Result{}, nil
 }
 
-// trust accepts the probe contexts the pod webhook wrote (probesig.Verify) in namespaces it enrolls.
-func (r *NodePodProbeReconciler) trust(key probesig.Key) func(*corev1.Pod) error {
+// trust accepts the sealed probe contexts (probesig.VerifySeal) in namespaces the webhook enrolls.
+func (r *NodePodProbeReconciler) trust(keys probesig.KeySet) func(*corev1.Pod) error {
 	return func(pod *corev1.Pod) error {
 		if pod.Namespace == metav1.NamespaceSystem || pod.Namespace == r.OperatorNamespace {
 			return fmt.Errorf("%w: the webhook enrolls no pod in namespace %s", probesig.ErrNotSigned, pod.Namespace)
 		}
-		return probesig.Verify(key, pod)
+		_, err := probesig.VerifySeal(keys, pod)
+		return err
 	}
 }
 
@@ -218,6 +226,7 @@ func mappingRelevantChange(o, n *corev1.Pod) bool {
 		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
 		o.Labels[appsv1alpha1.LabelEnrolled] != n.Labels[appsv1alpha1.LabelEnrolled] ||
 		o.Annotations[appsv1alpha1.AnnotationProbeContextSignature] != n.Annotations[appsv1alpha1.AnnotationProbeContextSignature] ||
+		o.Annotations[appsv1alpha1.AnnotationProbeContextSeal] != n.Annotations[appsv1alpha1.AnnotationProbeContextSeal] ||
 		probecontext.AnnotationKey(o.Annotations) != probecontext.AnnotationKey(n.Annotations) ||
 		o.Annotations[probecontext.AnnotationKey(o.Annotations)] != n.Annotations[probecontext.AnnotationKey(n.Annotations)]
 }

@@ -201,31 +201,44 @@ var _ = Describe("NodePodProbe mapping", Ordered, func() {
 		Expect(k8sClient.Delete(ctx, broken, client.GracePeriodSeconds(0))).To(Succeed())
 	})
 
-	It("runs no probe of a pod whose probe context the webhook did not sign, and says so on the pod", func() {
+	It("maps no pod whose probe context is not sealed for it (the seal controller reports why)", func() {
 		unsigned := mappedPod("unsigned", nodeA)
 		Expect(k8sClient.Create(ctx, unsigned)).To(Succeed()) // created around the webhook: no signature
 		setPodStatus(unsigned, corev1.PodRunning, "10.0.0.20")
+		admitted := mappedPod("admitted", nodeA)
+		Expect(k8sClient.Create(ctx, testutil.Admit(admitted))).To(Succeed()) // admitted, not sealed yet
+		setPodStatus(admitted, corev1.PodRunning, "10.0.0.22")
+		copied := mappedPod("copied", nodeA)
+		Expect(k8sClient.Create(ctx, testutil.Admit(copied))).To(Succeed())
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, appsv1alpha1.AnnotationProbeContextSeal,
+			podA2.Annotations[appsv1alpha1.AnnotationProbeContextSeal]) // another pod's seal
+		Expect(k8sClient.Patch(ctx, copied, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+		setPodStatus(copied, corev1.PodRunning, "10.0.0.23")
 		rewritten := createRunning(mappedPod("rewritten", nodeA), "10.0.0.21")
 		Eventually(func(g Gomega) {
 			g.Expect(entries(getNPP(g, nodeA))).To(ContainElement(entry(rewritten, "10.0.0.21")))
 		}, mapTimeout).Should(Succeed())
 
-		By("rewriting the signed probe context (no admission policy in this suite stops it)")
+		By("rewriting the sealed probe context (no admission policy in this suite stops it)")
 		evil := `[{"name":"web","livenessProbe":{"exec":{"command":["/bin/sh","-c","id"]}}}]`
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, appsv1alpha1.AnnotationProbeContext, evil)
+		patch = fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, appsv1alpha1.AnnotationProbeContext, evil)
 		Expect(k8sClient.Patch(ctx, rewritten, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(entries(getNPP(g, nodeA))).NotTo(ContainElement(entry(rewritten, "10.0.0.21")))
-			g.Expect(entries(getNPP(g, nodeA))).NotTo(ContainElement(entry(unsigned, "10.0.0.20")))
-			list := &eventsv1.EventList{}
-			g.Expect(k8sClient.List(ctx, list, client.InNamespace(mapNS))).To(Succeed())
-			g.Expect(eventNotes(list, "unsigned", ReasonNotTrusted)).To(ContainElement(ContainSubstring(
-				"liveness probes of pod " + mapNS + "/unsigned are not run: the probe context was not written by the operator's pod webhook: it has no " +
-					appsv1alpha1.AnnotationProbeContextSignature + " annotation")))
-			g.Expect(eventNotes(list, "rewritten", ReasonNotTrusted)).To(ContainElement(ContainSubstring(
-				"liveness probes of pod " + mapNS + "/rewritten are not run: the probe context was not written by the operator's pod webhook: its signature does not match")))
 		}, mapTimeout).Should(Succeed())
-		for _, p := range []*corev1.Pod{unsigned, rewritten} {
+		Consistently(func(g Gomega) {
+			got := entries(getNPP(g, nodeA))
+			for _, e := range []string{entry(unsigned, "10.0.0.20"), entry(admitted, "10.0.0.22"), entry(copied, "10.0.0.23")} {
+				g.Expect(got).NotTo(ContainElement(e))
+			}
+		}, "2s").Should(Succeed())
+
+		By("sealed, the admitted pod is mapped")
+		seal(admitted)
+		Eventually(func(g Gomega) {
+			g.Expect(entries(getNPP(g, nodeA))).To(ContainElement(entry(admitted, "10.0.0.22")))
+		}, mapTimeout).Should(Succeed())
+		for _, p := range []*corev1.Pod{unsigned, admitted, copied, rewritten} {
 			Expect(k8sClient.Delete(ctx, p, client.GracePeriodSeconds(0))).To(Succeed())
 		}
 	})
@@ -288,7 +301,7 @@ var _ = Describe("NodePodProbe mapping", Ordered, func() {
 				defer GinkgoRecover()
 				defer wg.Done()
 				for i := w; i < n; i += 8 {
-					pod := testutil.Sign(mappedPod(fmt.Sprintf("burst-%03d", i), nodeDup))
+					pod := testutil.Admit(mappedPod(fmt.Sprintf("burst-%03d", i), nodeDup))
 					if err := k8sClient.Create(ctx, pod); err != nil {
 						errs <- err
 					}
@@ -304,6 +317,7 @@ var _ = Describe("NodePodProbe mapping", Ordered, func() {
 		// The kubelet starts them over a few seconds: one IP every 10 ms, each its own event.
 		start := time.Now()
 		for i, pod := range pods {
+			testutil.Seal(pod) // written with the status, as the pods/status subresource allows
 			pod.Status.Phase = corev1.PodRunning
 			pod.Status.PodIP = fmt.Sprintf("10.1.%d.%d", i/250, i%250+1)
 			Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())

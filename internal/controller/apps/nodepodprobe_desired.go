@@ -28,19 +28,10 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 )
 
-// ProbeName is the stable name of a container's probe in a NodePodProbe.
-func ProbeName(podName, container string) string {
-	return podName + "-" + container
-}
-
-// Event reasons of pods whose probes are left out of their node's NodePodProbe.
-const (
-	// ReasonNotMapped: one probe cannot be handed to the daemon (the pod's others still are).
-	ReasonNotMapped = "LivenessProbeNotMapped"
-	// ReasonNotTrusted: the pod's probe context was not written by the operator's pod webhook,
-	// so none of its probes is run.
-	ReasonNotTrusted = "LivenessProbeNotTrusted"
-)
+// ReasonNotMapped is the event of a pod one of whose probes cannot be handed to the daemon (the
+// pod's others still are). A pod whose probe context is not sealed is left out silently: the seal
+// controller (internal/controller/trust) reports why.
+const ReasonNotMapped = "LivenessProbeNotMapped"
 
 // mappingProblem is a probe of an enrolled pod that cannot be handed to the daemon.
 type mappingProblem struct {
@@ -51,7 +42,7 @@ type mappingProblem struct {
 
 // desiredPodProbes computes the spec.podProbes of one node from the pods bound to it: every
 // enrolled, running (not finished, not terminating) pod with an IP whose probe context trusted
-// accepts, one probe per container entry of its probe context, with named ports resolved and
+// accepts (its seal verifies), one probe per container entry of its probe context, with named ports resolved and
 // defaults explicit. Pods are sorted by namespace, name and UID so that equal input gives an
 // equal spec.
 func desiredPodProbes(pods []corev1.Pod, trusted func(*corev1.Pod) error) ([]appsv1alpha1.PodProbe, []mappingProblem) {
@@ -62,9 +53,7 @@ func desiredPodProbes(pods []corev1.Pod, trusted func(*corev1.Pod) error) ([]app
 		if !mapped(pod) {
 			continue
 		}
-		if err := trusted(pod); err != nil {
-			problems = append(problems, mappingProblem{pod, ReasonNotTrusted, fmt.Sprintf(
-				"liveness probes of pod %s/%s are not run: %v", pod.Namespace, pod.Name, err)})
+		if trusted(pod) != nil {
 			continue
 		}
 		pctx, errs := probecontext.FromAnnotations(pod.Annotations)
@@ -92,7 +81,7 @@ func desiredPodProbes(pods []corev1.Pod, trusted func(*corev1.Pod) error) ([]app
 				continue
 			}
 			probes = append(probes, appsv1alpha1.ContainerProbe{
-				Name: ProbeName(pod.Name, e.Name), ContainerName: e.Name, Probe: *resolved,
+				Name: probecontext.ProbeName(pod.Name, e.Name), ContainerName: e.Name, Probe: *resolved,
 			})
 		}
 		if len(probes) == 0 {

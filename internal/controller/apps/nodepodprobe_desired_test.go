@@ -69,9 +69,9 @@ func TestDesiredPodProbes(t *testing.T) {
 		{name: "kruise key", pods: []corev1.Pod{unitPod("a", "1", "ip", func(p *corev1.Pod) {
 			p.Annotations = map[string]string{appsv1alpha1.AnnotationKruiseProbeContext: `[{"name":"web","livenessProbe":{"tcpSocket":{"port":9}}}]`}
 		})}, want: []string{"a/1@ip:a-web=9"}},
-		{name: "not trusted: nothing of the pod is mapped", pods: []corev1.Pod{
+		{name: "not sealed: nothing of the pod is mapped, silently (the seal controller reports it)", pods: []corev1.Pod{
 			unitPod("a", "1", "ip", func(p *corev1.Pod) { p.Annotations["untrusted"] = "" }), unitPod("b", "2", "ip", nil)},
-			want: []string{"b/2@ip:b-web=8080"}, problems: 1, reason: ReasonNotTrusted},
+			want: []string{"b/2@ip:b-web=8080"}},
 		{name: "regular container of an OnFailure pod enrolled earlier", pods: []corev1.Pod{unitPod("a", "1", "ip", func(p *corev1.Pod) {
 			p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
 		})}, problems: 1, reason: ReasonNotMapped},
@@ -136,6 +136,7 @@ func TestMappingRelevantChange(t *testing.T) {
 		{"enrolled label", func(p *corev1.Pod) { p.Labels = nil }, true},
 		{"context", func(p *corev1.Pod) { p.Annotations[appsv1alpha1.AnnotationProbeContext] = "[]" }, true},
 		{"signature", func(p *corev1.Pod) { p.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = "v1.1.x" }, true},
+		{"seal", func(p *corev1.Pod) { p.Annotations[appsv1alpha1.AnnotationProbeContextSeal] = "v1.k.x" }, true},
 		{"context key", func(p *corev1.Pod) {
 			p.Annotations = map[string]string{appsv1alpha1.AnnotationKruiseProbeContext: base.Annotations[appsv1alpha1.AnnotationProbeContext]}
 		}, true},
@@ -153,21 +154,28 @@ func TestMappingRelevantChange(t *testing.T) {
 
 func TestTrust(t *testing.T) {
 	r := &NodePodProbeReconciler{OperatorNamespace: "op-system"}
-	trust := r.trust(testutil.SigningKey)
+	trust := r.trust(testutil.TrustedKeys())
 	signed := func(ns string) *corev1.Pod {
 		p := unitPod("a", "1", "ip", func(p *corev1.Pod) {
 			p.Namespace = ns
 			p.CreationTimestamp = metav1.NewTime(time.Now())
 		})
-		return testutil.Sign(&p)
+		return testutil.Seal(testutil.Admit(&p))
 	}
 	if err := trust(signed("shop")); err != nil {
-		t.Errorf("a pod the webhook signed: %v", err)
+		t.Errorf("a sealed pod: %v", err)
 	}
-	unsigned := signed("shop")
-	delete(unsigned.Annotations, appsv1alpha1.AnnotationProbeContextSignature)
-	if err := trust(unsigned); !errors.Is(err, probesig.ErrNotSigned) {
-		t.Errorf("an unsigned new pod: %v", err)
+	unsealed := signed("shop")
+	delete(unsealed.Annotations, appsv1alpha1.AnnotationProbeContextSeal)
+	if err := trust(unsealed); !errors.Is(err, probesig.ErrNotSigned) {
+		t.Errorf("an admitted pod, not sealed yet: %v", err)
+	}
+	old := signed("shop")
+	delete(old.Annotations, appsv1alpha1.AnnotationProbeContextSeal)
+	delete(old.Annotations, appsv1alpha1.AnnotationProbeContextSignature)
+	old.CreationTimestamp = metav1.NewTime(time.Unix(0, 0))
+	if err := trust(old); !errors.Is(err, probesig.ErrNotSigned) {
+		t.Errorf("an unsigned pod is trusted for its creation time: %v", err)
 	}
 	for _, ns := range []string{"kube-system", "op-system"} {
 		// Even signed: the webhook never enrolls there, so the signature was copied or forged.

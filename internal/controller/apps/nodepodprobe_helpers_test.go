@@ -136,15 +136,27 @@ func mappedPod(name, node string) *corev1.Pod {
 		Build()
 }
 
-// createRunning creates pod and, when ip is set, reports it Running with that IP.
-// The pod is signed as the pod webhook signs what it admits.
+// createRunning creates pod and, when ip is set, reports it Running with that IP. The pod is
+// signed as the pod webhook signs what it admits, then sealed as the seal controller does.
 func createRunning(pod *corev1.Pod, ip string) *corev1.Pod {
 	GinkgoHelper()
-	Expect(k8sClient.Create(ctx, testutil.Sign(pod))).To(Succeed())
+	Expect(k8sClient.Create(ctx, testutil.Admit(pod))).To(Succeed())
+	seal(pod)
 	if ip != "" {
 		setPodStatus(pod, corev1.PodRunning, ip)
 	}
 	return pod
+}
+
+// seal writes the seal the seal controller writes on an existing pod.
+func seal(pod *corev1.Pod) {
+	GinkgoHelper()
+	if probecontext.AnnotationKey(pod.Annotations) == "" {
+		return
+	}
+	s := testutil.Seal(pod.DeepCopy()).Annotations[appsv1alpha1.AnnotationProbeContextSeal]
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, appsv1alpha1.AnnotationProbeContextSeal, s)
+	Expect(k8sClient.Patch(ctx, pod, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 }
 
 func setPodStatus(pod *corev1.Pod, phase corev1.PodPhase, ip string) {

@@ -18,28 +18,30 @@ package apps
 
 import (
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
 // The probe mapping of a stripped pod is the mapping of the whole pod: named ports of the app
-// container and of the sidecar resolve, and the probe-context annotation and its signature
-// survive (a stripped pod whose signature no longer verified would not be probed at all).
+// container and of the sidecar resolve, and the probe-context annotation, its admission signature
+// and its seal survive (a stripped pod whose seal no longer verified would not be probed at all).
 func TestStripPodKeepsTheMapping(t *testing.T) {
 	full := testutil.FullPod()
-	key := probesig.Key{Bytes: []byte("0123456789abcdef0123456789abcdef"), Since: full.CreationTimestamp.Add(-time.Hour)}
-	ctxKey := probecontext.AnnotationKey(full.Annotations)
-	full.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = probesig.Sign(key.Bytes, full.Namespace, ctxKey,
-		full.Annotations[ctxKey], full.CreationTimestamp.Time)
-	trust := func(p *corev1.Pod) error { return probesig.Verify(key, p) }
+	full.CreationTimestamp = metav1.Now()
+	testutil.Seal(testutil.Admit(full))
+	trust := func(p *corev1.Pod) error {
+		if _, err := probesig.VerifyAdmission(testutil.TrustedKeys(), p); err != nil {
+			return err
+		}
+		_, err := probesig.VerifySeal(testutil.TrustedKeys(), p)
+		return err
+	}
 	stripped, _ := managercache.StripPod(full.DeepCopy())
 	want, wantProblems := desiredPodProbes([]corev1.Pod{*full}, trust)
 	got, gotProblems := desiredPodProbes([]corev1.Pod{*stripped.(*corev1.Pod)}, trust)

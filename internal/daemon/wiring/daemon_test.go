@@ -46,6 +46,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri/critest"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/heartbeat"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
@@ -128,13 +129,33 @@ func createPod(nodeName, name, containerID string) *corev1.Pod {
 	return pod
 }
 
+// podProbe gives the pod a sealed probe context with a liveness probe of handler for container
+// "app" (the webhook's and the manager's work) and returns its NodePodProbe entry (the mapping
+// controller's).
 func podProbe(pod *corev1.Pod, handler corev1.ProbeHandler) appsv1alpha1.PodProbe {
+	GinkgoHelper()
+	probe := corev1.Probe{ProbeHandler: handler, TimeoutSeconds: 1, PeriodSeconds: 1, SuccessThreshold: 1, FailureThreshold: 1}
+	setProbeContext(pod, probe)
+	Expect(k8sClient.Update(ctx, testutil.Seal(pod))).To(Succeed())
+	return entryFor(pod, probe)
+}
+
+// setProbeContext writes the probe-context annotation with probe for container "app".
+func setProbeContext(pod *corev1.Pod, probe corev1.Probe) {
+	GinkgoHelper()
+	value, err := probecontext.Encode([]probecontext.ContainerProbe{{Name: "app", LivenessProbe: &probe}})
+	Expect(err).NotTo(HaveOccurred())
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[appsv1alpha1.AnnotationProbeContext] = value
+}
+
+// entryFor is the NodePodProbe entry of one probe of container "app" of pod.
+func entryFor(pod *corev1.Pod, probe corev1.Probe) appsv1alpha1.PodProbe {
 	return appsv1alpha1.PodProbe{
 		Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, IP: "127.0.0.1",
-		Probes: []appsv1alpha1.ContainerProbe{{
-			Name: pod.Name + "-app", ContainerName: "app",
-			Probe: corev1.Probe{ProbeHandler: handler, TimeoutSeconds: 1, PeriodSeconds: 1, SuccessThreshold: 1, FailureThreshold: 1},
-		}},
+		Probes: []appsv1alpha1.ContainerProbe{{Name: probecontext.ProbeName(pod.Name, "app"), ContainerName: "app", Probe: probe}},
 	}
 }
 

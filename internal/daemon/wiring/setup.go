@@ -39,11 +39,15 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/heartbeat"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probetrust"
 )
 
 // CacheOptions restrict the daemon's informers to its own node: its NodePodProbe, the pods bound
-// to it, the ContainerRecreateRequests labelled with it, and Leases of the operator namespace.
-// Watching every pod of the cluster from every node would multiply apiserver load by the node count.
+// to it, the ContainerRecreateRequests labelled with it, Leases of the operator namespace and the
+// trust ConfigMap there. Watching every pod of the cluster from every node would multiply
+// apiserver load by the node count. Pods are cached whole: the probe-context annotations and the
+// seal are what the daemon verifies every probe against (internal/probetrust).
 func CacheOptions(nodeName, namespace string) cache.Options {
 	return cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
@@ -53,6 +57,8 @@ func CacheOptions(nodeName, namespace string) cache.Options {
 				Label: labels.SelectorFromSet(labels.Set{appsv1alpha1.LabelCRRNodeName: nodeName}),
 			},
 			&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{namespace: {}}},
+			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{namespace: {}},
+				Field: fields.OneTermEqualSelector("metadata.name", probesig.TrustConfigMapName)},
 		},
 	}
 }
@@ -100,7 +106,8 @@ func Setup(mgr ctrl.Manager, o Options) (*Engine, error) {
 			return nil, err
 		}
 	}
-	r := &SpecReconciler{Client: mgr.GetClient(), NodeName: o.NodeName, Probes: e.Probes, Status: e.Status}
+	r := &SpecReconciler{Client: mgr.GetClient(), NodeName: o.NodeName, Namespace: o.Namespace, Probes: e.Probes, Status: e.Status,
+		Trust: &probetrust.Gate{Recorder: o.Recorder}}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}

@@ -26,21 +26,28 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probetrust"
 )
 
 // SpecReconciler keeps the probe workers in step with the node's NodePodProbe spec and the pods
-// bound to the node. It has a single key, the node: every change of the node's NodePodProbe spec or of
-// one of its pods re-syncs the whole worker set, which the workqueue coalesces.
+// bound to the node. It has a single key, the node: every change of the node's NodePodProbe spec,
+// of one of its pods or of the trust ConfigMap re-syncs the whole worker set, which the workqueue
+// coalesces. Only the probes Trust lets through get a worker.
 type SpecReconciler struct {
 	Client   client.Client
 	NodeName string
-	Probes   *prober.Manager
-	Status   *prober.StatusWriter
+	// Namespace is the operator namespace (the trust ConfigMap's).
+	Namespace string
+	Probes    *prober.Manager
+	Status    *prober.StatusWriter
+	Trust     *probetrust.Gate
 }
 
 // Reconcile reads the NodePodProbe and the node's pods and hands them to the probe manager.
@@ -64,16 +71,43 @@ func (r *SpecReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (re
 		}
 		return reconcile.Result{}, err
 	}
-	r.Probes.Sync(Targets(npp), podPtrs)
+	keys, err := r.trustedKeys(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	byUID := make(map[types.UID]*corev1.Pod, len(podPtrs))
+	for _, p := range podPtrs {
+		byUID[p.UID] = p
+	}
+	entries, retry := r.Trust.Filter(npp.Spec.PodProbes, byUID, keys)
+	r.Probes.Sync(Targets(entries), podPtrs)
 	r.Status.SetObservedGeneration(npp.Generation)
-	return reconcile.Result{}, nil
+	return reconcile.Result{RequeueAfter: retry}, nil
 }
 
-// Targets lists the probes of a NodePodProbe spec.
-func Targets(npp *appsv1alpha1.NodePodProbe) []prober.Target {
+// trustedKeys reads the public keys of the trust ConfigMap; none when it does not exist (then no
+// probe runs: nothing can be verified).
+func (r *SpecReconciler) trustedKeys(ctx context.Context) (probesig.KeySet, error) {
+	cm := &corev1.ConfigMap{}
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: probesig.TrustConfigMapName}, cm)
+	if apierrors.IsNotFound(err) {
+		return probesig.KeySet{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	keys, errs := probesig.DecodeKeySet(cm)
+	for _, e := range errs {
+		logf.FromContext(ctx).Error(e, "an entry of the trust ConfigMap is left out: it verifies nothing")
+	}
+	return keys, nil
+}
+
+// Targets lists the probes of NodePodProbe entries.
+func Targets(entries []appsv1alpha1.PodProbe) []prober.Target {
 	var out []prober.Target
-	for i := range npp.Spec.PodProbes {
-		pp := &npp.Spec.PodProbes[i]
+	for i := range entries {
+		pp := &entries[i]
 		for j := range pp.Probes {
 			p := &pp.Probes[j]
 			out = append(out, prober.Target{
@@ -97,9 +131,13 @@ func (r *SpecReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return ok && p.Spec.NodeName == r.NodeName
 	})
 	isNode := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == r.NodeName })
+	isTrust := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetNamespace() == r.Namespace && o.GetName() == probesig.TrustConfigMapName
+	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("daemon-nodepodprobe").
 		For(&appsv1alpha1.NodePodProbe{}, builder.WithPredicates(isNode, predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Pod{}, toNode, builder.WithPredicates(onNode)).
+		Watches(&corev1.ConfigMap{}, toNode, builder.WithPredicates(isTrust)).
 		Complete(r)
 }

@@ -33,7 +33,8 @@ import (
 
 // The suite runs a real kube-apiserver + etcd with the CRDs. Each spec starts the daemon's
 // controllers for a node of its own (testutil.StartManager) against loopback probe targets and
-// the test CRI server, so specs never see each other's writes.
+// the test CRI server, so specs never see each other's writes. The pods are sealed with the
+// suites' key (testutil.Seal), which the operator namespace's trust ConfigMap lists.
 
 var (
 	suite     *testutil.Suite
@@ -51,6 +52,8 @@ var _ = BeforeSuite(func() {
 	suite = testutil.StartSuite(testutil.SuiteOptions{})
 	ctx, cfg, k8sClient = suite.Ctx, suite.Config, suite.Client
 	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appsv1alpha1.DefaultOperatorNamespace}})).To(Succeed())
+	// The public key the daemons verify seals with (testutil.Seal signs with its private half).
+	Expect(k8sClient.Create(ctx, testutil.TrustConfigMap(appsv1alpha1.DefaultOperatorNamespace))).To(Succeed())
 })
 
 var _ = AfterSuite(func() { suite.Stop() })

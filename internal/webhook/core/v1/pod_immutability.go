@@ -31,7 +31,12 @@ import (
 // The same rule as the ValidatingAdmissionPolicy the manager keeps (internal/controller/
 // admissionpolicy), for clusters where that policy is not in force. Ignore, like the mutating
 // webhook: a manager outage must never block pod updates (the kubelet's status updates among them).
-// +kubebuilder:webhook:path=/validate--v1-pod,mutating=false,failurePolicy=ignore,sideEffects=None,groups="",resources=pods;pods/status,verbs=update,versions=v1,name=vpod-v1.kb.io,admissionReviewVersions=v1,timeoutSeconds=5
+// The object selector keeps it off every pod that is not enrolled, so the cluster's other pods
+// (and their status updates) never wait on the manager: on UPDATE the API server calls it when
+// the old or the new pod carries the label, so it still sees every change of an enrolled pod and
+// anyone adding the label. The other protected keys of a pod that is not enrolled decide nothing
+// (only enrolled pods are sealed and probed), and the admission policy refuses their changes anyway.
+// +kubebuilder:webhook:path=/validate--v1-pod,mutating=false,failurePolicy=ignore,sideEffects=None,groups="",resources=pods;pods/status,verbs=update,versions=v1,name=vpod-v1.kb.io,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"objectSelector":{"matchExpressions":[{"key":"enhancedliveness.io/enrolled","operator":"Exists"}]}}`
 
 // PodImmutability denies changes of the protected annotations and label of a pod after its
 // creation (probecontext.ProtectedChanges), except by the operator itself.

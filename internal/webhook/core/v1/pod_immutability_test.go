@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
@@ -41,6 +42,27 @@ func patchAnnotation(c client.Client, pod *corev1.Pod, key string, value *string
 	}
 	p := fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, key, v)
 	return c.Patch(ctx, pod.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(p)))
+}
+
+// webhookCalls is the number of requests the validating Pod webhook served.
+func webhookCalls() float64 {
+	GinkgoHelper()
+	families, err := ctrlmetrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_webhook_requests_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "webhook" && l.GetValue() == "/validate--v1-pod" {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
 }
 
 func expectForbidden(err error, field string) {
@@ -92,10 +114,38 @@ var _ = Describe("Pod webhook on UPDATE (immutability without the admission poli
 		Expect(patchAnnotation(k8sClient, pod, "team", str("shop"))).To(Succeed())
 	})
 
-	It("denies making a plain pod look enrolled", func() {
+	It("denies making a plain pod look enrolled: adding the label puts it under the webhook's object selector", func() {
 		plain := appPod(ns, "plain", nil)
 		Expect(k8sClient.Create(ctx, plain)).To(Succeed())
-		expectForbidden(patchAnnotation(k8sClient, plain, appsv1alpha1.AnnotationProbeContext, str("[]")), ctxField)
+		label := []byte(fmt.Sprintf(`{"metadata":{"labels":{%q:"true"}}}`, appsv1alpha1.LabelEnrolled))
+		expectForbidden(k8sClient.Patch(ctx, plain.DeepCopy(), client.RawPatch(types.MergePatchType, label)), labelField)
+		withContext := []byte(fmt.Sprintf(`{"metadata":{"labels":{%q:"true"},"annotations":{%q:"[]"}}}`,
+			appsv1alpha1.LabelEnrolled, appsv1alpha1.AnnotationProbeContext))
+		expectForbidden(k8sClient.Patch(ctx, plain.DeepCopy(), client.RawPatch(types.MergePatchType, withContext)), ctxField)
+		// A probe context alone on a pod that is not enrolled is the admission policy's to refuse
+		// (internal/controller/admissionpolicy): nothing maps, seals or probes a pod without the label.
+	})
+
+	It("is not called for a pod that is not enrolled: its status updates never wait on the manager", func() {
+		plain := appPod(ns, "unrelated", nil)
+		Expect(k8sClient.Create(ctx, plain)).To(Succeed())
+		pod := enrolled("web-calls")
+		before := webhookCalls()
+
+		st := plain.DeepCopy()
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(st), st)).To(Succeed())
+		st.Status.Phase = corev1.PodRunning
+		st.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+		Expect(k8sClient.Status().Update(ctx, st)).To(Succeed())
+		Expect(patchAnnotation(k8sClient, plain, "team", str("shop"))).To(Succeed())
+		Consistently(webhookCalls, "1s").Should(Equal(before), "an unrelated pod's updates made a webhook call")
+
+		By("an enrolled pod's status update is still seen")
+		st = pod.DeepCopy()
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(st), st)).To(Succeed())
+		st.Status.Phase = corev1.PodRunning
+		Expect(k8sClient.Status().Update(ctx, st)).To(Succeed())
+		Eventually(webhookCalls, "5s").Should(Equal(before + 1))
 	})
 
 	It("lets the operator change them", func() {

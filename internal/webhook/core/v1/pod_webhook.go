@@ -46,7 +46,7 @@ const MutatePath = "/mutate--v1-pod"
 
 // KeySource gives the probe-context signing key (a *probesig.Store in the manager).
 type KeySource interface {
-	Key() (probesig.Key, bool)
+	Current() (probesig.KeyPair, bool)
 }
 
 // Options configure the Pod webhooks.
@@ -93,9 +93,11 @@ type PodDefaulter struct {
 var podGK = schema.GroupKind{Kind: "Pod"}
 
 // Default validates the opt-in annotations and enrolls the pod when it opted in, or is selected by
-// a policy with enroll: true; an enrolled pod's probe context is signed. Invalid probes deny the
-// pod, with the apiserver's wording and the container's name. A pod that is not enrolled leaves
-// without the enrolled label and the signature, whatever its creator wrote.
+// a policy with enroll: true; an enrolled pod's probe context is signed (its admission signature:
+// namespace, name, time; the manager seals it to the pod's UID once the pod exists). Invalid
+// probes deny the pod, with the apiserver's wording and the container's name. A pod that is not
+// enrolled leaves without the enrolled label and the signature, whatever its creator wrote; no pod
+// leaves with a seal its creator wrote.
 func (d *PodDefaulter) Default(ctx context.Context, pod *corev1.Pod) error {
 	ns := pod.Namespace
 	if req, err := admission.RequestFromContext(ctx); err == nil && req.Namespace != "" {
@@ -107,6 +109,9 @@ func (d *PodDefaulter) Default(ctx context.Context, pod *corev1.Pod) error {
 	if errs := probecontext.ValidateOptIn(pod.Annotations); len(errs) > 0 {
 		return invalid(pod, wrap("", errs))
 	}
+	// Only the manager seals, once the pod exists (a seal copied from another pod would not
+	// verify anyway: it names that pod's UID).
+	delete(pod.Annotations, appsv1alpha1.AnnotationProbeContextSeal)
 	enrolled := false
 	defer func() {
 		if !enrolled {
@@ -117,7 +122,7 @@ func (d *PodDefaulter) Default(ctx context.Context, pod *corev1.Pod) error {
 	if !d.wantsEnrollment(ctx, ns, pod) {
 		return nil
 	}
-	key, ok := d.Keys.Key()
+	key, ok := d.Keys.Current()
 	if !ok {
 		// Fail open, like the webhook's failurePolicy: the pod keeps its native probes.
 		warn(ctx, "not enrolled in enhanced liveness: the operator's probe-context signing key is not loaded yet; "+
@@ -140,8 +145,9 @@ func (d *PodDefaulter) Default(ctx context.Context, pod *corev1.Pod) error {
 	if d.Now != nil {
 		now = d.Now
 	}
-	pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] =
-		probesig.Sign(key.Bytes, ns, ctxKey, pod.Annotations[ctxKey], now())
+	pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = probesig.SignAdmission(key, probesig.Admission{
+		Namespace: ns, Name: pod.Name, GenerateName: pod.GenerateName,
+		AnnotationKey: ctxKey, Value: pod.Annotations[ctxKey], Issued: now()})
 	return nil
 }
 

@@ -95,31 +95,52 @@ var _ = Describe("Pod webhook signature", func() {
 	BeforeEach(func() { ensureNamespace(ns) })
 
 	It("replaces a signature the creator wrote with its own", func() {
-		copied := probesig.Sign(signingKey.Bytes, "elsewhere", appsv1alpha1.AnnotationProbeContext, "[]", testNow())
+		copied := probesig.SignAdmission(testutil.SigningKey, probesig.Admission{Namespace: "elsewhere", Name: "resigned",
+			AnnotationKey: appsv1alpha1.AnnotationProbeContext, Value: "[]", Issued: testNow()})
 		pod := appPod(ns, "resigned", map[string]string{appsv1alpha1.AnnotationEnabled: "true",
 			appsv1alpha1.AnnotationProbeContextSignature: copied})
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
 		Expect(pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature]).NotTo(Equal(copied))
-		Expect(probesig.Verify(signingKey, pod)).To(Succeed())
+		Expect(verifyAdmission(pod)).To(Succeed())
 	})
 
-	It("strips the enrolled label and a signature from a pod it does not enroll", func() {
+	It("strips the enrolled label and a signature from a pod it does not enroll, and a seal from every pod", func() {
 		signed := appPod(ns, "forged", nil)
 		signed.Annotations[appsv1alpha1.AnnotationProbeContext] = `[{"name":"web","livenessProbe":{"exec":{"command":["id"]}}}]`
-		testutil.Sign(signed)
+		testutil.Admit(signed)
+		signed.Annotations[appsv1alpha1.AnnotationProbeContextSeal] = "v1.0123456789abcdef.forged"
 		signed.Labels[appsv1alpha1.LabelEnrolled] = "true"
 		Expect(k8sClient.Create(ctx, signed)).To(Succeed())
 		Expect(signed.Labels).NotTo(HaveKey(appsv1alpha1.LabelEnrolled))
 		Expect(signed.Annotations).NotTo(HaveKey(appsv1alpha1.AnnotationProbeContextSignature))
+		Expect(signed.Annotations).NotTo(HaveKey(appsv1alpha1.AnnotationProbeContextSeal))
+
+		enrolled := appPod(ns, "self-sealed", map[string]string{appsv1alpha1.AnnotationEnabled: "true",
+			appsv1alpha1.AnnotationProbeContextSeal: "v1.0123456789abcdef.forged"})
+		Expect(k8sClient.Create(ctx, enrolled)).To(Succeed())
+		Expect(enrolled.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelEnrolled, "true"))
+		Expect(enrolled.Annotations).NotTo(HaveKey(appsv1alpha1.AnnotationProbeContextSeal), "only the manager seals, after creation")
 	})
 
-	It("signs a probe context bound to the pod's namespace", func() {
+	It("signs a probe context bound to the pod's namespace and name, or generateName", func() {
 		pod := appPod(ns, "bound", optIn())
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
-		Expect(probesig.Verify(signingKey, pod)).To(Succeed())
+		Expect(verifyAdmission(pod)).To(Succeed())
 		moved := pod.DeepCopy()
 		moved.Namespace = "pods-other"
-		Expect(probesig.Verify(signingKey, moved)).To(MatchError(ContainSubstring("does not match")))
+		Expect(verifyAdmission(moved)).To(MatchError(ContainSubstring("does not match")))
+		renamed := pod.DeepCopy()
+		renamed.Name = "bound-copy"
+		Expect(verifyAdmission(renamed)).To(MatchError(ContainSubstring("does not match")))
+
+		generated := appPod(ns, "", optIn())
+		generated.GenerateName = "gen-"
+		Expect(k8sClient.Create(ctx, generated)).To(Succeed())
+		Expect(generated.Name).To(HavePrefix("gen-"))
+		Expect(verifyAdmission(generated)).To(Succeed(), "admitted before the apiserver named it")
+		sibling := generated.DeepCopy()
+		sibling.GenerateName, sibling.Name = "other-", "other-x2k4p"
+		Expect(verifyAdmission(sibling)).To(MatchError(ContainSubstring("does not match")))
 	})
 })
 
@@ -149,7 +170,7 @@ var _ = Describe("Pod webhook enrollment of pods the kubelet does not restart af
 			Expect(entries).To(HaveLen(1))
 			Expect(entries[0].Name).To(Equal("proxy"))
 			Expect(pod.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelEnrolled, "true"))
-			Expect(probesig.Verify(signingKey, pod)).To(Succeed())
+			Expect(verifyAdmission(pod)).To(Succeed())
 			Expect(warnings.take()).To(ContainElement(
 				`container "app" keeps its native livenessProbe and is not enrolled in enhanced liveness: ` +
 					`the pod's restartPolicy is ` + string(policy) + `, and the operator restarts a container by stopping it, ` +

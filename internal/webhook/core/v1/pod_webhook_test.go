@@ -33,7 +33,6 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
@@ -79,7 +78,7 @@ func contextOf(pod *corev1.Pod) []probecontext.ContainerProbe {
 func expectEnrolled(pod *corev1.Pod) {
 	GinkgoHelper()
 	Expect(pod.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelEnrolled, "true"))
-	Expect(probesig.Verify(signingKey, pod)).To(Succeed(), "the webhook signs what it wrote")
+	Expect(verifyAdmission(pod)).To(Succeed(), "the webhook signs what it wrote")
 	Expect(pod.Annotations).To(HaveKey(appsv1alpha1.AnnotationProbeContextSignature))
 	entries := contextOf(pod)
 	Expect(entries).To(HaveLen(3))
@@ -318,7 +317,7 @@ var _ = Describe("Pod webhook with a probe context written by the creator", func
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
 		Expect(pod.Annotations[appsv1alpha1.AnnotationProbeContext]).To(Equal(valid))
 		Expect(pod.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelEnrolled, "true"))
-		Expect(probesig.Verify(signingKey, pod)).To(Succeed())
+		Expect(verifyAdmission(pod)).To(Succeed())
 	})
 
 	It("accepts OpenKruise's annotation as is", func() {
@@ -329,7 +328,7 @@ var _ = Describe("Pod webhook with a probe context written by the creator", func
 		Expect(pod.Annotations[appsv1alpha1.AnnotationKruiseProbeContext]).To(Equal(valid))
 		Expect(pod.Annotations).NotTo(HaveKey(appsv1alpha1.AnnotationProbeContext))
 		Expect(pod.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelEnrolled, "true"))
-		Expect(probesig.Verify(signingKey, pod)).To(Succeed(), "OpenKruise's key is signed as it stands")
+		Expect(verifyAdmission(pod)).To(Succeed(), "OpenKruise's key is signed as it stands")
 	})
 
 	It("merges the probes still in the spec into the written annotation", func() {

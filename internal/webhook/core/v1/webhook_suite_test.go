@@ -24,6 +24,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,13 +42,11 @@ const (
 	operatorUser      = "system:serviceaccount:" + operatorNamespace + ":el-manager"
 )
 
-// signingKey is the suite's fixed probe-context signing key. Signing began long ago, so Verify
-// trusts no pod for being unsigned and old.
-var signingKey = probesig.Key{Bytes: []byte("0123456789abcdef0123456789abcdef"), Since: time.Unix(0, 0)}
-
-type fixedKey struct{}
-
-func (fixedKey) Key() (probesig.Key, bool) { return signingKey, true }
+// verifyAdmission checks the pod's admission signature with the suite's key (testutil.SigningKey).
+func verifyAdmission(pod *corev1.Pod) error {
+	_, err := probesig.VerifyAdmission(testutil.TrustedKeys(), pod)
+	return err
+}
 
 var (
 	suite     *testutil.Suite
@@ -66,7 +65,7 @@ var _ = BeforeSuite(func() {
 		Webhooks: []string{"mpod-v1.kb.io", "vpod-v1.kb.io"},
 		Serve: func(mgr ctrl.Manager) error {
 			return SetupPodWebhookWithManager(mgr, Options{
-				OperatorNamespace: operatorNamespace, OperatorUsername: operatorUser, Keys: fixedKey{},
+				OperatorNamespace: operatorNamespace, OperatorUsername: operatorUser, Keys: testutil.StaticKeys{},
 			})
 		},
 	})

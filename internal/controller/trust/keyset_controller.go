@@ -1,0 +1,201 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package trust
+
+import (
+	"context"
+	"maps"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
+)
+
+const (
+	// DefaultRetireGrace is how long a key stays trusted after it stopped being the signing key,
+	// even when no pod names it: replicas re-read the Secret every minute and may sign with it
+	// until then, and a pod admitted with it may not be in the cache yet.
+	DefaultRetireGrace = 10 * time.Minute
+	// DefaultKeySetInterval is how often the key set is re-checked against the pods.
+	DefaultKeySetInterval = time.Minute
+)
+
+// +kubebuilder:rbac:groups="",namespace=enhanced-liveness-system,resources=configmaps,verbs=get;list;watch;create;update
+
+// KeySetReconciler keeps the trust ConfigMap: the signing key in it, keys that are no longer the
+// signing key marked retired, and retired keys dropped once no enrolled pod's seal (or, while it is
+// unsealed, its admission signature) names them and the grace has passed. A deleted ConfigMap is
+// re-created with the keys it last held, so no sealed pod stops being probed; keys removed from
+// it by hand stay removed (what to do after a key is compromised, docs/webhooks.md).
+type KeySetReconciler struct {
+	// Client reads the ConfigMap and the enrolled pods from the manager's cache and writes the
+	// ConfigMap.
+	Client    client.Client
+	Keys      probesig.CurrentKey
+	Namespace string
+	// Name of the ConfigMap; probesig.TrustConfigMapName when empty.
+	Name        string
+	RetireGrace time.Duration
+	Interval    time.Duration
+	Now         func() time.Time
+
+	mu    sync.Mutex
+	known probesig.KeySet
+}
+
+func (r *KeySetReconciler) name() string {
+	if r.Name != "" {
+		return r.Name
+	}
+	return probesig.TrustConfigMapName
+}
+
+func (r *KeySetReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// Reconcile brings the ConfigMap in line and re-checks it every Interval.
+func (r *KeySetReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
+	log := logf.FromContext(ctx)
+	interval := r.Interval
+	if interval <= 0 {
+		interval = DefaultKeySetInterval
+	}
+	grace := r.RetireGrace
+	if grace <= 0 {
+		grace = DefaultRetireGrace
+	}
+	kp, ok := r.Keys.Current()
+	if !ok {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	now := r.now()
+	cm := &corev1.ConfigMap{}
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: r.name()}, cm)
+	if apierrors.IsNotFound(err) {
+		r.mu.Lock()
+		set := r.known.With(kp, now)
+		r.mu.Unlock()
+		log.Info("re-creating the trust ConfigMap with the keys it last held", "keys", len(set))
+		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.name(), Labels: map[string]string{
+			"app.kubernetes.io/name": "enhanced-liveness-operator", "app.kubernetes.io/managed-by": "enhanced-liveness-operator",
+		}}, Data: probesig.EncodeKeySet(set)}
+		if err := r.Client.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	set, errs := probesig.DecodeKeySet(cm)
+	for _, e := range errs {
+		log.Error(e, "an entry of the trust ConfigMap is left out: it verifies nothing")
+	}
+	used, err := r.keysInUse(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	data := maps.Clone(cm.Data)
+	if data == nil {
+		data = map[string]string{}
+	}
+	kept := probesig.KeySet{}
+	for id, k := range set {
+		switch {
+		case id == kp.ID:
+			k.Retired = time.Time{}
+		case k.Retired.IsZero():
+			k.Retired = now
+		case now.Sub(k.Retired) >= grace && !used[id]:
+			log.Info("dropping a retired key no pod is sealed with", "key", id, "retired", k.Retired)
+			delete(data, id)
+			continue
+		}
+		kept[id] = k
+	}
+	kept = kept.With(kp, now)
+	maps.Copy(data, probesig.EncodeKeySet(kept))
+	if !maps.Equal(data, cm.Data) {
+		cm.Data = data
+		if err := r.Client.Update(ctx, cm); err != nil {
+			if apierrors.IsConflict(err) {
+				return ctrl.Result{RequeueAfter: time.Second}, nil
+			}
+			return ctrl.Result{}, err
+		}
+	}
+	r.mu.Lock()
+	r.known = kept
+	r.mu.Unlock()
+	TrustedKeys.WithLabelValues("current").Set(1)
+	TrustedKeys.WithLabelValues("retired").Set(float64(len(kept) - 1))
+	return ctrl.Result{RequeueAfter: interval}, nil
+}
+
+// keysInUse returns the IDs of the keys the enrolled pods' seals name, or their admission
+// signatures while they are not sealed yet.
+func (r *KeySetReconciler) keysInUse(ctx context.Context) (map[string]bool, error) {
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.MatchingLabels{appsv1alpha1.LabelEnrolled: appsv1alpha1.TrueValue}); err != nil {
+		return nil, err
+	}
+	used := map[string]bool{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if id := probesig.SealKeyID(p); id != "" {
+			used[id] = true
+		} else if id := probesig.AdmissionKeyID(p); id != "" {
+			used[id] = true
+		}
+	}
+	return used, nil
+}
+
+// SetupWithManager watches the trust ConfigMap (the manager's cache holds only that one:
+// internal/managercache) and reconciles once at start and then every Interval.
+func (r *KeySetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	key := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: r.name()}}
+	toKey := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{key}
+	})
+	initial := source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		q.Add(key)
+		return nil
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("probe-trust-keys").
+		Watches(&corev1.ConfigMap{}, toKey).
+		WatchesRawSource(initial).
+		Complete(r)
+}

@@ -1,0 +1,267 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package trust holds the manager's side of the probe trust boundary: the seal controller, which
+// binds every admitted probe context to its pod's UID once the pod exists, and the key-set
+// controller, which keeps the public keys the daemons verify with (internal/probesig).
+package trust
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
+)
+
+// ReasonNotTrusted is the Warning event on a pod whose probe context the manager does not seal:
+// none of its probes is run until the pod is re-created.
+const ReasonNotTrusted = "LivenessProbeNotTrusted"
+
+// unknownKeyWait is how long an admission signature naming a key the manager does not know yet
+// is retried before the pod is judged untrusted: another replica may have rotated the key a
+// moment ago and published it where this replica's cache does not show it yet.
+const unknownKeyWait = 2 * time.Minute
+
+// Keys is what the seal controller signs and verifies with (a *probesig.Store and a
+// *probesig.Trust in the manager).
+type Keys interface {
+	Current() (probesig.KeyPair, bool)
+	// Legacy is the first release's HMAC key, when the signing Secret holds one.
+	Legacy() ([]byte, bool)
+}
+
+// KeySource gives the trusted public keys; false while they cannot be known yet.
+type KeySource interface {
+	KeySet(ctx context.Context) (probesig.KeySet, bool, error)
+}
+
+// SealReconciler seals the probe context of every enrolled pod once: it checks how the context
+// was admitted (the pod webhook's admission signature, used by no other pod, or a first-release
+// HMAC signature) and writes a seal bound to the pod's UID, which is all the mapping controller
+// and the node daemons accept. A pod whose context it cannot vouch for gets a Warning event
+// saying why, and is never probed.
+type SealReconciler struct {
+	// Client patches pods (a merge patch of one annotation: cached pods are stripped, never
+	// written back whole) and reads the cache of enrolled pods.
+	Client   client.Client
+	Recorder events.EventRecorder
+	Keys     Keys
+	Trust    KeySource
+	// OperatorNamespace, like kube-system, is never enrolled by the webhook.
+	OperatorNamespace string
+	Now               func() time.Time
+
+	mu sync.Mutex
+	// sealed remembers the admission nonces it sealed, for MaxSkew after their admission, so that a
+	// signature copied onto a new pod is refused even after the original pod is gone.
+	sealed map[string]sealedAdmission
+}
+
+type sealedAdmission struct {
+	uid    types.UID
+	pod    string
+	issued time.Time
+}
+
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+func (r *SealReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// Reconcile seals one pod, or reports why it cannot.
+func (r *SealReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := logf.FromContext(ctx)
+	pod := &corev1.Pod{}
+	if err := r.Client.Get(ctx, req.NamespacedName, pod); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if pod.Labels[appsv1alpha1.LabelEnrolled] != appsv1alpha1.TrueValue || pod.DeletionTimestamp != nil ||
+		probecontext.AnnotationKey(pod.Annotations) == "" {
+		return ctrl.Result{}, nil
+	}
+	kp, ok := r.Keys.Current()
+	if !ok {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	keys, ok, err := r.Trust.KeySet(ctx)
+	if err != nil || !ok {
+		return ctrl.Result{RequeueAfter: time.Second}, err
+	}
+	if _, err := probesig.VerifySeal(keys, pod); err == nil {
+		return ctrl.Result{}, nil
+	}
+	evidence, err := r.admitted(ctx, keys, pod)
+	if errors.Is(err, probesig.ErrUnknownKey) && r.now().Sub(pod.CreationTimestamp.Time) < unknownKeyWait {
+		log.V(1).Info("admission signature names a key not published yet; retrying", "error", err.Error())
+		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+	}
+	if err != nil {
+		Untrusted.WithLabelValues(untrustedCause(err)).Inc()
+		r.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, ReasonNotTrusted, "Seal",
+			"liveness probes of pod %s/%s are not run: %v; re-create the pod (for a workload: kubectl rollout restart) "+
+				"to have its probes admitted again", pod.Namespace, pod.Name, err)
+		return ctrl.Result{}, nil
+	}
+	seal, err := probesig.Seal(kp, pod)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	// The UID in the patch makes the API server refuse it for a pod re-created under the same name.
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"uid": pod.UID, "annotations": map[string]string{appsv1alpha1.AnnotationProbeContextSeal: seal}}})
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.Client.Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name}},
+		client.RawPatch(types.MergePatchType, patch)); err != nil {
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("sealing pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	Sealed.WithLabelValues(evidence).Inc()
+	log.V(1).Info("sealed the probe context", "pod", req.NamespacedName, "key", kp.ID, "evidence", evidence)
+	return ctrl.Result{}, nil
+}
+
+// admitted checks how the pod's probe context was admitted and returns which evidence holds:
+// "admission" (the webhook's signature, on this pod only) or "legacy" (the first release's).
+func (r *SealReconciler) admitted(ctx context.Context, keys probesig.KeySet, pod *corev1.Pod) (string, error) {
+	if pod.Namespace == metav1.NamespaceSystem || pod.Namespace == r.OperatorNamespace {
+		return "", fmt.Errorf("%w: the webhook enrolls no pod in namespace %s", probesig.ErrNotSigned, pod.Namespace)
+	}
+	if probesig.IsLegacy(pod) {
+		key, ok := r.Keys.Legacy()
+		if !ok {
+			return "", fmt.Errorf("%w: it carries a first-release signature and the signing Secret no longer holds "+
+				"that release's key", probesig.ErrNotSigned)
+		}
+		return "legacy", probesig.VerifyLegacy(key, pod)
+	}
+	adm, err := probesig.VerifyAdmission(keys, pod)
+	if err != nil {
+		return "", err
+	}
+	if other, err := r.otherHolder(ctx, pod, adm); err != nil || other != "" {
+		if err != nil {
+			return "", err
+		}
+		return "", fmt.Errorf("%w: its admission signature was made for pod %s, which was created first "+
+			"(a signature copied from another pod)", probesig.ErrNotSigned, other)
+	}
+	return "admission", nil
+}
+
+// otherHolder returns the pod, other than pod, that an admission signature belongs to: one
+// created earlier with the same nonce (the webhook draws one per admission), or else the first one
+// this controller judged with it (creation times have a one-second resolution; a copy is created
+// after its original exists, so the original's event comes first). It records pod as the holder
+// when there is none.
+func (r *SealReconciler) otherHolder(ctx context.Context, pod *corev1.Pod, adm probesig.Admitted) (string, error) {
+	nonce := probesig.AdmissionNonce(pod)
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.MatchingFields{managercache.PodByAdmission: nonce}); err != nil {
+		return "", err
+	}
+	for i := range pods.Items {
+		o := &pods.Items[i]
+		if o.UID == pod.UID {
+			continue
+		}
+		if o.CreationTimestamp.Before(&pod.CreationTimestamp) {
+			return o.Namespace + "/" + o.Name, nil
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sealed == nil {
+		r.sealed = map[string]sealedAdmission{}
+	}
+	now := r.now()
+	for n, s := range r.sealed {
+		if now.Sub(s.issued) > 2*probesig.MaxSkew {
+			delete(r.sealed, n)
+		}
+	}
+	if s, ok := r.sealed[nonce]; ok && s.uid != pod.UID {
+		return s.pod, nil
+	}
+	r.sealed[nonce] = sealedAdmission{uid: pod.UID, pod: pod.Namespace + "/" + pod.Name, issued: adm.Issued}
+	return "", nil
+}
+
+// untrustedCause is the metric label of a refusal.
+func untrustedCause(err error) string {
+	if errors.Is(err, probesig.ErrUnknownKey) {
+		return "unknown-key"
+	}
+	return "not-admitted"
+}
+
+// SetupWithManager watches enrolled pods (the manager caches no others): their creation and
+// changes of their labels or annotations; status updates cannot change what is sealed. It
+// queries managercache.PodByAdmission.
+func (r *SealReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	relevant := predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, n := e.ObjectOld, e.ObjectNew
+			return !mapsEqual(o.GetAnnotations(), n.GetAnnotations()) || !mapsEqual(o.GetLabels(), n.GetLabels())
+		},
+		DeleteFunc: func(event.DeleteEvent) bool { return false },
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("probe-seal").
+		For(&corev1.Pod{}, builder.WithPredicates(relevant)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
+		Complete(r)
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}

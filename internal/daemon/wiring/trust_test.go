@@ -1,0 +1,163 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+	http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+package wiring
+
+import (
+	"maps"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	prom "github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri/critest"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probetrust"
+)
+
+// execsIn lists the commands the test CRI server ran in container id.
+func execsIn(cs *critest.Server, id string) [][]string {
+	var out [][]string
+	for _, c := range cs.Calls("ExecSync") {
+		if "containerd://"+c.ContainerID == id {
+			out = append(out, c.Cmd)
+		}
+	}
+	return out
+}
+
+func rejectedNotes(name string) []string {
+	var list eventsv1.EventList
+	Expect(k8sClient.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Name == name && e.Reason == probetrust.ReasonRejected && e.Type == corev1.EventTypeWarning {
+			out = append(out, e.Note)
+		}
+	}
+	return out
+}
+
+var _ = Describe("node daemon trust boundary", func() {
+	evil := corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", "rm -rf /data"}}},
+		TimeoutSeconds: 1, PeriodSeconds: 1, SuccessThreshold: 1, FailureThreshold: 1}
+
+	It("runs nothing its pod's sealed probe context does not say, and says so on the pod", func() {
+		tg := startTargets()
+		node := "node-trust"
+		refusedBefore := prom.ToFloat64(probetrust.Refusals.WithLabelValues(probetrust.CauseNotSigned)) +
+			prom.ToFloat64(probetrust.Refusals.WithLabelValues(probetrust.CauseMismatch))
+
+		By("a pod with no probe at all, whose entry a cluster admin wrote with an exec probe")
+		plainID := "containerd://" + tg.cri.AddContainer("sb-plain", "app")
+		plain := createPod(node, "plain", plainID)
+		By("a pod created with the enrolled label and a hand-written exec context, never admitted")
+		forgedID := "containerd://" + tg.cri.AddContainer("sb-forged", "app")
+		forged := createPod(node, "forged", forgedID)
+		setProbeContext(forged, evil)
+		forged.Labels = map[string]string{appsv1alpha1.LabelEnrolled: appsv1alpha1.TrueValue}
+		Expect(k8sClient.Update(ctx, forged)).To(Succeed())
+		By("a sealed pod with an HTTP probe whose entry was rewritten into an exec")
+		swappedID := "containerd://" + tg.cri.AddContainer("sb-swapped", "app")
+		swapped := createPod(node, "swapped", swappedID)
+		podProbe(swapped, corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromInt32(int32(tg.httpPort))}})
+		By("and a sealed pod whose exec probe the mapping controller wrote as it is")
+		goodID := "containerd://" + tg.cri.AddContainer("sb-good", "app")
+		good := createPod(node, "good", goodID)
+		goodEntry := podProbe(good, corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"ok"}}})
+
+		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
+		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{entryFor(plain, evil), entryFor(forged, evil), entryFor(swapped, evil), goodEntry}
+		Expect(k8sClient.Create(ctx, npp)).To(Succeed())
+		eng := startDaemon(node, tg.rt)
+
+		Eventually(func(g Gomega) {
+			got := getNPP(node)
+			g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+			g.Expect(got.Status.ProbedPods).To(BeEquivalentTo(1))
+			g.Expect(stateOf(got)).To(HaveKey("good"))
+		}, "20s").Should(Succeed())
+		Eventually(func() [][]string { return execsIn(tg.cri, goodID) }, "10s").ShouldNot(BeEmpty())
+		Eventually(func(g Gomega) {
+			g.Expect(rejectedNotes("plain")).To(ContainElement(ContainSubstring("the pod's probe context was not admitted by the operator's pod webhook")))
+			g.Expect(rejectedNotes("forged")).To(ContainElement(ContainSubstring("the pod's probe context was not admitted by the operator's pod webhook")))
+			g.Expect(rejectedNotes("swapped")).To(ContainElement(ContainSubstring(`the probe of container "app" differs from the one in the pod's probe context`)))
+		}, "10s").Should(Succeed())
+		Consistently(func(g Gomega) {
+			for _, id := range []string{plainID, forgedID, swappedID} {
+				g.Expect(execsIn(tg.cri, id)).To(BeEmpty(), "nothing ran in %s", id)
+			}
+			g.Expect(stateOf(getNPP(node))).To(HaveLen(1))
+		}, "3s").Should(Succeed())
+		Expect(eng.Probes.WorkerCount()).To(Equal(1))
+		refused := prom.ToFloat64(probetrust.Refusals.WithLabelValues(probetrust.CauseNotSigned)) +
+			prom.ToFloat64(probetrust.Refusals.WithLabelValues(probetrust.CauseMismatch)) - refusedBefore
+		Expect(refused).To(BeEquivalentTo(3))
+		Expect(rejectedNotes("good")).To(BeEmpty())
+	})
+
+	It("keeps probing across a key rotation, and probes a pod sealed with the new key once the key is published", func() {
+		tg := startTargets()
+		node := "node-rotation"
+		oldPod := createPod(node, "sealed-old", "containerd://sealed-old")
+		oldEntry := podProbe(oldPod, corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromInt32(int32(tg.httpPort))}})
+		newKey, err := probesig.GenerateKeyPair()
+		Expect(err).NotTo(HaveOccurred())
+		newPod := createPod(node, "sealed-new", "containerd://sealed-new")
+		newProbe := corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromInt32(int32(tg.httpPort))}},
+			TimeoutSeconds: 1, PeriodSeconds: 1, SuccessThreshold: 1, FailureThreshold: 1}
+		setProbeContext(newPod, newProbe)
+		seal, err := probesig.Seal(newKey, newPod)
+		Expect(err).NotTo(HaveOccurred())
+		newPod.Annotations[appsv1alpha1.AnnotationProbeContextSeal] = seal
+		Expect(k8sClient.Update(ctx, newPod)).To(Succeed())
+		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
+		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{oldEntry, entryFor(newPod, newProbe)}
+		Expect(k8sClient.Create(ctx, npp)).To(Succeed())
+		eng := startDaemon(node, tg.rt)
+
+		Eventually(func() appsv1alpha1.ProbeState { return stateOf(getNPP(node))["sealed-old"].State }, "20s").
+			Should(Equal(appsv1alpha1.ProbeSucceeded))
+		Consistently(func() map[string]appsv1alpha1.ContainerProbeState { return stateOf(getNPP(node)) }, "2s").
+			ShouldNot(HaveKey("sealed-new"), "a key the daemon does not hold verifies nothing")
+
+		By("the manager publishes the new key in the trust ConfigMap, next to the old one")
+		cm := &corev1.ConfigMap{}
+		key := types.NamespacedName{Namespace: appsv1alpha1.DefaultOperatorNamespace, Name: probesig.TrustConfigMapName}
+		Expect(k8sClient.Get(ctx, key, cm)).To(Succeed())
+		original := maps.Clone(cm.Data)
+		DeferCleanup(func() {
+			Expect(k8sClient.Get(ctx, key, cm)).To(Succeed())
+			cm.Data = original
+			Expect(k8sClient.Update(ctx, cm)).To(Succeed())
+		})
+		set, _ := probesig.DecodeKeySet(cm)
+		cm.Data = probesig.EncodeKeySet(set.With(newKey, time.Now()))
+		Expect(k8sClient.Update(ctx, cm)).To(Succeed())
+		Eventually(func() appsv1alpha1.ProbeState { return stateOf(getNPP(node))["sealed-new"].State }, "20s").
+			Should(Equal(appsv1alpha1.ProbeSucceeded))
+		Expect(eng.Probes.WorkerCount()).To(Equal(2))
+		Expect(stateOf(getNPP(node))["sealed-old"].State).To(Equal(appsv1alpha1.ProbeSucceeded), "the old pod was probed throughout")
+	})
+})
