@@ -27,7 +27,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
@@ -46,6 +45,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/memlimit"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/options"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/recreate"
 )
@@ -63,45 +63,12 @@ func init() {
 	utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
 }
 
-type options struct {
-	nodeName, namespace, criEndpoint string
-	criTimeout, writeWindow          time.Duration
-	failureWriteWindow               time.Duration
-	kubeletVersion                   string
-	metricsAddr, probeAddr           string
-	secureMetrics, enableHTTP2       bool
-	memoryLimit                      string
-}
-
-func parseFlags() (options, zap.Options) {
-	var o options
-	flag.StringVar(&o.nodeName, "node-name", os.Getenv("NODE_NAME"),
-		"Name of the node this daemon runs on (default: $NODE_NAME, set from the downward API).")
-	ns := os.Getenv("POD_NAMESPACE")
-	if ns == "" {
-		ns = appsv1alpha1.DefaultOperatorNamespace
-	}
-	flag.StringVar(&o.namespace, "namespace", ns, "Operator namespace that holds the daemon's Lease (default: $POD_NAMESPACE).")
-	flag.StringVar(&o.criEndpoint, "cri-endpoint", "",
-		"CRI runtime endpoint, e.g. unix:///run/containerd/containerd.sock; auto-detected (containerd, CRI-O) when empty.")
-	flag.DurationVar(&o.criTimeout, "cri-timeout", 10*time.Second, "Connection timeout and per-call timeout of CRI calls.")
-	flag.DurationVar(&o.writeWindow, "status-write-window", prober.DefaultWriteWindow,
-		"How long probe transitions are gathered into one NodePodProbe status patch.")
-	flag.DurationVar(&o.failureWriteWindow, "failure-write-window", prober.DefaultFailureWindow,
-		"How long after the previous status patch a new liveness failure waits to be written (at most --status-write-window).")
-	flag.StringVar(&o.kubeletVersion, "kubelet-version", "",
-		"Kubelet version for the probes' User-Agent (kube-probe/<major>.<minor>); read from the Node object when empty.")
-	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":10290",
-		"Address of the metrics endpoint (the daemon runs with hostNetwork); 0 disables it.")
-	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":10291", "Address of the /healthz and /readyz endpoints.")
-	flag.BoolVar(&o.secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS with authentication and authorization.")
-	flag.BoolVar(&o.enableHTTP2, "enable-http2", false, "Enable HTTP/2 for the metrics server.")
-	flag.StringVar(&o.memoryLimit, "memory-limit", "auto",
-		"Soft memory limit of the Go runtime: auto (3/4 of the container's memory limit, none without one), a quantity such as 192Mi, or 0 (none). GOMEMLIMIT in the environment wins.")
-	zo := zap.Options{}
-	zo.BindFlags(flag.CommandLine)
+// parseFlags parses the command line with the daemon's flags (internal/daemon/options, which the
+// manager also uses to check the arguments it passes through).
+func parseFlags() (options.Options, zap.Options) {
+	o := options.Bind(flag.CommandLine)
 	flag.Parse()
-	return o, zo
+	return *o, o.Zap
 }
 
 func main() {
@@ -113,30 +80,29 @@ func main() {
 	}
 }
 
-func run(o options) error {
-	if o.nodeName == "" {
+func run(o options.Options) error {
+	if o.NodeName == "" {
 		return errors.New("--node-name (or $NODE_NAME) is required")
 	}
-	if o.writeWindow <= 0 || o.failureWriteWindow <= 0 || o.failureWriteWindow > o.writeWindow {
-		return fmt.Errorf("--status-write-window (%s) and --failure-write-window (%s) must be positive, "+
-			"and --failure-write-window not longer than --status-write-window", o.writeWindow, o.failureWriteWindow)
+	if err := o.Validate(); err != nil {
+		return err
 	}
-	limit, err := memlimit.Resolve(o.memoryLimit, memlimit.ContainerLimit)
+	limit, err := memlimit.Resolve(o.MemoryLimit, memlimit.ContainerLimit)
 	if err != nil {
 		return err
 	}
 	setupLog.Info("soft memory limit", "bytes", memlimit.Apply(limit))
 	ctx := ctrl.SetupSignalHandler()
 
-	endpoint := o.criEndpoint
+	endpoint := o.CRIEndpoint
 	if endpoint == "" {
 		var err error
 		if endpoint, err = cri.DetectEndpoint(cri.DefaultEndpoints); err != nil {
 			return err
 		}
 	}
-	cctx, cancel := context.WithTimeout(ctx, o.criTimeout)
-	rt, err := cri.Connect(cctx, endpoint, o.criTimeout)
+	cctx, cancel := context.WithTimeout(ctx, o.CRITimeout)
+	rt, err := cri.Connect(cctx, endpoint, o.CRITimeout)
 	cancel()
 	if err != nil {
 		return err
@@ -144,19 +110,19 @@ func run(o options) error {
 	setupLog.Info("connected to the container runtime", "endpoint", endpoint)
 
 	var tlsOpts []func(*tls.Config)
-	if !o.enableHTTP2 {
+	if !o.EnableHTTP2 {
 		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
 	}
-	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.secureMetrics, TLSOpts: tlsOpts}
-	if o.secureMetrics {
+	metricsOpts := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.SecureMetrics, TLSOpts: tlsOpts}
+	if o.SecureMetrics {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsOpts,
-		HealthProbeBindAddress: o.probeAddr,
+		HealthProbeBindAddress: o.ProbeAddr,
 		LeaderElection:         false,
-		Cache:                  daemon.CacheOptions(o.nodeName, o.namespace),
+		Cache:                  daemon.CacheOptions(o.NodeName, o.Namespace),
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
@@ -164,22 +130,22 @@ func run(o options) error {
 
 	// Probe engine: workers, result cache, status writer, Lease heartbeat, and the controller
 	// that keeps the workers in step with the NodePodProbe spec and the node's pods.
-	kubeletVersion := o.kubeletVersion
+	kubeletVersion := o.KubeletVersion
 	if kubeletVersion == "" {
-		kubeletVersion = nodeKubeletVersion(ctx, mgr.GetAPIReader(), o.nodeName)
+		kubeletVersion = nodeKubeletVersion(ctx, mgr.GetAPIReader(), o.NodeName)
 	}
 	if _, err := daemon.Setup(mgr, daemon.Options{
-		NodeName: o.nodeName, Namespace: o.namespace, Runtime: rt,
+		NodeName: o.NodeName, Namespace: o.Namespace, Runtime: rt,
 		UserAgent: prober.UserAgent(kubeletVersion), Recorder: mgr.GetEventRecorder(EventRecorderName),
-		WriteWindow:        o.writeWindow,
-		FailureWriteWindow: o.failureWriteWindow,
+		WriteWindow:        o.WriteWindow,
+		FailureWriteWindow: o.FailureWriteWindow,
 	}); err != nil {
 		return fmt.Errorf("setting up the probe engine: %w", err)
 	}
 
 	// CRR executor: runs this node's ContainerRecreateRequests (preStop, CRI stop, status).
 	if err := (&recreate.Executor{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Runtime: rt, NodeName: o.nodeName,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Runtime: rt, NodeName: o.NodeName,
 		Recorder:      mgr.GetEventRecorder(EventRecorderName),
 		HookUserAgent: strings.Replace(prober.UserAgent(kubeletVersion), "kube-probe/", "kube-lifecycle/", 1),
 	}).SetupWithManager(mgr); err != nil {
@@ -192,11 +158,11 @@ func run(o options) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	setupLog.Info("starting the daemon", "node", o.nodeName, "namespace", o.namespace)
+	setupLog.Info("starting the daemon", "node", o.NodeName, "namespace", o.Namespace)
 	return mgr.Start(ctx)
 }
 
-// nodeKubeletVersion reads status.nodeInfo.kubeletVersion of the node; "" when it cannot
+// nodeKubeletVersion reads status.nodeInfo.KubeletVersion of the node; "" when it cannot
 // (prober.UserAgent then falls back to the version the daemon was built for).
 func nodeKubeletVersion(ctx context.Context, r client.Reader, name string) string {
 	n := &corev1.Node{}
