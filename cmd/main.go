@@ -105,6 +105,7 @@ func main() {
 	pkgFlags := bindPackagingFlags(flag.CommandLine)
 	scale := bindScaleFlags(flag.CommandLine)
 	flag.Parse()
+	mustFlagsFromEnv(flag.CommandLine) // ELO_<FLAG> for what the command line does not set (env_flags.go)
 
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 
