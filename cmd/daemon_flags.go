@@ -45,10 +45,12 @@ func bindDaemonFlags(fs *flag.FlagSet) *daemonFlags {
 	f := &daemonFlags{}
 	def := daemonset.DefaultResources()
 	fs.Var(&f.args, "daemon-arg",
-		"A flag passed to every node daemon, e.g. --daemon-arg=--memory-limit=128Mi; repeat it for more. Checked against "+
-			"the daemon's own flags at start; the flags the DaemonSet sets itself (ports, CRI endpoint, node, namespace) are refused.")
+		"A flag passed to every node daemon, e.g. --daemon-arg=--memory-limit=128Mi; repeat it for more. "+
+			"Checked against the daemon's own flags at start; the flags the DaemonSet sets itself "+
+			"(ports, CRI endpoint, node, namespace) are refused.")
 	fs.StringVar(&f.requests, "daemon-requests", formatResources(def.Requests),
-		"Resource requests of the daemon container, name=quantity[,name=quantity] (cpu, memory, ephemeral-storage); empty for none.")
+		"Resource requests of the daemon container, name=quantity[,name=quantity] "+
+			"(cpu, memory, ephemeral-storage); empty for none.")
 	fs.StringVar(&f.limits, "daemon-limits", formatResources(def.Limits),
 		"Resource limits of the daemon container, name=quantity[,name=quantity]; a resource left out has no limit. "+
 			"The daemon's --memory-limit=auto (its default) sets its soft memory limit to 3/4 of the memory limit.")

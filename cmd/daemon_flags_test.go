@@ -39,7 +39,8 @@ func TestDaemonFlags(t *testing.T) {
 			if !apiequality.Semantic.DeepEqual(c.Resources, daemonset.DefaultResources()) {
 				t.Errorf("resources = %v, want %v", c.Resources, daemonset.DefaultResources())
 			}
-			if c.MetricsPort != daemonset.DefaultMetricsPort || c.HealthPort != daemonset.DefaultHealthPort || len(c.ExtraArgs) != 0 {
+			if c.MetricsPort != daemonset.DefaultMetricsPort || c.HealthPort != daemonset.DefaultHealthPort ||
+				len(c.ExtraArgs) != 0 {
 				t.Errorf("config = %+v", c)
 			}
 		}},
@@ -74,12 +75,15 @@ func TestDaemonFlags(t *testing.T) {
 			wantErr: "--daemon-arg: daemon argument \"--cri-endpoint=unix:///x.sock\": --cri-endpoint is set by the manager"},
 		{name: "bad daemon value", args: []string{"--daemon-arg=--cri-timeout=never"},
 			wantErr: `--daemon-arg: daemon argument "--cri-timeout=never": invalid value "never" for flag -cri-timeout`},
-		{name: "unknown resource", args: []string{"--daemon-limits=gpu=1"}, wantErr: `--daemon-limits: "gpu=1": unknown resource "gpu"`},
-		{name: "no quantity", args: []string{"--daemon-requests=cpu"}, wantErr: `--daemon-requests: "cpu": want name=quantity`},
+		{name: "unknown resource", args: []string{"--daemon-limits=gpu=1"},
+			wantErr: `--daemon-limits: "gpu=1": unknown resource "gpu"`},
+		{name: "no quantity", args: []string{"--daemon-requests=cpu"},
+			wantErr: `--daemon-requests: "cpu": want name=quantity`},
 		{name: "bad quantity", args: []string{"--daemon-requests=cpu=fast"}, wantErr: `--daemon-requests: "cpu=fast"`},
 		{name: "request above limit", args: []string{"--daemon-requests=memory=1Gi"},
 			wantErr: "--daemon-requests, --daemon-limits: daemon memory request 1Gi is above its limit 256Mi"},
-		{name: "port out of range", args: []string{"--daemon-metrics-port=70000"}, wantErr: "--daemon-metrics-port: 70000 is not a port"},
+		{name: "port out of range", args: []string{"--daemon-metrics-port=70000"},
+			wantErr: "--daemon-metrics-port: 70000 is not a port"},
 		{name: "same ports", args: []string{"--daemon-health-port=10290"}, wantErr: "both are 10290"},
 	}
 	for _, tc := range cases {

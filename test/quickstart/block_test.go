@@ -37,7 +37,8 @@ func TestInstallPageBlock(t *testing.T) {
 	}
 	for _, want := range []string{
 		"make image-push IMG=$REGISTRY/", "make sample-image-push SAMPLE_IMG=$REGISTRY/", "make deploy IMG=",
-		"  template:\n    metadata:\n      labels: {app: hello}\n      annotations:\n        enhancedliveness.io/enabled: \"true\"",
+		"  template:\n    metadata:\n      labels: {app: hello}\n" +
+			"      annotations:\n        enhancedliveness.io/enabled: \"true\"",
 		"enhancedliveness\\.io/enrolled}'=true", "/app sick", "restartCount}'=1", "make undeploy",
 	} {
 		if !strings.Contains(block, want) {

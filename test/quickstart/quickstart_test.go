@@ -46,87 +46,96 @@ import (
 const registryPath = "quickstart"
 
 var _ = Describe("The quick start of docs/install.md", func() {
-	It("runs as written with only a kubeconfig, a plain kubectl on PATH and a registry on the node", func(ctx SpecContext) {
-		kubeconfig := mustEnv("KUBECONFIG")
-		hostsDir := mustEnv("E2E_CONTAINERD_HOSTS_DIR")
-		kubectl := mustEnv("KUBECTL")
-		root, err := filepath.Abs("../..")
-		Expect(err).NotTo(HaveOccurred())
-
-		By("reading the block from docs/install.md")
-		page, err := os.ReadFile(filepath.Join(root, "docs/install.md"))
-		Expect(err).NotTo(HaveOccurred())
-		block, err := ExtractBlock(string(page))
-		Expect(err).NotTo(HaveOccurred())
-
-		By("serving a registry on the node's address, plain HTTP")
-		host := startRegistry(nodeAddress(kubeconfig))
-		By("telling the node's containerd that " + host + " is a plain-HTTP registry (hosts.toml)")
-		writeHostsToml(hostsDir, host)
-
-		By("putting a plain kubectl, and nothing else of the cluster's, on PATH")
-		kubectlDir := GinkgoT().TempDir()
-		Expect(os.Symlink(kubectl, filepath.Join(kubectlDir, "kubectl"))).To(Succeed())
-		env, err := UserEnv(kubectlDir, map[string]string{
-			"KUBECONFIG": kubeconfig, "REGISTRY": host + "/" + registryPath, "INSECURE_REGISTRY": "true",
-		})
-		Expect(err).NotTo(HaveOccurred())
-
-		By("running the block with bash, every step checked")
-		logPath := filepath.Join(envOr("E2E_REPORT_DIR", filepath.Join(root, "bin/e2e-report")), "quickstart.log")
-		Expect(os.MkdirAll(filepath.Dir(logPath), 0o755)).To(Succeed())
-		logFile, err := os.Create(logPath)
-		Expect(err).NotTo(HaveOccurred())
-		defer func() { _ = logFile.Close() }()
-		var tail tailBuffer
-		start := time.Now()
-		err = RunBlock(ctx, block, root, env, io.MultiWriter(GinkgoWriter, logFile, &tail))
-		took := time.Since(start).Round(time.Second)
-		_, _ = fmt.Fprintf(GinkgoWriter, "quick start block: %s (log %s)\n", took, logPath)
-		AddReportEntry("quick start block duration", took.String())
-		Expect(err).NotTo(HaveOccurred(), "the block failed after %s; its last output:\n%s", took, tail.String())
-
-		By("the registry holds both images the block pushed")
-		Expect(catalog(host)).To(ContainElements(registryPath+"/enhanced-liveness-operator",
-			registryPath+"/enhanced-liveness-sample-app"))
-
-		By("nothing of the operator or the sample is left")
-		c := clusterClient(kubeconfig)
-		gone := func(gvk schema.GroupVersionKind, namespace, name string) func() error {
-			return func() error {
-				u := &unstructured.Unstructured{}
-				u.SetGroupVersionKind(gvk)
-				err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u)
-				if apierrors.IsNotFound(err) {
-					return nil
-				}
-				if err == nil {
-					return fmt.Errorf("%s %s/%s still exists", gvk.Kind, namespace, name)
-				}
-				return err
-			}
-		}
-		v1 := func(group, kind string) schema.GroupVersionKind {
-			return schema.GroupVersionKind{Group: group, Version: "v1", Kind: kind}
-		}
-		for _, o := range []struct {
-			gvk             schema.GroupVersionKind
-			namespace, name string
-		}{
-			{v1("", "Namespace"), "", "elo-quickstart"},
-			{v1("", "Namespace"), "", "enhanced-liveness-system"},
-			{v1("apiextensions.k8s.io", "CustomResourceDefinition"), "", "nodepodprobes.apps.enhancedliveness.io"},
-			{v1("apiextensions.k8s.io", "CustomResourceDefinition"), "", "containerrecreaterequests.apps.enhancedliveness.io"},
-			{v1("apiextensions.k8s.io", "CustomResourceDefinition"), "", "enhancedlivenesspolicies.policy.enhancedliveness.io"},
-			{v1("admissionregistration.k8s.io", "MutatingWebhookConfiguration"), "", "enhanced-liveness-operator-mutating-webhook-configuration"},
-			{v1("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"), "", "enhanced-liveness-operator-validating-webhook-configuration"},
-			{v1("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"), "", "enhanced-liveness-operator-pod-probe-immutable"},
-			{v1("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"), "", "enhanced-liveness-operator-daemon-node-scope"},
-		} {
-			Eventually(gone(o.gvk, o.namespace, o.name)).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
-		}
-	}, SpecTimeout(40*time.Minute))
+	It("runs as written with only a kubeconfig, a plain kubectl on PATH and a registry on the node",
+		runQuickStart, SpecTimeout(40*time.Minute))
 })
+
+func runQuickStart(ctx SpecContext) {
+	kubeconfig := mustEnv("KUBECONFIG")
+	hostsDir := mustEnv("E2E_CONTAINERD_HOSTS_DIR")
+	kubectl := mustEnv("KUBECTL")
+	root, err := filepath.Abs("../..")
+	Expect(err).NotTo(HaveOccurred())
+
+	By("reading the block from docs/install.md")
+	page, err := os.ReadFile(filepath.Join(root, "docs/install.md"))
+	Expect(err).NotTo(HaveOccurred())
+	block, err := ExtractBlock(string(page))
+	Expect(err).NotTo(HaveOccurred())
+
+	By("serving a registry on the node's address, plain HTTP")
+	host := startRegistry(nodeAddress(kubeconfig))
+	By("telling the node's containerd that " + host + " is a plain-HTTP registry (hosts.toml)")
+	writeHostsToml(hostsDir, host)
+
+	By("putting a plain kubectl, and nothing else of the cluster's, on PATH")
+	kubectlDir := GinkgoT().TempDir()
+	Expect(os.Symlink(kubectl, filepath.Join(kubectlDir, "kubectl"))).To(Succeed())
+	env, err := UserEnv(kubectlDir, map[string]string{
+		"KUBECONFIG": kubeconfig, "REGISTRY": host + "/" + registryPath, "INSECURE_REGISTRY": "true",
+	})
+	Expect(err).NotTo(HaveOccurred())
+
+	By("running the block with bash, every step checked")
+	logPath := filepath.Join(envOr("E2E_REPORT_DIR", filepath.Join(root, "bin/e2e-report")), "quickstart.log")
+	Expect(os.MkdirAll(filepath.Dir(logPath), 0o755)).To(Succeed())
+	logFile, err := os.Create(logPath)
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = logFile.Close() }()
+	var tail tailBuffer
+	start := time.Now()
+	err = RunBlock(ctx, block, root, env, io.MultiWriter(GinkgoWriter, logFile, &tail))
+	took := time.Since(start).Round(time.Second)
+	_, _ = fmt.Fprintf(GinkgoWriter, "quick start block: %s (log %s)\n", took, logPath)
+	AddReportEntry("quick start block duration", took.String())
+	Expect(err).NotTo(HaveOccurred(), "the block failed after %s; its last output:\n%s", took, tail.String())
+
+	By("the registry holds both images the block pushed")
+	Expect(catalog(host)).To(ContainElements(registryPath+"/enhanced-liveness-operator",
+		registryPath+"/enhanced-liveness-sample-app"))
+
+	expectNothingLeft(ctx, kubeconfig)
+}
+
+// expectNothingLeft waits for every object of the operator and of the sample to be gone.
+func expectNothingLeft(ctx SpecContext, kubeconfig string) {
+	By("nothing of the operator or the sample is left")
+	c := clusterClient(kubeconfig)
+	gone := func(gvk schema.GroupVersionKind, namespace, name string) func() error {
+		return func() error {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(gvk)
+			err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u)
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			if err == nil {
+				return fmt.Errorf("%s %s/%s still exists", gvk.Kind, namespace, name)
+			}
+			return err
+		}
+	}
+	const admission = "admissionregistration.k8s.io"
+	v1 := func(group, kind string) schema.GroupVersionKind {
+		return schema.GroupVersionKind{Group: group, Version: "v1", Kind: kind}
+	}
+	for _, o := range []struct {
+		gvk             schema.GroupVersionKind
+		namespace, name string
+	}{
+		{v1("", "Namespace"), "", "elo-quickstart"},
+		{v1("", "Namespace"), "", "enhanced-liveness-system"},
+		{v1("apiextensions.k8s.io", "CustomResourceDefinition"), "", "nodepodprobes.apps.enhancedliveness.io"},
+		{v1("apiextensions.k8s.io", "CustomResourceDefinition"), "", "containerrecreaterequests.apps.enhancedliveness.io"},
+		{v1("apiextensions.k8s.io", "CustomResourceDefinition"), "", "enhancedlivenesspolicies.policy.enhancedliveness.io"},
+		{v1(admission, "MutatingWebhookConfiguration"), "", "enhanced-liveness-operator-mutating-webhook-configuration"},
+		{v1(admission, "ValidatingWebhookConfiguration"), "", "enhanced-liveness-operator-validating-webhook-configuration"},
+		{v1(admission, "ValidatingAdmissionPolicy"), "", "enhanced-liveness-operator-pod-probe-immutable"},
+		{v1(admission, "ValidatingAdmissionPolicy"), "", "enhanced-liveness-operator-daemon-node-scope"},
+	} {
+		Eventually(gone(o.gvk, o.namespace, o.name)).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+	}
+}
 
 func mustEnv(key string) string {
 	v := os.Getenv(key)
@@ -174,7 +183,8 @@ func startRegistry(addr string) string {
 func writeHostsToml(hostsDir, host string) {
 	dir := filepath.Join(hostsDir, host)
 	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
-	toml := fmt.Sprintf("server = \"http://%[1]s\"\n\n[host.\"http://%[1]s\"]\n  capabilities = [\"pull\", \"resolve\"]\n", host)
+	toml := fmt.Sprintf("server = \"http://%[1]s\"\n\n"+
+		"[host.\"http://%[1]s\"]\n  capabilities = [\"pull\", \"resolve\"]\n", host)
 	Expect(os.WriteFile(filepath.Join(dir, "hosts.toml"), []byte(toml), 0o644)).To(Succeed())
 	DeferCleanup(func() { _ = os.RemoveAll(dir) })
 }
