@@ -165,6 +165,35 @@ build: manifests generate fmt vet ## Build the manager and daemon binaries.
 run: manifests generate fmt vet ## Run a controller from your host.
 	go run ./cmd
 
+# Images without a container engine: hack/imagebuilder compiles the static binaries and writes each
+# image as a tarball (bin/push/), crane pushes it. Credentials: those of `crane auth login` or
+# `docker login` (~/.docker/config.json). The images are built for IMAGE_ARCH (the nodes').
+IMAGE_ARCH ?= $(shell go env GOARCH)
+# INSECURE_REGISTRY=true pushes to a registry over plain HTTP (crane --insecure).
+INSECURE_REGISTRY ?= false
+# SAMPLE_IMG: the sample application of the quick start (docs/install.md), test/e2e/app.
+SAMPLE_IMG ?=
+PUSH_DIR ?= $(LOCALBIN)/push
+
+# need-image NAME VAR: fails unless VAR names an image in a registry.
+define need-image
+@case "$(2)" in ""|controller:latest) echo "$(1): set $(3)=<registry>/<name>:<tag>, a registry your nodes pull from" >&2; exit 1;; esac
+endef
+
+.PHONY: image-push
+image-push: crane ## Build the operator image (manager and daemon) without a container engine and push it to IMG.
+	$(call need-image,image-push,$(IMG),IMG)
+	@mkdir -p bin/hack && hack/progress.sh "compiling ./hack/imagebuilder" go build -o bin/hack/imagebuilder ./hack/imagebuilder
+	bin/hack/imagebuilder -out "$(PUSH_DIR)" -arch $(IMAGE_ARCH) operator
+	"$(CRANE)" push $(if $(filter true,$(INSECURE_REGISTRY)),--insecure) "$(PUSH_DIR)/operator.tar" $(IMG)
+
+.PHONY: sample-image-push
+sample-image-push: crane ## Build the quick start's sample application image without a container engine and push it to SAMPLE_IMG.
+	$(call need-image,sample-image-push,$(SAMPLE_IMG),SAMPLE_IMG)
+	@mkdir -p bin/hack && hack/progress.sh "compiling ./hack/imagebuilder" go build -o bin/hack/imagebuilder ./hack/imagebuilder
+	bin/hack/imagebuilder -out "$(PUSH_DIR)" -arch $(IMAGE_ARCH) app
+	"$(CRANE)" push $(if $(filter true,$(INSECURE_REGISTRY)),--insecure) "$(PUSH_DIR)/app.tar" $(SAMPLE_IMG)
+
 # If you wish to build the manager image targeting other platforms you can use the --platform flag.
 # (i.e. docker build --platform linux/arm64). However, you must enable docker buildKit for it.
 # More info: https://docs.docker.com/develop/develop-images/build_enhancements/
@@ -195,11 +224,15 @@ docker-buildx: ## Build and push docker image for the manager for cross-platform
 	- $(CONTAINER_TOOL) buildx rm enhanced-liveness-operator-builder
 	rm Dockerfile.cross
 
-# render-default prints config/default with the manager image set to $(IMG). The image is set in
+# DEPLOY_CONFIG: the kustomization `make deploy` applies; your own overlay of config/default (e.g.
+# with a patch of the manager's flags, docs/install.md) instead of config/default itself.
+DEPLOY_CONFIG ?= config/default
+
+# render-default prints $(DEPLOY_CONFIG) with the manager image set to $(IMG). The image is set in
 # a throw-away overlay, so deploying never edits a committed file (make verify stays clean).
 define render-default
 d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
-printf 'resources:\n- %s\n' "$$(realpath --relative-to="$$d" config/default)" > "$$d/kustomization.yaml" && \
+printf 'resources:\n- %s\n' "$$(realpath --relative-to="$$d" "$(DEPLOY_CONFIG)")" > "$$d/kustomization.yaml" && \
 (cd "$$d" && "$(KUSTOMIZE)" edit set image controller=$(IMG)) && \
 "$(KUSTOMIZE)" build "$$d"
 endef
@@ -216,23 +249,32 @@ ifndef ignore-not-found
   ignore-not-found = false
 endif
 
+# check-kubectl: the deployment targets run $(KUBECTL), the kubectl on your PATH unless set.
+define check-kubectl
+@command -v "$(KUBECTL)" >/dev/null || { echo "$@: $(KUBECTL) not found: install kubectl, or set KUBECTL=/path/to/kubectl" >&2; exit 1; }
+endef
+
 .PHONY: install
 install: manifests kustomize ## Install CRDs into the K8s cluster specified in ~/.kube/config.
+	$(check-kubectl)
 	@out="$$( "$(KUSTOMIZE)" build config/crd 2>/dev/null || true )"; \
 	if [ -n "$$out" ]; then echo "$$out" | "$(KUBECTL)" apply --server-side --force-conflicts -f -; else echo "No CRDs to install; skipping."; fi
 
 .PHONY: uninstall
 uninstall: manifests kustomize ## Uninstall CRDs from the K8s cluster specified in ~/.kube/config. Call with ignore-not-found=true to ignore resource not found errors during deletion.
+	$(check-kubectl)
 	@out="$$( "$(KUSTOMIZE)" build config/crd 2>/dev/null || true )"; \
 	if [ -n "$$out" ]; then echo "$$out" | "$(KUBECTL)" delete --ignore-not-found=$(ignore-not-found) -f -; else echo "No CRDs to delete; skipping."; fi
 
 .PHONY: deploy
-deploy: manifests kustomize ## Deploy the operator (config/default, image IMG) to the cluster of ~/.kube/config or KUBECONFIG.
+deploy: manifests kustomize ## Deploy the operator (DEPLOY_CONFIG, image IMG) with KUBECTL to the cluster of KUBECONFIG or ~/.kube/config.
+	$(check-kubectl)
 	@$(render-default) | "$(KUBECTL)" apply --server-side --force-conflicts -f -
 
 # The manager's DaemonSet is owned by its Deployment and goes with it (and with the namespace).
 .PHONY: undeploy
 undeploy: kustomize ## Remove everything `make deploy` installed, CRDs included. ignore-not-found=true ignores missing objects.
+	$(check-kubectl)
 	@$(render-default) | "$(KUBECTL)" delete --ignore-not-found=$(ignore-not-found) -f -
 
 ##@ Bundle (OLM)
@@ -277,13 +319,17 @@ $(LOCALBIN):
 	mkdir -p "$(LOCALBIN)"
 
 ## Tool Binaries
-KUBECTL ?= $(ENVTEST_ASSETS)/kubectl
+# The kubectl of the deployment targets: yours, from PATH (any version the cluster supports).
+KUBECTL ?= kubectl
 KUSTOMIZE ?= $(LOCALBIN)/kustomize
+CRANE ?= $(LOCALBIN)/crane
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 GOLANGCI_LINT = $(LOCALBIN)/golangci-lint
 
 ## Tool Versions
 KUSTOMIZE_VERSION ?= v5.8.1
+# crane pushes the images; same go-containerregistry version as go.mod's.
+CRANE_VERSION ?= v0.22.1
 CONTROLLER_TOOLS_VERSION ?= v0.22.0
 
 # Kubernetes version of the binaries built from source for envtest and the local cluster
@@ -297,6 +343,11 @@ GOLANGCI_LINT_VERSION ?= v2.13.1
 kustomize: $(KUSTOMIZE) ## Download kustomize locally if necessary.
 $(KUSTOMIZE): $(LOCALBIN)
 	$(call go-install-tool,$(KUSTOMIZE),sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION))
+
+.PHONY: crane
+crane: $(CRANE) ## Build crane (go-containerregistry) locally if necessary.
+$(CRANE): $(LOCALBIN)
+	$(call go-install-tool,$(CRANE),github.com/google/go-containerregistry/cmd/crane,$(CRANE_VERSION))
 
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN) ## Download controller-gen locally if necessary.

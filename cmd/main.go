@@ -59,6 +59,7 @@ func init() {
 func main() {
 	f := bindFlags(flag.CommandLine)
 	flag.Parse()
+	mustFlagsFromEnv(flag.CommandLine) // ELO_<FLAG> for what the command line does not set (env_flags.go)
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.zap)))
 	if err := run(ctrl.SetupSignalHandler(), f); err != nil {
 		setupLog.Error(err, "Manager failed")

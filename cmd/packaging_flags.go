@@ -51,10 +51,12 @@ type packagingFlags struct {
 	managerDeployment    string
 
 	probeSigningSecret string
+
+	daemon *daemonFlags
 }
 
 func bindPackagingFlags(fs *flag.FlagSet) *packagingFlags {
-	f := &packagingFlags{}
+	f := &packagingFlags{daemon: bindDaemonFlags(fs)}
 	fs.StringVar(&f.certMode, "cert-mode", string(certs.ModeSelf),
 		"Who provides the webhook serving certificate: self (the manager issues and rotates it, and patches "+
 			"caBundle of its webhook configurations) or olm (OLM mounts it; set by the OLM bundle).")
@@ -113,9 +115,10 @@ func (f *packagingFlags) daemonConfig(namespace string) (daemonset.Config, error
 	}
 	c := daemonset.Config{
 		Name: f.daemonName, Namespace: namespace, ServiceAccount: f.daemonServiceAccount,
-		Image: f.daemonImage, ImagePullPolicy: pull,
-		MetricsPort: daemonset.DefaultMetricsPort, HealthPort: daemonset.DefaultHealthPort,
-		Resources: daemonset.DefaultResources(), CRIEndpoint: f.daemonCRIEndpoint,
+		Image: f.daemonImage, ImagePullPolicy: pull, CRIEndpoint: f.daemonCRIEndpoint,
+	}
+	if err := f.daemon.applyTo(&c); err != nil {
+		return daemonset.Config{}, err
 	}
 	// The image may still be empty here: the controller falls back to the manager's own.
 	return c, daemonset.ValidateCRIEndpoint(c.CRIEndpoint)

@@ -27,7 +27,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
@@ -45,6 +44,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/memlimit"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/options"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/recreate"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/wiring"
@@ -63,50 +63,17 @@ func init() {
 	utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
 }
 
-type options struct {
-	nodeName, namespace, criEndpoint string
-	criTimeout, writeWindow          time.Duration
-	failureWriteWindow               time.Duration
-	kubeletVersion                   string
-	metricsAddr, probeAddr           string
-	secureMetrics, enableHTTP2       bool
-	memoryLimit                      string
-}
-
-func parseFlags() (options, zap.Options) {
-	var o options
-	flag.StringVar(&o.nodeName, "node-name", os.Getenv("NODE_NAME"),
-		"Name of the node this daemon runs on (default: $NODE_NAME, set from the downward API).")
-	ns := os.Getenv("POD_NAMESPACE")
-	if ns == "" {
-		ns = appsv1alpha1.DefaultOperatorNamespace
-	}
-	flag.StringVar(&o.namespace, "namespace", ns, "Operator namespace that holds the daemon's Lease (default: $POD_NAMESPACE).")
-	flag.StringVar(&o.criEndpoint, "cri-endpoint", "",
-		"CRI runtime endpoint, e.g. unix:///run/containerd/containerd.sock; auto-detected (containerd, CRI-O) when empty.")
-	flag.DurationVar(&o.criTimeout, "cri-timeout", 10*time.Second, "Connection timeout and per-call timeout of CRI calls.")
-	flag.DurationVar(&o.writeWindow, "status-write-window", prober.DefaultWriteWindow,
-		"How long probe transitions are gathered into one NodePodProbe status patch.")
-	flag.DurationVar(&o.failureWriteWindow, "failure-write-window", prober.DefaultFailureWindow,
-		"How long after the previous status patch a new liveness failure waits to be written (at most --status-write-window).")
-	flag.StringVar(&o.kubeletVersion, "kubelet-version", "",
-		"Kubelet version for the probes' User-Agent (kube-probe/<major>.<minor>); read from the Node object when empty.")
-	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":10290",
-		"Address of the metrics endpoint (the daemon runs with hostNetwork); 0 disables it.")
-	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":10291", "Address of the /healthz and /readyz endpoints.")
-	flag.BoolVar(&o.secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS with authentication and authorization.")
-	flag.BoolVar(&o.enableHTTP2, "enable-http2", false, "Enable HTTP/2 for the metrics server.")
-	flag.StringVar(&o.memoryLimit, "memory-limit", "auto",
-		"Soft memory limit of the Go runtime: auto (3/4 of the container's memory limit, none without one), a quantity such as 192Mi, or 0 (none). GOMEMLIMIT in the environment wins.")
-	zo := zap.Options{}
-	zo.BindFlags(flag.CommandLine)
+// parseFlags parses the command line with the daemon's flags (internal/daemon/options, which the
+// manager also uses to check the arguments it passes through).
+func parseFlags() options.Options {
+	o := options.Bind(flag.CommandLine)
 	flag.Parse()
-	return o, zo
+	return *o
 }
 
 func main() {
-	o, zo := parseFlags()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zo)))
+	o := parseFlags()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.Zap)))
 	if err := run(o); err != nil {
 		setupLog.Error(err, "daemon failed")
 		os.Exit(1)
@@ -114,11 +81,11 @@ func main() {
 }
 
 // run sets the daemon up in steps and runs it until it is signalled to stop.
-func run(o options) error {
-	if err := o.validate(); err != nil {
+func run(o options.Options) error {
+	if err := validate(o); err != nil {
 		return err
 	}
-	limit, err := memlimit.Resolve(o.memoryLimit, memlimit.ContainerLimit)
+	limit, err := memlimit.Resolve(o.MemoryLimit, memlimit.ContainerLimit)
 	if err != nil {
 		return err
 	}
@@ -132,9 +99,9 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
-	kubeletVersion := o.kubeletVersion
+	kubeletVersion := o.KubeletVersion
 	if kubeletVersion == "" {
-		kubeletVersion = nodeKubeletVersion(ctx, mgr.GetAPIReader(), o.nodeName)
+		kubeletVersion = nodeKubeletVersion(ctx, mgr.GetAPIReader(), o.NodeName)
 	}
 	if err := setupNode(mgr, o, rt, kubeletVersion); err != nil {
 		return err
@@ -145,34 +112,30 @@ func run(o options) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	setupLog.Info("starting the daemon", "node", o.nodeName, "namespace", o.namespace)
+	setupLog.Info("starting the daemon", "node", o.NodeName, "namespace", o.Namespace)
 	return mgr.Start(ctx)
 }
 
 // validate checks the flags; an error names the flags and the rule.
-func (o options) validate() error {
-	if o.nodeName == "" {
+func validate(o options.Options) error {
+	if o.NodeName == "" {
 		return errors.New("--node-name (or $NODE_NAME) is required")
 	}
-	if o.writeWindow <= 0 || o.failureWriteWindow <= 0 || o.failureWriteWindow > o.writeWindow {
-		return fmt.Errorf("--status-write-window (%s) and --failure-write-window (%s) must be positive, "+
-			"and --failure-write-window not longer than --status-write-window", o.writeWindow, o.failureWriteWindow)
-	}
-	return nil
+	return o.Validate()
 }
 
 // connectRuntime connects to the CRI endpoint of --cri-endpoint, else to the one found on the node.
-func connectRuntime(ctx context.Context, o options) (cri.Runtime, error) {
-	endpoint := o.criEndpoint
+func connectRuntime(ctx context.Context, o options.Options) (cri.Runtime, error) {
+	endpoint := o.CRIEndpoint
 	if endpoint == "" {
 		var err error
 		if endpoint, err = cri.DetectEndpoint(cri.DefaultEndpoints); err != nil {
 			return nil, err
 		}
 	}
-	cctx, cancel := context.WithTimeout(ctx, o.criTimeout)
+	cctx, cancel := context.WithTimeout(ctx, o.CRITimeout)
 	defer cancel()
-	rt, err := cri.Connect(cctx, endpoint, o.criTimeout)
+	rt, err := cri.Connect(cctx, endpoint, o.CRITimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -182,13 +145,13 @@ func connectRuntime(ctx context.Context, o options) (cri.Runtime, error) {
 
 // newManager builds the daemon's manager: metrics, health endpoint and its node-scoped cache; no
 // leader election (one daemon per node).
-func newManager(o options) (ctrl.Manager, error) {
+func newManager(o options.Options) (ctrl.Manager, error) {
 	var tlsOpts []func(*tls.Config)
-	if !o.enableHTTP2 {
+	if !o.EnableHTTP2 {
 		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
 	}
-	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.secureMetrics, TLSOpts: tlsOpts}
-	if o.secureMetrics {
+	metricsOpts := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.SecureMetrics, TLSOpts: tlsOpts}
+	if o.SecureMetrics {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 	restConfig, err := ctrl.GetConfig()
@@ -198,26 +161,26 @@ func newManager(o options) (ctrl.Manager, error) {
 	return ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsOpts,
-		HealthProbeBindAddress: o.probeAddr,
+		HealthProbeBindAddress: o.ProbeAddr,
 		LeaderElection:         false,
-		Cache:                  wiring.CacheOptions(o.nodeName, o.namespace),
+		Cache:                  wiring.CacheOptions(o.NodeName, o.Namespace),
 	})
 }
 
 // setupNode adds what the daemon does on its node: the probe engine (workers, result cache,
 // status writer, Lease heartbeat, and the controller that keeps the workers in step with the
 // NodePodProbe spec and the node's pods) and the CRR executor (preStop, CRI stop, status).
-func setupNode(mgr ctrl.Manager, o options, rt cri.Runtime, kubeletVersion string) error {
+func setupNode(mgr ctrl.Manager, o options.Options, rt cri.Runtime, kubeletVersion string) error {
 	if _, err := wiring.Setup(mgr, wiring.Options{
-		NodeName: o.nodeName, Namespace: o.namespace, Runtime: rt,
+		NodeName: o.NodeName, Namespace: o.Namespace, Runtime: rt,
 		UserAgent: prober.UserAgent(kubeletVersion), Recorder: mgr.GetEventRecorder(EventRecorderName),
-		WriteWindow:        o.writeWindow,
-		FailureWriteWindow: o.failureWriteWindow,
+		WriteWindow:        o.WriteWindow,
+		FailureWriteWindow: o.FailureWriteWindow,
 	}); err != nil {
 		return fmt.Errorf("setting up the probe engine: %w", err)
 	}
 	if err := (&recreate.Executor{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Runtime: rt, NodeName: o.nodeName,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Runtime: rt, NodeName: o.NodeName,
 		Recorder:      mgr.GetEventRecorder(EventRecorderName),
 		HookUserAgent: strings.Replace(prober.UserAgent(kubeletVersion), "kube-probe/", "kube-lifecycle/", 1),
 	}).SetupWithManager(mgr); err != nil {

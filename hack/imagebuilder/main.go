@@ -6,7 +6,10 @@
 //	operator  the Dockerfile's content: /manager and /daemon, user 65532 (cmd, cmd/daemon)
 //	app       the e2e test application: /app                             (test/e2e/app)
 //
-// usage: go run ./hack/imagebuilder -out bin/images [-tag e2e] [-registry localhost] [pause operator app]
+// usage: go run ./hack/imagebuilder -out bin/images [-tag e2e] [-registry localhost] [-arch amd64] [pause operator app]
+//
+// `make image-push` and `make sample-image-push` push the operator and app tarballs to a registry
+// (crane); the name written into a tarball matters only to `ctr images import`.
 package main
 
 import (
@@ -62,6 +65,7 @@ func main() {
 	out := flag.String("out", "bin/images", "directory for the tarballs")
 	tag := flag.String("tag", "e2e", "image tag")
 	registry := flag.String("registry", "localhost", "registry part of the image names")
+	arch := flag.String("arch", runtime.GOARCH, "architecture of the images (GOARCH of the binaries)")
 	flag.Parse()
 	names := flag.Args()
 	if len(names) == 0 {
@@ -78,7 +82,7 @@ func main() {
 		ref := fmt.Sprintf("%s/%s:%s", *registry, img.repo, *tag)
 		path := filepath.Join(*out, n+".tar")
 		start := time.Now()
-		if err := build(img, ref, path); err != nil {
+		if err := build(img, ref, path, *arch); err != nil {
 			fail(fmt.Errorf("%s: %w", n, err))
 		}
 		fmt.Printf("imagebuilder: %s -> %s (%s)\n", ref, path, time.Since(start).Round(time.Millisecond))
@@ -90,7 +94,7 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-func build(img image, ref, path string) error {
+func build(img image, ref, path, arch string) error {
 	tmp, err := os.MkdirTemp("", "imagebuilder-")
 	if err != nil {
 		return err
@@ -101,7 +105,7 @@ func build(img image, ref, path string) error {
 	for _, dst := range slices.Sorted(maps.Keys(img.binaries)) {
 		pkg := img.binaries[dst]
 		bin := filepath.Join(tmp, filepath.Base(dst))
-		env := []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=" + runtime.GOARCH}
+		env := []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=" + arch}
 		if err := goBuild(context.Background(), os.Stdout, ref+" "+dst, pkg, bin, env); err != nil {
 			return err
 		}
@@ -128,7 +132,7 @@ func build(img image, ref, path string) error {
 		return err
 	}
 	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", runtime.GOARCH
+	cfg.OS, cfg.Architecture = "linux", arch
 	cfg.Created = v1.Time{Time: time.Now().UTC()}
 	cfg.Config = v1.Config{
 		Entrypoint: img.entrypoint,

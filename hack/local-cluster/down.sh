@@ -98,7 +98,8 @@ if [ -f "$STATE/host.saved" ]; then
   done
 fi
 
-# 9. the state dir (logs kept in the repo's bin/)
+# 9. the state dir (logs kept in the repo's bin/), with the registry hosts (containerd/certs.d)
+#    that make test-olm and the quick start spec wrote there
 mkdir -p "$ROOT/bin/local-cluster-logs" && cp -f "$LOGS"/*.log "$ROOT/bin/local-cluster-logs/" 2>/dev/null
 left=$(awk '{print $2}' /proc/mounts | grep -c "^$STATE/")
 if [ "$left" -eq 0 ]; then rm -rf "$STATE"; else log "$left mounts left under $STATE: state dir kept"; exit 1; fi

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs the real-node end-to-end suite (make test-e2e): builds the images, starts the local
-# cluster, runs the Ginkgo suite in test/e2e (which deploys the operator from config/default),
-# and always stops the cluster afterwards (trap), undoing every host change.
+# Runs the real-node end-to-end suites (make test-e2e): builds the images, starts the local
+# cluster, runs the Ginkgo suites in test/e2e (which deploys the operator from config/default)
+# and test/quickstart (which runs the quick start of docs/install.md as written: images pushed to
+# a registry it serves, `make deploy` with a plain kubectl), one after the other, and always stops
+# the cluster afterwards (trap), undoing every host change.
 #
 # E2E_KEEP_CLUSTER=true leaves the cluster up after the run (then: make cluster-down).
 # Extra arguments go to `go test`, e.g. hack/local-cluster/e2e.sh -ginkgo.focus=CRR
@@ -34,7 +36,10 @@ export KUBECTL=$K8S_BIN/kubectl
 export E2E_OPERATOR_IMAGE=localhost/enhanced-liveness-operator:e2e
 export E2E_APP_IMAGE=localhost/e2e-app:e2e
 export E2E_IMAGES_DIR=$IMAGES_DIR E2E_CONTAINERD_SOCK=$CONTAINERD_SOCK
+# test/quickstart: where the node's containerd reads registry hosts (config_path), the node's address
+export E2E_CONTAINERD_HOSTS_DIR=$STATE/containerd/certs.d E2E_NODE_IP=$(node_ip)
 export E2E_REPORT_DIR=${E2E_REPORT_DIR:-$ROOT/bin/e2e-report}
 export PATH=$K8S_BIN:$CONTAINERD_BIN:$PATH
 cd "$ROOT"
-go test -tags=e2e ./test/e2e/ -count=1 -timeout 60m -v -ginkgo.v "$@"
+# -p 1: the suites share the node; each installs and removes the operator.
+go test -tags=e2e -p 1 ./test/e2e/ ./test/quickstart/ -count=1 -timeout 90m -v -ginkgo.v "$@"

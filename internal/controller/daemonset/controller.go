@@ -84,9 +84,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 		cfg.Image = managerImage(owner)
 	}
 	if err := cfg.Validate(); err != nil {
-		// Not retryable: the flags are wrong. Log loudly and wait for the next event.
-		log.Error(err, "cannot build the daemon DaemonSet; set --daemon-image or RELATED_IMAGE_DAEMON")
-		return ctrl.Result{}, nil
+		// Not retryable: the manager's settings are wrong. A terminal error is logged and counted
+		// (controller_runtime_terminal_reconcile_errors_total) and the DaemonSet is left as it is.
+		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("cannot build the daemon DaemonSet: %w", err))
 	}
 
 	desired := Build(cfg)

@@ -83,7 +83,8 @@ type Config struct {
 	// CRIEndpoint overrides the daemon's CRI detection (unix://<path>); a socket outside the
 	// default directories gets its directory mounted read-only too.
 	CRIEndpoint string
-	// ExtraArgs are appended to the daemon's command line (e.g. --zap-log-level).
+	// ExtraArgs are appended to the daemon's command line (e.g. --memory-limit=128Mi); each one a
+	// daemon flag that the DaemonSet does not set itself (ValidateExtraArgs).
 	ExtraArgs []string
 	Resources corev1.ResourceRequirements
 }
@@ -116,7 +117,7 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("daemon service account is empty"))
 	}
 	if c.Image == "" {
-		errs = append(errs, errors.New("daemon image is empty"))
+		errs = append(errs, errors.New("daemon image is empty (set --daemon-image or RELATED_IMAGE_DAEMON)"))
 	}
 	for _, p := range []int32{c.MetricsPort, c.HealthPort} {
 		if p <= 0 || p > 65535 {
@@ -127,6 +128,12 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("daemon metrics and health ports are equal"))
 	}
 	if err := ValidateCRIEndpoint(c.CRIEndpoint); err != nil {
+		errs = append(errs, err)
+	}
+	if err := ValidateExtraArgs(c.ExtraArgs); err != nil {
+		errs = append(errs, err)
+	}
+	if err := ValidateResources(c.Resources); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
