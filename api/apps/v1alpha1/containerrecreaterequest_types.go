@@ -97,7 +97,9 @@ const (
 
 // ContainerRecreateRequestStrategy controls how containers are stopped.
 type ContainerRecreateRequestStrategy struct {
-	// failurePolicy is Fail (default) or Ignore.
+	// failurePolicy says what a failed stop of one container does: Fail (the default) fails the
+	// whole request; Ignore records the failure in that container's state and goes on with the
+	// other containers.
 	// +kubebuilder:default=Fail
 	// +optional
 	FailurePolicy ContainerRecreateRequestFailurePolicy `json:"failurePolicy,omitempty"`
@@ -141,7 +143,10 @@ const (
 // runs the request and writes its progress, success or failure to restart; the manager fails
 // requests whose pod is gone or replaced, that no daemon picked up, or whose deadline passed.
 type ContainerRecreateRequestStatus struct {
-	// phase of the request.
+	// phase of the request: Pending (waiting for the node daemon, or for another request of the
+	// pod), Recreating (containers are being stopped and started again), Succeeded (every
+	// container runs again under a new containerID) or Failed (the request ended without
+	// restarting every container; message says why).
 	// +optional
 	Phase ContainerRecreateRequestPhase `json:"phase,omitempty"`
 
@@ -168,7 +173,8 @@ type ContainerRecreateState struct {
 	// +required
 	Name string `json:"name"`
 
-	// phase of this container's restart.
+	// phase of this container's restart: Pending, Recreating, Succeeded or Failed, as the
+	// request's phase.
 	// +required
 	Phase ContainerRecreateRequestPhase `json:"phase"`
 

@@ -157,7 +157,10 @@ type ContainerProbeState struct {
 	// +optional
 	ContainerID string `json:"containerID,omitempty"`
 
-	// state is Succeeded, Failed or Unknown.
+	// state is Succeeded (the probe reached its success threshold on this container), Failed
+	// (it reached its failure threshold; the decision controller decides whether to restart) or
+	// Unknown (no result yet: initial delay, container not running, startup probe not passed, or
+	// probe errors).
 	// +required
 	State ProbeState `json:"state"`
 

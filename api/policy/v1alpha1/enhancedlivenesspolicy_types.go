@@ -35,7 +35,8 @@ const (
 
 // EnhancedLivenessPolicySpec says how restarts of the pods it selects are protected.
 type EnhancedLivenessPolicySpec struct {
-	// selector picks the pods of this namespace the policy governs. Empty or unset selects all.
+	// selector picks the pods of this namespace the policy governs. Unset or {} (an empty
+	// selector) selects every pod of the namespace.
 	// +optional
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 
@@ -130,7 +131,9 @@ type Blacklist struct {
 	// +optional
 	Workloads []WorkloadReference `json:"workloads,omitempty"`
 
-	// podSelector matches pods by label. Unset matches none.
+	// podSelector blacklists the governed pods whose labels it matches. Unset matches no pod;
+	// {} (an empty selector) matches every pod, so the policy restarts nothing (its pods are
+	// still probed and reported).
 	// +optional
 	PodSelector *metav1.LabelSelector `json:"podSelector,omitempty"`
 
@@ -193,7 +196,11 @@ type EnhancedLivenessPolicyStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions: Ready, StormDetected and RestartsIneffective.
+	// conditions, one per type: Ready (True with reason Applied; False with reason InvalidSpec:
+	// the spec is invalid and the policy is not applied), StormDetected (True with reason
+	// FailureStorm while a governed workload is over maxFailing; False with reason NoStorm) and
+	// RestartsIneffective (True with reason RestartIneffective while a governed workload's
+	// restarts are held because they did not help; False with reason RestartsHelp).
 	// +listType=map
 	// +listMapKey=type
 	// +optional
