@@ -51,6 +51,12 @@ manifests: controller-gen ## Generate WebhookConfiguration, ClusterRole and Cust
 generate: controller-gen ## Generate code containing DeepCopy, DeepCopyInto, and DeepCopyObject method implementations.
 	@hack/progress.sh "controller-gen: deepcopy" "$(CONTROLLER_GEN)" object:headerFile="hack/boilerplate.go.txt",year=$(YEAR) paths="./..."
 
+.PHONY: api-docs
+api-docs: crd-ref-docs ## Generate the API reference docs/api-reference.md from the Go types in api/ (crd-ref-docs).
+	@hack/progress.sh "crd-ref-docs: docs/api-reference.md" "$(CRD_REF_DOCS)" --source-path=./api \
+		--config=hack/crd-ref-docs.yaml --renderer=markdown --output-mode=single \
+		--output-path=docs/api-reference.md --log-level=ERROR
+
 .PHONY: fmt
 fmt: ## Run go fmt against code.
 	go fmt ./...
@@ -97,7 +103,7 @@ bench-exec: ## Exec probes on the local node: BENCH_EXEC_PODS pods, our CRI path
 	BENCH_EXEC_PODS=$(BENCH_EXEC_PODS) hack/bench-exec.sh -period 1s -warmup 5s -duration $(BENCH_DURATION)
 
 .PHONY: verify
-verify: manifests generate fmt bundle ## Regenerate everything (CRDs, RBAC, webhooks, deepcopy, bundle) and fail if the committed files differ.
+verify: manifests generate fmt api-docs bundle ## Regenerate everything (CRDs, RBAC, webhooks, deepcopy, API reference, bundle) and fail if the committed files differ.
 	@if [ -n "$$(git status --porcelain --untracked-files=all -- . ':!bin' ':!cover.out')" ]; then \
 		echo "verify: generated or formatted files differ from the commit:"; git status --porcelain --untracked-files=all; git --no-pager diff --stat; exit 1; \
 	fi
@@ -280,11 +286,13 @@ $(LOCALBIN):
 KUBECTL ?= $(ENVTEST_ASSETS)/kubectl
 KUSTOMIZE ?= $(LOCALBIN)/kustomize
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
+CRD_REF_DOCS ?= $(LOCALBIN)/crd-ref-docs
 GOLANGCI_LINT = $(LOCALBIN)/golangci-lint
 
 ## Tool Versions
 KUSTOMIZE_VERSION ?= v5.8.1
 CONTROLLER_TOOLS_VERSION ?= v0.22.0
+CRD_REF_DOCS_VERSION ?= v0.3.0
 
 # Kubernetes version of the binaries built from source for envtest and the local cluster
 # (hack/build-k8s.sh); keep it in step with k8s.io/* in go.mod (v0.X.Y <-> v1.X.Y).
@@ -302,6 +310,11 @@ $(KUSTOMIZE): $(LOCALBIN)
 controller-gen: $(CONTROLLER_GEN) ## Download controller-gen locally if necessary.
 $(CONTROLLER_GEN): $(LOCALBIN)
 	$(call go-install-tool,$(CONTROLLER_GEN),sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION))
+
+.PHONY: crd-ref-docs
+crd-ref-docs: $(CRD_REF_DOCS) ## Download crd-ref-docs locally if necessary.
+$(CRD_REF_DOCS): $(LOCALBIN)
+	$(call go-install-tool,$(CRD_REF_DOCS),github.com/elastic/crd-ref-docs,$(CRD_REF_DOCS_VERSION))
 
 .PHONY: setup-envtest
 setup-envtest: ## Build kube-apiserver, etcd and kubectl for envtest from the Go module proxy (skipped when present).
