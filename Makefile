@@ -131,6 +131,12 @@ test-e2e: manifests generate fmt vet kustomize ## Run the real-node e2e suite on
 	KUSTOMIZE="$(KUSTOMIZE)" hack/local-cluster/e2e.sh
 
 # OLM tools are built from the Go module proxy by hack/build-olm.sh (wrapper module hack/olm-build).
+# `make bundle` needs only operator-sdk, built alone unless the others are there already.
+OPERATOR_SDK ?= $(shell hack/build-olm.sh --print-dir)/operator-sdk
+.PHONY: operator-sdk
+operator-sdk: ## Build operator-sdk into bin/olm/<versions>/ (hack/build-olm.sh; skipped when present).
+	@hack/build-olm.sh operator-sdk >/dev/null
+
 .PHONY: test-olm
 test-olm: manifests generate fmt vet kustomize ## Install, upgrade and remove the operator with the real OLM (operator-sdk run bundle) on a local node.
 	KUSTOMIZE="$(KUSTOMIZE)" hack/olm/test-olm.sh
@@ -260,12 +266,12 @@ BUNDLE_CREATED_AT ?= 2026-11-30T00:00:00Z
 BUNDLE_K8S_VERSION ?= $(patsubst v%,%,$(basename $(K8S_VERSION)))
 
 .PHONY: bundle
-bundle: manifests kustomize ## Generate bundle/ and bundle.Dockerfile from config/ (hack/bundle) and validate them.
-	"$(KUSTOMIZE)" build config/manifests | go run ./hack/bundle generate --version $(VERSION) \
+bundle: manifests kustomize operator-sdk ## Generate bundle/ and bundle.Dockerfile with operator-sdk (generate kustomize manifests, generate bundle, bundle validate).
+	"$(OPERATOR_SDK)" generate kustomize manifests --quiet --interactive=false
+	KUSTOMIZE="$(KUSTOMIZE)" OPERATOR_SDK="$(OPERATOR_SDK)" hack/bundle.sh --version $(VERSION) \
 		--image $(BUNDLE_MANAGER_IMG) --daemon-image $(BUNDLE_DAEMON_IMG) --created-at $(BUNDLE_CREATED_AT) \
 		--channels $(BUNDLE_CHANNELS) --default-channel $(BUNDLE_DEFAULT_CHANNEL) $(if $(BUNDLE_REPLACES),--replaces $(BUNDLE_REPLACES)) \
-		--output-dir bundle --dockerfile bundle.Dockerfile
-	go run ./hack/bundle validate --dir bundle --dockerfile bundle.Dockerfile --k8s-version $(BUNDLE_K8S_VERSION)
+		--k8s-version $(BUNDLE_K8S_VERSION) --output-dir bundle --dockerfile bundle.Dockerfile
 
 .PHONY: bundle-build
 bundle-build: ## Build the bundle image BUNDLE_IMG.

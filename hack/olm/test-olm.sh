@@ -3,7 +3,8 @@
 #   1. tools: operator-sdk, scorecard-test, opm, olm, catalog, cpb (hack/build-olm.sh, cached in
 #      bin/olm/), Debian's busybox-static (hack/olm/busybox.sh)
 #   2. the operator and test images (hack/imagebuilder) and two bundles generated from this tree
-#      (hack/bundle): 0.1.0, and 0.2.0 replacing it; both with the operator image of the registry
+#      as `make bundle` does (hack/bundle.sh, operator-sdk): 0.1.0, and 0.2.0 replacing it; both
+#      with the operator image of the registry
 #   3. the local node (hack/local-cluster/up.sh), the HTTPS test registry (hack/olm/registry) and
 #      containerd's hosts.toml for it; every image pushed (hack/olm/images)
 #   4. OLM (hack/olm/install.sh)
@@ -64,11 +65,9 @@ OPERATOR_IMAGE_BASE=$REGISTRY/enhanced-liveness-operator
 PREVIOUS=
 for v in 0.1.0 0.2.0; do
   blog=$OLM_TEST_DIR/bundle-$v.log
-  if ! "$KUSTOMIZE" build "$ROOT/config/manifests" | (cd "$ROOT" && go run ./hack/bundle generate --version "$v" \
+  if ! KUSTOMIZE="$KUSTOMIZE" OPERATOR_SDK="$OLM_BIN/operator-sdk" "$ROOT/hack/bundle.sh" --version "$v" \
       --image "$OPERATOR_IMAGE_BASE:v$v" --created-at 2026-11-30T00:00:00Z ${PREVIOUS:+--replaces "$PREVIOUS"} \
-      --root "$OLM_TEST_DIR" --output-dir "bundle-$v" --dockerfile "bundle-$v.Dockerfile") > "$blog" 2>&1 \
-    || ! (cd "$ROOT" && go run ./hack/bundle validate --dir "$OLM_TEST_DIR/bundle-$v" --dockerfile "$OLM_TEST_DIR/bundle-$v.Dockerfile" \
-      --k8s-version "$(echo "${K8S_VERSION#v}" | cut -d. -f1,2)") >> "$blog" 2>&1; then
+      --k8s-version "$(echo "${K8S_VERSION#v}" | cut -d. -f1,2)" --output-dir "$OLM_TEST_DIR/bundle-$v" > "$blog" 2>&1; then
     cat "$blog" >&2; log "bundle $v: generation or validation failed"; exit 1
   fi
   log "bundle $v${PREVIOUS:+ (replaces $PREVIOUS)}: generated and valid, in $OLM_TEST_DIR/bundle-$v"

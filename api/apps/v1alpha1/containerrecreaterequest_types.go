@@ -29,6 +29,7 @@ type ContainerRecreateRequestSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod",xDescriptors={"urn:alm:descriptor:io.kubernetes:Pod"}
 	PodName string `json:"podName"`
 
 	// containers to restart, in order. Each name appears once.
@@ -37,23 +38,27 @@ type ContainerRecreateRequestSpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=64
 	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Containers"
 	Containers []ContainerRecreateRequestContainer `json:"containers"`
 
 	// strategy controls how the containers are stopped.
 	// +kubebuilder:default={}
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Strategy"
 	Strategy ContainerRecreateRequestStrategy `json:"strategy,omitzero"`
 
 	// activeDeadlineSeconds bounds the whole request, from creation; when it passes the manager
 	// fails the request. Defaulted to 600 by the webhook.
 	// +kubebuilder:validation:Minimum=3
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Active Deadline Seconds",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
 	// ttlSecondsAfterFinished deletes the request this long after it finished. Defaulted to 300 by
 	// the webhook.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="TTL Seconds After Finished",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 }
 
@@ -102,6 +107,7 @@ type ContainerRecreateRequestStrategy struct {
 	// other containers.
 	// +kubebuilder:default=Fail
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Failure Policy",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:Fail","urn:alm:descriptor:com.tectonic.ui:select:Ignore"}
 	FailurePolicy ContainerRecreateRequestFailurePolicy `json:"failurePolicy,omitempty"`
 
 	// orderedRecreate restarts the next container only after the previous one runs again.
@@ -148,15 +154,18 @@ type ContainerRecreateRequestStatus struct {
 	// container runs again under a new containerID) or Failed (the request ended without
 	// restarting every container; message says why).
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Phase",xDescriptors={"urn:alm:descriptor:io.kubernetes.phase"}
 	Phase ContainerRecreateRequestPhase `json:"phase,omitempty"`
 
 	// message says why the request is in its phase, for people.
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Message",xDescriptors={"urn:alm:descriptor:text"}
 	Message string `json:"message,omitempty"`
 
 	// completionTime is when the request reached Succeeded or Failed.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Completion Time",xDescriptors={"urn:alm:descriptor:timestamp"}
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 
 	// containerRecreateStates holds the progress of each container.
@@ -208,6 +217,7 @@ type ContainerRecreateState struct {
 // ContainerRecreateRequest asks the node daemon to restart containers of one pod in place
 // (stop them through CRI; the kubelet starts them again). The decision controller creates them
 // for failed liveness probes; a person may create one to restart a container by hand.
+// +operator-sdk:csv:customresourcedefinitions:displayName="Container Recreate Request",resources={{Pod,v1,pods}}
 type ContainerRecreateRequest struct {
 	metav1.TypeMeta `json:",inline"`
 

@@ -38,25 +38,30 @@ type EnhancedLivenessPolicySpec struct {
 	// selector picks the pods of this namespace the policy governs. Unset or {} (an empty
 	// selector) selects every pod of the namespace.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod Selector",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:selector:core:v1:Pod"}
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 
 	// enroll, when true, enrolls the selected pods at creation without the pod annotation
 	// enhancedliveness.io/enabled.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Enroll Selected Pods",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:booleanSwitch"}
 	Enroll bool `json:"enroll,omitempty"`
 
 	// mode is Enforce (restart within the limits) or DryRun (probe and report, never restart).
 	// +kubebuilder:default=Enforce
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Mode",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:Enforce","urn:alm:descriptor:com.tectonic.ui:select:DryRun"}
 	Mode PolicyMode `json:"mode,omitempty"`
 
 	// blacklist lists what the operator never restarts.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Blacklist"
 	Blacklist *Blacklist `json:"blacklist,omitempty"`
 
 	// rateLimit is a token bucket shared by every pod the policy governs.
 	// +kubebuilder:default={}
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Rate Limit"
 	RateLimit RateLimit `json:"rateLimit,omitzero"`
 
 	// maxUnavailable is how many pods of one workload may be unavailable (not Ready, or being
@@ -66,6 +71,7 @@ type EnhancedLivenessPolicySpec struct {
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="must be an integer >= 0 or a percent from 0% to 100%"
 	// +kubebuilder:default="25%"
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Max Unavailable",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 
 	// maxFailing is the failure-storm breaker: when more pods of one workload have a failing
@@ -76,6 +82,7 @@ type EnhancedLivenessPolicySpec struct {
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="must be an integer >= 0 or a percent from 0% to 100%"
 	// +kubebuilder:default="50%"
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Max Failing",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	MaxFailing *intstr.IntOrString `json:"maxFailing,omitempty"`
 
 	// restartEffectiveness is the breaker for restarts that do not help: when the containers the
@@ -84,6 +91,7 @@ type EnhancedLivenessPolicySpec struct {
 	// start), most of them, further restarts of that workload are held (RestartIneffective).
 	// +kubebuilder:default={}
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Restart Effectiveness"
 	RestartEffectiveness RestartEffectiveness `json:"restartEffectiveness,omitzero"`
 }
 
@@ -170,12 +178,14 @@ type RateLimit struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:default=6
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Restarts Per Minute",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
 	RestartsPerMinute int32 `json:"restartsPerMinute,omitempty"`
 
 	// burst is the bucket size: how many restarts may happen at once after a quiet period.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:default=3
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Burst",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
 	Burst int32 `json:"burst,omitempty"`
 }
 
@@ -204,23 +214,28 @@ type EnhancedLivenessPolicyStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Conditions",xDescriptors={"urn:alm:descriptor:io.kubernetes.conditions"}
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	// enrolledPods is the number of enrolled pods the policy selects.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Enrolled Pods",xDescriptors={"urn:alm:descriptor:text"}
 	EnrolledPods int32 `json:"enrolledPods,omitempty"`
 
 	// failingContainers is the number of containers whose last liveness state is Failed.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Failing Containers",xDescriptors={"urn:alm:descriptor:text"}
 	FailingContainers int32 `json:"failingContainers,omitempty"`
 
 	// restartsRequested counts the restarts requested (ContainerRecreateRequests created) since the
 	// policy was created.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Restarts Requested",xDescriptors={"urn:alm:descriptor:text"}
 	RestartsRequested int64 `json:"restartsRequested,omitempty"`
 
 	// restartsHeld counts the restarts held since the policy was created, all reasons together.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Restarts Held",xDescriptors={"urn:alm:descriptor:text"}
 	RestartsHeld int64 `json:"restartsHeld,omitempty"`
 
 	// heldByReason splits restartsHeld by reason (Disabled, DryRun, Blacklisted, FailureStorm,
@@ -294,6 +309,7 @@ type WorkloadSummary struct {
 // EnhancedLivenessPolicy governs the liveness restarts of the pods it selects in its namespace:
 // a switch (Enforce or DryRun), a blacklist, a rate limit, a per-workload unavailability budget
 // and a failure-storm breaker. Pods no policy selects get the manager's default policy.
+// +operator-sdk:csv:customresourcedefinitions:displayName="Enhanced Liveness Policy",resources={{Pod,v1,pods},{ContainerRecreateRequest,v1alpha1,containerrecreaterequests}}
 type EnhancedLivenessPolicy struct {
 	metav1.TypeMeta `json:",inline"`
 
