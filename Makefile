@@ -51,6 +51,12 @@ manifests: controller-gen ## Generate WebhookConfiguration, ClusterRole and Cust
 generate: controller-gen ## Generate code containing DeepCopy, DeepCopyInto, and DeepCopyObject method implementations.
 	@hack/progress.sh "controller-gen: deepcopy" "$(CONTROLLER_GEN)" object:headerFile="hack/boilerplate.go.txt",year=$(YEAR) paths="./..."
 
+.PHONY: api-docs
+api-docs: crd-ref-docs ## Generate the API reference docs/api-reference.md from the Go types in api/ (crd-ref-docs).
+	@hack/progress.sh "crd-ref-docs: docs/api-reference.md" "$(CRD_REF_DOCS)" --source-path=./api \
+		--config=hack/crd-ref-docs.yaml --renderer=markdown --output-mode=single \
+		--output-path=docs/api-reference.md --log-level=ERROR
+
 .PHONY: fmt
 fmt: ## Run go fmt against code.
 	go fmt ./...
@@ -97,7 +103,7 @@ bench-exec: ## Exec probes on the local node: BENCH_EXEC_PODS pods, our CRI path
 	BENCH_EXEC_PODS=$(BENCH_EXEC_PODS) hack/bench-exec.sh -period 1s -warmup 5s -duration $(BENCH_DURATION)
 
 .PHONY: verify
-verify: manifests generate fmt bundle ## Regenerate everything (CRDs, RBAC, webhooks, deepcopy, bundle) and fail if the committed files differ.
+verify: manifests generate fmt api-docs bundle ## Regenerate everything (CRDs, RBAC, webhooks, deepcopy, API reference, bundle) and fail if the committed files differ.
 	@if [ -n "$$(git status --porcelain --untracked-files=all -- . ':!bin' ':!cover.out')" ]; then \
 		echo "verify: generated or formatted files differ from the commit:"; git status --porcelain --untracked-files=all; git --no-pager diff --stat; exit 1; \
 	fi
@@ -125,6 +131,12 @@ test-e2e: manifests generate fmt vet kustomize ## Run the real-node e2e suite on
 	KUSTOMIZE="$(KUSTOMIZE)" hack/local-cluster/e2e.sh
 
 # OLM tools are built from the Go module proxy by hack/build-olm.sh (wrapper module hack/olm-build).
+# `make bundle` needs only operator-sdk, built alone unless the others are there already.
+OPERATOR_SDK ?= $(shell hack/build-olm.sh --print-dir)/operator-sdk
+.PHONY: operator-sdk
+operator-sdk: ## Build operator-sdk into bin/olm/<versions>/ (hack/build-olm.sh; skipped when present).
+	@hack/build-olm.sh operator-sdk >/dev/null
+
 .PHONY: test-olm
 test-olm: manifests generate fmt vet kustomize ## Install, upgrade and remove the operator with the real OLM (operator-sdk run bundle) on a local node.
 	KUSTOMIZE="$(KUSTOMIZE)" hack/olm/test-olm.sh
@@ -296,12 +308,12 @@ BUNDLE_CREATED_AT ?= 2026-11-30T00:00:00Z
 BUNDLE_K8S_VERSION ?= $(patsubst v%,%,$(basename $(K8S_VERSION)))
 
 .PHONY: bundle
-bundle: manifests kustomize ## Generate bundle/ and bundle.Dockerfile from config/ (hack/bundle) and validate them.
-	"$(KUSTOMIZE)" build config/manifests | go run ./hack/bundle generate --version $(VERSION) \
+bundle: manifests kustomize operator-sdk ## Generate bundle/ and bundle.Dockerfile with operator-sdk (generate kustomize manifests, generate bundle, bundle validate).
+	"$(OPERATOR_SDK)" generate kustomize manifests --quiet --interactive=false
+	KUSTOMIZE="$(KUSTOMIZE)" OPERATOR_SDK="$(OPERATOR_SDK)" hack/bundle.sh --version $(VERSION) \
 		--image $(BUNDLE_MANAGER_IMG) --daemon-image $(BUNDLE_DAEMON_IMG) --created-at $(BUNDLE_CREATED_AT) \
 		--channels $(BUNDLE_CHANNELS) --default-channel $(BUNDLE_DEFAULT_CHANNEL) $(if $(BUNDLE_REPLACES),--replaces $(BUNDLE_REPLACES)) \
-		--output-dir bundle --dockerfile bundle.Dockerfile
-	go run ./hack/bundle validate --dir bundle --dockerfile bundle.Dockerfile --k8s-version $(BUNDLE_K8S_VERSION)
+		--k8s-version $(BUNDLE_K8S_VERSION) --output-dir bundle --dockerfile bundle.Dockerfile
 
 .PHONY: bundle-build
 bundle-build: ## Build the bundle image BUNDLE_IMG.
@@ -324,6 +336,7 @@ KUBECTL ?= kubectl
 KUSTOMIZE ?= $(LOCALBIN)/kustomize
 CRANE ?= $(LOCALBIN)/crane
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
+CRD_REF_DOCS ?= $(LOCALBIN)/crd-ref-docs
 GOLANGCI_LINT = $(LOCALBIN)/golangci-lint
 
 ## Tool Versions
@@ -331,6 +344,7 @@ KUSTOMIZE_VERSION ?= v5.8.1
 # crane pushes the images; same go-containerregistry version as go.mod's.
 CRANE_VERSION ?= v0.22.1
 CONTROLLER_TOOLS_VERSION ?= v0.22.0
+CRD_REF_DOCS_VERSION ?= v0.3.0
 
 # Kubernetes version of the binaries built from source for envtest and the local cluster
 # (hack/build-k8s.sh); keep it in step with k8s.io/* in go.mod (v0.X.Y <-> v1.X.Y).
@@ -353,6 +367,11 @@ $(CRANE): $(LOCALBIN)
 controller-gen: $(CONTROLLER_GEN) ## Download controller-gen locally if necessary.
 $(CONTROLLER_GEN): $(LOCALBIN)
 	$(call go-install-tool,$(CONTROLLER_GEN),sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION))
+
+.PHONY: crd-ref-docs
+crd-ref-docs: $(CRD_REF_DOCS) ## Download crd-ref-docs locally if necessary.
+$(CRD_REF_DOCS): $(LOCALBIN)
+	$(call go-install-tool,$(CRD_REF_DOCS),github.com/elastic/crd-ref-docs,$(CRD_REF_DOCS_VERSION))
 
 .PHONY: setup-envtest
 setup-envtest: ## Build kube-apiserver, etcd and kubectl for envtest from the Go module proxy (skipped when present).

@@ -53,7 +53,7 @@ func bindPolicyFlags(fs *flag.FlagSet) *policyFlags {
 	fs.StringVar(&f.defaultMaxFailing, "default-max-failing", "50%",
 		"maxFailing (failure-storm breaker) of the default policy: integer or percent.")
 	fs.IntVar(&f.defaultRestartsPerMinute, "default-restarts-per-minute", 6,
-		"Token refill rate of the default policy's bucket (one bucket shared by all pods under the default policy).")
+		"Token refill rate of the default policy's bucket (one bucket per namespace, shared by its pods under the default policy).")
 	fs.IntVar(&f.defaultBurst, "default-burst", 3, "Bucket size of the default policy.")
 	fs.IntVar(&f.globalRestartsPerMinute, "global-restarts-per-minute", 60,
 		"Manager-wide token refill rate across all policies; 0 disables the manager-wide limit.")

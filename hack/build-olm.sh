@@ -6,7 +6,9 @@
 # versions.env (SDK_VERSION, OPM_VERSION, OLM_VERSION); when all of them are there nothing is
 # rebuilt.
 #
-# usage: hack/build-olm.sh        prints the output directory
+# usage: hack/build-olm.sh [TOOL...]   prints the output directory
+#   With TOOLs (e.g. operator-sdk, for `make bundle`), only those are built when missing.
+#        hack/build-olm.sh --print-dir   prints the output directory only
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,7 +25,22 @@ SDK=$(version github.com/operator-framework/operator-sdk)
 OPM=$(version github.com/operator-framework/operator-registry)
 OLM=$(version github.com/operator-framework/operator-lifecycle-manager)
 OUT=${OLM_BIN_DIR:-$ROOT/bin/olm/sdk-${SDK#v}_opm-${OPM#v}_olm-${OLM#v}-linux-$(go env GOARCH)}
-TOOLS=(operator-sdk scorecard-test opm olm catalog cpb)
+[ "${1:-}" = --print-dir ] && { echo "$OUT"; exit 0; }
+ALL_TOOLS=(operator-sdk scorecard-test opm olm catalog cpb)
+TOOLS=("${@:-${ALL_TOOLS[@]}}")
+declare -A PKG=(
+  [operator-sdk]=github.com/operator-framework/operator-sdk/cmd/operator-sdk
+  [scorecard-test]=github.com/operator-framework/operator-sdk/images/scorecard-test
+  [opm]=github.com/operator-framework/operator-registry/cmd/opm
+  [olm]=github.com/operator-framework/operator-lifecycle-manager/cmd/olm
+  [catalog]=github.com/operator-framework/operator-lifecycle-manager/cmd/catalog
+  [cpb]=github.com/operator-framework/operator-lifecycle-manager/util/cpb
+)
+pkgs=()
+for t in "${TOOLS[@]}"; do
+  [ -n "${PKG[$t]:-}" ] || { echo "build-olm: unknown tool $t (one of ${ALL_TOOLS[*]})" >&2; exit 2; }
+  pkgs+=("${PKG[$t]}")
+done
 
 missing=0
 for t in "${TOOLS[@]}"; do [ -x "$OUT/$t" ] || missing=1; done
@@ -50,12 +67,7 @@ echo "build-olm: building ${TOOLS[*]} (operator-sdk $SDK, opm $OPM, OLM $OLM); a
 ticker=$!
 trap 'kill "$ticker" 2>/dev/null; rm -rf "$tmp"' EXIT
 (cd "$MOD" && CGO_ENABLED=0 go build -mod=mod -trimpath -tags containers_image_openpgp,json1 -ldflags "$ldflags" -o "$tmp/" \
-  github.com/operator-framework/operator-sdk/cmd/operator-sdk \
-  github.com/operator-framework/operator-sdk/images/scorecard-test \
-  github.com/operator-framework/operator-registry/cmd/opm \
-  github.com/operator-framework/operator-lifecycle-manager/cmd/olm \
-  github.com/operator-framework/operator-lifecycle-manager/cmd/catalog \
-  github.com/operator-framework/operator-lifecycle-manager/util/cpb)
+  "${pkgs[@]}")
 for t in "${TOOLS[@]}"; do mv "$tmp/$t" "$OUT/$t"; done
 printf 'SDK_VERSION=%s\nOPM_VERSION=%s\nOLM_VERSION=%s\n' "$SDK" "$OPM" "$OLM" > "$OUT/versions.env"
 echo "build-olm: built ${TOOLS[*]} in $(( $(date +%s) - start ))s" >&2

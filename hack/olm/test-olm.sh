@@ -2,9 +2,10 @@
 # make test-olm: installs, upgrades and removes the operator with the real OLM on the local node.
 #   1. tools: operator-sdk, scorecard-test, opm, olm, catalog, cpb (hack/build-olm.sh, cached in
 #      bin/olm/), Debian's busybox-static (hack/olm/busybox.sh)
-#   2. the operator and test images (hack/imagebuilder) and two bundles (hack/bundle): 0.1.0, the
-#      previous release, built from the commit hack/olm/previous-release names (its operator image
-#      and its bundle), and 0.2.0 replacing it, built from this tree
+#   2. the operator and test images (hack/imagebuilder) and two bundles: 0.1.0, the previous
+#      release, built from the commit hack/olm/previous-release names (its operator image, and its
+#      bundle made by that release's own generator, hack/bundle), and 0.2.0 replacing it, built
+#      from this tree as `make bundle` does (hack/bundle.sh, operator-sdk)
 #   3. the local node (hack/local-cluster/up.sh), the HTTPS test registry (hack/olm/registry) and
 #      containerd's hosts.toml for it; every image pushed (hack/olm/images)
 #   4. OLM (hack/olm/install.sh)
@@ -70,17 +71,31 @@ rm -rf "$PREVIOUS_SRC" && mkdir -p "$PREVIOUS_SRC"
 git -C "$ROOT" archive "$PREVIOUS_RELEASE_COMMIT" | tar -x -C "$PREVIOUS_SRC"
 (cd "$PREVIOUS_SRC" && go run ./hack/imagebuilder -out "$OLM_TEST_DIR/previous-images" -tag e2e operator)
 log "previous release ${PREVIOUS_RELEASE_COMMIT:0:12}: operator image built"
+# make_bundle V SRC: bundle V of the tree SRC in $OLM_TEST_DIR/bundle-V, validated. The previous
+# release is bundled by its own generator (hack/bundle in its tree), as it shipped; this tree as
+# `make bundle` does (hack/bundle.sh, operator-sdk).
+make_bundle() {
+  local v=$1 src=$2 k8s
+  k8s=$(echo "${K8S_VERSION#v}" | cut -d. -f1,2)
+  if [ "$v" = 0.1.0 ]; then
+    "$KUSTOMIZE" build "$src/config/manifests" | (cd "$src" && go run ./hack/bundle generate --version "$v" \
+        --image "$OPERATOR_IMAGE_BASE:v$v" --created-at 2026-11-30T00:00:00Z \
+        --root "$OLM_TEST_DIR" --output-dir "bundle-$v" --dockerfile "bundle-$v.Dockerfile") &&
+      (cd "$src" && go run ./hack/bundle validate --dir "$OLM_TEST_DIR/bundle-$v" \
+        --dockerfile "$OLM_TEST_DIR/bundle-$v.Dockerfile" --k8s-version "$k8s")
+  else
+    KUSTOMIZE="$KUSTOMIZE" OPERATOR_SDK="$OLM_BIN/operator-sdk" "$ROOT/hack/bundle.sh" --version "$v" \
+      --image "$OPERATOR_IMAGE_BASE:v$v" --created-at 2026-11-30T00:00:00Z ${PREVIOUS:+--replaces "$PREVIOUS"} \
+      --k8s-version "$k8s" --output-dir "$OLM_TEST_DIR/bundle-$v"
+  fi
+}
 OPERATOR_IMAGE_BASE=$REGISTRY/enhanced-liveness-operator
 PREVIOUS=
 for v in 0.1.0 0.2.0; do
   src=$ROOT
   [ "$v" = 0.1.0 ] && src=$PREVIOUS_SRC
   blog=$OLM_TEST_DIR/bundle-$v.log
-  if ! "$KUSTOMIZE" build "$src/config/manifests" | (cd "$src" && go run ./hack/bundle generate --version "$v" \
-      --image "$OPERATOR_IMAGE_BASE:v$v" --created-at 2026-11-30T00:00:00Z ${PREVIOUS:+--replaces "$PREVIOUS"} \
-      --root "$OLM_TEST_DIR" --output-dir "bundle-$v" --dockerfile "bundle-$v.Dockerfile") > "$blog" 2>&1 \
-    || ! (cd "$src" && go run ./hack/bundle validate --dir "$OLM_TEST_DIR/bundle-$v" --dockerfile "$OLM_TEST_DIR/bundle-$v.Dockerfile" \
-      --k8s-version "$(echo "${K8S_VERSION#v}" | cut -d. -f1,2)") >> "$blog" 2>&1; then
+  if ! make_bundle "$v" "$src" > "$blog" 2>&1; then
     cat "$blog" >&2; log "bundle $v: generation or validation failed"; exit 1
   fi
   log "bundle $v${PREVIOUS:+ (replaces $PREVIOUS)}: generated and valid, in $OLM_TEST_DIR/bundle-$v"

@@ -29,6 +29,7 @@ type ContainerRecreateRequestSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod",xDescriptors={"urn:alm:descriptor:io.kubernetes:Pod"}
 	PodName string `json:"podName"`
 
 	// containers to restart, in order. Each name appears once.
@@ -37,11 +38,13 @@ type ContainerRecreateRequestSpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=64
 	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Containers"
 	Containers []ContainerRecreateRequestContainer `json:"containers"`
 
 	// strategy controls how the containers are stopped.
 	// +kubebuilder:default={}
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Strategy"
 	Strategy ContainerRecreateRequestStrategy `json:"strategy,omitzero"`
 
 	// activeDeadlineSeconds bounds the whole request, from creation; when it passes the manager
@@ -49,12 +52,14 @@ type ContainerRecreateRequestSpec struct {
 	// minStartedSeconds + 180), so that a long grace period never outlives the request.
 	// +kubebuilder:validation:Minimum=3
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Active Deadline Seconds",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
 	// ttlSecondsAfterFinished deletes the request this long after it finished. Defaulted to 300 by
 	// the webhook.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="TTL Seconds After Finished",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 }
 
@@ -98,9 +103,12 @@ const (
 
 // ContainerRecreateRequestStrategy controls how containers are stopped.
 type ContainerRecreateRequestStrategy struct {
-	// failurePolicy is Fail (default) or Ignore.
+	// failurePolicy says what a failed stop of one container does: Fail (the default) fails the
+	// whole request; Ignore records the failure in that container's state and goes on with the
+	// other containers.
 	// +kubebuilder:default=Fail
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Failure Policy",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:Fail","urn:alm:descriptor:com.tectonic.ui:select:Ignore"}
 	FailurePolicy ContainerRecreateRequestFailurePolicy `json:"failurePolicy,omitempty"`
 
 	// orderedRecreate restarts the next container only after the previous one runs again.
@@ -142,17 +150,23 @@ const (
 // runs the request and writes its progress, success or failure to restart; the manager fails
 // requests whose pod is gone or replaced, that no daemon picked up, or whose deadline passed.
 type ContainerRecreateRequestStatus struct {
-	// phase of the request.
+	// phase of the request: Pending (waiting for the node daemon, or for another request of the
+	// pod), Recreating (containers are being stopped and started again), Succeeded (every
+	// container runs again under a new containerID) or Failed (the request ended without
+	// restarting every container; message says why).
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Phase",xDescriptors={"urn:alm:descriptor:io.kubernetes.phase"}
 	Phase ContainerRecreateRequestPhase `json:"phase,omitempty"`
 
 	// message says why the request is in its phase, for people.
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Message",xDescriptors={"urn:alm:descriptor:text"}
 	Message string `json:"message,omitempty"`
 
 	// completionTime is when the request reached Succeeded or Failed.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Completion Time",xDescriptors={"urn:alm:descriptor:timestamp"}
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 
 	// containerRecreateStates holds the progress of each container.
@@ -169,7 +183,8 @@ type ContainerRecreateState struct {
 	// +required
 	Name string `json:"name"`
 
-	// phase of this container's restart.
+	// phase of this container's restart: Pending, Recreating, Succeeded or Failed, as the
+	// request's phase.
 	// +required
 	Phase ContainerRecreateRequestPhase `json:"phase"`
 
@@ -203,6 +218,7 @@ type ContainerRecreateState struct {
 // ContainerRecreateRequest asks the node daemon to restart containers of one pod in place
 // (stop them through CRI; the kubelet starts them again). The decision controller creates them
 // for failed liveness probes; a person may create one to restart a container by hand.
+// +operator-sdk:csv:customresourcedefinitions:displayName="Container Recreate Request",resources={{Pod,v1,pods}}
 type ContainerRecreateRequest struct {
 	metav1.TypeMeta `json:",inline"`
 

@@ -34,6 +34,7 @@ type NodePodProbeSpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1000
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod Probes"
 	PodProbes []PodProbe `json:"podProbes,omitempty"`
 }
 
@@ -112,16 +113,19 @@ type NodePodProbeStatus struct {
 
 	// probedPods is the number of pods with at least one reported probe state.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Probed Pods",xDescriptors={"urn:alm:descriptor:text"}
 	ProbedPods int32 `json:"probedPods,omitempty"`
 
 	// failingProbes is the number of probe states that are Failed.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Failing Probes",xDescriptors={"urn:alm:descriptor:text"}
 	FailingProbes int32 `json:"failingProbes,omitempty"`
 
 	// podProbeStatuses holds the probe results per pod, one entry per pod UID.
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1000
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Probe States"
 	PodProbeStatuses []PodProbeStatus `json:"podProbeStatuses,omitempty"`
 }
 
@@ -157,7 +161,10 @@ type ContainerProbeState struct {
 	// +optional
 	ContainerID string `json:"containerID,omitempty"`
 
-	// state is Succeeded, Failed or Unknown.
+	// state is Succeeded (the probe reached its success threshold on this container), Failed
+	// (it reached its failure threshold; the decision controller decides whether to restart) or
+	// Unknown (no result yet: initial delay, container not running, startup probe not passed, or
+	// probe errors).
 	// +required
 	State ProbeState `json:"state"`
 
@@ -193,6 +200,7 @@ type ContainerProbeState struct {
 
 // NodePodProbe lists the liveness probes of the enrolled pods on one node (its name is the
 // node's name) and, in status, their results as reported by that node's daemon.
+// +operator-sdk:csv:customresourcedefinitions:displayName="Node Pod Probe",resources={{Pod,v1,pods}}
 type NodePodProbe struct {
 	metav1.TypeMeta `json:",inline"`
 

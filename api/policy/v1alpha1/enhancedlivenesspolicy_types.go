@@ -35,27 +35,33 @@ const (
 
 // EnhancedLivenessPolicySpec says how restarts of the pods it selects are protected.
 type EnhancedLivenessPolicySpec struct {
-	// selector picks the pods of this namespace the policy governs. Empty or unset selects all.
+	// selector picks the pods of this namespace the policy governs. Unset or {} (an empty
+	// selector) selects every pod of the namespace.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod Selector",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:selector:core:v1:Pod"}
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 
 	// enroll, when true, enrolls the selected pods at creation without the pod annotation
 	// enhancedliveness.io/enabled.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Enroll Selected Pods",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:booleanSwitch"}
 	Enroll bool `json:"enroll,omitempty"`
 
 	// mode is Enforce (restart within the limits) or DryRun (probe and report, never restart).
 	// +kubebuilder:default=Enforce
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Mode",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:Enforce","urn:alm:descriptor:com.tectonic.ui:select:DryRun"}
 	Mode PolicyMode `json:"mode,omitempty"`
 
 	// blacklist lists what the operator never restarts.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Blacklist"
 	Blacklist *Blacklist `json:"blacklist,omitempty"`
 
 	// rateLimit is a token bucket shared by every pod the policy governs.
 	// +kubebuilder:default={}
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Rate Limit"
 	RateLimit RateLimit `json:"rateLimit,omitzero"`
 
 	// maxUnavailable is how many pods of one workload may be unavailable (not Ready, or being
@@ -65,6 +71,7 @@ type EnhancedLivenessPolicySpec struct {
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="must be an integer >= 0 or a percent from 0% to 100%"
 	// +kubebuilder:default="25%"
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Max Unavailable",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 
 	// maxFailing is the failure-storm breaker: when more pods of one workload have a failing
@@ -75,6 +82,7 @@ type EnhancedLivenessPolicySpec struct {
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="must be an integer >= 0 or a percent from 0% to 100%"
 	// +kubebuilder:default="50%"
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Max Failing",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	MaxFailing *intstr.IntOrString `json:"maxFailing,omitempty"`
 
 	// restartEffectiveness is the breaker for restarts that do not help: when the containers the
@@ -83,6 +91,7 @@ type EnhancedLivenessPolicySpec struct {
 	// start), most of them, further restarts of that workload are held (RestartIneffective).
 	// +kubebuilder:default={}
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Restart Effectiveness"
 	RestartEffectiveness RestartEffectiveness `json:"restartEffectiveness,omitzero"`
 }
 
@@ -130,7 +139,9 @@ type Blacklist struct {
 	// +optional
 	Workloads []WorkloadReference `json:"workloads,omitempty"`
 
-	// podSelector matches pods by label. Unset matches none.
+	// podSelector blacklists the governed pods whose labels it matches. Unset matches no pod;
+	// {} (an empty selector) matches every pod, so the policy restarts nothing (its pods are
+	// still probed and reported).
 	// +optional
 	PodSelector *metav1.LabelSelector `json:"podSelector,omitempty"`
 
@@ -167,12 +178,14 @@ type RateLimit struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:default=6
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Restarts Per Minute",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
 	RestartsPerMinute int32 `json:"restartsPerMinute,omitempty"`
 
 	// burst is the bucket size: how many restarts may happen at once after a quiet period.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:default=3
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Burst",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
 	Burst int32 `json:"burst,omitempty"`
 }
 
@@ -193,27 +206,36 @@ type EnhancedLivenessPolicyStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions: Ready, StormDetected and RestartsIneffective.
+	// conditions, one per type: Ready (True with reason Applied; False with reason InvalidSpec:
+	// the spec is invalid and the policy is not applied), StormDetected (True with reason
+	// FailureStorm while a governed workload is over maxFailing; False with reason NoStorm) and
+	// RestartsIneffective (True with reason RestartIneffective while a governed workload's
+	// restarts are held because they did not help; False with reason RestartsHelp).
 	// +listType=map
 	// +listMapKey=type
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Conditions",xDescriptors={"urn:alm:descriptor:io.kubernetes.conditions"}
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	// enrolledPods is the number of enrolled pods the policy selects.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Enrolled Pods",xDescriptors={"urn:alm:descriptor:text"}
 	EnrolledPods int32 `json:"enrolledPods,omitempty"`
 
 	// failingContainers is the number of containers whose last liveness state is Failed.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Failing Containers",xDescriptors={"urn:alm:descriptor:text"}
 	FailingContainers int32 `json:"failingContainers,omitempty"`
 
 	// restartsRequested counts the restarts requested (ContainerRecreateRequests created) since the
 	// policy was created.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Restarts Requested",xDescriptors={"urn:alm:descriptor:text"}
 	RestartsRequested int64 `json:"restartsRequested,omitempty"`
 
 	// restartsHeld counts the restarts held since the policy was created, all reasons together.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Restarts Held",xDescriptors={"urn:alm:descriptor:text"}
 	RestartsHeld int64 `json:"restartsHeld,omitempty"`
 
 	// heldByReason splits restartsHeld by reason (DaemonNotReporting, Disabled, DryRun,
@@ -291,6 +313,7 @@ type WorkloadSummary struct {
 // EnhancedLivenessPolicy governs the liveness restarts of the pods it selects in its namespace:
 // a switch (Enforce or DryRun), a blacklist, a rate limit, a per-workload unavailability budget
 // and a failure-storm breaker. Pods no policy selects get the manager's default policy.
+// +operator-sdk:csv:customresourcedefinitions:displayName="Enhanced Liveness Policy",resources={{Pod,v1,pods},{ContainerRecreateRequest,v1alpha1,containerrecreaterequests}}
 type EnhancedLivenessPolicy struct {
 	metav1.TypeMeta `json:",inline"`
 

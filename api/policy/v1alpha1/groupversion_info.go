@@ -14,7 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package v1alpha1 contains API Schema definitions for the policy v1alpha1 API group.
+// Package v1alpha1 contains API Schema definitions for the policy v1alpha1 API group:
+// EnhancedLivenessPolicy, which governs the restarts of the pods it selects in its namespace.
 // +kubebuilder:object:generate=true
 // +groupName=policy.enhancedliveness.io
 package v1alpha1
