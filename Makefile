@@ -352,7 +352,6 @@ K8S_VERSION ?= v1.37.2
 ENVTEST_ASSETS ?= $(LOCALBIN)/k8s/$(patsubst v%,%,$(K8S_VERSION))-linux-$(shell go env GOARCH)
 export K8S_VERSION
 
-GOLANGCI_LINT_VERSION ?= v2.13.1
 .PHONY: kustomize
 kustomize: $(KUSTOMIZE) ## Download kustomize locally if necessary.
 $(KUSTOMIZE): $(LOCALBIN)
@@ -378,14 +377,9 @@ setup-envtest: ## Build kube-apiserver, etcd and kubectl for envtest from the Go
 	@hack/build-k8s.sh etcd kube-apiserver kubectl >/dev/null
 
 .PHONY: golangci-lint
-golangci-lint: $(GOLANGCI_LINT) ## Download golangci-lint locally if necessary.
-$(GOLANGCI_LINT): $(LOCALBIN)
-	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
-	@test -f .custom-gcl.yml && { \
-		echo "Building custom golangci-lint with plugins..." && \
-		$(GOLANGCI_LINT) custom --destination $(LOCALBIN) --name golangci-lint-custom && \
-		mv -f $(LOCALBIN)/golangci-lint-custom $(GOLANGCI_LINT); \
-	} || true
+golangci-lint: $(GOLANGCI_LINT) ## Build golangci-lint with the logcheck plugin from hack/golangci-lint (versions pinned in its go.mod).
+$(GOLANGCI_LINT): $(LOCALBIN) hack/golangci-lint/go.mod hack/golangci-lint/main.go
+	@cd hack/golangci-lint && ../progress.sh "compiling golangci-lint with logcheck" go build -v -o "$(GOLANGCI_LINT)" .
 
 # go-install-tool will 'go install' any package with custom target and name of binary, if it doesn't exist
 # $1 - target path with name of binary
