@@ -98,7 +98,7 @@ func scaleManager(n int32) {
 	}).WithTimeout(120 * time.Second).Should(Succeed())
 }
 
-var _ = Describe("the probe of an enrolled pod is immutable (issue 13 A)", func() {
+var _ = Describe("the probe of an enrolled pod is immutable", func() {
 	It("refuses a namespace user's annotation edit in the apiserver, with the manager running and scaled to 0", func() {
 		By("the manager created the admission policy; the apiserver type-checked it without a warning")
 		Eventually(func(g Gomega) {
@@ -195,7 +195,7 @@ func sickJob(ns, name string, optIn bool) *batchv1.Job {
 	return j
 }
 
-var _ = Describe("a Job with restartPolicy OnFailure (issue 13 B)", func() {
+var _ = Describe("a Job with restartPolicy OnFailure", func() {
 	It("behaves exactly as without the operator: the kubelet's liveness kill restarts the app, the Job does not complete", func() {
 		ns := newNamespace("job")
 		sickJob(ns, "plain", false)

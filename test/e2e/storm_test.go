@@ -106,7 +106,7 @@ func rolledOut(ns, name string) func(g Gomega) {
 	}
 }
 
-var _ = Describe("a rollout that ships a probe on a wrong path to 10 replicas (issue 14)", func() {
+var _ = Describe("a rollout that ships a probe on a wrong path to 10 replicas", func() {
 	It("restarts none of them and reports the storm, while the kubelet restarts the same Deployment over and over", func() {
 		enrolledNS, nativeNS := newNamespace("badprobe"), newNamespace("badprobe-native")
 		pol := createPolicy(enrolledNS, policyv1alpha1.EnhancedLivenessPolicySpec{}) // defaults: 25% / 50%
@@ -139,7 +139,7 @@ var _ = Describe("a rollout that ships a probe on a wrong path to 10 replicas (i
 	})
 })
 
-var _ = Describe("a shared dependency that stays down across restarts, on 6 replicas (issue 14)", func() {
+var _ = Describe("a shared dependency that stays down across restarts, on 6 replicas", func() {
 	It("restarts at most maxUnavailable containers, then holds the rest as RestartIneffective or FailureStorm", func() {
 		enrolledNS, nativeNS := newNamespace("sticky"), newNamespace("sticky-native")
 		const maxUnavailable = 2

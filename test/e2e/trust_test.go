@@ -48,7 +48,7 @@ import (
 )
 
 // The trust boundary on a real node: the daemon runs only what a pod's own admitted, sealed probe
-// context says (issue 26).
+// context says.
 
 const (
 	signingSecret  = probesig.DefaultSecretName
@@ -158,7 +158,7 @@ func trustedKeyIDs() []string {
 	return out
 }
 
-var _ = Describe("the trust boundary (issue 26)", Ordered, func() {
+var _ = Describe("the trust boundary", Ordered, func() {
 	It("(a) never probes a pod forged while the webhook was bypassed and the signing key re-created, before or after the manager returns",
 		func() {
 			ns := newNamespace("forged")

@@ -97,7 +97,7 @@ func TestJudgeStory(t *testing.T) {
 			facts(dep, restarted("p1"), held("RestartIneffective", "p2", "p3", "p4", "p5"), unavailableAtOnce(1),
 				storm(true, true)),
 			true, "", "RestartIneffective on 4"},
-		{"6: what issue 14 saw: every sick pod restarted one at a time, no storm", step6,
+		{"6: every sick pod restarted one at a time, no storm (the native outcome)", step6,
 			facts(dep, restarted(dep...), held("MaxUnavailable", "p2", "p3", "p4", "p5"), unavailableAtOnce(1)),
 			false, "expected at most 1 container restarted, saw 5", "no storm"},
 		{"6: a pod waited for the budget only, never held by the breaker", step6,
