@@ -323,6 +323,9 @@ var _ = Describe("Immutability ValidatingAdmissionPolicy", Ordered, func() {
 	})
 
 	It("keeps refusing while the manager is down", func() {
+		// The spec before deletes the policy; the apiserver loads the one the manager puts back
+		// within a second or so, and that one must be in force when the manager goes.
+		waitForEnforcement(asAlice, enrolledPod("canary-down"))
 		stop()
 		stop = nil
 		other := enrolledPod("web-1")
