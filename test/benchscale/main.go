@@ -86,12 +86,17 @@ func main() {
 		"Take CPU profiles of kube-apiserver and of the manager this long from the start of each round, into -log-dir.")
 	flag.DurationVar(&timeout, "timeout", 3*time.Hour, "Bound on the whole benchmark.")
 	statusWrites := flag.Int("status-writes", 0,
-		"Instead of the scale run: this many NodePodProbe status writes on one NodePodProbe of -pods-per-node pods, "+
-			"shipped CRD vs the previous release's, with the API server's CPU per write.")
+		"Instead of the scale run: this many status writes of each kind (NodePodProbe at each -status-pods size, "+
+			"a pod status patch for reference), with the API server's and etcd's CPU per write.")
+	statusPods := flag.String("status-pods", "1,110", "Comma-separated pods per NodePodProbe for -status-writes.")
 	flag.Parse()
 	if *statusWrites > 0 {
 		ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
-		if err := statusWriteCost(o.perNode, *statusWrites); err != nil {
+		counts, err := parseInts(*statusPods)
+		if err != nil {
+			fatal(fmt.Errorf("-status-pods: %w", err))
+		}
+		if err := statusWriteCost(counts, *statusWrites); err != nil {
 			fatal(err)
 		}
 		return
