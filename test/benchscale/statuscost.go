@@ -57,7 +57,8 @@ func statusWriteCost(podCounts []int, n int) error {
 	for _, p := range podCounts {
 		cases = append(cases,
 			statusCase{"full status", p, fullStatus(p, true)},
-			statusCase{"full status, empty spec", p, fullStatus(p, false)})
+			statusCase{"full status, empty spec", p, fullStatus(p, false)},
+			statusCase{"sparse status", p, sparseStatus(p)})
 	}
 	cases = append(cases, statusCase{"pod status patch (native)", 1, podStatusPatch})
 
@@ -145,6 +146,36 @@ func fullStatus(pods int, withSpec bool) func(context.Context, client.Client) (i
 			before := npp.DeepCopy()
 			i := k % pods
 			npp.Status.PodProbeStatuses[i] = podState(spec, i, (k/pods)%2 == 0)
+			return c.Status().Patch(ctx, npp, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}),
+				client.FieldOwner("daemon"))
+		}, nil
+	}
+}
+
+// sparseStatus is the daemon's report of what is not passing on a node of pods pods, all passing
+// but one at a time: each write reports one pod Failed, the next one passing again (its entry
+// gone), status.probedGeneration marking the spec as probed.
+func sparseStatus(pods int) func(context.Context, client.Client) (int, func(int) error, error) {
+	return func(ctx context.Context, c client.Client) (int, func(int) error, error) {
+		objects++
+		npp := nodePodProbe(fmt.Sprintf("node-%d", objects), pods)
+		if err := c.Create(ctx, npp, client.FieldOwner("manager")); err != nil {
+			return 0, nil, err
+		}
+		base := npp.DeepCopy()
+		npp.Status.ProbedGeneration, npp.Status.ProbedPods = npp.Generation, int32(pods)
+		if err := c.Status().Patch(ctx, npp, client.MergeFrom(base), client.FieldOwner("daemon")); err != nil {
+			return 0, nil, err
+		}
+		whole, _ := json.Marshal(npp)
+		return len(whole), func(k int) error {
+			before := npp.DeepCopy()
+			if k%2 == 1 {
+				npp.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{podState(npp, (k/2)%pods, true)}
+				npp.Status.FailingProbes = 1
+			} else {
+				npp.Status.PodProbeStatuses, npp.Status.FailingProbes = nil, 0
+			}
 			return c.Status().Patch(ctx, npp, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}),
 				client.FieldOwner("daemon"))
 		}, nil
