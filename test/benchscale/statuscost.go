@@ -58,7 +58,8 @@ func statusWriteCost(podCounts []int, n int) error {
 		cases = append(cases,
 			statusCase{"full status", p, fullStatus(p, true)},
 			statusCase{"full status, empty spec", p, fullStatus(p, false)},
-			statusCase{"sparse status", p, sparseStatus(p)})
+			statusCase{"sparse status", p, sparseStatus(p, true)},
+			statusCase{"sparse status, no spec", p, sparseStatus(p, false)})
 	}
 	cases = append(cases, statusCase{"pod status patch (native)", 1, podStatusPatch})
 
@@ -154,11 +155,16 @@ func fullStatus(pods int, withSpec bool) func(context.Context, client.Client) (i
 
 // sparseStatus is the daemon's report of what is not passing on a node of pods pods, all passing
 // but one at a time: each write reports one pod Failed, the next one passing again (its entry
-// gone), status.probedGeneration marking the spec as probed.
-func sparseStatus(pods int) func(context.Context, client.Client) (int, func(int) error, error) {
+// gone), status.probedGeneration marking the spec as probed. Without the spec (withSpec false)
+// it is what results in an object of their own would cost.
+func sparseStatus(pods int, withSpec bool) func(context.Context, client.Client) (int, func(int) error, error) {
 	return func(ctx context.Context, c client.Client) (int, func(int) error, error) {
 		objects++
-		npp := nodePodProbe(fmt.Sprintf("node-%d", objects), pods)
+		spec := nodePodProbe(fmt.Sprintf("node-%d", objects), pods)
+		npp := spec.DeepCopy()
+		if !withSpec {
+			npp.Spec = appsv1alpha1.NodePodProbeSpec{}
+		}
 		if err := c.Create(ctx, npp, client.FieldOwner("manager")); err != nil {
 			return 0, nil, err
 		}
@@ -171,7 +177,7 @@ func sparseStatus(pods int) func(context.Context, client.Client) (int, func(int)
 		return len(whole), func(k int) error {
 			before := npp.DeepCopy()
 			if k%2 == 1 {
-				npp.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{podState(npp, (k/2)%pods, true)}
+				npp.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{podState(spec, (k/2)%pods, true)}
 				npp.Status.FailingProbes = 1
 			} else {
 				npp.Status.PodProbeStatuses, npp.Status.FailingProbes = nil, 0
