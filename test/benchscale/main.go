@@ -53,6 +53,7 @@ type options struct {
 	managerBin, logDir                    string
 	managerArgs                           []string
 	writers, daemonWriters                int
+	fullStatus                            bool
 	settle, convergeTimeout, roundTimeout time.Duration
 	restoreTimeout                        time.Duration
 	profile                               time.Duration
@@ -77,6 +78,8 @@ func main() {
 	flag.StringVar(&managerArgs, "manager-args", "", "Extra manager flags, space-separated (e.g. --kube-api-qps=-1).")
 	flag.IntVar(&o.writers, "writers", 64, "Concurrent clients creating the cluster.")
 	flag.IntVar(&o.daemonWriters, "daemon-writers", 200, "Concurrent NodePodProbe status writes (simulated daemons).")
+	flag.BoolVar(&o.fullStatus, "full-status", false,
+		"Simulated daemons list every probe's state, as daemons before status.probedGeneration did (default: only failing ones).")
 	flag.DurationVar(&o.settle, "settle", 10*time.Second, "How long NodePodProbe writes are still counted after convergence.")
 	flag.DurationVar(&o.convergeTimeout, "converge-timeout", 30*time.Minute, "Bound on the cold start.")
 	flag.DurationVar(&o.roundTimeout, "round-timeout", 5*time.Minute, "Bound on one round of failures.")

@@ -104,7 +104,7 @@ func runManager(ctx context.Context, cl *cluster, bin string, w *watcher, l layo
 	for n := range all {
 		all[n] = n
 	}
-	if _, _, err := writeStatuses(ctx, cl, w, all, nil, o.daemonWriters); err != nil {
+	if _, _, err := writeStatuses(ctx, cl, w, all, nil, o.daemonWriters, o.fullStatus); err != nil {
 		return r, err
 	}
 	ictx, cancel := context.WithTimeout(ctx, o.roundTimeout)
