@@ -85,10 +85,10 @@ BENCH_SCALE_STRIP ?= true,false
 bench-scale: setup-envtest ## Manager at scale: cold start, memory and rounds of 1,000 failures at BENCH_SCALE_PODS enrolled pods (docs/development.md).
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go run ./test/benchscale -pods $(BENCH_SCALE_PODS) -strip $(BENCH_SCALE_STRIP)
 
-BENCH_NPP_PODS ?= 20
+BENCH_NPP_PODS ?= 1,110
 .PHONY: bench-status-writes
-bench-status-writes: setup-envtest ## API server cost of one NodePodProbe status write (BENCH_NPP_PODS pods), shipped CRD vs the previous release's.
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go run ./test/benchscale -status-writes 1000 -pods-per-node $(BENCH_NPP_PODS)
+bench-status-writes: setup-envtest ## API server CPU per NodePodProbe status write at BENCH_NPP_PODS pods per node, against one pod status patch.
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go run ./test/benchscale -status-writes 1000 -status-pods $(BENCH_NPP_PODS)
 
 BENCH_WORKERS ?= 5000
 BENCH_DURATION ?= 20s

@@ -270,8 +270,17 @@ func (cl *cluster) profileAPIServer(ctx context.Context, d time.Duration, path s
 // saveProfile fetches a CPU profile of d from base's /debug/pprof and writes it to path. It runs
 // beside a round, so errors are printed, not returned.
 func saveProfile(ctx context.Context, hc *http.Client, base string, d time.Duration, path string) {
+	fetchProfile(ctx, hc, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, int(d.Seconds())), path, "CPU profile")
+}
+
+// saveHeapProfile fetches a heap profile from base's /debug/pprof after a garbage collection (the
+// live heap by allocation site: `go tool pprof -top -sample_index=inuse_space path`).
+func saveHeapProfile(ctx context.Context, hc *http.Client, base, path string) {
+	fetchProfile(ctx, hc, base+"/debug/pprof/heap?gc=1", path, "heap profile")
+}
+
+func fetchProfile(ctx context.Context, hc *http.Client, url, path, what string) {
 	err := func() error {
-		url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, int(d.Seconds()))
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
 			return err
@@ -291,8 +300,8 @@ func saveProfile(ctx context.Context, hc *http.Client, base string, d time.Durat
 		return os.WriteFile(path, body, 0o644)
 	}()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "CPU profile", path+":", err)
+		fmt.Fprintln(os.Stderr, what, path+":", err)
 		return
 	}
-	fmt.Printf("%s CPU profile: %s\n", time.Now().Format("15:04:05"), path)
+	fmt.Printf("%s %s: %s\n", time.Now().Format("15:04:05"), what, path)
 }

@@ -40,7 +40,7 @@ import (
 // concurrently, as independent daemons do. It returns when each node's write was sent and when
 // the API server acknowledged it.
 func writeStatuses(ctx context.Context, cl *cluster, w *watcher, nodes []int, failing map[types.UID]bool,
-	workers int) (sent, acked map[int]time.Time, err error) {
+	workers int, full bool) (sent, acked map[int]time.Time, err error) {
 	var mu sync.Mutex
 	sent, acked = make(map[int]time.Time, len(nodes)), make(map[int]time.Time, len(nodes))
 	err = parallel(ctx, len(nodes), workers, func(ctx context.Context, i int) error {
@@ -51,16 +51,27 @@ func writeStatuses(ctx context.Context, cl *cluster, w *watcher, nodes []int, fa
 			pods = append(pods, p)
 		}
 		slices.SortFunc(pods, func(a, b *podRec) int { return cmp.Compare(a.uid, b.uid) })
-		st := appsv1alpha1.NodePodProbeStatus{ProbedPods: int32(len(pods))}
+		// The daemon's report: every probe's state (full, the daemons before probedGeneration),
+		// or only the failing ones with the spec generation they cover (sparse, as shipped).
+		st := map[string]any{"probedPods": len(pods)}
+		states := []appsv1alpha1.PodProbeStatus{}
+		failingProbes := 0
 		for _, p := range pods {
 			state, msg := appsv1alpha1.ProbeSucceeded, ""
 			if failing[p.uid] {
 				state, msg = appsv1alpha1.ProbeFailed, "HTTP probe failed with statuscode: 503"
-				st.FailingProbes++
+				failingProbes++
+			} else if !full {
+				continue
 			}
-			st.PodProbeStatuses = append(st.PodProbeStatuses, appsv1alpha1.PodProbeStatus{Name: p.name, Namespace: p.ns,
+			states = append(states, appsv1alpha1.PodProbeStatus{Name: p.name, Namespace: p.ns,
 				UID: p.uid, ProbeStates: []appsv1alpha1.ContainerProbeState{{Name: p.name + "-app",
 					ContainerID: p.containerID(), State: state, Message: msg, LastProbeTime: now, LastTransitionTime: now}}})
+		}
+		// Written out even when empty or zero: a merge patch leaves out what it does not name.
+		st["podProbeStatuses"], st["failingProbes"] = states, failingProbes
+		if !full {
+			st["probedGeneration"] = w.generation(n)
 		}
 		patch, err := json.Marshal(map[string]any{"status": st})
 		if err != nil {
@@ -174,7 +185,7 @@ func runRound(ctx context.Context, cl *cluster, m *managerProc, w *watcher, l la
 		go saveProfile(ctx, http.DefaultClient, m.pprofURL, o.profile,
 			filepath.Join(o.logDir, fmt.Sprintf("manager-%s-round%d.pprof", at, round)))
 	}
-	written, acked, err := writeStatuses(ctx, cl, w, nodes, failingUID, o.daemonWriters)
+	written, acked, err := writeStatuses(ctx, cl, w, nodes, failingUID, o.daemonWriters, o.fullStatus)
 	if err != nil {
 		return res, err
 	}

@@ -53,6 +53,7 @@ type options struct {
 	managerBin, logDir                    string
 	managerArgs                           []string
 	writers, daemonWriters                int
+	fullStatus                            bool
 	settle, convergeTimeout, roundTimeout time.Duration
 	restoreTimeout                        time.Duration
 	profile                               time.Duration
@@ -77,6 +78,8 @@ func main() {
 	flag.StringVar(&managerArgs, "manager-args", "", "Extra manager flags, space-separated (e.g. --kube-api-qps=-1).")
 	flag.IntVar(&o.writers, "writers", 64, "Concurrent clients creating the cluster.")
 	flag.IntVar(&o.daemonWriters, "daemon-writers", 200, "Concurrent NodePodProbe status writes (simulated daemons).")
+	flag.BoolVar(&o.fullStatus, "full-status", false,
+		"Simulated daemons list every probe's state, as daemons before status.probedGeneration did (default: only failing ones).")
 	flag.DurationVar(&o.settle, "settle", 10*time.Second, "How long NodePodProbe writes are still counted after convergence.")
 	flag.DurationVar(&o.convergeTimeout, "converge-timeout", 30*time.Minute, "Bound on the cold start.")
 	flag.DurationVar(&o.roundTimeout, "round-timeout", 5*time.Minute, "Bound on one round of failures.")
@@ -86,12 +89,17 @@ func main() {
 		"Take CPU profiles of kube-apiserver and of the manager this long from the start of each round, into -log-dir.")
 	flag.DurationVar(&timeout, "timeout", 3*time.Hour, "Bound on the whole benchmark.")
 	statusWrites := flag.Int("status-writes", 0,
-		"Instead of the scale run: this many NodePodProbe status writes on one NodePodProbe of -pods-per-node pods, "+
-			"shipped CRD vs the previous release's, with the API server's CPU per write.")
+		"Instead of the scale run: this many status writes of each kind (NodePodProbe at each -status-pods size, "+
+			"a pod status patch for reference), with the API server's and etcd's CPU per write.")
+	statusPods := flag.String("status-pods", "1,110", "Comma-separated pods per NodePodProbe for -status-writes.")
 	flag.Parse()
 	if *statusWrites > 0 {
 		ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
-		if err := statusWriteCost(o.perNode, *statusWrites); err != nil {
+		counts, err := parseInts(*statusPods)
+		if err != nil {
+			fatal(fmt.Errorf("-status-pods: %w", err))
+		}
+		if err := statusWriteCost(counts, *statusWrites); err != nil {
 			fatal(err)
 		}
 		return

@@ -139,7 +139,7 @@ func carryOut(ctx context.Context, cl *cluster, w *watcher, open []*appsv1alpha1
 			report = append(report, p.node)
 		}
 	}
-	_, acked, err := writeStatuses(ctx, cl, w, report, nil, o.daemonWriters)
+	_, acked, err := writeStatuses(ctx, cl, w, report, nil, o.daemonWriters, o.fullStatus)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -102,7 +104,7 @@ func runManager(ctx context.Context, cl *cluster, bin string, w *watcher, l layo
 	for n := range all {
 		all[n] = n
 	}
-	if _, _, err := writeStatuses(ctx, cl, w, all, nil, o.daemonWriters); err != nil {
+	if _, _, err := writeStatuses(ctx, cl, w, all, nil, o.daemonWriters, o.fullStatus); err != nil {
 		return r, err
 	}
 	ictx, cancel := context.WithTimeout(ctx, o.roundTimeout)
@@ -116,6 +118,10 @@ func runManager(ctx context.Context, cl *cluster, bin string, w *watcher, l layo
 	}
 	r.steadyRSS = m.now().rss
 	logf("steady: RSS %.0f MiB, live heap %.0f MiB (load %s)", mib(r.steadyRSS), mib(r.steadyLive), loadAvg())
+	if m.pprofURL != "" {
+		saveHeapProfile(ctx, http.DefaultClient, m.pprofURL,
+			filepath.Join(o.logDir, fmt.Sprintf("manager-heap-%d-strip-%t.pprof", len(pop.pods), strip)))
+	}
 
 	for round := range o.rounds {
 		rr, err := runRound(ctx, cl, m, w, l, pop.pods, o, round)

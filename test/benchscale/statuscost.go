@@ -20,107 +20,94 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
-const nppCRD = "apps.enhancedliveness.io_nodepodprobes.yaml"
-
-// The CRDs measured: path relative to the repository root.
-var variants = []struct{ name, crd string }{
-	{"shipped (atomic lists)", filepath.Join("config", "crd", "bases", nppCRD)},
-	{"previous (map lists)", filepath.Join("internal", "controller", "apps", "testdata", "nodepodprobes-map-lists.yaml")},
-}
-
+// writeCost is what n writes of one kind cost the control plane.
 type writeCost struct {
-	objectBytes, managedBytes int
-	wall, apiserver, etcd     time.Duration
+	objectBytes           int
+	wall, apiserver, etcd time.Duration
 }
 
-// statusWriteCost measures what one NodePodProbe status write costs the API server: the node
-// daemon's merge patch of one pod's state, n times in a row on a NodePodProbe of pods pods, once
-// with the shipped CRD and once with the previous release's (per-entry map lists), each on a
-// control plane of its own (-status-writes; docs/development.md, "NodePodProbe size").
-func statusWriteCost(pods, n int) error {
-	fmt.Printf("NodePodProbe status writes: %d pods, %d writes per variant, load %s\n", pods, n, loadAvg())
-	fmt.Printf("%-24s %12s %14s %12s %18s %12s\n", "CRD", "object B", "managedFields B", "wall ms", "kube-apiserver ms", "etcd ms")
-	for _, v := range variants {
-		r, err := measure(v.crd, pods, n)
-		if err != nil {
-			return fmt.Errorf("%s: %w", v.name, err)
-		}
-		per := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(n) }
-		fmt.Printf("%-24s %12d %14d %12.2f %18.2f %12.2f\n", v.name, r.objectBytes, r.managedBytes,
-			per(r.wall), per(r.apiserver), per(r.etcd))
-	}
-	return nil
+// statusCase is one kind of status write measured: setup creates the object and returns the
+// function that makes write k.
+type statusCase struct {
+	name  string
+	pods  int
+	setup func(ctx context.Context, c client.Client) (objectBytes int, write func(k int) error, err error)
 }
 
-// measure starts a control plane with crd, creates the NodePodProbe as the manager does, writes
-// its whole status once and then n single-pod changes as the daemon does (merge patch, optimistic
-// lock), and reads the control plane's CPU time around the n writes.
-func measure(crdPath string, pods, n int) (writeCost, error) {
-	var r writeCost
-	raw, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), crdPath))
-	if err != nil {
-		return r, err
+// statusWriteCost measures what one status write costs the API server and etcd, each kind n
+// times in a row on one control plane: NodePodProbe status writes as the node daemon makes them
+// at each size of podCounts (the daemon's full report of every probe, the same with an empty spec
+// for the spec's share), and the kubelet's pod status patch of a container restart, the native
+// reference (-status-writes; docs/performance.md, "NodePodProbe status writes").
+func statusWriteCost(podCounts []int, n int) error {
+	var cases []statusCase
+	for _, p := range podCounts {
+		cases = append(cases,
+			statusCase{"full status", p, fullStatus(p, true)},
+			statusCase{"full status, empty spec", p, fullStatus(p, false)},
+			statusCase{"sparse status", p, sparseStatus(p, true)},
+			statusCase{"sparse status, no spec", p, sparseStatus(p, false)})
 	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(raw, crd); err != nil {
-		return r, err
-	}
+	cases = append(cases, statusCase{"pod status patch (native)", 1, podStatusPatch})
+
 	env, err := testutil.NewEnvironment(false)
 	if err != nil {
-		return r, err
+		return err
 	}
-	env.CRDDirectoryPaths, env.CRDs = nil, []*apiextensionsv1.CustomResourceDefinition{crd}
 	cfg, err := env.Start()
 	if err != nil {
-		return r, err
+		return err
 	}
 	defer func() { _ = env.Stop() }()
 	cfg.QPS, cfg.Burst = -1, -1
 	c, err := client.New(cfg, client.Options{Scheme: testutil.Scheme()})
 	if err != nil {
-		return r, err
+		return err
 	}
 	ctx := context.Background()
-	npp := nodePodProbe(pods)
-	if err := c.Create(ctx, npp, client.FieldOwner("manager")); err != nil {
-		return r, err
+	fmt.Printf("Status writes: %d writes per kind on one control plane, load %s\n", n, loadAvg())
+	results := make([]writeCost, len(cases))
+	for i, sc := range cases {
+		if results[i], err = measure(ctx, c, sc, n); err != nil {
+			return fmt.Errorf("%s at %d pods: %w", sc.name, sc.pods, err)
+		}
 	}
-	base := npp.DeepCopy()
-	for i := range pods {
-		npp.Status.PodProbeStatuses = append(npp.Status.PodProbeStatuses, podState(npp, i, false))
+	native := results[len(results)-1].apiserver
+	fmt.Printf("%-28s %5s %10s %10s %18s %10s %10s\n", "write", "pods", "object B", "wall ms", "kube-apiserver ms", "etcd ms", "× native")
+	for i, sc := range cases {
+		r := results[i]
+		per := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(n) }
+		fmt.Printf("%-28s %5d %10d %10.2f %18.2f %10.2f %10.1f\n", sc.name, sc.pods, r.objectBytes,
+			per(r.wall), per(r.apiserver), per(r.etcd), float64(r.apiserver)/float64(max(native, 1)))
 	}
-	npp.Status.ProbedPods = int32(pods)
-	if err := c.Status().Patch(ctx, npp, client.MergeFrom(base), client.FieldOwner("daemon")); err != nil {
-		return r, err
-	}
-	whole, _ := json.Marshal(npp)
-	managed, _ := json.Marshal(npp.ManagedFields)
-	r.objectBytes, r.managedBytes = len(whole), len(managed)
+	fmt.Printf("load after: %s\n", loadAvg())
+	return nil
+}
 
+// measure sets the case up and reads the control plane's CPU time around its n writes.
+func measure(ctx context.Context, c client.Client, sc statusCase, n int) (writeCost, error) {
+	var r writeCost
+	size, write, err := sc.setup(ctx, c)
+	if err != nil {
+		return r, err
+	}
+	r.objectBytes = size
 	cpu0, t0 := controlPlaneCPU(), time.Now()
 	for k := 1; k <= n; k++ {
-		before := npp.DeepCopy()
-		i := k % pods
-		npp.Status.PodProbeStatuses[i] = podState(npp, i, (k/pods)%2 == 0)
-		if err := c.Status().Patch(ctx, npp, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}),
-			client.FieldOwner("daemon")); err != nil {
+		if err := write(k); err != nil {
 			return r, err
 		}
 	}
@@ -130,10 +117,105 @@ func measure(crdPath string, pods, n int) (writeCost, error) {
 	return r, nil
 }
 
+var objects int
+
+// fullStatus is the daemon's report of every probe on a node of pods pods, with the mapping's
+// spec or (withSpec false) none: it creates the NodePodProbe as the manager does, writes a state
+// for every pod once, and then each write flips one pod between Succeeded and Failed (merge patch
+// with the resourceVersion, as the daemon writes).
+func fullStatus(pods int, withSpec bool) func(context.Context, client.Client) (int, func(int) error, error) {
+	return func(ctx context.Context, c client.Client) (int, func(int) error, error) {
+		objects++
+		spec := nodePodProbe(fmt.Sprintf("node-%d", objects), pods)
+		npp := spec.DeepCopy()
+		if !withSpec {
+			npp.Spec = appsv1alpha1.NodePodProbeSpec{}
+		}
+		if err := c.Create(ctx, npp, client.FieldOwner("manager")); err != nil {
+			return 0, nil, err
+		}
+		base := npp.DeepCopy()
+		for i := range pods {
+			npp.Status.PodProbeStatuses = append(npp.Status.PodProbeStatuses, podState(spec, i, false))
+		}
+		npp.Status.ProbedPods = int32(pods)
+		if err := c.Status().Patch(ctx, npp, client.MergeFrom(base), client.FieldOwner("daemon")); err != nil {
+			return 0, nil, err
+		}
+		whole, _ := json.Marshal(npp)
+		return len(whole), func(k int) error {
+			before := npp.DeepCopy()
+			i := k % pods
+			npp.Status.PodProbeStatuses[i] = podState(spec, i, (k/pods)%2 == 0)
+			return c.Status().Patch(ctx, npp, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}),
+				client.FieldOwner("daemon"))
+		}, nil
+	}
+}
+
+// sparseStatus is the daemon's report of what is not passing on a node of pods pods, all passing
+// but one at a time: each write reports one pod Failed, the next one passing again (its entry
+// gone), status.probedGeneration marking the spec as probed. Without the spec (withSpec false)
+// it is what results in an object of their own would cost.
+func sparseStatus(pods int, withSpec bool) func(context.Context, client.Client) (int, func(int) error, error) {
+	return func(ctx context.Context, c client.Client) (int, func(int) error, error) {
+		objects++
+		spec := nodePodProbe(fmt.Sprintf("node-%d", objects), pods)
+		npp := spec.DeepCopy()
+		if !withSpec {
+			npp.Spec = appsv1alpha1.NodePodProbeSpec{}
+		}
+		if err := c.Create(ctx, npp, client.FieldOwner("manager")); err != nil {
+			return 0, nil, err
+		}
+		base := npp.DeepCopy()
+		npp.Status.ProbedGeneration, npp.Status.ProbedPods = npp.Generation, int32(pods)
+		if err := c.Status().Patch(ctx, npp, client.MergeFrom(base), client.FieldOwner("daemon")); err != nil {
+			return 0, nil, err
+		}
+		whole, _ := json.Marshal(npp)
+		return len(whole), func(k int) error {
+			before := npp.DeepCopy()
+			if k%2 == 1 {
+				npp.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{podState(spec, (k/2)%pods, true)}
+				npp.Status.FailingProbes = 1
+			} else {
+				npp.Status.PodProbeStatuses, npp.Status.FailingProbes = nil, 0
+			}
+			return c.Status().Patch(ctx, npp, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}),
+				client.FieldOwner("daemon"))
+		}, nil
+	}
+}
+
+// podStatusPatch is the native reference: the kubelet's status patch of a pod whose container
+// it has just restarted (new container ID, restart count, ready flips), a strategic merge patch.
+func podStatusPatch(ctx context.Context, c client.Client) (int, func(int) error, error) {
+	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz",
+		Port: intstr.FromInt32(8080)}}, PeriodSeconds: 10, FailureThreshold: 3}
+	pod := testutil.NewPod("default", "web-7c9d5b8f4d-00000").OnNode("node-1").LivenessProbe("app", probe).
+		Labels(map[string]string{"app": "web", "pod-template-hash": "7c9d5b8f4d"}).Build()
+	if err := c.Create(ctx, pod); err != nil {
+		return 0, nil, err
+	}
+	started := time.Now()
+	before := pod.DeepCopy()
+	pod.Status = testutil.RunningStatus(pod, "10.0.0.1", 1, true, started)
+	if err := c.Status().Patch(ctx, pod, client.StrategicMergeFrom(before), client.FieldOwner("kubelet")); err != nil {
+		return 0, nil, err
+	}
+	whole, _ := json.Marshal(pod)
+	return len(whole), func(k int) error {
+		before := pod.DeepCopy()
+		pod.Status = testutil.RunningStatus(pod, "10.0.0.1", k+1, k%2 == 0, started.Add(time.Duration(k)*time.Second))
+		return c.Status().Patch(ctx, pod, client.StrategicMergeFrom(before), client.FieldOwner("kubelet"))
+	}, nil
+}
+
 // nodePodProbe is the spec the mapping controller writes for pods pods of a typical web
 // Deployment (one HTTP liveness probe each, defaults spelled out as the mapping writes them).
-func nodePodProbe(pods int) *appsv1alpha1.NodePodProbe {
-	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}
+func nodePodProbe(name string, pods int) *appsv1alpha1.NodePodProbe {
+	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	probe := corev1.Probe{
 		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080),
 			Scheme: corev1.URISchemeHTTP}},
@@ -157,6 +239,7 @@ func podState(npp *appsv1alpha1.NodePodProbe, i int, failed bool) appsv1alpha1.P
 		State: appsv1alpha1.ProbeSucceeded, LastProbeTime: metav1.Now(), LastTransitionTime: metav1.Now()}
 	if failed {
 		st.State, st.Message = appsv1alpha1.ProbeFailed, "HTTP probe failed with statuscode: 500"
+		st.FailingSince = &metav1.Time{Time: time.Now().Add(-20 * time.Second)}
 	}
 	return appsv1alpha1.PodProbeStatus{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ProbeStates: []appsv1alpha1.ContainerProbeState{st}}
 }

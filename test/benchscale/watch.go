@@ -40,9 +40,10 @@ type watcher struct {
 	byName   map[types.NamespacedName]*podRec
 
 	mu        sync.Mutex
-	writes    []int  // NodePodProbe writes (create, update, delete) per node
-	specs     []int  // of which changed the spec (create or new generation)
-	correct   []bool // per node
+	writes    []int   // NodePodProbe writes (create, update, delete) per node
+	specs     []int   // of which changed the spec (create or new generation)
+	gens      []int64 // last metadata.generation seen per node
+	correct   []bool  // per node
 	nCorrect  int
 	converged time.Time               // first moment every node's spec was correct
 	wrong     []string                // first few reasons a spec is not correct, for the report
@@ -56,7 +57,7 @@ type watcher struct {
 
 func newWatcher(l layout, pods []*podRec) *watcher {
 	w := &watcher{l: l, expected: make([]map[types.UID]*podRec, l.nodes), byName: map[types.NamespacedName]*podRec{},
-		writes: make([]int, l.nodes), specs: make([]int, l.nodes), correct: make([]bool, l.nodes)}
+		writes: make([]int, l.nodes), specs: make([]int, l.nodes), gens: make([]int64, l.nodes), correct: make([]bool, l.nodes)}
 	for _, p := range pods {
 		if w.expected[p.node] == nil {
 			w.expected[p.node] = map[types.UID]*podRec{}
@@ -133,6 +134,9 @@ func (w *watcher) npp(o any, specWrite, deleted bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.writes[n]++
+	if !deleted {
+		w.gens[n] = max(w.gens[n], npp.Generation)
+	}
 	if specWrite {
 		w.specs[n]++
 	}
@@ -150,6 +154,14 @@ func (w *watcher) npp(o any, specWrite, deleted bool) {
 	if w.nCorrect == w.l.nodes && w.converged.IsZero() {
 		w.converged = time.Now()
 	}
+}
+
+// generation is the last spec generation seen of node n's NodePodProbe: what a daemon's status
+// covers once the spec is correct.
+func (w *watcher) generation(n int) int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.gens[n]
 }
 
 func (w *watcher) nodeIndex(name string) int {

@@ -26,6 +26,20 @@ func (s *ContainerProbeState) Failed() bool { return s.State == ProbeFailed }
 // failure threshold yet: early evidence for the storm rules.
 func (s *ContainerProbeState) Suspect() bool { return !s.Failed() && s.FailingSince != nil }
 
+// Passing reports whether the probe passed its last probe and has no run of failures: a status
+// with probedGeneration omits such states.
+func (s *ContainerProbeState) Passing() bool {
+	return s.State == ProbeSucceeded && s.FailingSince == nil
+}
+
+// OmitsPassing reports whether the status is complete for the current spec (probedGeneration is
+// metadata.generation): a probe of the spec that podProbeStatuses does not list passed its last
+// probe. Otherwise (a daemon that lists every result, or a spec changed since the daemon's last
+// write) a probe missing from the status may not have been probed yet.
+func (npp *NodePodProbe) OmitsPassing() bool {
+	return npp.Status.ProbedGeneration > 0 && npp.Status.ProbedGeneration == npp.Generation
+}
+
 // FailedProbes counts the pod's probes whose last reported state is Failed.
 func (s *PodProbeStatus) FailedProbes() int {
 	n := 0

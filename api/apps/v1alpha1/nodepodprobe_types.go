@@ -111,7 +111,17 @@ type NodePodProbeStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// probedPods is the number of pods with at least one reported probe state.
+	// probedGeneration is the spec generation this status is complete for: every probe of that
+	// spec that podProbeStatuses does not list has passed its last probe (Succeeded, no run of
+	// failures). A daemon that sets it lists only probes that are failing, suspect or not probed
+	// yet (state Unknown), so a write costs what is wrong on the node, not what is there. Unset, or
+	// older than metadata.generation, a probe missing from podProbeStatuses may not have been
+	// probed yet (the only reading of a status written by a daemon before this field existed).
+	// +optional
+	ProbedGeneration int64 `json:"probedGeneration,omitempty"`
+
+	// probedPods is the number of pods of the spec with a result for at least one probe (those
+	// that pass included, though a status with probedGeneration does not list them).
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Probed Pods",xDescriptors={"urn:alm:descriptor:text"}
 	ProbedPods int32 `json:"probedPods,omitempty"`
@@ -121,7 +131,8 @@ type NodePodProbeStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Failing Probes",xDescriptors={"urn:alm:descriptor:text"}
 	FailingProbes int32 `json:"failingProbes,omitempty"`
 
-	// podProbeStatuses holds the probe results per pod, one entry per pod UID.
+	// podProbeStatuses holds the probe results per pod, one entry per pod UID: with
+	// probedGeneration set, only the probes that are not passing.
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1000
 	// +optional

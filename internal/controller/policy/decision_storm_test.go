@@ -87,6 +87,33 @@ var _ = Describe("Decision controller, early storms and ineffective restarts", O
 		Eventually(crrPods, wait, poll).WithArguments(ns2).Should(ConsistOf("web-0"))
 	})
 
+	It("decides on a daemon's sparse status as on its full one: storm held, a lone failure restarted", func() {
+		labels := map[string]string{"app": "web"}
+		scenario := func(suspects int) (string, []*corev1.Pod) {
+			ns, node := newNamespace(), newNode()
+			createPolicy(ns, "web", nil) // maxFailing 50%
+			rs := deployment(ns, "web", 10, labels)
+			var pods []*corev1.Pod
+			for i := range 10 {
+				pods = append(pods, createPod(ns, fmt.Sprintf("web-%d", i), node, podOpts{owner: rs, labels: labels}))
+			}
+			states := []probeState{failed(pods[0], "app", 1)}
+			for _, p := range pods[1 : 1+suspects] {
+				states = append(states, suspect(p, "app", 1))
+			}
+			// The others pass: the sparse status does not list them.
+			reportSparse(node, pods, states...)
+			return ns, pods
+		}
+		ns, pods := scenario(5)
+		Eventually(heldEvents(ns, pods[0].Name, policyv1alpha1.HoldFailureStorm), wait, poll).Should(ConsistOf(
+			ContainSubstring("6 of 10 pods of Deployment/web are failing (5 of them starting to fail)")))
+		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
+
+		ns2, _ := scenario(1)
+		Eventually(crrPods, wait, poll).WithArguments(ns2).Should(ConsistOf("web-0"))
+	})
+
 	It("holds a rollout whose new pods all fail, while they are a small part of the Deployment", func() {
 		ns, node := newNamespace(), newNode()
 		createPolicy(ns, "web", nil)

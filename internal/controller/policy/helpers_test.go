@@ -225,6 +225,17 @@ func reportAt(node string, at time.Time, pods []*corev1.Pod, states ...probeStat
 }
 
 func reportFull(node string, pods []*corev1.Pod, probeGrace *int64, at time.Time, states ...probeState) {
+	writeReport(node, pods, probeGrace, at, false, states...)
+}
+
+// reportSparse is report as a daemon that lists only what is not passing writes it: no entry for
+// a pod given no state nor for a Succeeded state without a run of failures, and
+// status.probedGeneration marking the spec as covered.
+func reportSparse(node string, pods []*corev1.Pod, states ...probeState) {
+	writeReport(node, pods, ptr.To[int64](7), time.Now(), true, states...)
+}
+
+func writeReport(node string, pods []*corev1.Pod, probeGrace *int64, at time.Time, sparse bool, states ...probeState) {
 	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
 	DeferCleanup(func() {
 		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}))).To(Succeed())
@@ -247,6 +258,9 @@ func reportFull(node string, pods []*corev1.Pod, probeGrace *int64, at time.Time
 	npp.Status = appsv1alpha1.NodePodProbeStatus{}
 	now := metav1.NewTime(at)
 	for _, s := range states {
+		if sparse && s.state == appsv1alpha1.ProbeSucceeded && !s.failing {
+			continue
+		}
 		ps := byPod[s.pod.UID]
 		if ps == nil {
 			npp.Status.PodProbeStatuses = append(npp.Status.PodProbeStatuses,
@@ -267,7 +281,7 @@ func reportFull(node string, pods []*corev1.Pod, probeGrace *int64, at time.Time
 	// A pod given no state passes its probes, as a daemon in steady state reports it (a pod
 	// without any result is one the daemon has not probed yet, which the storm rules treat apart).
 	for _, p := range pods {
-		if byPod[p.UID] != nil {
+		if byPod[p.UID] != nil || sparse {
 			continue
 		}
 		ps := appsv1alpha1.PodProbeStatus{Name: p.Name, Namespace: p.Namespace, UID: p.UID}
@@ -277,6 +291,9 @@ func reportFull(node string, pods []*corev1.Pod, probeGrace *int64, at time.Time
 				LastProbeTime: now, LastTransitionTime: now})
 		}
 		npp.Status.PodProbeStatuses = append(npp.Status.PodProbeStatuses, ps)
+	}
+	if sparse {
+		npp.Status.ProbedGeneration = npp.Generation
 	}
 	Expect(k8sClient.Status().Update(ctx, npp)).To(Succeed())
 }

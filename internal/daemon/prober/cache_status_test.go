@@ -89,49 +89,106 @@ func TestCache_MessageCappedAt1KiBOnRuneBoundary(t *testing.T) {
 	}
 }
 
-func TestBuildStatus_OnlySpecPodsAndProbesWithResults(t *testing.T) {
-	c := NewCache()
+func TestBuildStatus_ListsOnlyWhatIsNotPassing(t *testing.T) {
 	now := time.Unix(1000, 0)
-	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a", "", now)
-	c.Set(Key{"u1", "side", "p2"}, appsv1alpha1.ProbeFailed, "containerd://b", "HTTP probe failed with statuscode: 500", now)
-	c.Set(Key{"u3", "app", "gone"}, appsv1alpha1.ProbeFailed, "containerd://z", "", now) // pod left the spec
-	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "n", Generation: 4}}
-	npp.Spec.PodProbes = []appsv1alpha1.PodProbe{
+	spec := []appsv1alpha1.PodProbe{
 		{Name: "a", Namespace: "ns", UID: "u1", Probes: []appsv1alpha1.ContainerProbe{{Name: "p1", ContainerName: "app"}, {Name: "p2", ContainerName: "side"}, {Name: "p9", ContainerName: "x"}}},
 		{Name: "b", Namespace: "ns", UID: "u2", Probes: []appsv1alpha1.ContainerProbe{{Name: "p1", ContainerName: "app"}}},
 	}
-	// What the object shows: a state of u2 from before a daemon restart (kept until its worker
-	// reports) and one of u3, whose pod left the spec (dropped).
-	npp.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{
-		{Name: "b", Namespace: "ns", UID: "u2", ProbeStates: []appsv1alpha1.ContainerProbeState{{Name: "p1", State: appsv1alpha1.ProbeSucceeded, ContainerID: "containerd://old"}}},
-		{Name: "c", Namespace: "ns", UID: "u3", ProbeStates: []appsv1alpha1.ContainerProbeState{{Name: "gone", State: appsv1alpha1.ProbeFailed}}},
+	shownFailed := appsv1alpha1.PodProbeStatus{Name: "b", Namespace: "ns", UID: "u2", ProbeStates: []appsv1alpha1.ContainerProbeState{
+		{Name: "p1", State: appsv1alpha1.ProbeFailed, ContainerID: "containerd://old"}}}
+	shownPassed := appsv1alpha1.PodProbeStatus{Name: "b", Namespace: "ns", UID: "u2", ProbeStates: []appsv1alpha1.ContainerProbeState{
+		{Name: "p1", State: appsv1alpha1.ProbeSucceeded, ContainerID: "containerd://old"}}}
+	left := appsv1alpha1.PodProbeStatus{Name: "c", Namespace: "ns", UID: "u3", ProbeStates: []appsv1alpha1.ContainerProbeState{
+		{Name: "gone", State: appsv1alpha1.ProbeFailed}}}
+	// u1: p1 passes, p2 failed, p9 has no result; u2 has no result in the cache (its worker has not
+	// run since the daemon started). What u2 shows in the status decides what it keeps.
+	for _, tc := range []struct {
+		name             string
+		shown            []appsv1alpha1.PodProbeStatus
+		probedGeneration int64 // of the status shown; the spec is generation 4
+		u2               string
+		p9               bool // u1's probe p9 (no result) listed as not probed yet
+		probedPods       int32
+		failing          int32
+	}{
+		{"nothing shown: u2 not probed yet", nil, 0, "Unknown", true, 1, 1},
+		{"a Failed state shown before a restart is kept", []appsv1alpha1.PodProbeStatus{shownFailed, left}, 4, "Failed", false, 2, 2},
+		{"a daemon of the full report showed it Succeeded: passing", []appsv1alpha1.PodProbeStatus{shownPassed, left}, 0, "", true, 2, 1},
+		{"omitted for this spec: still passing", nil, 4, "", false, 2, 1},
+		{"omitted for an older spec: maybe new, not probed yet", nil, 3, "Unknown", true, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewCache()
+			c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a", "", now)
+			c.Set(Key{"u1", "side", "p2"}, appsv1alpha1.ProbeFailed, "containerd://b", "HTTP probe failed with statuscode: 500", now)
+			c.Set(Key{"u3", "app", "gone"}, appsv1alpha1.ProbeFailed, "containerd://z", "", now) // pod left the spec
+			npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "n", Generation: 4}}
+			npp.Spec.PodProbes = spec
+			npp.Status = appsv1alpha1.NodePodProbeStatus{ProbedGeneration: tc.probedGeneration, PodProbeStatuses: tc.shown}
+
+			st := BuildStatus(npp, c, 7)
+			if st.ObservedGeneration != 4 || st.ProbedGeneration != 4 {
+				t.Errorf("observedGeneration %d, probedGeneration %d: want the object's 4", st.ObservedGeneration, st.ProbedGeneration)
+			}
+			if st.ProbedPods != tc.probedPods || st.FailingProbes != tc.failing {
+				t.Errorf("probedPods %d, failingProbes %d; want %d, %d", st.ProbedPods, st.FailingProbes, tc.probedPods, tc.failing)
+			}
+			ps := st.PodProbeStatuses[0]
+			if want := map[bool]int{true: 2, false: 1}[tc.p9]; ps.UID != "u1" || ps.Name != "a" || len(ps.ProbeStates) != want {
+				t.Fatalf("u1 lists p2 (failed), p9 (not probed) unless omitted for this spec, never p1 (passing): %+v", ps)
+			}
+			if p2 := ps.ProbeStates[0]; p2.Name != "p2" || p2.State != appsv1alpha1.ProbeFailed || p2.ContainerID != "containerd://b" ||
+				p2.Message != "HTTP probe failed with statuscode: 500" || !p2.LastTransitionTime.Time.Equal(now) {
+				t.Errorf("p2 %+v", p2)
+			}
+			if p9 := ps.ProbeStates[len(ps.ProbeStates)-1]; tc.p9 && (p9.Name != "p9" || p9.State != appsv1alpha1.ProbeUnknown || p9.ContainerID != "") {
+				t.Errorf("p9 %+v, want Unknown without a container", p9)
+			}
+			got := ""
+			for _, ps := range st.PodProbeStatuses[1:] {
+				if ps.UID != "u2" || len(ps.ProbeStates) != 1 {
+					t.Fatalf("only u2 may follow u1 (u3 left the spec): %+v", st.PodProbeStatuses)
+				}
+				got = string(ps.ProbeStates[0].State)
+				if got == "Failed" && ps.ProbeStates[0].ContainerID != "containerd://old" {
+					t.Errorf("the state shown is kept as it was: %+v", ps)
+				}
+			}
+			if got != tc.u2 {
+				t.Errorf("u2 listed as %q, want %q", got, tc.u2)
+			}
+		})
 	}
-	st := BuildStatus(npp, c, 7)
-	if st.ObservedGeneration != 4 {
-		t.Errorf("observedGeneration %d, want capped at the object's 4", st.ObservedGeneration)
+}
+
+func TestBuildStatus_WritesOnlyOnChanges(t *testing.T) {
+	now := time.Unix(1000, 0)
+	c := NewCache()
+	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a", "", now)
+	c.Set(Key{"u2", "app", "p1"}, appsv1alpha1.ProbeFailed, "containerd://b", "exit code 1", now)
+	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "n", Generation: 2}}
+	npp.Spec.PodProbes = []appsv1alpha1.PodProbe{
+		{Name: "a", Namespace: "ns", UID: "u1", Probes: []appsv1alpha1.ContainerProbe{{Name: "p1", ContainerName: "app"}}},
+		{Name: "b", Namespace: "ns", UID: "u2", Probes: []appsv1alpha1.ContainerProbe{{Name: "p1", ContainerName: "app"}}},
 	}
-	if st.ProbedPods != 2 || st.FailingProbes != 1 || len(st.PodProbeStatuses) != 2 {
-		t.Fatalf("status %+v", st)
-	}
-	if kept := st.PodProbeStatuses[1]; kept.UID != "u2" || kept.ProbeStates[0].ContainerID != "containerd://old" {
-		t.Errorf("state shown before the restart not kept: %+v", kept)
-	}
+	st := BuildStatus(npp, c, 2)
 	npp.Status = st
-	ps := st.PodProbeStatuses[0]
-	if ps.UID != "u1" || ps.Name != "a" || len(ps.ProbeStates) != 2 || ps.ProbeStates[1].ContainerID != "containerd://b" ||
-		ps.ProbeStates[1].Message != "HTTP probe failed with statuscode: 500" || !ps.ProbeStates[1].LastTransitionTime.Time.Equal(now) {
-		t.Errorf("pod status %+v", ps)
+	// A repeated computation with a moved lastProbeTime needs no write, nor does a passing probe
+	// that passes on a new container.
+	c.Touch(Key{"u2", "app", "p1"}, now.Add(time.Second))
+	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a2", "", now.Add(time.Minute))
+	if again := BuildStatus(npp, c, 2); !sameReport(&st, &again) {
+		t.Error("a lastProbeTime change or a passing probe alone must not cause a write")
 	}
-	// A repeated computation with a moved lastProbeTime needs no write.
-	c.Touch(Key{"u1", "app", "p1"}, now.Add(time.Minute))
-	again := BuildStatus(npp, c, 4)
-	if !sameReport(&st, &again) {
-		t.Error("a lastProbeTime change alone must not cause a write")
-	}
-	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeFailed, "containerd://a", "x", now)
-	changed := BuildStatus(npp, c, 4)
-	if sameReport(&st, &changed) {
+	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeFailed, "containerd://a2", "x", now)
+	if changed := BuildStatus(npp, c, 2); sameReport(&st, &changed) {
 		t.Error("a transition must cause a write")
+	}
+	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a2", "", now)
+	npp.Generation = 3
+	if changed := BuildStatus(npp, c, 2); sameReport(&st, &changed) {
+		t.Error("a new spec must be marked as probed")
 	}
 }
 

@@ -202,16 +202,18 @@ func (s *StatusWriter) Flush(ctx context.Context) error {
 	return fmt.Errorf("patching status of NodePodProbe %s: %w", s.NodeName, err)
 }
 
-// BuildStatus computes the status of npp from the cache: one entry per pod of the spec that has
-// at least one result, one state per probe of the spec that has a result. A probe of the spec
-// without a result in the cache (its worker has not run since the daemon started, or it stopped
-// for a terminating pod) keeps the state the object shows, so a daemon restart does not wipe
-// the node's status. Pods and probes that left the spec disappear.
+// BuildStatus computes the status of npp from the cache. It lists only what a decision needs:
+// the probes of the spec that are failing, suspect (a run of failures below the threshold) or
+// not probed yet (state Unknown), and sets probedGeneration to the spec's generation, which says
+// that every other probe of that spec passed its last probe. A write then costs the API server
+// what is wrong on the node, not how many pods it runs. A probe without a result in the cache
+// (its worker has not run since the daemon started, or it stopped for a terminating pod) keeps
+// what the object shows: its listed state, or passing when the status omitted it for this very
+// spec; otherwise it is reported not probed yet. So a daemon restart does not wipe the node's
+// status. Pods and probes that left the spec disappear.
 func BuildStatus(npp *appsv1alpha1.NodePodProbe, results *Cache, observedGeneration int64) appsv1alpha1.NodePodProbeStatus {
-	st := appsv1alpha1.NodePodProbeStatus{ObservedGeneration: observedGeneration}
-	if st.ObservedGeneration > npp.Generation {
-		st.ObservedGeneration = npp.Generation
-	}
+	st := appsv1alpha1.NodePodProbeStatus{ObservedGeneration: min(observedGeneration, npp.Generation),
+		ProbedGeneration: npp.Generation}
 	type probeRef struct {
 		uid  types.UID
 		name string
@@ -223,9 +225,11 @@ func BuildStatus(npp *appsv1alpha1.NodePodProbe, results *Cache, observedGenerat
 			shown[probeRef{ps.UID, ps.ProbeStates[j].Name}] = &ps.ProbeStates[j]
 		}
 	}
+	omittedPassing := npp.OmitsPassing()
 	for i := range npp.Spec.PodProbes {
 		pp := &npp.Spec.PodProbes[i]
 		var states []appsv1alpha1.ContainerProbeState
+		probed := false
 		for j := range pp.Probes {
 			p := &pp.Probes[j]
 			var state appsv1alpha1.ContainerProbeState
@@ -239,13 +243,23 @@ func BuildStatus(npp *appsv1alpha1.NodePodProbe, results *Cache, observedGenerat
 				}
 			} else if old := shown[probeRef{pp.UID, p.Name}]; old != nil {
 				state = *old
+			} else if omittedPassing {
+				probed = true
+				continue
 			} else {
+				states = append(states, appsv1alpha1.ContainerProbeState{Name: p.Name, State: appsv1alpha1.ProbeUnknown})
 				continue
 			}
-			states = append(states, state)
+			probed = probed || state.State != appsv1alpha1.ProbeUnknown
 			if state.Failed() {
 				st.FailingProbes++
 			}
+			if !state.Passing() {
+				states = append(states, state)
+			}
+		}
+		if probed {
+			st.ProbedPods++
 		}
 		if len(states) > 0 {
 			st.PodProbeStatuses = append(st.PodProbeStatuses, appsv1alpha1.PodProbeStatus{
@@ -253,14 +267,13 @@ func BuildStatus(npp *appsv1alpha1.NodePodProbe, results *Cache, observedGenerat
 			})
 		}
 	}
-	st.ProbedPods = int32(len(st.PodProbeStatuses))
 	return st
 }
 
 // sameReport compares what a write would change, ignoring lastProbeTime (which moves on every
 // run and alone never justifies a write) and sub-second time precision lost in the API.
 func sameReport(a, b *appsv1alpha1.NodePodProbeStatus) bool {
-	if a.ObservedGeneration != b.ObservedGeneration || a.ProbedPods != b.ProbedPods ||
+	if a.ObservedGeneration != b.ObservedGeneration || a.ProbedGeneration != b.ProbedGeneration || a.ProbedPods != b.ProbedPods ||
 		a.FailingProbes != b.FailingProbes || len(a.PodProbeStatuses) != len(b.PodProbeStatuses) {
 		return false
 	}

@@ -165,12 +165,20 @@ func getNPP(name string) *appsv1alpha1.NodePodProbe {
 	return npp
 }
 
-// stateOf maps pod name -> reported state of its single probe.
+// stateOf maps pod name -> reported state of its single probe. A pod of the spec the status
+// leaves out passed its last probe (status.probedGeneration): it maps to a bare Succeeded state.
 func stateOf(npp *appsv1alpha1.NodePodProbe) map[string]appsv1alpha1.ContainerProbeState {
 	out := map[string]appsv1alpha1.ContainerProbeState{}
 	for _, ps := range npp.Status.PodProbeStatuses {
 		for _, s := range ps.ProbeStates {
 			out[ps.Name] = s
+		}
+	}
+	if npp.OmitsPassing() {
+		for _, pp := range npp.Spec.PodProbes {
+			if _, listed := out[pp.Name]; !listed {
+				out[pp.Name] = appsv1alpha1.ContainerProbeState{Name: pp.Probes[0].Name, State: appsv1alpha1.ProbeSucceeded}
+			}
 		}
 	}
 	return out
@@ -217,8 +225,12 @@ var _ = Describe("node daemon probe engine", func() {
 			g.Expect(got.Status.FailingProbes).To(BeEquivalentTo(15))
 			g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
 			states := stateOf(got)
+			g.Expect(got.Status.PodProbeStatuses).To(HaveLen(15), "only the failing pods are listed")
 			for name, st := range want {
 				g.Expect(states[name].State).To(Equal(st), name)
+				if st == appsv1alpha1.ProbeSucceeded {
+					continue // passing: not listed
+				}
 				g.Expect(states[name].ContainerID).To(Equal(wantID[name]), name)
 				g.Expect(states[name].LastProbeTime.Time.IsZero()).To(BeFalse())
 				g.Expect(states[name].LastTransitionTime.Time.IsZero()).To(BeFalse())
@@ -275,8 +287,9 @@ var _ = Describe("node daemon probe engine", func() {
 		key := prober.Key{PodUID: pod.UID, Container: "app", Probe: "flip-app"}
 		start := time.Now()
 		for i := range 200 {
+			// The last flip is a failure: a passing probe is not listed, a failing one with its message.
 			st := appsv1alpha1.ProbeFailed
-			if i%2 == 1 {
+			if i%2 == 0 {
 				st = appsv1alpha1.ProbeSucceeded
 			}
 			eng.Probes.Results.Set(key, st, "containerd://flip", fmt.Sprintf("flip %d", i), time.Now())
@@ -285,7 +298,7 @@ var _ = Describe("node daemon probe engine", func() {
 		elapsed := time.Since(start)
 		Eventually(func(g Gomega) {
 			s := stateOf(getNPP(node))["flip"]
-			g.Expect(s.State).To(Equal(appsv1alpha1.ProbeSucceeded))
+			g.Expect(s.State).To(Equal(appsv1alpha1.ProbeFailed))
 			g.Expect(s.Message).To(Equal("flip 199"))
 		}).WithTimeout(5 * time.Second).Should(Succeed())
 		time.Sleep(time.Second)
@@ -357,8 +370,8 @@ var _ = Describe("node daemon probe engine", func() {
 			}
 		}()
 		key := prober.Key{PodUID: pod.UID, Container: "app", Probe: "conflict-pod-app"}
-		eng.Probes.Results.Set(key, appsv1alpha1.ProbeSucceeded, "containerd://c1", "", time.Now())
-		Eventually(func() appsv1alpha1.ProbeState { return stateOf(getNPP(node))["conflict-pod"].State }).Should(Equal(appsv1alpha1.ProbeSucceeded))
+		eng.Probes.Results.Set(key, appsv1alpha1.ProbeUnknown, "containerd://c1", "", time.Now())
+		Eventually(func() string { return stateOf(getNPP(node))["conflict-pod"].ContainerID }).Should(Equal("containerd://c1"))
 
 		By("another writer changing the status behind the daemon's cache")
 		cur := getNPP(node)

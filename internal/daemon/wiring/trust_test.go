@@ -108,7 +108,14 @@ var _ = Describe("node daemon trust boundary", func() {
 			for _, id := range []string{plainID, forgedID, swappedID} {
 				g.Expect(execsIn(tg.cri, id)).To(BeEmpty(), "nothing ran in %s", id)
 			}
-			g.Expect(stateOf(getNPP(node))).To(HaveLen(1))
+			// Only the sealed pod has a result; the others are reported not probed.
+			states := stateOf(getNPP(node))
+			g.Expect(states).To(HaveLen(4))
+			g.Expect(states["good"].State).To(Equal(appsv1alpha1.ProbeSucceeded))
+			for _, name := range []string{"plain", "forged", "swapped"} {
+				g.Expect(states[name].State).To(Equal(appsv1alpha1.ProbeUnknown), name)
+				g.Expect(states[name].ContainerID).To(BeEmpty(), name)
+			}
 		}, "3s").Should(Succeed())
 		Expect(eng.Probes.WorkerCount()).To(Equal(1))
 		refused := prom.ToFloat64(probetrust.Refusals.WithLabelValues(probetrust.CauseNotSigned)) +
@@ -139,8 +146,8 @@ var _ = Describe("node daemon trust boundary", func() {
 
 		Eventually(func() appsv1alpha1.ProbeState { return stateOf(getNPP(node))["sealed-old"].State }, "20s").
 			Should(Equal(appsv1alpha1.ProbeSucceeded))
-		Consistently(func() map[string]appsv1alpha1.ContainerProbeState { return stateOf(getNPP(node)) }, "2s").
-			ShouldNot(HaveKey("sealed-new"), "a key the daemon does not hold verifies nothing")
+		Consistently(func() appsv1alpha1.ProbeState { return stateOf(getNPP(node))["sealed-new"].State }, "2s").
+			Should(Equal(appsv1alpha1.ProbeUnknown), "a key the daemon does not hold verifies nothing: not probed")
 
 		By("the manager publishes the new key in the trust ConfigMap, next to the old one")
 		cm := &corev1.ConfigMap{}

@@ -66,7 +66,7 @@ func (b *Builder) Reader() *Reader { return b.reader(false) }
 
 func (b *Builder) reader(learn bool) *Reader {
 	return &Reader{cache: b.cache, workloads: b.workloads, leaseNS: b.opts.OperatorNamespace, now: b.opts.Clock.Now(),
-		learn: learn, probes: map[string]map[types.UID]*appsv1alpha1.PodProbeStatus{},
+		learn: learn, reports: map[string]nodeReport{},
 		npps: map[string]*appsv1alpha1.NodePodProbe{}, leases: map[string]rules.Daemon{}}
 }
 

@@ -49,9 +49,9 @@ type Reader struct {
 	// learn: the decision's reader; the workloads it resolves are learned for the watches.
 	learn bool
 
-	probes map[string]map[types.UID]*appsv1alpha1.PodProbeStatus // node -> pod UID -> status
-	npps   map[string]*appsv1alpha1.NodePodProbe
-	leases map[string]rules.Daemon
+	reports map[string]nodeReport
+	npps    map[string]*appsv1alpha1.NodePodProbe
+	leases  map[string]rules.Daemon
 }
 
 // nodeProbe returns the node's NodePodProbe (nil if there is none).
@@ -67,25 +67,19 @@ func (r *Reader) nodeProbe(ctx context.Context, node string) (*appsv1alpha1.Node
 		npp = nil
 	}
 	r.npps[node] = npp
-	m := map[types.UID]*appsv1alpha1.PodProbeStatus{}
-	if npp != nil {
-		for i := range npp.Status.PodProbeStatuses {
-			m[npp.Status.PodProbeStatuses[i].UID] = &npp.Status.PodProbeStatuses[i]
-		}
-	}
-	r.probes[node] = m
+	r.reports[node] = newNodeReport(npp)
 	return npp, nil
 }
 
-// probeStatus returns the reported probe states of a pod.
-func (r *Reader) probeStatus(ctx context.Context, pod *corev1.Pod) (*appsv1alpha1.PodProbeStatus, error) {
+// probeReport returns what the node's status says of a pod's probes.
+func (r *Reader) probeReport(ctx context.Context, pod *corev1.Pod) (podReport, error) {
 	if pod.Spec.NodeName == "" {
-		return nil, nil
+		return podReport{}, nil
 	}
 	if _, err := r.nodeProbe(ctx, pod.Spec.NodeName); err != nil {
-		return nil, err
+		return podReport{}, err
 	}
-	return r.probes[pod.Spec.NodeName][pod.UID], nil
+	return r.reports[pod.Spec.NodeName].pod(pod.UID), nil
 }
 
 // Evidence is what a pod's liveness states say about it.
@@ -101,14 +95,19 @@ type Evidence struct {
 // Evidence reads a pod's liveness states from its node's NodePodProbe status.
 func (r *Reader) Evidence(ctx context.Context, pod *corev1.Pod) (Evidence, error) {
 	var e Evidence
-	ps, err := r.probeStatus(ctx, pod)
-	if err != nil || ps == nil {
+	rep, err := r.probeReport(ctx, pod)
+	if err != nil {
 		return e, err
 	}
-	succeeded := false
+	succeeded := rep.omittedPassing()
+	ps := rep.status
+	if ps == nil {
+		e.Passed = succeeded
+		return e, nil
+	}
 	for i := range ps.ProbeStates {
 		s := &ps.ProbeStates[i]
-		if s.State == appsv1alpha1.ProbeSucceeded && s.FailingSince == nil {
+		if s.Passing() {
 			succeeded = true
 		}
 		if e.Suspect || !s.Suspect() {

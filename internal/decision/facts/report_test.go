@@ -1,0 +1,160 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package facts
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+)
+
+// probeIs is what a probe's last result was, as the daemon knows it.
+type probeIs string
+
+const (
+	passing  probeIs = "passing"
+	failed   probeIs = "failed"
+	suspect  probeIs = "suspect"  // failing below its threshold
+	unprobed probeIs = "unprobed" // no result yet
+)
+
+// The evidence of a pod is the same whether its node's daemon lists every result (the shape
+// before status.probedGeneration) or only what is not passing, and a sparse status whose spec
+// changed since the daemon's write tells nothing about the probes it leaves out.
+func TestEvidence_FullAndSparseStatusReadTheSame(t *testing.T) {
+	now := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		probes []probeIs // of the pod's two containers, app and side; one entry: app only
+		want   Evidence
+	}{
+		{"one probe passing", []probeIs{passing}, Evidence{Passed: true}},
+		{"one probe not probed yet", []probeIs{unprobed}, Evidence{}},
+		{"one probe failed", []probeIs{failed}, Evidence{Failed: 1}},
+		{"one probe suspect", []probeIs{suspect}, Evidence{Suspect: true}},
+		{"passing and not probed yet", []probeIs{passing, unprobed}, Evidence{Passed: true}},
+		{"passing and failed", []probeIs{passing, failed}, Evidence{Failed: 1}},
+		{"passing and suspect", []probeIs{passing, suspect}, Evidence{Suspect: true}},
+		{"both passing", []probeIs{passing, passing}, Evidence{Passed: true}},
+		{"both failed", []probeIs{failed, failed}, Evidence{Failed: 2}},
+		{"neither probed", []probeIs{unprobed, unprobed}, Evidence{}},
+	} {
+		for _, shape := range []string{"full", "sparse", "sparse, older spec"} {
+			t.Run(tc.name+", "+shape, func(t *testing.T) {
+				npp, pod := nodeStatus(now, tc.probes, shape)
+				got := evidenceOf(t, now, npp, pod)
+				want := tc.want
+				if shape == "sparse, older spec" {
+					// Passing probes are left out of the status, for a spec that may not
+					// have had them: they count as not probed yet.
+					want.Passed = false
+				}
+				if got != want {
+					t.Fatalf("evidence %+v, want %+v", got, want)
+				}
+			})
+		}
+	}
+}
+
+// A pod missing from a sparse status has passed only if it is in the spec the status covers.
+func TestEvidence_SparseStatusOmitsOnlyPodsOfItsSpec(t *testing.T) {
+	now := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
+	npp, _ := nodeStatus(now, []probeIs{passing}, "sparse")
+	other := testutil.NewPod("ns", "other").OnNode("n1").With(func(p *corev1.Pod) { p.UID = "u-other" }).Build()
+	if got := evidenceOf(t, now, npp, other); got != (Evidence{}) {
+		t.Fatalf("a pod the spec does not list: %+v, want no evidence", got)
+	}
+	npp.Status.ProbedGeneration = 0
+	_, pod := nodeStatus(now, []probeIs{passing}, "sparse")
+	if got := evidenceOf(t, now, npp, pod); got != (Evidence{}) {
+		t.Fatalf("no probedGeneration: %+v, want no evidence", got)
+	}
+}
+
+// nodeStatus builds the NodePodProbe of node n1 with one pod whose probes are as given, its
+// status of the given shape: "full" lists every result; "sparse" only what is not passing, for
+// the current spec; "sparse, older spec" the same written before the spec's last change.
+func nodeStatus(now time.Time, probes []probeIs, shape string) (*appsv1alpha1.NodePodProbe, *corev1.Pod) {
+	pod := testutil.NewPod("ns", "web-0").OnNode("n1").With(func(p *corev1.Pod) { p.UID = "u-web-0" }).Build()
+	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "n1", Generation: 3}}
+	spec := appsv1alpha1.PodProbe{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID}
+	ps := appsv1alpha1.PodProbeStatus{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID}
+	at := metav1.NewTime(now.Add(-10 * time.Second))
+	for i, is := range probes {
+		container := []string{"app", "side"}[i]
+		name := fmt.Sprintf("%s-%s", pod.Name, container)
+		spec.Probes = append(spec.Probes, appsv1alpha1.ContainerProbe{Name: name, ContainerName: container})
+		s := appsv1alpha1.ContainerProbeState{Name: name, ContainerID: "containerd://" + container, LastProbeTime: at, LastTransitionTime: at}
+		switch is {
+		case passing:
+			s.State = appsv1alpha1.ProbeSucceeded
+		case failed:
+			s.State, s.FailingSince = appsv1alpha1.ProbeFailed, &at
+		case suspect:
+			s.State, s.FailingSince = appsv1alpha1.ProbeSucceeded, &at
+		case unprobed:
+			if shape == "full" {
+				continue // the daemon of the full report lists results only
+			}
+			s = appsv1alpha1.ContainerProbeState{Name: name, State: appsv1alpha1.ProbeUnknown}
+		}
+		if shape != "full" && s.Passing() {
+			continue
+		}
+		ps.ProbeStates = append(ps.ProbeStates, s)
+	}
+	npp.Spec.PodProbes = []appsv1alpha1.PodProbe{spec}
+	if len(ps.ProbeStates) > 0 {
+		npp.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{ps}
+	}
+	switch shape {
+	case "sparse":
+		npp.Status.ProbedGeneration = 3
+	case "sparse, older spec":
+		npp.Status.ProbedGeneration = 2
+	}
+	return npp, pod
+}
+
+// evidenceOf reads the pod's evidence from a cache holding npp and the node's daemon Lease (its
+// daemon started before the results were taken).
+func evidenceOf(t *testing.T, now time.Time, npp *appsv1alpha1.NodePodProbe, pod *corev1.Pod) Evidence {
+	t.Helper()
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "elo-system", Name: appsv1alpha1.DaemonLeasePrefix + "n1"},
+		Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: now}, AcquireTime: &metav1.MicroTime{Time: now.Add(-time.Hour)}}}
+	cache := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithObjects(npp, lease, pod).Build()
+	clk := clocktesting.NewFakePassiveClock(now)
+	b := NewBuilder(cache, NewWorkloads(cache, cache, cache, clk), Options{Default: rules.DefaultPolicy(rules.Defaults{}),
+		OperatorNamespace: "elo-system", Clock: clk})
+	e, err := b.Reader().Evidence(context.Background(), pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
