@@ -260,11 +260,17 @@ func podReady(p corev1.Pod) bool {
 
 // notPassing lists the pods of ns with a liveness state that is not Succeeded (Failed, Unknown, or
 // anything a newer daemon reports before the failure threshold). A pod of ns that the
-// NodePodProbes do not report at all is not passing either.
+// NodePodProbes do not report at all is not passing either, unless the status is complete for
+// the spec that lists it (probedGeneration): such a status leaves passing probes out.
 func notPassing(npps []appsv1alpha1.NodePodProbe, ns string, pods []corev1.Pod) []string {
 	reported := map[types.UID]bool{}
 	var out []string
 	for _, n := range npps {
+		if n.OmitsPassing() {
+			for _, pp := range n.Spec.PodProbes {
+				reported[pp.UID] = true
+			}
+		}
 		for _, ps := range n.Status.PodProbeStatuses {
 			if ps.Namespace != ns {
 				continue

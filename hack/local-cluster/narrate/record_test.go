@@ -158,6 +158,27 @@ func TestNotPassing(t *testing.T) {
 	}
 }
 
+// A status complete for its spec (probedGeneration) lists only what is not passing: a pod of the
+// spec it leaves out passes; a pod of no spec is still not reported, and so is every pod left
+// out while the daemon has not caught up with the spec.
+func TestNotPassingSparseStatus(t *testing.T) {
+	pods := []corev1.Pod{pod("a", 0, true), pod("b", 0, true), pod("d", 0, true)}
+	sparse := probes(map[string]appsv1alpha1.ProbeState{"b": appsv1alpha1.ProbeUnknown})
+	sparse[0].Generation = 4
+	for _, name := range []string{"a", "b"} {
+		sparse[0].Spec.PodProbes = append(sparse[0].Spec.PodProbes,
+			appsv1alpha1.PodProbe{Name: name, Namespace: "demo", UID: types.UID("uid-" + name)})
+	}
+	sparse[0].Status.ProbedGeneration = 4
+	if got, want := notPassing(sparse, "demo", pods), []string{"b", "d (not reported)"}; !slices.Equal(got, want) {
+		t.Errorf("complete sparse status: notPassing = %v, want %v", got, want)
+	}
+	sparse[0].Generation = 5 // the spec changed since the daemon's last write
+	if got, want := notPassing(sparse, "demo", pods), []string{"a (not reported)", "b", "d (not reported)"}; !slices.Equal(got, want) {
+		t.Errorf("stale sparse status: notPassing = %v, want %v", got, want)
+	}
+}
+
 func TestHoldReason(t *testing.T) {
 	cases := []struct {
 		e    eventsv1.Event
