@@ -101,9 +101,13 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, d rules.D
 	if !x.Since.IsZero() {
 		decisionLatency.Observe(crr.CreationTimestamp.Sub(x.Since).Seconds())
 	}
+	canary := ""
+	if d.Canary {
+		canary = "; the canary of the workload's held restarts: they follow if its new container passes its probe"
+	}
 	r.recorder.Eventf(pod, crr, corev1.EventTypeNormal, EventRestartRequested, "Restart",
-		"restarting container %s (%s) after liveness probe %s failed: ContainerRecreateRequest %s",
-		x.Container, x.ContainerID, x.Probe, crr.Name)
+		"restarting container %s (%s) after liveness probe %s failed: ContainerRecreateRequest %s%s",
+		x.Container, x.ContainerID, x.Probe, crr.Name, canary)
 	return 0, nil
 }
 

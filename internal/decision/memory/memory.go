@@ -59,6 +59,7 @@ type Memory struct {
 	storms     timers[rules.WorkloadKey]
 	nodeStorms timers[string]
 	buckets    *buckets
+	doubts     doubts
 }
 
 // New returns an empty memory; global is the manager-wide bucket (PerMinute 0: none). counted,
@@ -74,6 +75,7 @@ func New(c clock.PassiveClock, global rules.Rate, counted func([]rules.PolicyKey
 		storms:     timers[rules.WorkloadKey]{},
 		nodeStorms: timers[string]{},
 		buckets:    newBuckets(global, c.Now()),
+		doubts:     doubts{},
 	}
 }
 
@@ -120,6 +122,9 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 	case rules.Withdrawn:
 		m.buckets.giveBack(d.Policies, m.clock.Now())
 		m.expected.observed(d.UID, d.Failure.Request)
+		if d.Canary {
+			m.doubts.withdrawn(d)
+		}
 		return false
 	}
 	// Wait, Hold, Restart: first what the decision saw, whichever rule answered.
@@ -132,6 +137,7 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 	for _, r := range s.Finished {
 		m.expected.observed(r.Pod, r.Name)
 	}
+	m.doubts.seen(d.Workload, s)
 	switch {
 	case d.Outcome == rules.Hold:
 		if d.NewHold {
@@ -145,6 +151,9 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 	case d.Outcome == rules.Restart:
 		m.expected.expect(d.UID, d.Failure.Request)
 		m.buckets.take(d.Policies, s.At)
+		if d.Canary {
+			m.doubts.canary(d, s.At)
+		}
 	}
 	return false
 }
@@ -224,6 +233,7 @@ func (v view) LastStorm(w rules.WorkloadKey) (time.Time, bool)    { return v.m.s
 func (v view) LastNodeStorm(n string) (time.Time, bool)           { return v.m.nodeStorms.last(n) }
 func (v view) Restarts(w rules.WorkloadKey) []rules.RestartRecord { return v.m.restarts.of(w) }
 func (v view) TokenWait(g rules.Governing) time.Duration          { return v.m.buckets.wait(g, v.now) }
+func (v view) Doubt(w rules.WorkloadKey) (rules.DoubtHold, bool)  { return v.m.doubts.of(w) }
 func (v view) Held(pod types.NamespacedName, i rules.Instance) (policyv1alpha1.HoldReason, bool) {
 	return v.m.holds.held(pod, i)
 }

@@ -76,6 +76,8 @@ type Decision struct {
 	// such a hold is an event and is counted, the same hold decided again is not.
 	Held    policyv1alpha1.HoldReason
 	NewHold bool
+	// Canary: the restart is a doubt hold's canary (bounded.go); the memory remembers it as such.
+	Canary bool
 	// Soon is how soon after the restart a failure of the new instance means that the restart
 	// did not help (SoonAfterRestart).
 	Soon time.Duration
@@ -96,6 +98,10 @@ type Seen struct {
 	Ineffective []RestartID
 	// Finished are the expected requests the cache shows finished.
 	Finished []ExpectedRequest
+	// Doubt is the workload's doubt hold from now, when a doubt rule answered; DoubtEnded: the
+	// failure passed every doubt rule, so the workload's doubt hold is over.
+	Doubt      *DoubtHold
+	DoubtEnded bool
 }
 
 // ExpectedRequest is a request the decision created for a pod.
@@ -121,6 +127,8 @@ type Memory interface {
 	// TokenWait is how long until the manager-wide bucket and each governing policy's hold a
 	// token; zero when they do now.
 	TokenWait(g Governing) time.Duration
+	// Doubt returns the workload's doubt hold.
+	Doubt(w WorkloadKey) (DoubtHold, bool)
 }
 
 // inOrder are the rules after Stale, in the order of the decision; the first that answers
@@ -151,11 +159,19 @@ func Decide(f *Facts, x Failure, m Memory) Decision {
 	d.Desired, d.Unavailable, d.PodAvailable = c.workload.Desired, c.workload.Unavailable(), c.self.Available()
 	d.Verdict = Verdict{Outcome: Restart}
 	for _, rule := range inOrder {
-		if v, ok := rule(c); ok {
-			d.Verdict = v
-			break
+		v, ok := rule(c)
+		if !ok || isDoubt(v) && boundDoubt(c, &v) {
+			continue
 		}
+		d.Verdict = v
+		break
 	}
+	d.Seen = c.seen
+	// Past every doubt rule without one answering: the doubt is over.
+	if c.doubt == nil && (d.Outcome == Restart || d.Reason.Kind() == policyv1alpha1.HoldKindBudget) {
+		d.Seen.DoubtEnded = true
+	}
+	d.Canary = d.Outcome == Restart && c.doubt != nil && c.doubt.Canary
 	d.NewHold = d.Outcome == Hold && d.Held != d.Reason
 	return d
 }
@@ -179,6 +195,8 @@ type judged struct {
 	workloadSettling, nodeSettling time.Duration
 	// tally counts the workload's recent restarts, for the restart-effectiveness breaker.
 	tally RestartTally
+	// doubt is the workload's doubt hold, once a doubt rule has answered.
+	doubt *DoubtStep
 	seen  Seen
 }
 

@@ -36,6 +36,7 @@ type fakeMemory struct {
 	lastNodeStorm map[string]time.Time
 	restarts      []RestartRecord
 	tokenWait     time.Duration
+	doubts        map[WorkloadKey]DoubtHold
 }
 
 func newFakeMemory() *fakeMemory {
@@ -62,6 +63,10 @@ func (m *fakeMemory) LastNodeStorm(n string) (time.Time, bool) {
 }
 func (m *fakeMemory) Restarts(WorkloadKey) []RestartRecord { return m.restarts }
 func (m *fakeMemory) TokenWait(Governing) time.Duration    { return m.tokenWait }
+func (m *fakeMemory) Doubt(w WorkloadKey) (DoubtHold, bool) {
+	d, ok := m.doubts[w]
+	return d, ok
+}
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 

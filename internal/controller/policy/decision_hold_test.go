@@ -1,0 +1,103 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package policy
+
+import (
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+)
+
+// Doubt holds end: after maxHold one held pod is restarted as a canary, and the others follow once
+// its new container passes its probe. The manager's clock is fake; the daemon's heartbeat and
+// fresh results are played at its time.
+var _ = Describe("Decision controller, bounded holds", Ordered, func() {
+	var (
+		stop  func()
+		clock *clocktesting.FakeClock
+	)
+	BeforeAll(func() {
+		clock = clocktesting.NewFakeClock(time.Now())
+		c := testConfig()
+		c.Clock = clock
+		stop = startManager(c)
+	})
+	AfterAll(func() { stop() })
+
+	It("releases one canary of a FailureStorm hold after maxHold, then the others when it passes", func() {
+		ns, node := newNamespace(), name("hold-node")
+		renewLease(node, clock.Now())
+		createPolicy(ns, "web", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.MaxHold = &metav1.Duration{Duration: time.Minute}
+		})
+		labels := map[string]string{"app": "held"}
+		rs := deployment(ns, "held", 10, labels)
+		var pods []*corev1.Pod
+		for i := range 10 {
+			pods = append(pods, createPod(ns, fmt.Sprintf("held-%d", i), node, podOpts{owner: rs, labels: labels}))
+		}
+		// 8 of 10 failing, more than maxFailing 50%: a storm, and still one after a pod recovers.
+		states := func(skip string) []probeState {
+			var out []probeState
+			for _, p := range pods[:8] {
+				if p.Name != skip {
+					out = append(out, failed(p, "app", 1))
+				}
+			}
+			return out
+		}
+		reportAt(node, clock.Now(), pods, states("")...)
+		Eventually(heldEvents(ns, pods[0].Name, policyv1alpha1.HoldFailureStorm), wait, poll).Should(ConsistOf(
+			And(ContainSubstring("8 of 10 pods of Deployment/held are failing"),
+				ContainSubstring("one held pod is restarted as a canary in 1m0s (maxHold 1m0s)"))))
+		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
+
+		By("after maxHold exactly one held pod is restarted")
+		clock.Step(time.Minute)
+		renewLease(node, clock.Now())
+		reportAt(node, clock.Now(), pods, states("")...)
+		Eventually(crrCount(ns), wait, poll).Should(Equal(1))
+		Consistently(crrCount(ns), quiet, poll).Should(Equal(1))
+		canaryName := crrPods(ns)[0]
+		Expect(events(ns, canaryName)).To(ContainElement(ContainSubstring("the canary of the workload's held restarts")))
+		var canary *corev1.Pod
+		for _, p := range pods {
+			if p.Name == canaryName {
+				canary = p
+			}
+		}
+
+		By("the canary's new container passes its probe: the others follow within maxUnavailable")
+		finish(ns, canary, 2)
+		rest := states(canaryName)
+		rest = append(rest, succeeded(canary, "app", 2))
+		renewLease(node, clock.Now())
+		reportAt(node, clock.Now(), pods, rest...)
+		// 7 of 10 still failing: the storm goes on, but the canary passed. maxUnavailable 25% of
+		// 10 is 3: three restarts at once.
+		Eventually(crrCount(ns), wait, poll).Should(Equal(4))
+		Consistently(crrCount(ns), quiet, poll).Should(Equal(4))
+	})
+})
