@@ -269,6 +269,38 @@ type EnhancedLivenessPolicyStatus struct {
 	// +kubebuilder:validation:MaxItems=20
 	// +optional
 	Workloads []WorkloadSummary `json:"workloads,omitempty"`
+
+	// heldPods lists the restarts held now in the pods the policy governs, longest held first,
+	// at most 50; heldPodsTotal counts them all.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=50
+	// +optional
+	HeldPods []HeldPod `json:"heldPods,omitempty"`
+
+	// heldPodsTotal is the number of restarts held now in the pods the policy governs.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Held Now",xDescriptors={"urn:alm:descriptor:text"}
+	HeldPodsTotal int32 `json:"heldPodsTotal,omitempty"`
+}
+
+// HeldPod is one container whose restart is held now.
+type HeldPod struct {
+	// pod is the pod's name, in the policy's namespace.
+	// +required
+	Pod string `json:"pod"`
+
+	// container is the container whose restart is held.
+	// +required
+	Container string `json:"container"`
+
+	// reason the restart is held for: DaemonNotReporting, Disabled, DryRun, Blacklisted,
+	// FailureStorm, NodeStorm, RestartIneffective, MaxUnavailable or RateLimited.
+	// +required
+	Reason HoldReason `json:"reason"`
+
+	// since is when the restart began to be held for reason.
+	// +required
+	Since metav1.Time `json:"since"`
 }
 
 // HeldCount is how many restarts were held for one reason.

@@ -22,9 +22,11 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	promtestutil "github.com/prometheus/client_golang/prometheus/testutil"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
@@ -99,5 +101,54 @@ var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 		// 10 is 3: three restarts at once.
 		Eventually(crrCount(ns), wait, poll).Should(Equal(4))
 		Consistently(crrCount(ns), quiet, poll).Should(Equal(4))
+	})
+
+	It("tells a lasting hold again every 5 minutes, lists it in the policy status and measures it", func() {
+		ns, node := newNamespace(), name("loud-node")
+		renewLease(node, clock.Now())
+		zero := intstr.FromInt32(0)
+		pol := createPolicy(ns, "tight", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.MaxUnavailable, s.MaxHold = &zero, &metav1.Duration{Duration: time.Minute}
+		})
+		labels := map[string]string{"app": "loud"}
+		rs := deployment(ns, "loud", 4, labels)
+		var pods []*corev1.Pod
+		for i := range 4 {
+			pods = append(pods, createPod(ns, fmt.Sprintf("loud-%d", i), node, podOpts{owner: rs, labels: labels}))
+		}
+		since := clock.Now()
+		reportAt(node, clock.Now(), pods, failed(pods[0], "app", 1))
+		Eventually(heldEvents(ns, pods[0].Name, policyv1alpha1.HoldMaxUnavailable), wait, poll).Should(HaveLen(1))
+		Eventually(func() []policyv1alpha1.HeldPod { return policyStatus(pol)().HeldPods }, wait, poll).Should(Equal([]policyv1alpha1.HeldPod{{
+			Pod: pods[0].Name, Container: "app", Reason: policyv1alpha1.HoldMaxUnavailable, Since: metav1.NewTime(since.Truncate(time.Second))}}))
+		Expect(policyStatus(pol)().HeldPodsTotal).To(Equal(int32(1)))
+		Eventually(func() float64 {
+			return promtestutil.ToFloat64(heldPods.WithLabelValues(string(policyv1alpha1.HoldMaxUnavailable)))
+		},
+			wait, poll).Should(BeNumerically(">=", 1))
+
+		// The daemon's heartbeat and fresh results every 30 s of the manager's clock, as a real
+		// daemon's (a jump of minutes would make the results stale evidence for a moment).
+		advance := func(d time.Duration) {
+			for range d / (30 * time.Second) {
+				clock.Step(30 * time.Second)
+				renewLease(node, clock.Now())
+				reportAt(node, clock.Now(), pods, failed(pods[0], "app", 1))
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+		By("4 minutes on: no new event; 5 minutes on: the hold is told again")
+		advance(4 * time.Minute)
+		Consistently(func() []string { return events(ns, pods[0].Name) }, quiet, poll).Should(HaveLen(1))
+		advance(time.Minute)
+		Eventually(func() []string { return events(ns, pods[0].Name) }, wait, poll).Should(ContainElement(
+			HavePrefix("RestartStillHeld: MaxUnavailable: still held after 5m0s: 0 of 4 pods of Deployment/loud are unavailable")))
+		Expect(heldEvents(ns, pods[0].Name, policyv1alpha1.HoldMaxUnavailable)()).To(HaveLen(1))
+		Eventually(func() float64 {
+			return promtestutil.ToFloat64(oldestHold.WithLabelValues(string(policyv1alpha1.HoldMaxUnavailable)))
+		},
+			wait, poll).Should(BeNumerically(">=", 300))
+		Eventually(func() float64 { return promtestutil.ToFloat64(holdsOverMaxHold) }, wait, poll).Should(BeNumerically(">=", 1))
+		Expect(crrCount(ns)()).To(BeZero())
 	})
 })

@@ -143,7 +143,14 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 		if d.NewHold {
 			m.counts.held(d.StatusPolicies, d.Reason)
 		}
-		m.holds.record(d.Pod, inst, hold{reason: d.Reason, workload: d.Workload, node: d.Node})
+		x := hold{reason: d.Reason, workload: d.Workload, node: d.Node, since: d.HeldSince, policies: d.StatusPolicies}
+		x.maxHold, _ = d.Policies.MaxHold()
+		if prev, ok := m.holds.byPod[d.Pod][inst]; ok && !d.Announce {
+			x.announced = prev.announced
+		} else {
+			x.announced = s.At
+		}
+		m.holds.record(d.Pod, inst, x)
 		if d.Reason == policyv1alpha1.HoldRateLimited {
 			m.buckets.take(d.Policies, s.At) // takes nothing: brings the buckets up to date
 		}
@@ -234,7 +241,7 @@ func (v view) LastNodeStorm(n string) (time.Time, bool)           { return v.m.n
 func (v view) Restarts(w rules.WorkloadKey) []rules.RestartRecord { return v.m.restarts.of(w) }
 func (v view) TokenWait(g rules.Governing) time.Duration          { return v.m.buckets.wait(g, v.now) }
 func (v view) Doubt(w rules.WorkloadKey) (rules.DoubtHold, bool)  { return v.m.doubts.of(w) }
-func (v view) Held(pod types.NamespacedName, i rules.Instance) (policyv1alpha1.HoldReason, bool) {
+func (v view) Held(pod types.NamespacedName, i rules.Instance) (rules.HeldRecord, bool) {
 	return v.m.holds.held(pod, i)
 }
 
@@ -247,6 +254,8 @@ type Snapshot struct {
 	Ineffective map[rules.WorkloadKey]int
 	// Counts are the decisions counted for the policy since the manager started.
 	Counts Counts
+	// HeldPods are the held restarts of the pods the policy governs, oldest first.
+	HeldPods []HeldPod
 
 	pending   map[types.UID]bool
 	lastStorm map[rules.WorkloadKey]time.Time
@@ -260,6 +269,7 @@ func (m *Memory) Snapshot(policy rules.PolicyKey) Snapshot {
 		Reasons:     m.holds.reasons(),
 		Ineffective: m.holds.heldFor(policyv1alpha1.HoldRestartIneffective),
 		Counts:      m.counts.counts(policy),
+		HeldPods:    m.holds.governedBy(policy),
 		pending:     map[types.UID]bool{},
 		lastStorm:   maps.Clone(m.storms),
 	}

@@ -76,6 +76,10 @@ type Decision struct {
 	// such a hold is an event and is counted, the same hold decided again is not.
 	Held    policyv1alpha1.HoldReason
 	NewHold bool
+	// HeldSince is when the instance's restart began to be held for Reason (a Hold). Announce:
+	// the hold is told in an event, when it starts and every HoldEventInterval while it lasts.
+	HeldSince time.Time
+	Announce  bool
 	// Canary: the restart is a doubt hold's canary (bounded.go); the memory remembers it as such.
 	Canary bool
 	// Soon is how soon after the restart a failure of the new instance means that the restart
@@ -117,8 +121,8 @@ type Memory interface {
 	Now() time.Time
 	// Expected returns the request created for the pod that is not known to be finished.
 	Expected(pod types.UID) (request string, ok bool)
-	// Held returns the reason the instance's restart is held for.
-	Held(pod types.NamespacedName, i Instance) (policyv1alpha1.HoldReason, bool)
+	// Held returns the instance's held restart.
+	Held(pod types.NamespacedName, i Instance) (HeldRecord, bool)
 	// LastStorm and LastNodeStorm return when the workload or the node was last seen in a storm.
 	LastStorm(w WorkloadKey) (time.Time, bool)
 	LastNodeStorm(node string) (time.Time, bool)
@@ -130,6 +134,18 @@ type Memory interface {
 	// Doubt returns the workload's doubt hold.
 	Doubt(w WorkloadKey) (DoubtHold, bool)
 }
+
+// HeldRecord is what the memory keeps of a held restart.
+type HeldRecord struct {
+	Reason policyv1alpha1.HoldReason
+	// Since is when it began to be held for Reason; Announced when the last event told it; both
+	// on the manager's clock.
+	Since, Announced time.Time
+}
+
+// HoldEventInterval is how often a lasting hold is told again in an event on its pod: a hold
+// nobody hears of is a liveness kill silently removed.
+const HoldEventInterval = 5 * time.Minute
 
 // inOrder are the rules after Stale, in the order of the decision; the first that answers
 // decides, and a failure no rule holds is restarted.
@@ -154,7 +170,8 @@ func Decide(f *Facts, x Failure, m Memory) Decision {
 	}
 	c := judge(f, x, m)
 	d.Workload, d.Policies, d.StatusPolicies, d.Seen = c.workloadKey, f.Policies, f.Policies.WithStatus(), c.seen
-	d.Held, _ = m.Held(f.Pod, x.Instance())
+	held, _ := m.Held(f.Pod, x.Instance())
+	d.Held = held.Reason
 	d.Soon = SoonAfterRestart(x.InitialDelay, x.Threshold, x.Period)
 	d.Desired, d.Unavailable, d.PodAvailable = c.workload.Desired, c.workload.Unavailable(), c.self.Available()
 	d.Verdict = Verdict{Outcome: Restart}
@@ -173,6 +190,12 @@ func Decide(f *Facts, x Failure, m Memory) Decision {
 	}
 	d.Canary = d.Outcome == Restart && c.doubt != nil && c.doubt.Canary
 	d.NewHold = d.Outcome == Hold && d.Held != d.Reason
+	if d.Outcome == Hold {
+		d.HeldSince, d.Announce = held.Since, c.now.Sub(held.Announced) >= HoldEventInterval
+		if d.NewHold {
+			d.HeldSince, d.Announce = c.now, true
+		}
+	}
 	return d
 }
 

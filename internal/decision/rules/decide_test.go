@@ -31,7 +31,7 @@ import (
 type fakeMemory struct {
 	now           time.Time
 	expected      map[types.UID]string
-	held          map[Instance]policyv1alpha1.HoldReason
+	held          map[Instance]HeldRecord
 	lastStorm     map[WorkloadKey]time.Time
 	lastNodeStorm map[string]time.Time
 	restarts      []RestartRecord
@@ -40,7 +40,7 @@ type fakeMemory struct {
 }
 
 func newFakeMemory() *fakeMemory {
-	return &fakeMemory{now: t0, expected: map[types.UID]string{}, held: map[Instance]policyv1alpha1.HoldReason{},
+	return &fakeMemory{now: t0, expected: map[types.UID]string{}, held: map[Instance]HeldRecord{},
 		lastStorm: map[WorkloadKey]time.Time{}, lastNodeStorm: map[string]time.Time{}}
 }
 
@@ -49,7 +49,7 @@ func (m *fakeMemory) Expected(pod types.UID) (string, bool) {
 	n, ok := m.expected[pod]
 	return n, ok
 }
-func (m *fakeMemory) Held(_ types.NamespacedName, i Instance) (policyv1alpha1.HoldReason, bool) {
+func (m *fakeMemory) Held(_ types.NamespacedName, i Instance) (HeldRecord, bool) {
 	r, ok := m.held[i]
 	return r, ok
 }
@@ -293,25 +293,34 @@ func TestStaleNeedsOnlyThePodAndTheResult(t *testing.T) {
 	}
 }
 
-// A hold is an event and is counted once per instance and reason.
+// A hold is counted once per instance and reason, and told in an event when it starts and again
+// every HoldEventInterval while it lasts.
 func TestNewHold(t *testing.T) {
+	since := t0.Add(-time.Hour)
 	for _, c := range []struct {
-		name string
-		held policyv1alpha1.HoldReason // "" when the instance was not held
-		want bool
+		name      string
+		held      HeldRecord // zero when the instance was not held
+		want      bool
+		announce  bool
+		heldSince time.Time
 	}{
-		{"a new instance is a transition", "", true},
-		{"the same reason again is no transition", policyv1alpha1.HoldDryRun, false},
-		{"a new reason is a transition", policyv1alpha1.HoldMaxUnavailable, true},
+		{"a new instance is a transition", HeldRecord{}, true, true, t0},
+		{"the same reason again is no transition", HeldRecord{Reason: policyv1alpha1.HoldDryRun, Since: since, Announced: t0.Add(-4 * time.Minute)},
+			false, false, since},
+		{"the same reason is told again after 5 minutes", HeldRecord{Reason: policyv1alpha1.HoldDryRun, Since: since, Announced: t0.Add(-5 * time.Minute)},
+			false, true, since},
+		{"a new reason is a transition", HeldRecord{Reason: policyv1alpha1.HoldMaxUnavailable, Since: since, Announced: t0}, true, true, t0},
 	} {
 		f, x := baseFacts()
 		f.Policies[0].DryRun = true
 		m := newFakeMemory()
-		if c.held != "" {
+		if c.held.Reason != "" {
 			m.held[x.Instance()] = c.held
 		}
-		if d := Decide(f, x, m); d.Held != c.held || d.NewHold != c.want {
-			t.Errorf("%s: held %q, NewHold = %v, want %v", c.name, d.Held, d.NewHold, c.want)
+		d := Decide(f, x, m)
+		if d.Held != c.held.Reason || d.NewHold != c.want || d.Announce != c.announce || !d.HeldSince.Equal(c.heldSince) {
+			t.Errorf("%s: held %q, NewHold = %v, Announce = %v, since %s; want %v %v %s", c.name, d.Held, d.NewHold, d.Announce, d.HeldSince,
+				c.want, c.announce, c.heldSince)
 		}
 	}
 }
