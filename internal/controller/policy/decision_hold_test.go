@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 )
 
@@ -102,6 +103,25 @@ var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 		Eventually(crrCount(ns), wait, poll).Should(Equal(4))
 		Consistently(crrCount(ns), quiet, poll).Should(Equal(4))
 	})
+
+	for _, skew := range []time.Duration{0, 5 * time.Minute, -5 * time.Minute} {
+		It(fmt.Sprintf("holds restarts on a node whose daemon Lease expired, and resumes when it is renewed (node clock %s off)", skew), func() {
+			ns, node := newNamespace(), name("skew-node")
+			// The daemon's clock is skew off the manager's: its renewTime and its results say so.
+			nodeNow := func() time.Time { return clock.Now().Add(skew) }
+			renewLease(node, nodeNow())
+			pod := createPod(ns, "lonely", node, podOpts{})
+			By("renewed, then silent for longer than the Lease's duration on the manager's clock")
+			clock.Step(time.Duration(appsv1alpha1.DaemonLeaseDuration+1) * time.Second)
+			reportAt(node, nodeNow(), []*corev1.Pod{pod}, failed(pod, "app", 1))
+			Eventually(heldEvents(ns, pod.Name, policyv1alpha1.HoldDaemonNotReporting), wait, poll).Should(ConsistOf(
+				ContainSubstring("is not reporting")))
+			Consistently(crrCount(ns), quiet, poll).Should(BeZero())
+			By("renewed again: the restart goes through")
+			renewLease(node, nodeNow())
+			Eventually(crrCount(ns), wait, poll).Should(Equal(1))
+		})
+	}
 
 	It("tells a lasting hold again every 5 minutes, lists it in the policy status and measures it", func() {
 		ns, node := newNamespace(), name("loud-node")

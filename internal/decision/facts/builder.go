@@ -51,21 +51,22 @@ type Options struct {
 
 // Builder reads the facts of the decision from the manager's cache.
 type Builder struct {
-	cache     client.Reader
-	workloads *Workloads
-	opts      Options
+	cache      client.Reader
+	workloads  *Workloads
+	opts       Options
+	heartbeats *heartbeats
 }
 
 // NewBuilder returns a builder reading cache, resolving workloads with w.
 func NewBuilder(cache client.Reader, w *Workloads, o Options) *Builder {
-	return &Builder{cache: cache, workloads: w, opts: o}
+	return &Builder{cache: cache, workloads: w, opts: o, heartbeats: newHeartbeats(o.Clock)}
 }
 
 // Reader returns a reader for one refresh of a policy's status.
 func (b *Builder) Reader() *Reader { return b.reader(false) }
 
 func (b *Builder) reader(learn bool) *Reader {
-	return &Reader{cache: b.cache, workloads: b.workloads, leaseNS: b.opts.OperatorNamespace, now: b.opts.Clock.Now(),
+	return &Reader{cache: b.cache, workloads: b.workloads, leaseNS: b.opts.OperatorNamespace, now: b.opts.Clock.Now(), heartbeats: b.heartbeats,
 		learn: learn, probes: map[string]map[types.UID]*appsv1alpha1.PodProbeStatus{},
 		npps: map[string]*appsv1alpha1.NodePodProbe{}, leases: map[string]rules.Daemon{}}
 }

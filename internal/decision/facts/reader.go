@@ -46,6 +46,8 @@ type Reader struct {
 	workloads *Workloads
 	leaseNS   string
 	now       time.Time
+	// heartbeats say when the manager saw each daemon's Lease renewed.
+	heartbeats *heartbeats
 	// learn: the decision's reader; the workloads it resolves are learned for the watches.
 	learn bool
 
@@ -154,7 +156,8 @@ func (r *Reader) readLease(ctx context.Context, node string) (rules.Daemon, erro
 	if l.Spec.LeaseDurationSeconds != nil {
 		d = *l.Spec.LeaseDurationSeconds
 	}
-	out.Reporting = out.Renewed.Add(time.Duration(d) * time.Second).After(r.now)
+	// When the manager saw this renewal, on its own clock: the node's clock may be minutes off.
+	out.Reporting = r.heartbeats.seen(node, out.Renewed).Add(time.Duration(d) * time.Second).After(r.now)
 	return out, nil
 }
 

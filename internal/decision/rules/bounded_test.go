@@ -222,3 +222,30 @@ func TestDecideBoundsDoubtHolds(t *testing.T) {
 		})
 	}
 }
+
+// A node storm holds another namespace's hang no longer than maxHold, while a real node-wide
+// failure is held until then.
+func TestNodeStormIsBounded(t *testing.T) {
+	nodeWide := func(f *Facts) {
+		f.Workload.Pods = pods(10, 10, 1, 0) // the workload itself is fine but for this pod
+		f.Node = NodeState{Name: "n1", Pods: 20, FailingPods: 20, FailingWorkloads: 5}
+	}
+	f, x := stormFacts()
+	nodeWide(f)
+	m := newFakeMemory()
+	m.doubts = map[WorkloadKey]DoubtHold{}
+	d := Decide(f, x, m)
+	if d.Outcome != Hold || d.Reason != policyv1alpha1.HoldNodeStorm || d.Seen.Doubt == nil {
+		t.Fatalf("every probe of the node failing: %s %s (%s)", d.Outcome, d.Reason, d.Message)
+	}
+	m.doubts[web] = *d.Seen.Doubt
+	m.now = t0.Add(9 * time.Minute)
+	if d = Decide(f, x, m); d.Outcome != Hold || d.Reason != policyv1alpha1.HoldNodeStorm {
+		t.Fatalf("within maxHold: %s %s", d.Outcome, d.Reason)
+	}
+	m.doubts[web] = *d.Seen.Doubt
+	m.now = t0.Add(10 * time.Minute)
+	if d = Decide(f, x, m); d.Outcome != Restart || !d.Canary {
+		t.Fatalf("after maxHold: %s %s (%s)", d.Outcome, d.Reason, d.Message)
+	}
+}
