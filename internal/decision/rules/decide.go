@@ -216,8 +216,11 @@ type judged struct {
 	maxFailing                     int32
 	maxFailingBy                   PolicyKey
 	workloadSettling, nodeSettling time.Duration
-	// tally counts the workload's recent restarts, for the restart-effectiveness breaker.
-	tally RestartTally
+	// tally counts the workload's recent restarts, podTally the pod's own, for the
+	// restart-effectiveness breaker.
+	tally, podTally RestartTally
+	// ineffectivePods counts the workload's pods whose restarts did not help.
+	ineffectivePods int
 	// doubt is the workload's doubt hold, once a doubt rule has answered.
 	doubt *DoubtStep
 	seen  Seen
