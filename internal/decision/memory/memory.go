@@ -60,6 +60,7 @@ type Memory struct {
 	nodeStorms timers[string]
 	buckets    *buckets
 	doubts     doubts
+	firstSeen  firstSeen
 }
 
 // New returns an empty memory; global is the manager-wide bucket (PerMinute 0: none). counted,
@@ -76,6 +77,7 @@ func New(c clock.PassiveClock, global rules.Rate, counted func([]rules.PolicyKey
 		nodeStorms: timers[string]{},
 		buckets:    newBuckets(global, c.Now()),
 		doubts:     doubts{},
+		firstSeen:  firstSeen{},
 	}
 }
 
@@ -138,6 +140,7 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 		m.expected.observed(r.Pod, r.Name)
 	}
 	m.doubts.seen(d.Workload, s)
+	m.firstSeen.see(d.Pod, inst, s.At)
 	switch {
 	case d.Outcome == rules.Hold:
 		if d.NewHold {
@@ -170,14 +173,16 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 func (m *Memory) Retain(pod types.NamespacedName, failing []rules.Instance) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.holds.retain(pod, func(i rules.Instance) bool {
+	keep := func(i rules.Instance) bool {
 		for _, f := range failing {
 			if f == i {
 				return true
 			}
 		}
 		return false
-	})
+	}
+	m.holds.retain(pod, keep)
+	m.firstSeen.retain(pod, keep)
 }
 
 // RequestFinished ends the expectation of a request the cache shows finished or deleted.
@@ -192,6 +197,7 @@ func (m *Memory) ForgetPod(pod types.NamespacedName, uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.holds.forget(pod)
+	m.firstSeen.retain(pod, func(rules.Instance) bool { return false })
 	if uid != "" {
 		m.restarts.forgetPod(uid)
 		m.expected.forget(uid)
@@ -241,6 +247,9 @@ func (v view) LastNodeStorm(n string) (time.Time, bool)           { return v.m.n
 func (v view) Restarts(w rules.WorkloadKey) []rules.RestartRecord { return v.m.restarts.of(w) }
 func (v view) TokenWait(g rules.Governing) time.Duration          { return v.m.buckets.wait(g, v.now) }
 func (v view) Doubt(w rules.WorkloadKey) (rules.DoubtHold, bool)  { return v.m.doubts.of(w) }
+func (v view) FirstSeen(pod types.NamespacedName, i rules.Instance) (time.Time, bool) {
+	return v.m.firstSeen.of(pod, i)
+}
 func (v view) Held(pod types.NamespacedName, i rules.Instance) (rules.HeldRecord, bool) {
 	return v.m.holds.held(pod, i)
 }

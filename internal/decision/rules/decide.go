@@ -133,6 +133,8 @@ type Memory interface {
 	TokenWait(g Governing) time.Duration
 	// Doubt returns the workload's doubt hold.
 	Doubt(w WorkloadKey) (DoubtHold, bool)
+	// FirstSeen returns when a decision first saw the instance's failure.
+	FirstSeen(pod types.NamespacedName, i Instance) (time.Time, bool)
 }
 
 // HeldRecord is what the memory keeps of a held restart.
@@ -210,7 +212,8 @@ type judged struct {
 	// The workload and the pod, with the requests the memory expects counted as active.
 	workload WorkloadState
 	self     PodState
-	// failedFor is how long the result has been Failed, on the manager's clock.
+	// failedFor is how long the decision has seen the result Failed, on the manager's clock (the
+	// result's own times are the node's, whose clock may be off).
 	failedFor time.Duration
 	// The storm limit of the workload and how much longer its storm, and the node's, settle.
 	maxFailing                     int32
@@ -229,7 +232,9 @@ type judged struct {
 func judge(f *Facts, x Failure, m Memory) *judged {
 	c := &judged{f: f, x: x, m: m, now: m.Now(), workloadKey: f.Workload.Ref.Key(f.Pod.Namespace)}
 	c.seen.At = c.now
-	c.failedFor = max(0, c.now.Sub(x.Since))
+	if first, ok := m.FirstSeen(f.Pod, x.Instance()); ok {
+		c.failedFor = max(0, c.now.Sub(first))
+	}
 	expectRequests(c) // active.go
 	observeStorms(c)  // storms.go
 	judgeRestarts(c)  // effectiveness.go

@@ -37,6 +37,7 @@ type fakeMemory struct {
 	restarts      []RestartRecord
 	tokenWait     time.Duration
 	doubts        map[WorkloadKey]DoubtHold
+	firstSeen     map[Instance]time.Time
 }
 
 func newFakeMemory() *fakeMemory {
@@ -63,6 +64,10 @@ func (m *fakeMemory) LastNodeStorm(n string) (time.Time, bool) {
 }
 func (m *fakeMemory) Restarts(WorkloadKey) []RestartRecord { return m.restarts }
 func (m *fakeMemory) TokenWait(Governing) time.Duration    { return m.tokenWait }
+func (m *fakeMemory) FirstSeen(_ types.NamespacedName, i Instance) (time.Time, bool) {
+	t, ok := m.firstSeen[i]
+	return t, ok
+}
 func (m *fakeMemory) Doubt(w WorkloadKey) (DoubtHold, bool) {
 	d, ok := m.doubts[w]
 	return d, ok
@@ -174,15 +179,26 @@ func TestDecideInOrder(t *testing.T) {
 			f.Workload.Pods = unprobed(revision(suspects(pods(10, 10, 1, 0), 1), 10, "rs-new"), 2)
 			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
 		}, Hold, policyv1alpha1.HoldFailureStorm},
-		{"a rollout: the first new pod fails, the others not probed yet: wait for their first results", func(f *Facts, x *Failure, _ *fakeMemory) {
+		{"a rollout: the first new pod fails, the others not probed yet: wait for their first results", func(f *Facts, x *Failure, m *fakeMemory) {
 			f.Workload.Pods = unprobed(revision(pods(10, 10, 1, 0), 10, "rs-new"), 1)
 			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
-			x.Period, x.Since = 1, t0.Add(-9*time.Second)
+			x.Period, m.firstSeen = 1, map[Instance]time.Time{x.Instance(): t0.Add(-9 * time.Second)}
 		}, Wait, ""},
-		{"a rollout: the first new pod fails, the others still not probed after the wait: restart", func(f *Facts, x *Failure, _ *fakeMemory) {
+		{"a rollout: the first new pod fails, the others still not probed after the wait: restart", func(f *Facts, x *Failure, m *fakeMemory) {
 			f.Workload.Pods = unprobed(revision(pods(10, 10, 1, 0), 10, "rs-new"), 1)
 			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
-			x.Period, x.Since = 1, t0.Add(-10*time.Second)
+			x.Period, m.firstSeen = 1, map[Instance]time.Time{x.Instance(): t0.Add(-10 * time.Second)}
+		}, Restart, ""},
+		{"the revision wait is on the manager's clock: a node clock 5 minutes ahead does not end it", func(f *Facts, x *Failure, m *fakeMemory) {
+			f.Workload.Pods = unprobed(revision(pods(10, 10, 1, 0), 10, "rs-new"), 1)
+			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
+			x.Period, x.Since = 1, t0.Add(-5*time.Minute)
+		}, Wait, ""},
+		{"the revision wait is on the manager's clock: a node clock 5 minutes behind does not stretch it", func(f *Facts, x *Failure, m *fakeMemory) {
+			f.Workload.Pods = unprobed(revision(pods(10, 10, 1, 0), 10, "rs-new"), 1)
+			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
+			x.Period, x.Since = 1, t0.Add(5*time.Minute)
+			m.firstSeen = map[Instance]time.Time{x.Instance(): t0.Add(-10 * time.Second)}
 		}, Restart, ""},
 		{"a new revision whose other pod passed its probe: no wait for the unprobed ones", func(f *Facts, _ *Failure, _ *fakeMemory) {
 			f.Workload.Pods = unprobed(revision(pods(10, 10, 1, 0), 10, "rs-new"), 2)
