@@ -104,6 +104,42 @@ var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 		Consistently(crrCount(ns), quiet, poll).Should(Equal(4))
 	})
 
+	It("holds another namespace's hang in a node storm no longer than its maxHold", func() {
+		theirs, ours, node := newNamespace(), newNamespace(), name("storm-node")
+		renewLease(node, clock.Now())
+		createPolicy(ours, "ours", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.MaxHold = &metav1.Duration{Duration: time.Minute}
+		})
+		// Three workloads of another namespace fail for good on the node (default policy, maxHold
+		// 10m), then our pod hangs: 4 of 4 pods in 4 workloads, a node storm.
+		var pods []*corev1.Pod
+		for i := range 3 {
+			pods = append(pods, createPod(theirs, fmt.Sprintf("broken-%d", i), node, podOpts{}))
+		}
+		mine := createPod(ours, "hung", node, podOpts{})
+		pods = append(pods, mine)
+		states := func() []probeState {
+			var out []probeState
+			for _, p := range pods {
+				out = append(out, failed(p, "app", 1))
+			}
+			return out
+		}
+		reportAt(node, clock.Now(), pods, states()...)
+		Eventually(heldEvents(ours, mine.Name, policyv1alpha1.HoldNodeStorm), wait, poll).Should(HaveLen(1))
+		Consistently(crrCount(ours), quiet, poll).Should(BeZero())
+
+		By("after our maxHold our pod is restarted; theirs stay held under their own maxHold")
+		for range 2 {
+			clock.Step(30 * time.Second)
+			renewLease(node, clock.Now())
+			reportAt(node, clock.Now(), pods, states()...)
+			time.Sleep(100 * time.Millisecond)
+		}
+		Eventually(crrPods, wait, poll).WithArguments(ours).Should(ConsistOf("hung"))
+		Consistently(crrCount(theirs), quiet, poll).Should(BeZero())
+	})
+
 	for _, skew := range []time.Duration{0, 5 * time.Minute, -5 * time.Minute} {
 		It(fmt.Sprintf("holds restarts on a node whose daemon Lease expired, and resumes when it is renewed (node clock %s off)", skew), func() {
 			ns, node := newNamespace(), name("skew-node")
