@@ -126,7 +126,11 @@ func (b *Builder) read(ctx context.Context, r *Reader, pod *corev1.Pod, f *rules
 			return err
 		}
 	}
-	if f.Node, err = r.nodeState(ctx, pod.Spec.NodeName, b.opts.Settings.NodeStorm); err != nil {
+	self, err := r.Evidence(ctx, pod)
+	if err != nil {
+		return err
+	}
+	if f.Node, err = r.nodeState(ctx, pod.Spec.NodeName, b.opts.Settings.NodeStorm, self.Since); err != nil {
 		return err
 	}
 	f.Refailures, err = b.refailures(ctx, r, pod, w)

@@ -257,6 +257,18 @@ func (r NodeStormRule) Validate() error {
 	return nil
 }
 
+// NodeStormCorrelation is how long before a pod's failures began another pod of its node may have
+// started failing and still count toward a node storm with it: a node-wide failure starts on
+// every pod within a few probe periods; a pod that has been failing for long is another story.
+const NodeStormCorrelation = 5 * time.Minute
+
+// Uncorrelated reports whether failures that began at since (zero: not marked) started too long
+// before onset (zero: unknown) to count toward onset's node storm. Both are on the same node's
+// clock.
+func Uncorrelated(since, onset time.Time) bool {
+	return !since.IsZero() && !onset.IsZero() && since.Before(onset.Add(-NodeStormCorrelation))
+}
+
 // Storm reports whether the node is in a storm: at least MinWorkloads workloads failing there and
 // failing pods above MaxFailing of the node's pods.
 func (r NodeStormRule) Storm(n NodeState) bool {
