@@ -195,9 +195,11 @@ type ContainerProbeState struct {
 	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitzero"`
 
 	// failingSince is set while the probe fails on the current container: when its run of
-	// failures began, before it reaches failureThreshold (state is then not yet Failed) and after.
-	// It is written only when a run of failures starts or ends, so early storm evidence costs one
-	// write per container. Unset while the probe passes.
+	// failures began, from the run's second consecutive failure (its first with a
+	// failureThreshold of 1), before it reaches failureThreshold (state is then not yet Failed)
+	// and after. A single failed run between successes never sets it. It is written only when a
+	// run of failures is marked or ends, so early storm evidence costs one write per container.
+	// Unset while the probe passes.
 	// +optional
 	FailingSince *metav1.Time `json:"failingSince,omitempty"`
 }

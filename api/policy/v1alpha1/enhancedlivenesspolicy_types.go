@@ -93,6 +93,21 @@ type EnhancedLivenessPolicySpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Restart Effectiveness"
 	RestartEffectiveness RestartEffectiveness `json:"restartEffectiveness,omitzero"`
+
+	// maxHold bounds a doubt hold (FailureStorm, NodeStorm, RestartIneffective,
+	// DaemonNotReporting): once a workload's restarts have been held this long, one held pod is
+	// restarted as a canary, within maxUnavailable and the rate limit. If its new container
+	// passes its probe the other held pods follow, within the same limits; if it fails again soon
+	// after the restart the hold starts over with its period doubled, at most 8 × maxHold. A
+	// duration of at least 1m and at most 24h, or "0s": doubt holds never end (only on purpose).
+	// Budget holds (MaxUnavailable, RateLimited) end when the budget comes back and are not
+	// bounded by it.
+	// +kubebuilder:validation:XValidation:rule="duration(self) == duration('0s') || (duration(self) >= duration('1m') && duration(self) <= duration('24h'))",message="maxHold must be 0s (doubt holds never end) or between 1m and 24h"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:default="10m"
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Max Hold",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	MaxHold *metav1.Duration `json:"maxHold,omitempty"`
 }
 
 // BreakerMode switches a breaker on or off.
@@ -254,6 +269,38 @@ type EnhancedLivenessPolicyStatus struct {
 	// +kubebuilder:validation:MaxItems=20
 	// +optional
 	Workloads []WorkloadSummary `json:"workloads,omitempty"`
+
+	// heldPods lists the restarts held now in the pods the policy governs, longest held first,
+	// at most 50; heldPodsTotal counts them all.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=50
+	// +optional
+	HeldPods []HeldPod `json:"heldPods,omitempty"`
+
+	// heldPodsTotal is the number of restarts held now in the pods the policy governs.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Held Now",xDescriptors={"urn:alm:descriptor:text"}
+	HeldPodsTotal int32 `json:"heldPodsTotal,omitempty"`
+}
+
+// HeldPod is one container whose restart is held now.
+type HeldPod struct {
+	// pod is the pod's name, in the policy's namespace.
+	// +required
+	Pod string `json:"pod"`
+
+	// container is the container whose restart is held.
+	// +required
+	Container string `json:"container"`
+
+	// reason the restart is held for: DaemonNotReporting, Disabled, DryRun, Blacklisted,
+	// FailureStorm, NodeStorm, RestartIneffective, MaxUnavailable or RateLimited.
+	// +required
+	Reason HoldReason `json:"reason"`
+
+	// since is when the restart began to be held for reason.
+	// +required
+	Since metav1.Time `json:"since"`
 }
 
 // HeldCount is how many restarts were held for one reason.

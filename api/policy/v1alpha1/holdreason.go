@@ -56,3 +56,32 @@ var HoldReasons = []HoldReason{
 	HoldDaemonNotReporting, HoldDisabled, HoldDryRun, HoldBlacklisted,
 	HoldFailureStorm, HoldNodeStorm, HoldRestartIneffective, HoldMaxUnavailable, HoldRateLimited,
 }
+
+// HoldKind says how a hold ends.
+type HoldKind string
+
+const (
+	// HoldKindBudget: the restart waits for budget (unavailable pods, tokens) that comes back as
+	// other restarts finish and time passes; it ends by itself.
+	HoldKindBudget HoldKind = "Budget"
+	// HoldKindDoubt: the evidence says a restart may not help or may hurt (a storm, restarts that
+	// did not help, a daemon not reporting). It is bounded by the policy's maxHold: after it, one
+	// held pod is restarted as a canary.
+	HoldKindDoubt HoldKind = "Doubt"
+	// HoldKindChoice: someone chose that the restart is not made (the restart-disabled switches,
+	// DryRun, the blacklist). It lasts as long as that choice.
+	HoldKindChoice HoldKind = "Choice"
+)
+
+// Kind returns how a hold for r ends; "" for a value that is no hold reason.
+func (r HoldReason) Kind() HoldKind {
+	switch r {
+	case HoldMaxUnavailable, HoldRateLimited:
+		return HoldKindBudget
+	case HoldFailureStorm, HoldNodeStorm, HoldRestartIneffective, HoldDaemonNotReporting:
+		return HoldKindDoubt
+	case HoldDisabled, HoldDryRun, HoldBlacklisted:
+		return HoldKindChoice
+	}
+	return ""
+}

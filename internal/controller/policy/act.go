@@ -35,6 +35,7 @@ import (
 // Event reasons on pods.
 const (
 	EventRestartHeld      = "RestartHeld"
+	EventRestartStillHeld = "RestartStillHeld"
 	EventRestartRequested = "RestartRequested"
 )
 
@@ -67,10 +68,20 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, d rules.D
 	case rules.Hold:
 		if d.NewHold {
 			restartsHeld.WithLabelValues(string(d.Reason)).Inc()
+		}
+		switch {
+		case d.NewHold:
 			// The action carries the hold reason: the events API merges events that differ only
 			// in their note into one series, and a new reason must show as a new event.
 			r.recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventRestartHeld, string(d.Reason),
 				"%s: %s (probe %s, container %s, %s)", d.Reason, d.Message, x.Probe, x.Container, x.ContainerID)
+		case d.Announce:
+			// A lasting hold is told again every rules.HoldEventInterval. The action says for how
+			// long: the same action again would only count in the first one's series, which the
+			// events API writes back every 30 minutes.
+			age := r.clock.Now().Sub(d.HeldSince).Round(time.Second)
+			r.recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventRestartStillHeld, fmt.Sprintf("%s for %s", d.Reason, age),
+				"%s: still held after %s: %s (probe %s, container %s, %s)", d.Reason, age, d.Message, x.Probe, x.Container, x.ContainerID)
 		}
 		if d.RequeueAfter > 0 {
 			return d.RequeueAfter, nil
@@ -101,9 +112,13 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, d rules.D
 	if !x.Since.IsZero() {
 		decisionLatency.Observe(crr.CreationTimestamp.Sub(x.Since).Seconds())
 	}
+	canary := ""
+	if d.Canary {
+		canary = "; the canary of the workload's held restarts: they follow if its new container passes its probe"
+	}
 	r.recorder.Eventf(pod, crr, corev1.EventTypeNormal, EventRestartRequested, "Restart",
-		"restarting container %s (%s) after liveness probe %s failed: ContainerRecreateRequest %s",
-		x.Container, x.ContainerID, x.Probe, crr.Name)
+		"restarting container %s (%s) after liveness probe %s failed: ContainerRecreateRequest %s%s",
+		x.Container, x.ContainerID, x.Probe, crr.Name, canary)
 	return 0, nil
 }
 

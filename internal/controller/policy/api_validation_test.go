@@ -19,6 +19,7 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -62,6 +63,15 @@ var _ = Describe("policy.enhancedliveness.io CRD validation", Ordered, func() {
 		Expect(p.Spec.MaxUnavailable).To(Equal(ptr.To(intstr.FromString("25%"))))
 		Expect(p.Spec.MaxFailing).To(Equal(ptr.To(intstr.FromString("50%"))))
 		Expect(p.Spec.Enroll).To(BeFalse())
+		Expect(p.Spec.MaxHold).To(Equal(&metav1.Duration{Duration: 10 * time.Minute}))
+	})
+
+	It("accepts maxHold 0s (never) and the edges of its range", func() {
+		for _, d := range []time.Duration{0, time.Minute, 24 * time.Hour} {
+			p := &policyv1alpha1.EnhancedLivenessPolicy{ObjectMeta: metav1.ObjectMeta{GenerateName: "hold-", Namespace: ns}}
+			p.Spec.MaxHold = &metav1.Duration{Duration: d}
+			Expect(k8sClient.Create(ctx, p)).To(Succeed(), "maxHold %s", d)
+		}
 	})
 
 	It("accepts integer and percent budgets at the edges", func() {
@@ -109,6 +119,12 @@ var _ = Describe("policy.enhancedliveness.io CRD validation", Ordered, func() {
 		Entry("blacklisted container with an empty name", func(p *policyv1alpha1.EnhancedLivenessPolicy) {
 			p.Spec.Blacklist = &policyv1alpha1.Blacklist{Containers: []string{""}}
 		}, "spec.blacklist.containers[0]", "at least 1 chars long"),
+		Entry("maxHold under a minute", func(p *policyv1alpha1.EnhancedLivenessPolicy) {
+			p.Spec.MaxHold = &metav1.Duration{Duration: 30 * time.Second}
+		}, "spec.maxHold", "maxHold must be 0s (doubt holds never end) or between 1m and 24h"),
+		Entry("maxHold over a day", func(p *policyv1alpha1.EnhancedLivenessPolicy) {
+			p.Spec.MaxHold = &metav1.Duration{Duration: 25 * time.Hour}
+		}, "spec.maxHold", "maxHold must be 0s (doubt holds never end) or between 1m and 24h"),
 		Entry("blacklisted container listed twice", func(p *policyv1alpha1.EnhancedLivenessPolicy) {
 			p.Spec.Blacklist = &policyv1alpha1.Blacklist{Containers: []string{"app", "app"}}
 		}, "spec.blacklist.containers[1]", "Duplicate value"),

@@ -62,7 +62,11 @@ func (r *DecisionReconciler) setup(mgr ctrl.Manager) error {
 			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) { r.crrChanged(e.ObjectNew, false, q) },
 			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) { r.crrChanged(e.Object, true, q) },
 		}).
-		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(r.leaseChanged),
+		Watches(&coordinationv1.Lease{}, handler.Funcs{
+			CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) { r.leaseChanged(e.Object, false, q) },
+			UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) { r.leaseChanged(e.ObjectNew, false, q) },
+			DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) { r.leaseChanged(e.Object, true, q) },
+		},
 			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 				return o.GetNamespace() == r.cfg.OperatorNamespace && strings.HasPrefix(o.GetName(), appsv1alpha1.DaemonLeasePrefix)
 			}))).
@@ -207,14 +211,14 @@ func (r *DecisionReconciler) crrChanged(o client.Object, deleted bool, q queue) 
 	}
 }
 
-// leaseChanged wakes the held pods of the Lease's node (DaemonNotReporting may be over).
-func (r *DecisionReconciler) leaseChanged(_ context.Context, o client.Object) []reconcile.Request {
-	node := strings.TrimPrefix(o.GetName(), appsv1alpha1.DaemonLeasePrefix)
-	var out []reconcile.Request
-	for _, k := range r.memory.HeldOnNode(node) {
-		out = append(out, reconcile.Request{NamespacedName: k})
+// leaseChanged records when the manager saw the daemon's heartbeat, and wakes the held pods of
+// the Lease's node (DaemonNotReporting may be over).
+func (r *DecisionReconciler) leaseChanged(o client.Object, deleted bool, q queue) {
+	if l, ok := o.(*coordinationv1.Lease); ok {
+		r.facts.ObserveLease(l, deleted)
 	}
-	return out
+	node := strings.TrimPrefix(o.GetName(), appsv1alpha1.DaemonLeasePrefix)
+	add(q, r.memory.HeldOnNode(node)...)
 }
 
 // policyChanged wakes the held pods of the policy's namespace: the budget, mode or blacklist

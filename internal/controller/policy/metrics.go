@@ -17,8 +17,15 @@ limitations under the License.
 package policy
 
 import (
+	"context"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/memory"
 )
 
 // Prometheus metrics of the decision controller, on controller-runtime's registry (served on the
@@ -42,6 +49,19 @@ var (
 		Help: "Held restarts the budget allowed again but not requested: the API server showed the failure " +
 			"cleared while the manager's cache did not yet.",
 	})
+	heldPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "enhanced_liveness_held_pods",
+		Help: "Pods with a restart held now, by reason.",
+	}, []string{"reason"})
+	oldestHold = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "enhanced_liveness_oldest_hold_seconds",
+		Help: "How long the oldest restart held now for the reason has been held (0: none is).",
+	}, []string{"reason"})
+	holdsOverMaxHold = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "enhanced_liveness_holds_over_max_hold",
+		Help: "Restarts held for budget or doubt longer than their policy's maxHold (maxHold 0s and " +
+			"Disabled, DryRun and Blacklisted holds excluded).",
+	})
 	decisionLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "enhanced_liveness_decision_latency_seconds",
 		Help:    "Time from a liveness failure's lastTransitionTime to the creation of its ContainerRecreateRequest.",
@@ -50,5 +70,31 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(restartsRequested, restartsHeld, ineffectiveRestarts, heldNotConfirmed, decisionLatency)
+	metrics.Registry.MustRegister(restartsRequested, restartsHeld, ineffectiveRestarts, heldNotConfirmed, decisionLatency,
+		heldPods, oldestHold, holdsOverMaxHold)
+}
+
+// holdGauges sets the hold gauges from the decision's memory every interval; it runs on the
+// leader only, where the memory is.
+func holdGauges(mem *memory.Memory, interval time.Duration) manager.RunnableFunc {
+	return func(ctx context.Context) error {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			setHoldGauges(mem.HoldStats())
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+			}
+		}
+	}
+}
+
+func setHoldGauges(s memory.HoldStats) {
+	for _, r := range policyv1alpha1.HoldReasons {
+		heldPods.WithLabelValues(string(r)).Set(float64(s.Pods[r]))
+		oldestHold.WithLabelValues(string(r)).Set(s.Oldest[r].Seconds())
+	}
+	holdsOverMaxHold.Set(float64(s.OverMaxHold))
 }

@@ -125,6 +125,9 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 	if err := d.setup(mgr); err != nil {
 		return err
 	}
+	if err := mgr.Add(holdGauges(mem, cfg.StatusResyncInterval)); err != nil {
+		return err
+	}
 	s := &EnhancedLivenessPolicyReconciler{
 		Client:    mgr.GetClient(),
 		cfg:       cfg,

@@ -46,6 +46,9 @@ import (
 // maxWorkloadSummaries bounds status.workloads (the API allows 20).
 const maxWorkloadSummaries = 20
 
+// maxHeldPods bounds status.heldPods (the API allows 50); heldPodsTotal counts them all.
+const maxHeldPods = 50
+
 // minStatusInterval spaces a policy's status refreshes: during a burst of decisions the counters
 // are written at most once a second instead of once per decision.
 const minStatusInterval = time.Second
@@ -121,6 +124,7 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 		}
 	}
 
+	listHeld(st, mem.HeldPods)
 	counts := mem.Counts
 	addCounts(st, counts.Sub(r.writtenCounts(key)))
 	if equality.Semantic.DeepEqual(&pol.Status, st) {
@@ -187,6 +191,15 @@ func boolFirst(flag bool) int {
 		return -1
 	}
 	return 1
+}
+
+// listHeld lists the held restarts, longest held first, at most maxHeldPods of them.
+func listHeld(st *policyv1alpha1.EnhancedLivenessPolicyStatus, held []memory.HeldPod) {
+	st.HeldPods, st.HeldPodsTotal = nil, int32(len(held))
+	for _, h := range held[:min(len(held), maxHeldPods)] {
+		st.HeldPods = append(st.HeldPods, policyv1alpha1.HeldPod{Pod: h.Pod.Name, Container: h.Container, Reason: h.Reason,
+			Since: metav1.NewTime(h.Since.Truncate(time.Second))})
+	}
 }
 
 // addCounts adds the decisions counted since the last status write.

@@ -63,6 +63,9 @@ type worker struct {
 	// failingMarked: the cache may hold a run of failures of this worker, which a success clears;
 	// without it every success would take the cache's write lock for nothing.
 	failingMarked bool
+	// runStart is when the current run of failures began: its first failure is not evidence
+	// enough to mark (a single failed run of a flaky probe), its second is.
+	runStart time.Time
 	// What a run derives from the pod and the target, kept until either is replaced (the pods the
 	// manager holds are never modified, so a new version is a new pointer). The request is reused
 	// as net/http allows once its response body is closed: it is the same on every run.
@@ -257,11 +260,16 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	} else {
 		w.lastResult, w.resultRun = res, 1
 	}
-	// Early storm evidence: a run of failures is reported when it starts, below the threshold,
-	// and cleared when a success ends it; nothing in between.
+	// Early storm evidence: a run of failures is reported from its second consecutive failure
+	// (or when it reaches a threshold of 1), below the threshold, with when it began, and cleared
+	// when a success ends it; nothing in between. A single failed run is no evidence: a flaky
+	// probe must not make its pod a suspect.
+	if res == check.Failure && w.resultRun == 1 {
+		w.runStart = start
+	}
 	switch {
-	case res == check.Failure && w.resultRun == 1:
-		w.m.markFailing(w, start)
+	case res == check.Failure && (w.resultRun == 2 || w.resultRun == 1 && t.Probe.FailureThreshold <= 1):
+		w.m.markFailing(w, w.runStart)
 		w.failingMarked = true
 	case res == check.Success && w.failingMarked:
 		w.m.markFailing(w, time.Time{})

@@ -23,9 +23,10 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
 
-// Early storm evidence: the start of a run of failures is reported below the threshold, kept
-// while the run lasts (Failed included), and cleared by a success; a run that goes on changes
-// nothing, so it costs no write.
+// Early storm evidence: a run of failures is reported below the threshold from its second
+// consecutive failure, with when it began, kept while the run lasts (Failed included), and
+// cleared by a success; a run that goes on changes nothing, so it costs no write. A single failed
+// run is not reported.
 func TestWorker_FailingSinceMarksARunOfFailures(t *testing.T) {
 	f := newFixture(t)
 	tg := f.target(3)
@@ -48,13 +49,13 @@ func TestWorker_FailingSinceMarksARunOfFailures(t *testing.T) {
 	began := f.clk.Now()
 	f.run(w, 500)
 	e = mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded)
-	if !e.FailingSince.Equal(began) || !drain() {
-		t.Fatalf("first failure: failingSince %v (want %v), a change signalled", e.FailingSince, began)
+	if !e.FailingSince.IsZero() || drain() {
+		t.Fatalf("first failure: failingSince %v, a change signalled: one failed run is no evidence", e.FailingSince)
 	}
 	f.clk.Step(time.Second)
 	f.run(w, 500)
-	if e = mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded); !e.FailingSince.Equal(began) || drain() {
-		t.Fatalf("second failure: failingSince %v, no change to signal", e.FailingSince)
+	if e = mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded); !e.FailingSince.Equal(began) || !drain() {
+		t.Fatalf("second failure: failingSince %v (want %v), a change signalled", e.FailingSince, began)
 	}
 	f.clk.Step(time.Second)
 	f.run(w, 500)
@@ -70,5 +71,36 @@ func TestWorker_FailingSinceMarksARunOfFailures(t *testing.T) {
 	f.run(w, 200)
 	if e = mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded); !e.FailingSince.IsZero() || e.ContainerID != "containerd://c2" {
 		t.Fatalf("a new container starts without a run of failures: %+v", e)
+	}
+}
+
+// A flaky probe that fails single runs between successes never marks its pod a suspect.
+func TestWorker_SingleFailedRunsAreNoEvidence(t *testing.T) {
+	f := newFixture(t)
+	tg := f.target(3)
+	w := f.worker(tg)
+	f.run(w, 200)
+	for range 5 {
+		f.clk.Step(time.Second)
+		f.run(w, 500)
+		if e := mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded); !e.FailingSince.IsZero() {
+			t.Fatalf("a single failed run marked the probe failing since %v", e.FailingSince)
+		}
+		f.clk.Step(time.Second)
+		f.run(w, 200)
+	}
+}
+
+// With failureThreshold 1 the first failure is the Failed state, and it says when it began.
+func TestWorker_ThresholdOneMarksTheFirstFailure(t *testing.T) {
+	f := newFixture(t)
+	tg := f.target(1)
+	w := f.worker(tg)
+	f.run(w, 200)
+	f.clk.Step(time.Second)
+	began := f.clk.Now()
+	f.run(w, 500)
+	if e := mustState(t, f, tg.Key, appsv1alpha1.ProbeFailed); !e.FailingSince.Equal(began) {
+		t.Fatalf("failingSince %v, want %v", e.FailingSince, began)
 	}
 }

@@ -51,14 +51,15 @@ type Options struct {
 
 // Builder reads the facts of the decision from the manager's cache.
 type Builder struct {
-	cache     client.Reader
-	workloads *Workloads
-	opts      Options
+	cache      client.Reader
+	workloads  *Workloads
+	opts       Options
+	heartbeats *heartbeats
 }
 
 // NewBuilder returns a builder reading cache, resolving workloads with w.
 func NewBuilder(cache client.Reader, w *Workloads, o Options) *Builder {
-	return &Builder{cache: cache, workloads: w, opts: o}
+	return &Builder{cache: cache, workloads: w, opts: o, heartbeats: newHeartbeats(o.Clock)}
 }
 
 // Reader returns a reader for one refresh of a policy's status.
@@ -66,7 +67,7 @@ func (b *Builder) Reader() *Reader { return b.reader(false) }
 
 func (b *Builder) reader(learn bool) *Reader {
 	return &Reader{cache: b.cache, workloads: b.workloads, leaseNS: b.opts.OperatorNamespace, now: b.opts.Clock.Now(),
-		learn: learn, reports: map[string]nodeReport{},
+		heartbeats: b.heartbeats, learn: learn, reports: map[string]nodeReport{},
 		npps: map[string]*appsv1alpha1.NodePodProbe{}, leases: map[string]rules.Daemon{}}
 }
 
@@ -125,7 +126,11 @@ func (b *Builder) read(ctx context.Context, r *Reader, pod *corev1.Pod, f *rules
 			return err
 		}
 	}
-	if f.Node, err = r.nodeState(ctx, pod.Spec.NodeName, b.opts.Settings.NodeStorm); err != nil {
+	self, err := r.Evidence(ctx, pod)
+	if err != nil {
+		return err
+	}
+	if f.Node, err = r.nodeState(ctx, pod.Spec.NodeName, b.opts.Settings.NodeStorm, self.Since); err != nil {
 		return err
 	}
 	f.Refailures, err = b.refailures(ctx, r, pod, w)

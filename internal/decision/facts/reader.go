@@ -46,6 +46,8 @@ type Reader struct {
 	workloads *Workloads
 	leaseNS   string
 	now       time.Time
+	// heartbeats say when the manager saw each daemon's Lease renewed.
+	heartbeats *heartbeats
 	// learn: the decision's reader; the workloads it resolves are learned for the watches.
 	learn bool
 
@@ -90,6 +92,9 @@ type Evidence struct {
 	Suspect bool
 	// Passed: a probe has succeeded and none is failing: the probe can pass on this pod.
 	Passed bool
+	// Since is when its earliest current run of failures began (failingSince, on its node's
+	// clock); zero when none is marked.
+	Since time.Time
 }
 
 // Evidence reads a pod's liveness states from its node's NodePodProbe status.
@@ -109,6 +114,9 @@ func (r *Reader) Evidence(ctx context.Context, pod *corev1.Pod) (Evidence, error
 		s := &ps.ProbeStates[i]
 		if s.Passing() {
 			succeeded = true
+		}
+		if s.FailingSince != nil && (e.Since.IsZero() || s.FailingSince.Time.Before(e.Since)) {
+			e.Since = s.FailingSince.Time
 		}
 		if e.Suspect || !s.Suspect() {
 			continue
@@ -153,7 +161,8 @@ func (r *Reader) readLease(ctx context.Context, node string) (rules.Daemon, erro
 	if l.Spec.LeaseDurationSeconds != nil {
 		d = *l.Spec.LeaseDurationSeconds
 	}
-	out.Reporting = out.Renewed.Add(time.Duration(d) * time.Second).After(r.now)
+	// When the manager saw this renewal, on its own clock: the node's clock may be minutes off.
+	out.Reporting = r.heartbeats.seen(node, out.Renewed).Add(time.Duration(d) * time.Second).After(r.now)
 	return out, nil
 }
 
@@ -274,8 +283,11 @@ func (r *Reader) podState(ctx context.Context, p *corev1.Pod) (rules.PodState, e
 }
 
 // nodeState counts the node's enrolled pods and failing pods, and the distinct failing workloads
-// only when the failing pods could make a storm (resolving workloads costs lookups).
-func (r *Reader) nodeState(ctx context.Context, node string, rule rules.NodeStormRule) (rules.NodeState, error) {
+// only when the failing pods could make a storm (resolving workloads costs lookups). A node storm
+// is a correlated onset: a pod whose failures began more than rules.NodeStormCorrelation before
+// onset (when the decided pod's began; both on the node's clock) does not count, so another
+// tenant's pods that fail for good cannot keep a node storm going.
+func (r *Reader) nodeState(ctx context.Context, node string, rule rules.NodeStormRule, onset time.Time) (rules.NodeState, error) {
 	st := rules.NodeState{Name: node}
 	list := &corev1.PodList{}
 	if err := r.cache.List(ctx, list, client.MatchingFields{managercache.PodByNode: node}, client.UnsafeDisableDeepCopy); err != nil {
@@ -292,7 +304,7 @@ func (r *Reader) nodeState(ctx context.Context, node string, rule rules.NodeStor
 		if err != nil {
 			return st, err
 		}
-		if e.Failed > 0 || e.Suspect {
+		if (e.Failed > 0 || e.Suspect) && !rules.Uncorrelated(e.Since, onset) {
 			failing = append(failing, p)
 		}
 	}

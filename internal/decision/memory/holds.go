@@ -18,6 +18,7 @@ package memory
 
 import (
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -31,6 +32,12 @@ type hold struct {
 	reason   policyv1alpha1.HoldReason
 	workload rules.WorkloadKey
 	node     string
+	// since it is held for reason and when an event last told it (rules.HeldRecord).
+	since, announced time.Time
+	// policies are the governing policies with a status, which list the held pod; maxHold is
+	// theirs (zero: never), for the holds held longer than it.
+	policies []rules.PolicyKey
+	maxHold  time.Duration
 }
 
 // holds records the held restarts per pod and container instance, indexed by workload, node and
@@ -64,10 +71,10 @@ func (h *holds) record(pod types.NamespacedName, inst rules.Instance, x hold) {
 	h.index(pod)
 }
 
-// held returns the reason the instance's restart is held for.
-func (h *holds) held(pod types.NamespacedName, inst rules.Instance) (policyv1alpha1.HoldReason, bool) {
+// held returns the instance's held restart.
+func (h *holds) held(pod types.NamespacedName, inst rules.Instance) (rules.HeldRecord, bool) {
 	x, ok := h.byPod[pod][inst]
-	return x.reason, ok
+	return rules.HeldRecord{Reason: x.reason, Since: x.since, Announced: x.announced}, ok
 }
 
 // release forgets the hold of an instance whose restart was requested.

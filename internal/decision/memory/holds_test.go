@@ -40,7 +40,7 @@ func TestHolds(t *testing.T) {
 	h := newHolds()
 	heldFor := func(pod types.NamespacedName, i rules.Instance) policyv1alpha1.HoldReason {
 		r, _ := h.held(pod, i)
-		return r
+		return r.Reason
 	}
 	if _, ok := h.held(p1, app1); ok {
 		t.Fatal("nothing is held yet")

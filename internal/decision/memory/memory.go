@@ -59,6 +59,8 @@ type Memory struct {
 	storms     timers[rules.WorkloadKey]
 	nodeStorms timers[string]
 	buckets    *buckets
+	doubts     doubts
+	firstSeen  firstSeen
 }
 
 // New returns an empty memory; global is the manager-wide bucket (PerMinute 0: none). counted,
@@ -74,6 +76,8 @@ func New(c clock.PassiveClock, global rules.Rate, counted func([]rules.PolicyKey
 		storms:     timers[rules.WorkloadKey]{},
 		nodeStorms: timers[string]{},
 		buckets:    newBuckets(global, c.Now()),
+		doubts:     doubts{},
+		firstSeen:  firstSeen{},
 	}
 }
 
@@ -120,6 +124,9 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 	case rules.Withdrawn:
 		m.buckets.giveBack(d.Policies, m.clock.Now())
 		m.expected.observed(d.UID, d.Failure.Request)
+		if d.Canary {
+			m.doubts.withdrawn(d)
+		}
 		return false
 	}
 	// Wait, Hold, Restart: first what the decision saw, whichever rule answered.
@@ -132,12 +139,21 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 	for _, r := range s.Finished {
 		m.expected.observed(r.Pod, r.Name)
 	}
+	m.doubts.seen(d.Workload, s)
+	m.firstSeen.see(d.Pod, inst, s.At)
 	switch {
 	case d.Outcome == rules.Hold:
 		if d.NewHold {
 			m.counts.held(d.StatusPolicies, d.Reason)
 		}
-		m.holds.record(d.Pod, inst, hold{reason: d.Reason, workload: d.Workload, node: d.Node})
+		x := hold{reason: d.Reason, workload: d.Workload, node: d.Node, since: d.HeldSince, policies: d.StatusPolicies}
+		x.maxHold, _ = d.Policies.MaxHold()
+		if prev, ok := m.holds.byPod[d.Pod][inst]; ok && !d.Announce {
+			x.announced = prev.announced
+		} else {
+			x.announced = s.At
+		}
+		m.holds.record(d.Pod, inst, x)
 		if d.Reason == policyv1alpha1.HoldRateLimited {
 			m.buckets.take(d.Policies, s.At) // takes nothing: brings the buckets up to date
 		}
@@ -145,6 +161,9 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 	case d.Outcome == rules.Restart:
 		m.expected.expect(d.UID, d.Failure.Request)
 		m.buckets.take(d.Policies, s.At)
+		if d.Canary {
+			m.doubts.canary(d, s.At)
+		}
 	}
 	return false
 }
@@ -154,14 +173,16 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 func (m *Memory) Retain(pod types.NamespacedName, failing []rules.Instance) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.holds.retain(pod, func(i rules.Instance) bool {
+	keep := func(i rules.Instance) bool {
 		for _, f := range failing {
 			if f == i {
 				return true
 			}
 		}
 		return false
-	})
+	}
+	m.holds.retain(pod, keep)
+	m.firstSeen.retain(pod, keep)
 }
 
 // RequestFinished ends the expectation of a request the cache shows finished or deleted.
@@ -176,6 +197,7 @@ func (m *Memory) ForgetPod(pod types.NamespacedName, uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.holds.forget(pod)
+	m.firstSeen.retain(pod, func(rules.Instance) bool { return false })
 	if uid != "" {
 		m.restarts.forgetPod(uid)
 		m.expected.forget(uid)
@@ -224,7 +246,11 @@ func (v view) LastStorm(w rules.WorkloadKey) (time.Time, bool)    { return v.m.s
 func (v view) LastNodeStorm(n string) (time.Time, bool)           { return v.m.nodeStorms.last(n) }
 func (v view) Restarts(w rules.WorkloadKey) []rules.RestartRecord { return v.m.restarts.of(w) }
 func (v view) TokenWait(g rules.Governing) time.Duration          { return v.m.buckets.wait(g, v.now) }
-func (v view) Held(pod types.NamespacedName, i rules.Instance) (policyv1alpha1.HoldReason, bool) {
+func (v view) Doubt(w rules.WorkloadKey) (rules.DoubtHold, bool)  { return v.m.doubts.of(w) }
+func (v view) FirstSeen(pod types.NamespacedName, i rules.Instance) (time.Time, bool) {
+	return v.m.firstSeen.of(pod, i)
+}
+func (v view) Held(pod types.NamespacedName, i rules.Instance) (rules.HeldRecord, bool) {
 	return v.m.holds.held(pod, i)
 }
 
@@ -237,6 +263,8 @@ type Snapshot struct {
 	Ineffective map[rules.WorkloadKey]int
 	// Counts are the decisions counted for the policy since the manager started.
 	Counts Counts
+	// HeldPods are the held restarts of the pods the policy governs, oldest first.
+	HeldPods []HeldPod
 
 	pending   map[types.UID]bool
 	lastStorm map[rules.WorkloadKey]time.Time
@@ -250,6 +278,7 @@ func (m *Memory) Snapshot(policy rules.PolicyKey) Snapshot {
 		Reasons:     m.holds.reasons(),
 		Ineffective: m.holds.heldFor(policyv1alpha1.HoldRestartIneffective),
 		Counts:      m.counts.counts(policy),
+		HeldPods:    m.holds.governedBy(policy),
 		pending:     map[types.UID]bool{},
 		lastStorm:   maps.Clone(m.storms),
 	}

@@ -76,6 +76,12 @@ type Decision struct {
 	// such a hold is an event and is counted, the same hold decided again is not.
 	Held    policyv1alpha1.HoldReason
 	NewHold bool
+	// HeldSince is when the instance's restart began to be held for Reason (a Hold). Announce:
+	// the hold is told in an event, when it starts and every HoldEventInterval while it lasts.
+	HeldSince time.Time
+	Announce  bool
+	// Canary: the restart is a doubt hold's canary (bounded.go); the memory remembers it as such.
+	Canary bool
 	// Soon is how soon after the restart a failure of the new instance means that the restart
 	// did not help (SoonAfterRestart).
 	Soon time.Duration
@@ -96,6 +102,10 @@ type Seen struct {
 	Ineffective []RestartID
 	// Finished are the expected requests the cache shows finished.
 	Finished []ExpectedRequest
+	// Doubt is the workload's doubt hold from now, when a doubt rule answered; DoubtEnded: the
+	// failure passed every doubt rule, so the workload's doubt hold is over.
+	Doubt      *DoubtHold
+	DoubtEnded bool
 }
 
 // ExpectedRequest is a request the decision created for a pod.
@@ -111,8 +121,8 @@ type Memory interface {
 	Now() time.Time
 	// Expected returns the request created for the pod that is not known to be finished.
 	Expected(pod types.UID) (request string, ok bool)
-	// Held returns the reason the instance's restart is held for.
-	Held(pod types.NamespacedName, i Instance) (policyv1alpha1.HoldReason, bool)
+	// Held returns the instance's held restart.
+	Held(pod types.NamespacedName, i Instance) (HeldRecord, bool)
 	// LastStorm and LastNodeStorm return when the workload or the node was last seen in a storm.
 	LastStorm(w WorkloadKey) (time.Time, bool)
 	LastNodeStorm(node string) (time.Time, bool)
@@ -121,7 +131,23 @@ type Memory interface {
 	// TokenWait is how long until the manager-wide bucket and each governing policy's hold a
 	// token; zero when they do now.
 	TokenWait(g Governing) time.Duration
+	// Doubt returns the workload's doubt hold.
+	Doubt(w WorkloadKey) (DoubtHold, bool)
+	// FirstSeen returns when a decision first saw the instance's failure.
+	FirstSeen(pod types.NamespacedName, i Instance) (time.Time, bool)
 }
+
+// HeldRecord is what the memory keeps of a held restart.
+type HeldRecord struct {
+	Reason policyv1alpha1.HoldReason
+	// Since is when it began to be held for Reason; Announced when the last event told it; both
+	// on the manager's clock.
+	Since, Announced time.Time
+}
+
+// HoldEventInterval is how often a lasting hold is told again in an event on its pod: a hold
+// nobody hears of is a liveness kill silently removed.
+const HoldEventInterval = 5 * time.Minute
 
 // inOrder are the rules after Stale, in the order of the decision; the first that answers
 // decides, and a failure no rule holds is restarted.
@@ -146,17 +172,32 @@ func Decide(f *Facts, x Failure, m Memory) Decision {
 	}
 	c := judge(f, x, m)
 	d.Workload, d.Policies, d.StatusPolicies, d.Seen = c.workloadKey, f.Policies, f.Policies.WithStatus(), c.seen
-	d.Held, _ = m.Held(f.Pod, x.Instance())
+	held, _ := m.Held(f.Pod, x.Instance())
+	d.Held = held.Reason
 	d.Soon = SoonAfterRestart(x.InitialDelay, x.Threshold, x.Period)
 	d.Desired, d.Unavailable, d.PodAvailable = c.workload.Desired, c.workload.Unavailable(), c.self.Available()
 	d.Verdict = Verdict{Outcome: Restart}
 	for _, rule := range inOrder {
-		if v, ok := rule(c); ok {
-			d.Verdict = v
-			break
+		v, ok := rule(c)
+		if !ok || isDoubt(v) && boundDoubt(c, &v) {
+			continue
+		}
+		d.Verdict = v
+		break
+	}
+	d.Seen = c.seen
+	// Past every doubt rule without one answering: the doubt is over.
+	if c.doubt == nil && (d.Outcome == Restart || d.Reason.Kind() == policyv1alpha1.HoldKindBudget) {
+		d.Seen.DoubtEnded = true
+	}
+	d.Canary = d.Outcome == Restart && c.doubt != nil && c.doubt.Canary
+	d.NewHold = d.Outcome == Hold && d.Held != d.Reason
+	if d.Outcome == Hold {
+		d.HeldSince, d.Announce = held.Since, c.now.Sub(held.Announced) >= HoldEventInterval
+		if d.NewHold {
+			d.HeldSince, d.Announce = c.now, true
 		}
 	}
-	d.NewHold = d.Outcome == Hold && d.Held != d.Reason
 	return d
 }
 
@@ -171,21 +212,29 @@ type judged struct {
 	// The workload and the pod, with the requests the memory expects counted as active.
 	workload WorkloadState
 	self     PodState
-	// failedFor is how long the result has been Failed, on the manager's clock.
+	// failedFor is how long the decision has seen the result Failed, on the manager's clock (the
+	// result's own times are the node's, whose clock may be off).
 	failedFor time.Duration
 	// The storm limit of the workload and how much longer its storm, and the node's, settle.
 	maxFailing                     int32
 	maxFailingBy                   PolicyKey
 	workloadSettling, nodeSettling time.Duration
-	// tally counts the workload's recent restarts, for the restart-effectiveness breaker.
-	tally RestartTally
+	// tally counts the workload's recent restarts, podTally the pod's own, for the
+	// restart-effectiveness breaker.
+	tally, podTally RestartTally
+	// ineffectivePods counts the workload's pods whose restarts did not help.
+	ineffectivePods int
+	// doubt is the workload's doubt hold, once a doubt rule has answered.
+	doubt *DoubtStep
 	seen  Seen
 }
 
 func judge(f *Facts, x Failure, m Memory) *judged {
 	c := &judged{f: f, x: x, m: m, now: m.Now(), workloadKey: f.Workload.Ref.Key(f.Pod.Namespace)}
 	c.seen.At = c.now
-	c.failedFor = max(0, c.now.Sub(x.Since))
+	if first, ok := m.FirstSeen(f.Pod, x.Instance()); ok {
+		c.failedFor = max(0, c.now.Sub(first))
+	}
 	expectRequests(c) // active.go
 	observeStorms(c)  // storms.go
 	judgeRestarts(c)  // effectiveness.go

@@ -31,15 +31,17 @@ import (
 type fakeMemory struct {
 	now           time.Time
 	expected      map[types.UID]string
-	held          map[Instance]policyv1alpha1.HoldReason
+	held          map[Instance]HeldRecord
 	lastStorm     map[WorkloadKey]time.Time
 	lastNodeStorm map[string]time.Time
 	restarts      []RestartRecord
 	tokenWait     time.Duration
+	doubts        map[WorkloadKey]DoubtHold
+	firstSeen     map[Instance]time.Time
 }
 
 func newFakeMemory() *fakeMemory {
-	return &fakeMemory{now: t0, expected: map[types.UID]string{}, held: map[Instance]policyv1alpha1.HoldReason{},
+	return &fakeMemory{now: t0, expected: map[types.UID]string{}, held: map[Instance]HeldRecord{},
 		lastStorm: map[WorkloadKey]time.Time{}, lastNodeStorm: map[string]time.Time{}}
 }
 
@@ -48,7 +50,7 @@ func (m *fakeMemory) Expected(pod types.UID) (string, bool) {
 	n, ok := m.expected[pod]
 	return n, ok
 }
-func (m *fakeMemory) Held(_ types.NamespacedName, i Instance) (policyv1alpha1.HoldReason, bool) {
+func (m *fakeMemory) Held(_ types.NamespacedName, i Instance) (HeldRecord, bool) {
 	r, ok := m.held[i]
 	return r, ok
 }
@@ -62,6 +64,14 @@ func (m *fakeMemory) LastNodeStorm(n string) (time.Time, bool) {
 }
 func (m *fakeMemory) Restarts(WorkloadKey) []RestartRecord { return m.restarts }
 func (m *fakeMemory) TokenWait(Governing) time.Duration    { return m.tokenWait }
+func (m *fakeMemory) FirstSeen(_ types.NamespacedName, i Instance) (time.Time, bool) {
+	t, ok := m.firstSeen[i]
+	return t, ok
+}
+func (m *fakeMemory) Doubt(w WorkloadKey) (DoubtHold, bool) {
+	d, ok := m.doubts[w]
+	return d, ok
+}
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
@@ -169,15 +179,26 @@ func TestDecideInOrder(t *testing.T) {
 			f.Workload.Pods = unprobed(revision(suspects(pods(10, 10, 1, 0), 1), 10, "rs-new"), 2)
 			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
 		}, Hold, policyv1alpha1.HoldFailureStorm},
-		{"a rollout: the first new pod fails, the others not probed yet: wait for their first results", func(f *Facts, x *Failure, _ *fakeMemory) {
+		{"a rollout: the first new pod fails, the others not probed yet: wait for their first results", func(f *Facts, x *Failure, m *fakeMemory) {
 			f.Workload.Pods = unprobed(revision(pods(10, 10, 1, 0), 10, "rs-new"), 1)
 			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
-			x.Period, x.Since = 1, t0.Add(-9*time.Second)
+			x.Period, m.firstSeen = 1, map[Instance]time.Time{x.Instance(): t0.Add(-9 * time.Second)}
 		}, Wait, ""},
-		{"a rollout: the first new pod fails, the others still not probed after the wait: restart", func(f *Facts, x *Failure, _ *fakeMemory) {
+		{"a rollout: the first new pod fails, the others still not probed after the wait: restart", func(f *Facts, x *Failure, m *fakeMemory) {
 			f.Workload.Pods = unprobed(revision(pods(10, 10, 1, 0), 10, "rs-new"), 1)
 			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
-			x.Period, x.Since = 1, t0.Add(-10*time.Second)
+			x.Period, m.firstSeen = 1, map[Instance]time.Time{x.Instance(): t0.Add(-10 * time.Second)}
+		}, Restart, ""},
+		{"the revision wait is on the manager's clock: a node clock 5 minutes ahead does not end it", func(f *Facts, x *Failure, m *fakeMemory) {
+			f.Workload.Pods = unprobed(revision(pods(10, 10, 1, 0), 10, "rs-new"), 1)
+			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
+			x.Period, x.Since = 1, t0.Add(-5*time.Minute)
+		}, Wait, ""},
+		{"the revision wait is on the manager's clock: a node clock 5 minutes behind does not stretch it", func(f *Facts, x *Failure, m *fakeMemory) {
+			f.Workload.Pods = unprobed(revision(pods(10, 10, 1, 0), 10, "rs-new"), 1)
+			f.Workload.Revision, f.Workload.RevisionUID = "ReplicaSet/web-new", "rs-new"
+			x.Period, x.Since = 1, t0.Add(5*time.Minute)
+			m.firstSeen = map[Instance]time.Time{x.Instance(): t0.Add(-10 * time.Second)}
 		}, Restart, ""},
 		{"a new revision whose other pod passed its probe: no wait for the unprobed ones", func(f *Facts, _ *Failure, _ *fakeMemory) {
 			f.Workload.Pods = unprobed(revision(pods(10, 10, 1, 0), 10, "rs-new"), 2)
@@ -288,25 +309,34 @@ func TestStaleNeedsOnlyThePodAndTheResult(t *testing.T) {
 	}
 }
 
-// A hold is an event and is counted once per instance and reason.
+// A hold is counted once per instance and reason, and told in an event when it starts and again
+// every HoldEventInterval while it lasts.
 func TestNewHold(t *testing.T) {
+	since := t0.Add(-time.Hour)
 	for _, c := range []struct {
-		name string
-		held policyv1alpha1.HoldReason // "" when the instance was not held
-		want bool
+		name      string
+		held      HeldRecord // zero when the instance was not held
+		want      bool
+		announce  bool
+		heldSince time.Time
 	}{
-		{"a new instance is a transition", "", true},
-		{"the same reason again is no transition", policyv1alpha1.HoldDryRun, false},
-		{"a new reason is a transition", policyv1alpha1.HoldMaxUnavailable, true},
+		{"a new instance is a transition", HeldRecord{}, true, true, t0},
+		{"the same reason again is no transition", HeldRecord{Reason: policyv1alpha1.HoldDryRun, Since: since, Announced: t0.Add(-4 * time.Minute)},
+			false, false, since},
+		{"the same reason is told again after 5 minutes", HeldRecord{Reason: policyv1alpha1.HoldDryRun, Since: since, Announced: t0.Add(-5 * time.Minute)},
+			false, true, since},
+		{"a new reason is a transition", HeldRecord{Reason: policyv1alpha1.HoldMaxUnavailable, Since: since, Announced: t0}, true, true, t0},
 	} {
 		f, x := baseFacts()
 		f.Policies[0].DryRun = true
 		m := newFakeMemory()
-		if c.held != "" {
+		if c.held.Reason != "" {
 			m.held[x.Instance()] = c.held
 		}
-		if d := Decide(f, x, m); d.Held != c.held || d.NewHold != c.want {
-			t.Errorf("%s: held %q, NewHold = %v, want %v", c.name, d.Held, d.NewHold, c.want)
+		d := Decide(f, x, m)
+		if d.Held != c.held.Reason || d.NewHold != c.want || d.Announce != c.announce || !d.HeldSince.Equal(c.heldSince) {
+			t.Errorf("%s: held %q, NewHold = %v, Announce = %v, since %s; want %v %v %s", c.name, d.Held, d.NewHold, d.Announce, d.HeldSince,
+				c.want, c.announce, c.heldSince)
 		}
 	}
 }

@@ -28,11 +28,19 @@ import (
 
 // Step 5c: restarts that do not help. A restart cures a stuck process, not a dependency that is
 // down or a wrong probe: when most of a workload's recent restarts were followed by the new
-// container failing its probe again soon, further restarts of the workload are held.
+// container failing its probe again soon, further restarts of the workload are held. Each pod is
+// judged first: a lemon pod whose own restarts do not help is held alone, and only restarts that
+// did not help in at least two pods hold the workload's other pods, whose first hang may be
+// genuine.
 
 func ineffective(c *judged) (Verdict, bool) {
 	b, by := c.f.Policies.RestartBreaker()
-	if !b.Tripped(c.tally) {
+	if b.Tripped(c.podTally) {
+		return hold(policyv1alpha1.HoldRestartIneffective,
+			"%d of the last %d restarts of pod %s in %s failed their probe again soon after the restart: restarting it is not helping (policy %s)",
+			c.podTally.Ineffective, c.podTally.Requested, c.f.Pod.Name, b.Window, by), true
+	}
+	if !b.Tripped(c.tally) || c.ineffectivePods < 2 {
 		return Verdict{}, false
 	}
 	return hold(policyv1alpha1.HoldRestartIneffective,
@@ -47,7 +55,16 @@ func judgeRestarts(c *judged) {
 	restarts := c.m.Restarts(c.workloadKey)
 	c.seen.Ineffective = Ineffective(restarts, c.f.Refailures)
 	b, _ := c.f.Policies.RestartBreaker()
-	c.tally = Tally(restarts, c.seen.Ineffective, b.Window, c.now)
+	var pods []types.UID
+	c.tally, pods = tally(restarts, c.seen.Ineffective, b.Window, c.now)
+	c.ineffectivePods = len(pods)
+	var own []RestartRecord
+	for _, r := range restarts {
+		if r.Pod == c.f.UID {
+			own = append(own, r)
+		}
+	}
+	c.podTally = Tally(own, c.seen.Ineffective, b.Window, c.now)
 }
 
 // RestartRecord is a restart the decision requested, as the memory keeps it for the breaker.
@@ -93,7 +110,14 @@ func Ineffective(restarts []RestartRecord, refailures []Refailure) []RestartID {
 // Tally counts the restarts requested within window before now, and those that did not help,
 // the ones found now included.
 func Tally(restarts []RestartRecord, found []RestartID, window time.Duration, now time.Time) RestartTally {
+	t, _ := tally(restarts, found, window, now)
+	return t
+}
+
+// tally is Tally, and the pods whose restarts did not help.
+func tally(restarts []RestartRecord, found []RestartID, window time.Duration, now time.Time) (RestartTally, []types.UID) {
 	var t RestartTally
+	var pods []types.UID
 	for i := range restarts {
 		r := &restarts[i]
 		if now.Sub(r.At) > window {
@@ -102,9 +126,12 @@ func Tally(restarts []RestartRecord, found []RestartID, window time.Duration, no
 		t.Requested++
 		if r.Ineffective || slices.Contains(found, r.RestartID) {
 			t.Ineffective++
+			if !slices.Contains(pods, r.Pod) {
+				pods = append(pods, r.Pod)
+			}
 		}
 	}
-	return t
+	return t, pods
 }
 
 // RestartBreaker is a policy's breaker for restarts that do not help (spec.restartEffectiveness).

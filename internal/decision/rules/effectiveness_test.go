@@ -17,11 +17,13 @@ limitations under the License.
 package rules
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 )
@@ -93,5 +95,44 @@ func TestRestartBreaker(t *testing.T) {
 	}
 	if got := SoonAfterRestart(0, 0, 0); got != 60*time.Second {
 		t.Errorf("SoonAfterRestart of an unset period and threshold = %v, want the API defaults' 60s", got)
+	}
+}
+
+// The breaker judges each pod first: a lemon pod whose restarts keep failing again is held alone;
+// its siblings' first hangs are restarted; restarts that did not help in two pods hold the
+// workload.
+func TestIneffectivePerPodFirst(t *testing.T) {
+	lemon := func(n, ineffective int, pod types.UID) []RestartRecord {
+		out := make([]RestartRecord, n)
+		for i := range out {
+			out[i] = RestartRecord{RestartID: RestartID{Pod: pod, Container: "app", Instance: fmt.Sprint("c-", i), At: t0.Add(-time.Duration(n-i) * time.Minute)},
+				Ineffective: i < ineffective}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name     string
+		self     types.UID
+		restarts []RestartRecord
+		outcome  Outcome
+		message  string
+	}{
+		{"the lemon pod, restarted twice and failing again each time, is held", "lemon", lemon(2, 2, "lemon"), Hold, "restarts of pod web-0"},
+		{"a sibling's first hang is restarted", "pod-0", lemon(2, 2, "lemon"), Restart, ""},
+		{"a sibling's first hang beside a lemon with many restarts", "pod-0", lemon(5, 5, "lemon"), Restart, ""},
+		{"restarts that did not help in two pods hold the workload", "pod-0", append(lemon(1, 1, "a"), lemon(1, 1, "b")...), Hold,
+			"2 of the last 2 restarts of Deployment/web"},
+		{"the lemon pod's one helpful restart in three", "lemon", lemon(3, 1, "lemon"), Restart, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, x := baseFacts()
+			f.UID = tc.self
+			m := newFakeMemory()
+			m.restarts = tc.restarts
+			d := Decide(f, x, m)
+			if d.Outcome != tc.outcome || (tc.outcome == Hold && (d.Reason != policyv1alpha1.HoldRestartIneffective || !strings.Contains(d.Message, tc.message))) {
+				t.Fatalf("got %s %s (%s), want %s %q", d.Outcome, d.Reason, d.Message, tc.outcome, tc.message)
+			}
+		})
 	}
 }

@@ -19,6 +19,7 @@ package rules
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -72,6 +73,8 @@ type Policy struct {
 	MaxFailing     intstr.IntOrString
 	Rate           Rate
 	Breaker        RestartBreaker
+	// MaxHold bounds the policy's doubt holds (bounded.go); zero: they never end.
+	MaxHold time.Duration
 }
 
 // IsDefault reports whether p is the manager's default policy.
@@ -92,6 +95,7 @@ func DefaultPolicy(d Defaults) Policy {
 		MaxFailing:     d.MaxFailing,
 		Rate:           Rate{PerMinute: d.RestartsPerMinute, Burst: d.Burst},
 		Breaker:        DefaultRestartBreaker,
+		MaxHold:        DefaultMaxHold,
 	}
 }
 
@@ -125,6 +129,7 @@ func Compile(p *policyv1alpha1.EnhancedLivenessPolicy) (Policy, error) {
 		MaxUnavailable: intstr.FromString("25%"),
 		MaxFailing:     intstr.FromString("50%"),
 		Rate:           Rate{PerMinute: 6, Burst: 3},
+		MaxHold:        DefaultMaxHold,
 	}
 	switch p.Spec.Mode {
 	case "", policyv1alpha1.ModeEnforce, policyv1alpha1.ModeDryRun:
@@ -170,6 +175,12 @@ func Compile(p *policyv1alpha1.EnhancedLivenessPolicy) (Policy, error) {
 	out.Blacklist = bl
 	if out.Breaker, err = compileBreaker(p.Spec.RestartEffectiveness); err != nil {
 		return out, err
+	}
+	if h := p.Spec.MaxHold; h != nil {
+		if d := h.Duration; d != 0 && (d < time.Minute || d > 24*time.Hour) {
+			return out, fmt.Errorf("spec.maxHold: must be 0s (doubt holds never end) or between 1m and 24h, got %s", d)
+		}
+		out.MaxHold = h.Duration
 	}
 	return out, nil
 }

@@ -19,6 +19,7 @@ package rules
 import (
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -103,6 +104,12 @@ func TestCompileErrorsNameTheField(t *testing.T) {
 		}, "spec.maxFailing"},
 		{"mode", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) { s.Mode = "Sometimes" }, "spec.mode"},
 		{"burst", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) { s.RateLimit.Burst = -1 }, "spec.rateLimit.burst"},
+		{"maxHold too short", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.MaxHold = &metav1.Duration{Duration: 30 * time.Second}
+		}, "spec.maxHold: must be 0s (doubt holds never end) or between 1m and 24h"},
+		{"maxHold too long", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.MaxHold = &metav1.Duration{Duration: 25 * time.Hour}
+		}, "spec.maxHold"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -121,6 +128,13 @@ func TestCompileDefaults(t *testing.T) {
 	}
 	if p.Key != (PolicyKey{Namespace: "ns", Name: "p"}) {
 		t.Fatalf("key %q", p.Key)
+	}
+	if p.MaxHold != DefaultMaxHold {
+		t.Fatalf("maxHold %s, want %s", p.MaxHold, DefaultMaxHold)
+	}
+	never := mustCompile(t, elp("ns", "p", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) { s.MaxHold = &metav1.Duration{} }))
+	if never.MaxHold != 0 {
+		t.Fatalf("maxHold 0s compiled to %s", never.MaxHold)
 	}
 }
 

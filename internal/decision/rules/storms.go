@@ -34,7 +34,7 @@ func storms(c *judged) (Verdict, bool) {
 	w, by := &c.workload, c.maxFailingBy
 	if w.Storm(c.maxFailing) {
 		return hold(policyv1alpha1.HoldFailureStorm, "%d of %d pods of %s are failing%s, more than maxFailing %d (policy %s)",
-			w.FailingPods()+w.SuspectPods(), w.Desired, w.Ref, startingToFail(w.SuspectPods()), c.maxFailing, by), true
+			w.FailingPods()+w.countedSuspects(), w.Desired, w.Ref, startingToFail(w.countedSuspects()), c.maxFailing, by), true
 	}
 	maxFailingOf := func(n int32) int32 { m, _ := c.f.Policies.MaxFailing(n); return m }
 	if bad, total, storm := w.RevisionStorm(maxFailingOf); storm {
@@ -142,9 +142,23 @@ func (w WorkloadState) SuspectPods() int32 {
 }
 
 // Storm reports whether failing and suspect pods together exceed maxFailing: with 10 replicas and
-// maxFailing 50% (= 5), 5 are not a storm and 6 are.
+// maxFailing 50% (= 5), 5 are not a storm and 6 are. A workload of one or two desired replicas
+// never storms on suspects alone (see countedSuspects).
 func (w WorkloadState) Storm(maxFailing int32) bool {
-	return w.FailingPods()+w.SuspectPods() > maxFailing
+	return w.FailingPods()+w.countedSuspects() > maxFailing
+}
+
+// MinReplicasForSuspects is the smallest workload whose suspect pods count as storm evidence. In
+// a workload of one or two replicas a sibling's flaky probe would be half the evidence: its hang
+// would be held for a neighbour's noise.
+const MinReplicasForSuspects = 3
+
+// countedSuspects are the suspect pods that count as storm evidence.
+func (w WorkloadState) countedSuspects() int32 {
+	if w.Desired < MinReplicasForSuspects {
+		return 0
+	}
+	return w.SuspectPods()
 }
 
 // RevisionStorm looks at the pods of the failing pod's own revision (see Revision): a new pod
@@ -160,15 +174,16 @@ func (w WorkloadState) RevisionStorm(maxFailingOf func(int32) int32) (bad, total
 	if w.RevisionUID == "" {
 		return 0, 0, false
 	}
+	suspects := w.Desired >= MinReplicasForSuspects
 	for _, p := range w.Pods {
 		if p.Controller != w.RevisionUID || p.Terminating {
 			continue
 		}
 		switch {
-		case p.Failing || p.Suspect:
+		case p.Failing || p.Suspect && suspects:
 			bad++
 			total++
-		case p.Healthy:
+		case p.Healthy || p.Suspect:
 			total++
 		}
 	}
@@ -240,6 +255,18 @@ func (r NodeStormRule) Validate() error {
 		return fmt.Errorf("--node-storm-min-workloads: must be at least 1, got %d", r.MinWorkloads)
 	}
 	return nil
+}
+
+// NodeStormCorrelation is how long before a pod's failures began another pod of its node may have
+// started failing and still count toward a node storm with it: a node-wide failure starts on
+// every pod within a few probe periods; a pod that has been failing for long is another story.
+const NodeStormCorrelation = 5 * time.Minute
+
+// Uncorrelated reports whether failures that began at since (zero: not marked) started too long
+// before onset (zero: unknown) to count toward onset's node storm. Both are on the same node's
+// clock.
+func Uncorrelated(since, onset time.Time) bool {
+	return !since.IsZero() && !onset.IsZero() && since.Before(onset.Add(-NodeStormCorrelation))
 }
 
 // Storm reports whether the node is in a storm: at least MinWorkloads workloads failing there and

@@ -31,6 +31,28 @@ func pods(n, ready, failing, active int) []PodState {
 	return out
 }
 
+// withSuspects marks pods i as suspect (started failing, below the threshold).
+func withSuspects(ps []PodState, i ...int) []PodState {
+	for _, j := range i {
+		ps[j].Suspect, ps[j].Healthy = true, false
+	}
+	return ps
+}
+
+func TestRevisionStormSuspectsInSmallWorkloads(t *testing.T) {
+	rev := func(desired int32) WorkloadState {
+		ps := []PodState{{Controller: "rs", Failing: true}, {Controller: "rs", Suspect: true}}
+		return WorkloadState{Desired: desired, RevisionUID: "rs", Pods: ps}
+	}
+	half := func(n int32) int32 { return Scaled(intstr.FromString("50%"), n) }
+	if _, _, storm := rev(2).RevisionStorm(half); storm {
+		t.Error("a 2-replica workload's revision storms on a suspect")
+	}
+	if bad, total, storm := rev(4).RevisionStorm(half); !storm || bad != 2 || total != 2 {
+		t.Errorf("a 4-replica workload's revision: %d of %d, storm %v", bad, total, storm)
+	}
+}
+
 func TestUnavailableAndStorm(t *testing.T) {
 	cases := []struct {
 		name        string
@@ -51,6 +73,10 @@ func TestUnavailableAndStorm(t *testing.T) {
 		{"2 of 3 failing at 50% is not a storm", WorkloadState{Desired: 3, Pods: pods(3, 3, 2, 0)}, 0, 2, intstr.FromString("50%"), false},
 		{"3 of 3 failing at 50% is a storm", WorkloadState{Desired: 3, Pods: pods(3, 3, 3, 0)}, 0, 3, intstr.FromString("50%"), true},
 		{"maxFailing 0: any failure is a storm", WorkloadState{Desired: 3, Pods: pods(3, 3, 1, 0)}, 0, 1, intstr.FromInt32(0), true},
+		{"2 replicas: a hang beside a flaky sibling is no storm", WorkloadState{Desired: 2, Pods: withSuspects(pods(2, 2, 1, 0), 1)}, 0, 1, intstr.FromString("50%"), false},
+		{"2 replicas: both failing is a storm", WorkloadState{Desired: 2, Pods: pods(2, 2, 2, 0)}, 0, 2, intstr.FromString("50%"), true},
+		{"1 replica: maxFailing 0 and a suspect alone is no storm", WorkloadState{Desired: 1, Pods: withSuspects(pods(1, 1, 0, 0), 0)}, 0, 0, intstr.FromInt32(0), false},
+		{"3 replicas: suspects count", WorkloadState{Desired: 3, Pods: withSuspects(pods(3, 3, 1, 0), 1, 2)}, 0, 1, intstr.FromString("50%"), true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,89 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package memory
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
+)
+
+// HeldPod is one held restart, as the policy status lists it.
+type HeldPod struct {
+	Pod       types.NamespacedName
+	Container string
+	Reason    policyv1alpha1.HoldReason
+	// Since is when it began to be held for Reason, on the manager's clock.
+	Since time.Time
+}
+
+// governedBy returns the held restarts of the pods policy governs, oldest first.
+func (h *holds) governedBy(policy rules.PolicyKey) []HeldPod {
+	var out []HeldPod
+	for pod, m := range h.byPod {
+		for inst, x := range m {
+			if slices.Contains(x.policies, policy) {
+				out = append(out, HeldPod{Pod: pod, Container: inst.Container, Reason: x.reason, Since: x.since})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b HeldPod) int {
+		return cmp.Or(a.Since.Compare(b.Since), cmp.Compare(a.Pod.Namespace, b.Pod.Namespace),
+			cmp.Compare(a.Pod.Name, b.Pod.Name), cmp.Compare(a.Container, b.Container))
+	})
+	return out
+}
+
+// HoldStats is what the metrics show of the held restarts.
+type HoldStats struct {
+	// Pods counts, per reason, the pods with a restart held for it.
+	Pods map[policyv1alpha1.HoldReason]int
+	// Oldest is, per reason, how long the oldest restart held for it has been held.
+	Oldest map[policyv1alpha1.HoldReason]time.Duration
+	// OverMaxHold counts the held restarts held longer than their maxHold: budget and doubt
+	// holds (a canary and its doubled periods aside, those should end within it), not the
+	// holds chosen by a switch, DryRun or the blacklist, nor those of a policy with maxHold 0s.
+	OverMaxHold int
+}
+
+// HoldStats returns what the metrics show of the held restarts now.
+func (m *Memory) HoldStats() HoldStats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.clock.Now()
+	s := HoldStats{Pods: map[policyv1alpha1.HoldReason]int{}, Oldest: map[policyv1alpha1.HoldReason]time.Duration{}}
+	for _, byInst := range m.holds.byPod {
+		counted := map[policyv1alpha1.HoldReason]bool{}
+		for _, x := range byInst {
+			if !counted[x.reason] {
+				s.Pods[x.reason]++
+				counted[x.reason] = true
+			}
+			age := max(0, now.Sub(x.since))
+			s.Oldest[x.reason] = max(s.Oldest[x.reason], age)
+			if x.maxHold > 0 && age > x.maxHold && x.reason.Kind() != policyv1alpha1.HoldKindChoice {
+				s.OverMaxHold++
+			}
+		}
+	}
+	return s
+}
