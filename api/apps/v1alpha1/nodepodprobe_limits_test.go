@@ -31,6 +31,9 @@ import (
 // schemaLimits walks an OpenAPI schema and returns every size limit in it, keyed
 // "<json path> <keyword>".
 func schemaLimits(schema map[string]any, path string, out map[string]int) {
+	if path == ".status.conditions" {
+		return // metav1.Condition's own limits, which the manager's condition always meets
+	}
 	for _, kw := range []string{"maxItems", "maxLength", "minItems", "minLength", "maxProperties", "minProperties"} {
 		if v, ok := schema[kw]; ok {
 			out[path+" "+kw] = int(v.(float64))

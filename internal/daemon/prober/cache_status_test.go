@@ -106,7 +106,12 @@ func TestBuildStatus_OnlySpecPodsAndProbesWithResults(t *testing.T) {
 		{Name: "b", Namespace: "ns", UID: "u2", ProbeStates: []appsv1alpha1.ContainerProbeState{{Name: "p1", State: appsv1alpha1.ProbeSucceeded, ContainerID: "containerd://old"}}},
 		{Name: "c", Namespace: "ns", UID: "u3", ProbeStates: []appsv1alpha1.ContainerProbeState{{Name: "gone", State: appsv1alpha1.ProbeFailed}}},
 	}
+	npp.Status.Conditions = []metav1.Condition{{Type: appsv1alpha1.ConditionMapped, Status: metav1.ConditionFalse,
+		Reason: appsv1alpha1.ReasonWriteRefused}}
 	st := BuildStatus(npp, c, 7)
+	if len(st.Conditions) != 1 || st.Conditions[0].Reason != appsv1alpha1.ReasonWriteRefused {
+		t.Errorf("the manager's conditions are not kept: %+v", st.Conditions)
+	}
 	if st.ObservedGeneration != 4 {
 		t.Errorf("observedGeneration %d, want capped at the object's 4", st.ObservedGeneration)
 	}

@@ -208,7 +208,8 @@ func (s *StatusWriter) Flush(ctx context.Context) error {
 // for a terminating pod) keeps the state the object shows, so a daemon restart does not wipe
 // the node's status. Pods and probes that left the spec disappear.
 func BuildStatus(npp *appsv1alpha1.NodePodProbe, results *Cache, observedGeneration int64) appsv1alpha1.NodePodProbeStatus {
-	st := appsv1alpha1.NodePodProbeStatus{ObservedGeneration: observedGeneration}
+	// The conditions are the manager's: kept as they are.
+	st := appsv1alpha1.NodePodProbeStatus{ObservedGeneration: observedGeneration, Conditions: npp.Status.Conditions}
 	if st.ObservedGeneration > npp.Generation {
 		st.ObservedGeneration = npp.Generation
 	}
