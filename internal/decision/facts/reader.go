@@ -244,6 +244,11 @@ func (r *Reader) workloadState(ctx context.Context, pod *corev1.Pod, w Workload)
 	} else {
 		st.Desired = int32(live)
 	}
+	if !podutil.IsFinished(pod) {
+		// The pod asked about exists: its workload wants at least it (a scale to 0 still
+		// terminating it, a cache behind the pod's creation).
+		st.Desired = max(st.Desired, 1)
+	}
 	return st, self, found, nil
 }
 

@@ -198,7 +198,7 @@ func resolve(pod metav1.Object, lookup ownerLookup) (Workload, error) {
 			break
 		}
 		desired = o.Replicas
-		if o.Controller == nil {
+		if o.Controller == nil || o.Top {
 			break
 		}
 		parent, err := lookup(*o.Controller)
