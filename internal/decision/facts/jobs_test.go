@@ -76,7 +76,7 @@ func TestCronJobPodResolvesToItsJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wl.Ref.Kind != "Job" || wl.Ref.Name != "nightly-290" || wl.Desired == nil || *wl.Desired != 1 {
+	if wl.Ref.Kind != "Job" || wl.Ref.Name != "nightly-290" || wl.Desired == nil || *wl.Desired != 1 || !wl.Bound {
 		t.Fatalf("workload %s desired %v, want Job nightly-290 with 1 (parallelism 2, 1 completion missing)", wl.Ref, wl.Desired)
 	}
 	pods, err := w.Pods(ctx, pod, wl)

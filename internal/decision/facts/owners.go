@@ -70,6 +70,9 @@ type Owner struct {
 	// Top ends the walk here even though the owner has a controller: a Job is the workload of its
 	// pods, not the CronJob above it (each run has its own pods and its own parallelism).
 	Top bool
+	// Bound: Replicas is only an upper bound of the pods that should run (a Job's pods that have
+	// not been made yet are work to come, not unavailable replicas).
+	Bound bool
 }
 
 // ownerLookup finds the object a controller reference points to. It returns nil, nil when the
@@ -158,7 +161,7 @@ func (o *owners) read(ctx context.Context, ns string, gvk schema.GroupVersionKin
 	case err == nil && (ref.UID == "" || obj.GetUID() == ref.UID):
 		owner = &Owner{Controller: metav1.GetControllerOf(obj)}
 		if job, ok := obj.(*batchv1.Job); ok {
-			owner.Replicas, owner.Top = ptr.To(JobDesired(job)), true
+			owner.Replicas, owner.Top, owner.Bound = ptr.To(JobDesired(job)), true, true
 		} else if owner.Replicas, err = o.replicas(ctx, ns, gvk, ref.Name); err != nil {
 			return nil, err
 		}

@@ -239,9 +239,12 @@ func (r *Reader) workloadState(ctx context.Context, pod *corev1.Pod, w Workload)
 		}
 		st.Pods = append(st.Pods, ps)
 	}
-	if w.Desired != nil {
+	switch {
+	case w.Desired != nil && w.Bound:
+		st.Desired = min(*w.Desired, int32(live))
+	case w.Desired != nil:
 		st.Desired = *w.Desired
-	} else {
+	default:
 		st.Desired = int32(live)
 	}
 	if !podutil.IsFinished(pod) {
