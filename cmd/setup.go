@@ -121,6 +121,7 @@ func setupReconcilers(mgr ctrl.Manager, cfg config, id identity) error {
 		}).SetupWithManager},
 		{"apps-nodepodprobe", (&appscontroller.NodePodProbeReconciler{
 			Client:            mgr.GetClient(),
+			APIReader:         mgr.GetAPIReader(),
 			Recorder:          mgr.GetEventRecorder("nodepodprobe-controller"),
 			Keys:              id.trusted,
 			OperatorNamespace: cfg.operatorNamespace,

@@ -93,7 +93,17 @@ func EffectiveRestartPolicy(spec *corev1.PodSpec, c *corev1.Container) corev1.Re
 // effective restart policy is Always (under OnFailure an exit 0 after the stop ends it for good,
 // under Never any exit does).
 func RestartedAfterStop(spec *corev1.PodSpec, rc RestartableContainer) bool {
-	return rc.Sidecar || EffectiveRestartPolicy(spec, rc.Container) == corev1.RestartPolicyAlways
+	return RestartPolicyAfterStop(spec, rc) == corev1.RestartPolicyAlways
+}
+
+// RestartPolicyAfterStop is the restart policy the kubelet applies to rc once it has stopped:
+// Always for a sidecar, whatever the pod's, else EffectiveRestartPolicy. Enrollment, the CRR
+// webhook and the node daemon's executor all judge a container by it.
+func RestartPolicyAfterStop(spec *corev1.PodSpec, rc RestartableContainer) corev1.RestartPolicy {
+	if rc.Sidecar {
+		return corev1.RestartPolicyAlways
+	}
+	return EffectiveRestartPolicy(spec, rc.Container)
 }
 
 // IsInitContainer reports whether the pod has an init container (of any kind) called name.

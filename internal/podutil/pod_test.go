@@ -17,6 +17,7 @@ limitations under the License.
 package podutil
 
 import (
+	"cmp"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -163,14 +164,17 @@ func TestRestartedAfterStop(t *testing.T) {
 		pod       corev1.RestartPolicy
 		container *corev1.ContainerRestartPolicy
 		want      bool
+		policy    corev1.RestartPolicy // RestartPolicyAfterStop of the regular container; Always when unset
 	}{
 		{name: "Always pod", pod: corev1.RestartPolicyAlways, want: true},
 		{name: "unset pod policy defaults to Always", pod: "", want: true},
-		{name: "OnFailure pod", pod: corev1.RestartPolicyOnFailure, want: false},
-		{name: "Never pod", pod: corev1.RestartPolicyNever, want: false},
+		{name: "OnFailure pod", pod: corev1.RestartPolicyOnFailure, want: false, policy: corev1.RestartPolicyOnFailure},
+		{name: "Never pod", pod: corev1.RestartPolicyNever, want: false, policy: corev1.RestartPolicyNever},
 		{name: "container Always in a Never pod", pod: corev1.RestartPolicyNever, container: always, want: true},
-		{name: "container OnFailure in an Always pod", pod: corev1.RestartPolicyAlways, container: onFailure, want: false},
-		{name: "container Never in an Always pod", pod: corev1.RestartPolicyAlways, container: never, want: false},
+		{name: "container OnFailure in an Always pod", pod: corev1.RestartPolicyAlways, container: onFailure, want: false,
+			policy: corev1.RestartPolicyOnFailure},
+		{name: "container Never in an Always pod", pod: corev1.RestartPolicyAlways, container: never, want: false,
+			policy: corev1.RestartPolicyNever},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -181,9 +185,12 @@ func TestRestartedAfterStop(t *testing.T) {
 			if got := RestartedAfterStop(&p.Spec, rc); got != tc.want {
 				t.Errorf("regular container: got %t, want %t", got, tc.want)
 			}
+			if got, want := RestartPolicyAfterStop(&p.Spec, rc), cmp.Or(tc.policy, corev1.RestartPolicyAlways); got != want {
+				t.Errorf("regular container's policy after a stop: %s, want %s", got, want)
+			}
 			// A sidecar is restarted after a stop whatever the pod's policy.
 			sc, _ := FindRestartable(&p.Spec, "proxy")
-			if !RestartedAfterStop(&p.Spec, sc) {
+			if !RestartedAfterStop(&p.Spec, sc) || RestartPolicyAfterStop(&p.Spec, sc) != corev1.RestartPolicyAlways {
 				t.Error("sidecar not restarted after a stop")
 			}
 		})

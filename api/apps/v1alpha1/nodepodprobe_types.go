@@ -138,7 +138,28 @@ type NodePodProbeStatus struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Probe States"
 	PodProbeStatuses []PodProbeStatus `json:"podProbeStatuses,omitempty"`
+
+	// conditions are written by the manager (the daemon keeps them as they are): Mapped is False
+	// while the API server refuses the spec the manager computed for the node, whose enrolled pods
+	// are then not probed as they should be (each gets a Warning event).
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Conditions",xDescriptors={"urn:alm:descriptor:io.kubernetes.conditions"}
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// ConditionMapped is the NodePodProbe condition that says whether the spec holds every enrolled
+// pod of the node the manager could map: False while the API server refuses the write.
+const ConditionMapped = "Mapped"
+
+// The reasons of ConditionMapped.
+const (
+	// ReasonSpecWritten: the spec the manager computed was written.
+	ReasonSpecWritten = "SpecWritten"
+	// ReasonWriteRefused: the API server refused the spec; the message has its error.
+	ReasonWriteRefused = "WriteRefused"
+)
 
 // PodProbeStatus holds the probe results of one pod.
 type PodProbeStatus struct {

@@ -21,6 +21,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -334,6 +335,13 @@ func (in *NodePodProbeStatus) DeepCopyInto(out *NodePodProbeStatus) {
 	if in.PodProbeStatuses != nil {
 		in, out := &in.PodProbeStatuses, &out.PodProbeStatuses
 		*out = make([]PodProbeStatus, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
+	if in.Conditions != nil {
+		in, out := &in.Conditions, &out.Conditions
+		*out = make([]v1.Condition, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}

@@ -66,9 +66,12 @@ type NodePodProbeReconciler struct {
 	OperatorNamespace string
 	// BatchDelay defaults to DefaultMappingBatchDelay.
 	BatchDelay time.Duration
+	// APIReader reads a NodePodProbe again after a conflict on its status; the client when nil.
+	APIReader client.Reader
 }
 
 // +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=nodepodprobes,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=nodepodprobes/status,verbs=get;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -126,30 +129,39 @@ func (r *NodePodProbeReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	case !exists && len(desired) == 0:
 		return ctrl.Result{}, nil
 	case !exists:
-		npp = &appsv1alpha1.NodePodProbe{
-			ObjectMeta: metav1.ObjectMeta{
-				Name: nodeName,
-				// Lets the garbage collector remove it with the node even while the manager is down.
-				OwnerReferences: []metav1.OwnerReference{{
-					APIVersion: "v1", Kind: "Node", Name: nodeName, UID: node.UID,
-					BlockOwnerDeletion: ptr.To(false),
-				}},
-			},
-			Spec: appsv1alpha1.NodePodProbeSpec{PodProbes: desired},
-		}
+		npp = newNodePodProbe(nodeName, node.UID)
+		npp.Spec.PodProbes = desired
 		log.V(1).Info("creating NodePodProbe", "pods", len(desired))
-		return ctrl.Result{}, r.Create(ctx, npp)
+		if err := r.Create(ctx, npp); err != nil {
+			return r.refused(ctx, node, nil, desired, err)
+		}
 	case !equality.Semantic.DeepEqual(npp.Spec.PodProbes, desired):
 		// The spec has one writer (this controller, one reconcile per node at a time) and is
 		// recomputed whole from the pods, so a merge patch that replaces spec.podProbes needs no
 		// optimistic lock: a cache that lags behind our last write cannot make it conflict or lose
 		// an entry.
-		patch := client.MergeFrom(npp.DeepCopy())
+		before := npp.DeepCopy()
+		patch := client.MergeFrom(before)
 		npp.Spec.PodProbes = desired
 		log.V(1).Info("updating NodePodProbe", "pods", len(desired))
-		return ctrl.Result{}, r.Patch(ctx, npp, patch)
+		if err := r.Patch(ctx, npp, patch); err != nil {
+			return r.refused(ctx, node, before, desired, err)
+		}
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{}, r.setMapped(ctx, npp, metav1.ConditionTrue, appsv1alpha1.ReasonSpecWritten, "")
+}
+
+func newNodePodProbe(nodeName string, nodeUID types.UID) *appsv1alpha1.NodePodProbe {
+	return &appsv1alpha1.NodePodProbe{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: nodeName,
+			// Lets the garbage collector remove it with the node even while the manager is down.
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "v1", Kind: "Node", Name: nodeName, UID: nodeUID,
+				BlockOwnerDeletion: ptr.To(false),
+			}},
+		},
+	}
 }
 
 // trust accepts the sealed probe contexts (probesig.VerifySeal) in namespaces the webhook enrolls.

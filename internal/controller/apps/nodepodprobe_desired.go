@@ -22,6 +22,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
@@ -47,6 +48,7 @@ type mappingProblem struct {
 // equal spec.
 func desiredPodProbes(pods []corev1.Pod, trusted func(*corev1.Pod) error) ([]appsv1alpha1.PodProbe, []mappingProblem) {
 	var out []appsv1alpha1.PodProbe
+	var from []*corev1.Pod // from[i] is the pod of out[i]
 	var problems []mappingProblem
 	for i := range pods {
 		pod := &pods[i]
@@ -87,14 +89,53 @@ func desiredPodProbes(pods []corev1.Pod, trusted func(*corev1.Pod) error) ([]app
 		if len(probes) == 0 {
 			continue
 		}
-		out = append(out, appsv1alpha1.PodProbe{
+		entry := appsv1alpha1.PodProbe{
 			Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, IP: pod.Status.PodIP, Probes: probes,
-		})
+		}
+		// One entry the API server would refuse must not block the node's other pods: it is
+		// left out, loudly (the pod webhook keeps such pods native; this one got past it).
+		if errs := appsv1alpha1.ValidatePodProbe(&entry, field.NewPath("spec", "podProbes[]")); len(errs) > 0 {
+			problems = append(problems, notMapped(pod, "the NodePodProbe schema would refuse the pod's entry: "+
+				errs.ToAggregate().Error()+"; the pod is not probed (re-create it: the pod webhook then leaves it its native livenessProbe)"))
+			continue
+		}
+		out = append(out, entry)
+		from = append(from, pod)
 	}
+	out, problems = capPods(out, from, problems)
 	slices.SortFunc(out, func(a, b appsv1alpha1.PodProbe) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.UID, b.UID))
 	})
 	return out, problems
+}
+
+// capPods keeps at most MaxPodProbesPerNode entries, the pods created first: a node with more
+// enrolled pods than a NodePodProbe holds still has the others probed, and the newest, left
+// out, are reported.
+func capPods(out []appsv1alpha1.PodProbe, from []*corev1.Pod, problems []mappingProblem) ([]appsv1alpha1.PodProbe, []mappingProblem) {
+	if len(out) <= appsv1alpha1.MaxPodProbesPerNode {
+		return out, problems
+	}
+	order := make([]int, len(out))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		pa, pb := from[a], from[b]
+		return cmp.Or(pa.CreationTimestamp.Compare(pb.CreationTimestamp.Time),
+			cmp.Compare(pa.Namespace, pb.Namespace), cmp.Compare(pa.Name, pb.Name), cmp.Compare(pa.UID, pb.UID))
+	})
+	kept := make([]appsv1alpha1.PodProbe, 0, appsv1alpha1.MaxPodProbesPerNode)
+	for n, i := range order {
+		if n < appsv1alpha1.MaxPodProbesPerNode {
+			kept = append(kept, out[i])
+			continue
+		}
+		problems = append(problems, notMapped(from[i], fmt.Sprintf("the node has more than %d enrolled pods and a "+
+			"NodePodProbe holds at most %d (spec.podProbes: maxItems %d); the pods created last are not probed",
+			appsv1alpha1.MaxPodProbesPerNode, appsv1alpha1.MaxPodProbesPerNode, appsv1alpha1.MaxPodProbesPerNode)))
+	}
+	return kept, problems
 }
 
 func notMapped(pod *corev1.Pod, message string) mappingProblem {

@@ -16,6 +16,7 @@ limitations under the License.
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,7 @@ func TestDesiredPodProbes(t *testing.T) {
 		want     []string // "name/uid@ip:probe=port"
 		problems int
 		reason   string // of every problem, when set
+		message  string // in every problem, when set
 	}{
 		{name: "mapped, sorted, port resolved", pods: []corev1.Pod{unitPod("b", "2", "10.0.0.2", nil), unitPod("a", "1", "10.0.0.1", nil)},
 			want: []string{"a/1@10.0.0.1:a-web=8080", "b/2@10.0.0.2:b-web=8080"}},
@@ -81,6 +83,19 @@ func TestDesiredPodProbes(t *testing.T) {
 			p.Annotations[appsv1alpha1.AnnotationProbeContext] = `[{"name":"proxy","livenessProbe":{"tcpSocket":{"port":7}}},` +
 				`{"name":"web","livenessProbe":{"tcpSocket":{"port":8}}}]`
 		})}, want: []string{"a/1@ip:a-proxy=7"}, problems: 1, reason: ReasonNotMapped},
+		{name: "a pod with more probes than the schema allows is left out, its neighbour is mapped", pods: []corev1.Pod{
+			widePodUnit("a", "1", appsv1alpha1.MaxProbesPerPod+1), unitPod("b", "2", "ip", nil)},
+			want: []string{"b/2@ip:b-web=8080"}, problems: 1, reason: ReasonNotMapped,
+			message: "the NodePodProbe schema would refuse the pod's entry: spec.podProbes[].probes: Too many: 65: must have at most 64 items"},
+		{name: "a probe name over the schema's length is left out", pods: []corev1.Pod{
+			unitPod(strings.Repeat("a", 253), "1", "ip", func(p *corev1.Pod) {
+				p.Spec.Containers[0].Name = strings.Repeat("w", 63)
+				p.Annotations[appsv1alpha1.AnnotationProbeContext] = `[{"name":"` + strings.Repeat("w", 63) + `","livenessProbe":{"tcpSocket":{"port":7}}}]`
+			}), unitPod("b", "2", "ip", nil)},
+			want: []string{"b/2@ip:b-web=8080"}, problems: 1, reason: ReasonNotMapped,
+			message: "spec.podProbes[].probes[0].name: Too long: may not be more than 316 bytes"},
+		{name: "64 probes are mapped", pods: []corev1.Pod{widePodUnit("a", "1", appsv1alpha1.MaxProbesPerPod)},
+			want: wideWant("a", "1", appsv1alpha1.MaxProbesPerPod)},
 	}
 	// The trust check itself is TestTrust's; here a marker annotation stands for a bad signature.
 	trusted := func(p *corev1.Pod) error {
@@ -114,8 +129,63 @@ func TestDesiredPodProbes(t *testing.T) {
 				if tc.reason != "" && p.reason != tc.reason {
 					t.Errorf("problem %+v, want reason %s", p, tc.reason)
 				}
+				if !strings.Contains(p.message, tc.message) {
+					t.Errorf("problem %q, want it to contain %q", p.message, tc.message)
+				}
 			}
 		})
+	}
+}
+
+// widePodUnit is an enrolled pod with n containers, each with a TCP probe on port 9.
+func widePodUnit(name, uid string, n int) corev1.Pod {
+	return unitPod(name, uid, "ip", func(p *corev1.Pod) {
+		p.Spec.Containers = nil
+		var ctx []string
+		for i := range n {
+			c := fmt.Sprintf("c%d", i)
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: c})
+			ctx = append(ctx, `{"name":"`+c+`","livenessProbe":{"tcpSocket":{"port":9}}}`)
+		}
+		p.Annotations[appsv1alpha1.AnnotationProbeContext] = "[" + strings.Join(ctx, ",") + "]"
+	})
+}
+
+func wideWant(name, uid string, n int) []string {
+	var out []string
+	for i := range n {
+		out = append(out, fmt.Sprintf("%s/%s@ip:%s-c%d=9", name, uid, name, i))
+	}
+	return out
+}
+
+// A node with more enrolled pods than a NodePodProbe holds keeps the oldest ones mapped and
+// reports each newer one.
+func TestDesiredPodProbesNodeCap(t *testing.T) {
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	n := appsv1alpha1.MaxPodProbesPerNode + 2
+	pods := make([]corev1.Pod, 0, n)
+	for i := range n {
+		// Names sort against age, so that the cap visibly goes by creation time.
+		pods = append(pods, unitPod(fmt.Sprintf("p%04d", n-i), fmt.Sprint(i), "ip", func(p *corev1.Pod) {
+			p.CreationTimestamp = metav1.NewTime(base.Add(time.Duration(i) * time.Second))
+		}))
+	}
+	got, problems := desiredPodProbes(pods, func(*corev1.Pod) error { return nil })
+	if len(got) != appsv1alpha1.MaxPodProbesPerNode {
+		t.Fatalf("mapped %d pods, want %d", len(got), appsv1alpha1.MaxPodProbesPerNode)
+	}
+	if len(problems) != 2 {
+		t.Fatalf("got %d problems, want 2", len(problems))
+	}
+	for i, p := range problems {
+		if want := pods[appsv1alpha1.MaxPodProbesPerNode+i].Name; p.pod.Name != want || p.reason != ReasonNotMapped ||
+			!strings.Contains(p.message, "a NodePodProbe holds at most 1000 (spec.podProbes: maxItems 1000)") {
+			t.Errorf("problem %d: %s %s %q, want the newest pod %s", i, p.pod.Name, p.reason, p.message, want)
+		}
+	}
+	if got[0].Name != "p0003" {
+		t.Errorf("the spec is sorted by name: first %s", got[0].Name)
 	}
 }
 

@@ -144,8 +144,41 @@ func (r *DecisionReconciler) request(ctx context.Context, pod *corev1.Pod, d rul
 	if err := r.Create(ctx, crr); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			// This container instance was already requested (an earlier decision or a retry):
-			// the deterministic name makes that a no-op.
+			// the deterministic name makes that a no-op, unless that request failed: the same
+			// instance still runs and fails, so the failed request (kept for its TTL) gives way.
+			return r.replaceFailed(ctx, crr)
+		}
+		return 0, fmt.Errorf("creating ContainerRecreateRequest %s/%s: %w", crr.Namespace, crr.Name, err)
+	}
+	return 0, nil
+}
+
+// replaceFailed deletes the finished, failed request named like crr that stopped nothing (no daemon
+// picked it up, its deadline passed first) and creates crr in its place; a request still running,
+// one that succeeded, or one whose stop happened stays.
+func (r *DecisionReconciler) replaceFailed(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) (time.Duration, error) {
+	old := &appsv1alpha1.ContainerRecreateRequest{}
+	if err := r.live.Get(ctx, client.ObjectKeyFromObject(crr), old); err != nil {
+		return r.cfg.HoldRecheckInterval, client.IgnoreNotFound(err)
+	}
+	if old.Status.Phase != appsv1alpha1.RecreateFailed {
+		return r.cfg.HoldRecheckInterval, nil
+	}
+	for _, s := range old.Status.ContainerRecreateStates {
+		if s.IsKilled {
+			// Its stop happened: the instance is on its way out (a grace period), not a new hang.
 			return r.cfg.HoldRecheckInterval, nil
+		}
+	}
+	uid := old.UID
+	if err := r.Delete(ctx, old, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+		return 0, fmt.Errorf("deleting the failed ContainerRecreateRequest %s/%s: %w", old.Namespace, old.Name, err)
+	}
+	logf.FromContext(ctx).Info("replacing a failed request of the same container instance", "request", crr.Name,
+		"message", old.Status.Message)
+	if err := r.Create(ctx, crr); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return r.cfg.HoldRecheckInterval, nil // not gone yet (a finalizer): decided again later
 		}
 		return 0, fmt.Errorf("creating ContainerRecreateRequest %s/%s: %w", crr.Namespace, crr.Name, err)
 	}

@@ -25,7 +25,7 @@ import (
 )
 
 // MaxMessageBytes caps a reported message (the API allows 1 KiB).
-const MaxMessageBytes = 1024
+const MaxMessageBytes = appsv1alpha1.MaxProbeMessageLength
 
 // Entry is the last reported result of one probe.
 type Entry struct {

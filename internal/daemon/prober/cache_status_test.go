@@ -125,9 +125,14 @@ func TestBuildStatus_ListsOnlyWhatIsNotPassing(t *testing.T) {
 			c.Set(Key{"u3", "app", "gone"}, appsv1alpha1.ProbeFailed, "containerd://z", "", now) // pod left the spec
 			npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "n", Generation: 4}}
 			npp.Spec.PodProbes = spec
-			npp.Status = appsv1alpha1.NodePodProbeStatus{ProbedGeneration: tc.probedGeneration, PodProbeStatuses: tc.shown}
+			npp.Status = appsv1alpha1.NodePodProbeStatus{ProbedGeneration: tc.probedGeneration, PodProbeStatuses: tc.shown,
+				Conditions: []metav1.Condition{{Type: appsv1alpha1.ConditionMapped, Status: metav1.ConditionFalse,
+					Reason: appsv1alpha1.ReasonWriteRefused}}}
 
 			st := BuildStatus(npp, c, 7)
+			if len(st.Conditions) != 1 || st.Conditions[0].Reason != appsv1alpha1.ReasonWriteRefused {
+				t.Errorf("the manager's conditions are not kept: %+v", st.Conditions)
+			}
 			if st.ObservedGeneration != 4 || st.ProbedGeneration != 4 {
 				t.Errorf("observedGeneration %d, probedGeneration %d: want the object's 4", st.ObservedGeneration, st.ProbedGeneration)
 			}

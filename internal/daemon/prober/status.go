@@ -212,8 +212,9 @@ func (s *StatusWriter) Flush(ctx context.Context) error {
 // spec; otherwise it is reported not probed yet. So a daemon restart does not wipe the node's
 // status. Pods and probes that left the spec disappear.
 func BuildStatus(npp *appsv1alpha1.NodePodProbe, results *Cache, observedGeneration int64) appsv1alpha1.NodePodProbeStatus {
+	// The conditions are the manager's: kept as they are.
 	st := appsv1alpha1.NodePodProbeStatus{ObservedGeneration: min(observedGeneration, npp.Generation),
-		ProbedGeneration: npp.Generation}
+		ProbedGeneration: npp.Generation, Conditions: npp.Status.Conditions}
 	type probeRef struct {
 		uid  types.UID
 		name string

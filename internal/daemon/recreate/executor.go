@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -106,6 +107,9 @@ func (e *Executor) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	e.defaults()
 	e.wake = make(chan event.GenericEvent, 1024)
+	if err := mgr.Add(manager.RunnableFunc(e.drainStops)); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("daemon-crr-executor").
 		WatchesRawSource(source.Channel(e.wake, &handler.EnqueueRequestForObject{})).
@@ -113,6 +117,14 @@ func (e *Executor) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(e.requestsForPod)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: e.MaxConcurrentReconciles}).
 		Complete(e)
+}
+
+// drainStops waits, once the manager stops, for the stops still running, so that the daemon does
+// not exit in the middle of one (the manager's graceful shutdown timeout bounds the wait).
+func (e *Executor) drainStops(ctx context.Context) error {
+	<-ctx.Done()
+	e.stops.Wait()
+	return nil
 }
 
 // requestsForCRR enqueues the request and every active request of the same pod, so that the

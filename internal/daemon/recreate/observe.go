@@ -245,14 +245,9 @@ func ObservePod(pod *corev1.Pod, name string) Observed {
 	if !ok {
 		return Observed{}
 	}
-	sidecar := rc.Sidecar
-	o := Observed{InSpec: true, RestartPolicy: pod.Spec.RestartPolicy}
-	if o.RestartPolicy == "" {
-		o.RestartPolicy = corev1.RestartPolicyAlways
-	}
+	o := Observed{InSpec: true, RestartPolicy: podutil.RestartPolicyAfterStop(&pod.Spec, rc)}
 	statuses := pod.Status.ContainerStatuses
-	if sidecar {
-		o.RestartPolicy = corev1.RestartPolicyAlways
+	if rc.Sidecar {
 		statuses = pod.Status.InitContainerStatuses
 	}
 	for _, s := range statuses {
@@ -264,9 +259,6 @@ func ObservePod(pod *corev1.Pod, name string) Observed {
 			o.Running, o.StartedAt = true, r.StartedAt.Time
 			// started is unset by kubelets that predate it; a running container then counts as started.
 			o.Started = s.Started == nil || *s.Started
-		}
-		if t := s.State.Terminated; t != nil && t.ExitCode == 0 {
-			o.ExitedZero = true
 		}
 	}
 	return o

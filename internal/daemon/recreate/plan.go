@@ -34,7 +34,8 @@ import (
 type Observed struct {
 	// InSpec is false when the pod has no container (or restartable init container) of that name.
 	InSpec bool
-	// RestartPolicy applies to this container: its own for a sidecar, else the pod's.
+	// RestartPolicy is what the kubelet applies to this container after a stop
+	// (podutil.RestartPolicyAfterStop: Always for a sidecar, else the container's own or the pod's).
 	RestartPolicy corev1.RestartPolicy
 	// ContainerID is the current instance in pod status ("<runtime>://<id>"), "" when none.
 	ContainerID string
@@ -44,8 +45,6 @@ type Observed struct {
 	StartedAt time.Time
 	// RuntimeRunning is the runtime's confirmation that ContainerID is running.
 	RuntimeRunning bool
-	// ExitedZero: the current instance terminated with exit code 0.
-	ExitedZero bool
 }
 
 // Observation is everything one step of the executor decides on, read at one moment: the
@@ -242,8 +241,11 @@ func step(c appsv1alpha1.ContainerRecreateRequestContainer, st appsv1alpha1.Cont
 	if !obs.InSpec {
 		return failed(st, fmt.Sprintf("the pod has no container named %q", c.Name)), false, 0
 	}
-	if obs.RestartPolicy == corev1.RestartPolicyNever {
-		return failed(st, "restartPolicy is Never: the kubelet would not start the container again, so it is not stopped"), false, 0
+	if obs.RestartPolicy != corev1.RestartPolicyAlways {
+		// Under OnFailure an application that exits 0 on SIGTERM would stay stopped: only Always
+		// makes a stop a restart, as the kubelet's own liveness kill is.
+		return failed(st, fmt.Sprintf("restartPolicy is %s: the kubelet would not start the container again after a "+
+			"stop (only restartPolicy Always does, whatever the exit code), so it is not stopped", obs.RestartPolicy)), false, 0
 	}
 	if st.Phase == appsv1alpha1.RecreatePending {
 		target := cmp.Or(pinnedInstance(c, strategy), obs.ContainerID)
@@ -268,8 +270,6 @@ func step(c appsv1alpha1.ContainerRecreateRequestContainer, st appsv1alpha1.Cont
 				st.Message = "stopping " + st.ContainerID
 			}
 			return st, true, 0
-		case st.IsKilled && obs.ExitedZero && obs.RestartPolicy == corev1.RestartPolicyOnFailure:
-			return failed(st, "exited with code 0 and restartPolicy is OnFailure: the kubelet will not start it again"), false, 0
 		}
 		if !st.IsKilled || st.Message == "" {
 			st.Message = waitMessage(st) // once stopped, keep the stop's own message (grace period, hook outcome)

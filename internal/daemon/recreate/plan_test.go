@@ -55,7 +55,9 @@ const (
 func TestAdvance(t *testing.T) {
 	never := running("c://old", time.Minute)
 	never.RestartPolicy = corev1.RestartPolicyNever
-	exitedZero := Observed{InSpec: true, RestartPolicy: corev1.RestartPolicyOnFailure, ContainerID: "c://old", ExitedZero: true}
+	onFailure := running("c://old", time.Minute)
+	onFailure.RestartPolicy = corev1.RestartPolicyOnFailure
+	exitedZero := Observed{InSpec: true, RestartPolicy: corev1.RestartPolicyOnFailure, ContainerID: "c://old"}
 	unconfirmed := running("c://new", time.Minute)
 	unconfirmed.RuntimeRunning = false
 	notStarted := running("c://new", time.Minute)
@@ -157,7 +159,12 @@ func TestAdvance(t *testing.T) {
 			obs:        map[string]Observed{"app": never},
 			wantPhase:  failedP, wantMsg: "container app: restartPolicy is Never",
 			wantStates: []appsv1alpha1.ContainerRecreateState{state("app", failedP, "", false)}},
-		{name: "OnFailure and exit code 0 after the stop: the kubelet will not restart it",
+		{name: "OnFailure is refused before any stop: an exit 0 on SIGTERM would leave it stopped",
+			containers: []appsv1alpha1.ContainerRecreateRequestContainer{ctr("app", "c://old")},
+			obs:        map[string]Observed{"app": onFailure},
+			wantPhase:  failedP, wantMsg: "container app: restartPolicy is OnFailure: the kubelet would not start the container again after a stop",
+			wantStates: []appsv1alpha1.ContainerRecreateState{state("app", failedP, "", false)}},
+		{name: "OnFailure, stopped by an earlier version: failed, not waited for",
 			containers: []appsv1alpha1.ContainerRecreateRequestContainer{ctr("app", "c://old")},
 			states:     []appsv1alpha1.ContainerRecreateState{state("app", recreating, "c://old", true)},
 			obs:        map[string]Observed{"app": exitedZero},

@@ -114,11 +114,25 @@ func TestObservePod(t *testing.T) {
 	if s := ObservePod(pod, "sidecar"); !s.InSpec || s.RestartPolicy != corev1.RestartPolicyAlways || s.ContainerID != "c://s1" || s.Started {
 		t.Errorf("sidecar: %+v", s)
 	}
-	if d := ObservePod(pod, "done"); d.Running || !d.ExitedZero {
+	if d := ObservePod(pod, "done"); d.Running || d.ContainerID != "c://d1" {
 		t.Errorf("done: %+v", d)
 	}
 	if i := ObservePod(pod, "init"); i.InSpec {
 		t.Errorf("a plain init container is not restartable: %+v", i)
+	}
+	// The kubelet judges each container by its own restartPolicy when it has one.
+	never := pod.DeepCopy()
+	never.Spec.RestartPolicy = corev1.RestartPolicyNever
+	never.Spec.Containers[0].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+	never.Spec.Containers[1].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyOnFailure)
+	if a := ObservePod(never, "app"); a.RestartPolicy != corev1.RestartPolicyAlways {
+		t.Errorf("a container's own Always in a Never pod: %+v", a)
+	}
+	if d := ObservePod(never, "done"); d.RestartPolicy != corev1.RestartPolicyOnFailure {
+		t.Errorf("a container's own OnFailure: %+v", d)
+	}
+	if s := ObservePod(never, "sidecar"); s.RestartPolicy != corev1.RestartPolicyAlways {
+		t.Errorf("a sidecar in a Never pod: %+v", s)
 	}
 	pod.Spec.RestartPolicy = ""
 	if a := ObservePod(pod, "app"); a.RestartPolicy != corev1.RestartPolicyAlways {

@@ -70,9 +70,13 @@ func (e *Executor) startStops(ctx context.Context, crr *appsv1alpha1.ContainerRe
 		pod, crr := pod.DeepCopy(), crr.DeepCopy()
 		e.stops.Add(1)
 		e.stopsStarted.Add(1)
+		// A stop once begun runs to its end (its grace period and the runtime's timeout bound it):
+		// cut short at shutdown it would leave a preStop hook run without its stop, or a stop
+		// whose outcome nobody records. The manager waits for it (drainStops).
+		sctx := context.WithoutCancel(ctx)
 		go func() {
 			defer e.stops.Done()
-			e.endStop(crr, id, e.stop(ctx, pod, crr, name, id, t))
+			e.endStop(crr, id, e.stop(sctx, pod, crr, name, id, t))
 			if e.wake == nil {
 				return // no manager, as in unit tests
 			}

@@ -17,6 +17,7 @@ limitations under the License.
 package recreate
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +83,46 @@ func TestStopStillRunningWhenTheSuccessorRuns(t *testing.T) {
 	h.reconcile("r1")
 	if st := h.expectPhase("r1", appsv1alpha1.RecreateSucceeded, "").Status.ContainerRecreateStates[0]; !st.IsKilled {
 		t.Fatalf("state %+v; want isKilled", st)
+	}
+}
+
+// TestStopOutlivesTheReconcileAndShutdownWaitsForIt: a stop under way when the daemon shuts down
+// (its reconcile context cancelled) runs to its end and is recorded, and the executor's shutdown
+// waits for it.
+func TestStopOutlivesTheReconcileAndShutdownWaitsForIt(t *testing.T) {
+	entered, gate := make(chan struct{}, 1), make(chan struct{})
+	h := newHarness(t, func(s *critest.Server) {
+		s.StopFunc = func(string, int64) error { entered <- struct{}{}; <-gate; return nil }
+	})
+	h.pod("web", nil, "app")
+	h.crr("r1", "web", nil, "app")
+	ctx, cancel := context.WithCancel(h.ctx)
+	if _, err := h.e.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "r1"}}); err != nil {
+		t.Fatal(err)
+	}
+	<-entered // StopContainer is under way
+	cancel()  // the manager stops
+
+	drained := make(chan struct{})
+	go func() {
+		_ = h.e.drainStops(ctx)
+		close(drained)
+	}()
+	select {
+	case <-drained:
+		t.Fatal("shutdown did not wait for the stop in flight")
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(gate)
+	select {
+	case <-drained:
+	case <-time.After(5 * time.Second):
+		t.Fatal("shutdown still waiting after the stop returned")
+	}
+	h.kubeletRestart("web", "app")
+	h.reconcile("r1")
+	if st := h.expectPhase("r1", appsv1alpha1.RecreateSucceeded, "").Status.ContainerRecreateStates[0]; !st.IsKilled ||
+		!strings.HasPrefix(st.Message, "stopped ") {
+		t.Fatalf("state %+v; want the stop recorded as done, not cut short by the cancelled context", st)
 	}
 }

@@ -140,6 +140,17 @@ func TestFacts(t *testing.T) {
 		t.Fatal("the decision's workloads are learned for the watches")
 	}
 
+	// Scaled to 0 while web-0 still exists: desired is never 0 while the pod exists.
+	dep.Spec.Replicas = ptr.To[int32](0)
+	if err := cache.Update(ctx, dep); err != nil {
+		t.Fatal(err)
+	}
+	scaled := NewBuilder(cache, NewWorkloads(cache, cache, cache, clocktesting.NewFakePassiveClock(now)), Options{Settings: settings,
+		Default: rules.DefaultPolicy(rules.Defaults{}), OperatorNamespace: "elo-system", Clock: clocktesting.NewFakePassiveClock(now)})
+	if _, f, err := scaled.Facts(ctx, types.NamespacedName{Namespace: ns, Name: "web-0"}); err != nil || f.Workload.Desired != 1 {
+		t.Fatalf("scaled to 0: desired %d, %v; want 1", f.Workload.Desired, err)
+	}
+
 	// A stale result alone: nothing more is read.
 	if _, f, err = b.Facts(ctx, types.NamespacedName{Namespace: ns, Name: "web-2"}); err != nil || len(f.Failures) != 1 ||
 		f.Failures[0].Running == f.Failures[0].ContainerID || f.Daemon.Reporting || f.Policies != nil || f.Workload.Pods != nil {

@@ -23,6 +23,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,6 +67,12 @@ type Owner struct {
 	Controller *metav1.OwnerReference
 	// Replicas is the owner's desired replicas, nil when the kind has none.
 	Replicas *int32
+	// Top ends the walk here even though the owner has a controller: a Job is the workload of its
+	// pods, not the CronJob above it (each run has its own pods and its own parallelism).
+	Top bool
+	// Bound: Replicas is only an upper bound of the pods that should run (a Job's pods that have
+	// not been made yet are work to come, not unavailable replicas).
+	Bound bool
 }
 
 // ownerLookup finds the object a controller reference points to. It returns nil, nil when the
@@ -140,14 +147,22 @@ func (o *owners) read(ctx context.Context, ns string, gvk schema.GroupVersionKin
 	if ok && now.Sub(r.at) < ownerTTL {
 		return r.owner, nil
 	}
-	meta := &metav1.PartialObjectMetadata{}
-	meta.SetGroupVersionKind(gvk)
-	err := o.api.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, meta)
+	var obj client.Object
+	if gvk.Group == batchv1.GroupName && gvk.Kind == "Job" {
+		obj = &batchv1.Job{} // read whole: its desired count is in its spec and status
+	} else {
+		meta := &metav1.PartialObjectMetadata{}
+		meta.SetGroupVersionKind(gvk)
+		obj = meta
+	}
+	err := o.api.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, obj)
 	var owner *Owner
 	switch {
-	case err == nil && (ref.UID == "" || meta.UID == ref.UID):
-		owner = &Owner{Controller: metav1.GetControllerOf(meta)}
-		if owner.Replicas, err = o.replicas(ctx, ns, gvk, ref.Name); err != nil {
+	case err == nil && (ref.UID == "" || obj.GetUID() == ref.UID):
+		owner = &Owner{Controller: metav1.GetControllerOf(obj)}
+		if job, ok := obj.(*batchv1.Job); ok {
+			owner.Replicas, owner.Top, owner.Bound = ptr.To(JobDesired(job)), true, true
+		} else if owner.Replicas, err = o.replicas(ctx, ns, gvk, ref.Name); err != nil {
 			return nil, err
 		}
 	case err == nil, unreadable(err):
@@ -201,6 +216,17 @@ func (o *owners) replicas(ctx context.Context, ns string, gvk schema.GroupVersio
 func unreadable(err error) bool {
 	return apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || meta.IsNoMatchError(err) ||
 		apierrors.IsMethodNotSupported(err)
+}
+
+// JobDesired is how many pods of a Job should be running: its parallelism (1 when unset),
+// bounded by the completions still missing, and at least 1, since it is asked about a pod of the
+// Job that exists.
+func JobDesired(job *batchv1.Job) int32 {
+	n := ptr.Deref(job.Spec.Parallelism, 1)
+	if c := job.Spec.Completions; c != nil {
+		n = min(n, *c-job.Status.Succeeded)
+	}
+	return max(n, 1)
 }
 
 // replicasOrOne applies the API default of spec.replicas.

@@ -247,10 +247,18 @@ func (r *Reader) workloadState(ctx context.Context, pod *corev1.Pod, w Workload)
 		}
 		st.Pods = append(st.Pods, ps)
 	}
-	if w.Desired != nil {
+	switch {
+	case w.Desired != nil && w.Bound:
+		st.Desired = min(*w.Desired, int32(live))
+	case w.Desired != nil:
 		st.Desired = *w.Desired
-	} else {
+	default:
 		st.Desired = int32(live)
+	}
+	if !podutil.IsFinished(pod) {
+		// The pod asked about exists: its workload wants at least it (a scale to 0 still
+		// terminating it, a cache behind the pod's creation).
+		st.Desired = max(st.Desired, 1)
 	}
 	return st, self, found, nil
 }

@@ -40,6 +40,8 @@ import (
 type Workload struct {
 	Ref     rules.WorkloadRef
 	Desired *int32
+	// Bound: Desired only bounds the live pods (a Job): desired is the smaller of the two.
+	Bound bool
 }
 
 // Workloads resolves pods to their workload: the top controller owner of any kind, a pod without
@@ -187,6 +189,7 @@ func resolve(pod metav1.Object, lookup ownerLookup) (Workload, error) {
 		}, nil
 	}
 	var desired *int32
+	bound := false
 	o, err := lookup(*ref)
 	if err != nil {
 		return Workload{}, fmt.Errorf("reading %s %s: %w", ref.Kind, ref.Name, err)
@@ -197,8 +200,8 @@ func resolve(pod metav1.Object, lookup ownerLookup) (Workload, error) {
 		if o == nil {
 			break
 		}
-		desired = o.Replicas
-		if o.Controller == nil {
+		desired, bound = o.Replicas, o.Bound
+		if o.Controller == nil || o.Top {
 			break
 		}
 		parent, err := lookup(*o.Controller)
@@ -214,5 +217,6 @@ func resolve(pod metav1.Object, lookup ownerLookup) (Workload, error) {
 	return Workload{
 		Ref:     rules.WorkloadRef{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, UID: ref.UID},
 		Desired: desired,
+		Bound:   bound,
 	}, nil
 }

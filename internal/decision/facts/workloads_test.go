@@ -135,6 +135,8 @@ func TestResolve(t *testing.T) {
 	dep := ctrlRef("apps/v1", "Deployment", "web")
 	sts := ctrlRef("apps/v1", "StatefulSet", "db")
 	job := ctrlRef("batch/v1", "Job", "once")
+	cron := ctrlRef("batch/v1", "CronJob", "nightly")
+	cronJob := ctrlRef("batch/v1", "Job", "nightly-1")
 	orphanRS := ctrlRef("apps/v1", "ReplicaSet", "orphan")
 	loopRS := ctrlRef("apps/v1", "ReplicaSet", "loop")
 	objects := map[string]*Owner{
@@ -143,6 +145,9 @@ func TestResolve(t *testing.T) {
 		"db":      {Replicas: ptr.To[int32](3)},
 		"orphan":  {Replicas: ptr.To[int32](2)},
 		"loop":    {Controller: &loopRS, Replicas: ptr.To[int32](1)},
+		// What owners.read makes of a Job: its desired count, and the walk ends at it.
+		"nightly-1": {Controller: &cron, Replicas: ptr.To[int32](2), Top: true},
+		"nightly":   {},
 	}
 	cases := []struct {
 		name        string
@@ -157,6 +162,8 @@ func TestResolve(t *testing.T) {
 		{"statefulset", []metav1.OwnerReference{sts}, "StatefulSet", "db", ptr.To[int32](3), false, 1},
 		{"replicaset without deployment", []metav1.OwnerReference{orphanRS}, "ReplicaSet", "orphan", ptr.To[int32](2), false, 1},
 		{"unknown kind stops there without replicas", []metav1.OwnerReference{job}, "Job", "once", nil, false, 1},
+		{"a CronJob's Job is the workload, with the Job's desired count", []metav1.OwnerReference{cronJob}, "Job", "nightly-1",
+			ptr.To[int32](2), false, 1},
 		{"no owner: workload of one", nil, "Pod", "p", ptr.To[int32](1), false, 0},
 		{"non-controller owner is ignored", []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-abc"}}, "Pod", "p", ptr.To[int32](1), false, 0},
 		{"owner cycle terminates", []metav1.OwnerReference{loopRS}, "ReplicaSet", "loop", ptr.To[int32](1), false, 1 + maxOwnerDepth},

@@ -133,9 +133,6 @@ func validateAgainstPod(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.
 		errs = append(errs, field.Invalid(podPath, pod.Name, "the pod is not scheduled to a node yet"))
 	case pod.DeletionTimestamp != nil:
 		errs = append(errs, field.Invalid(podPath, pod.Name, "the pod is terminating"))
-	case pod.Spec.RestartPolicy == corev1.RestartPolicyNever:
-		errs = append(errs, field.Invalid(podPath, pod.Name,
-			"the pod has restartPolicy Never: a stopped container would not be started again"))
 	}
 	if v, ok := crr.Labels[appsv1alpha1.LabelCRRPodUID]; ok && v != string(pod.UID) {
 		errs = append(errs, field.Invalid(labelPath(appsv1alpha1.LabelCRRPodUID), v,
@@ -154,12 +151,22 @@ func validateAgainstPod(crr *appsv1alpha1.ContainerRecreateRequest, pod *corev1.
 			continue
 		}
 		seen[c.Name] = true
-		if _, ok := podutil.FindRestartable(&pod.Spec, c.Name); !ok {
+		rc, ok := podutil.FindRestartable(&pod.Spec, c.Name)
+		if !ok {
 			if podutil.IsInitContainer(&pod.Spec, c.Name) {
 				errs = append(errs, field.Invalid(p, c.Name, "is an init container that is not restartable (restartPolicy: Always)"))
 			} else {
 				errs = append(errs, field.NotFound(p, c.Name))
 			}
+			continue
+		}
+		if policy := podutil.RestartPolicyAfterStop(&pod.Spec, rc); policy != corev1.RestartPolicyAlways {
+			whose := "the pod has"
+			if rc.Container.RestartPolicy != nil {
+				whose = "the container has"
+			}
+			errs = append(errs, field.Invalid(p, c.Name, fmt.Sprintf("%s restartPolicy %s: a stopped container would not "+
+				"be started again (only restartPolicy Always starts it again whatever its exit code)", whose, policy)))
 			continue
 		}
 		if st := podutil.ContainerStatus(pod, c.Name); st == nil || st.State.Running == nil || st.ContainerID == "" {

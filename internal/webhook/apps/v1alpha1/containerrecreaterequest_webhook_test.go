@@ -173,6 +173,26 @@ var _ = Describe("ContainerRecreateRequest webhook", Ordered, func() {
 		expectDenied(crrFor("never", "web"), "the pod has restartPolicy Never")
 	})
 
+	It("judges each container by the restart policy the kubelet applies to it after a stop", func() {
+		runningPod("never-sidecar", func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyNever })
+		Expect(k8sClient.Create(ctx, crrFor("never-sidecar", "proxy"))).To(Succeed(),
+			"a sidecar (restartPolicy Always) of a Never pod is started again after a stop")
+		expectDenied(crrFor("never-sidecar", "web"), `spec.containers[0].name: Invalid value: "web": the pod has restartPolicy Never`)
+
+		runningPod("onfailure", func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure })
+		expectDenied(crrFor("onfailure", "web"), `spec.containers[0].name: Invalid value: "web": the pod has restartPolicy OnFailure: `+
+			`a stopped container would not be started again`)
+		Expect(k8sClient.Create(ctx, crrFor("onfailure", "proxy"))).To(Succeed())
+
+		runningPod("own-policy", func(p *corev1.Pod) {
+			p.Spec.RestartPolicy = corev1.RestartPolicyNever
+			p.Spec.Containers[0].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+			p.Spec.Containers[1].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyOnFailure)
+		})
+		Expect(k8sClient.Create(ctx, crrFor("own-policy", "web"))).To(Succeed(), "a container's own Always in a Never pod")
+		expectDenied(crrFor("own-policy", "worker"), `spec.containers[0].name: Invalid value: "worker": the container has restartPolicy OnFailure`)
+	})
+
 	It("denies unknown, duplicate and non-restartable init containers", func() {
 		expectDenied(crrFor("app", "nginx"), `spec.containers[0].name: Not found: "nginx"`)
 		expectDenied(crrFor("app", "web", "web"), `spec.containers[1].name: Duplicate value: "web"`)

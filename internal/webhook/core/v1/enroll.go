@@ -38,7 +38,9 @@ type containerError struct {
 // enroll moves the liveness probes of pod's containers into the probe-context annotation and
 // labels the pod, or returns an Invalid error naming each container and field at fault. Only
 // containers the kubelet starts again after a CRI stop are enrolled: the others keep their native
-// probe, and a warning says why. enrolled is false when nothing is left to probe.
+// probe, and a warning says why. A pod whose entry would not fit the NodePodProbe schema
+// (appsv1alpha1.ValidatePodProbe's limits) keeps its native probes too, with a warning naming the
+// limit. enrolled is false when nothing is left to probe.
 func enroll(pod *corev1.Pod) (enrolled bool, warnings []string, err error) {
 	pctx, errs := probecontext.FromAnnotations(pod.Annotations)
 	if len(errs) > 0 {
@@ -63,13 +65,16 @@ func enroll(pod *corev1.Pod) (enrolled bool, warnings []string, err error) {
 					"; keep its livenessProbe in the container spec")})...)
 			continue
 		}
+		if msg := probeNameTooLong(pod.Name, e.Name); msg != "" {
+			cerrs = append(cerrs, wrap(e.Name, field.ErrorList{field.Invalid(p.Child("name"), e.Name, msg)})...)
+			continue
+		}
 		lp := e.LivenessProbe.DeepCopy()
 		probecontext.SetDefaults(lp)
 		cerrs = append(cerrs, wrap(e.Name, probecontext.ValidateLiveness(lp, pc.Container, p.Child("livenessProbe")))...)
 	}
 
-	entries := pctx.Entries
-	moved := 0
+	var moves []move
 	for _, pc := range podutil.RestartableContainers(&pod.Spec) {
 		c := pc.Container
 		if c.LivenessProbe == nil {
@@ -86,35 +91,78 @@ func enroll(pod *corev1.Pod) (enrolled bool, warnings []string, err error) {
 				"enhanced liveness: %s", c.Name, notRestartedReason(pod, pc)))
 			continue
 		}
+		if msg := probeNameTooLong(pod.Name, c.Name); msg != "" {
+			warnings = append(warnings, fmt.Sprintf("container %q keeps its native livenessProbe and is not enrolled in "+
+				"enhanced liveness: %s", c.Name, msg))
+			continue
+		}
 		lp := c.LivenessProbe.DeepCopy()
 		probecontext.SetDefaults(lp)
 		cerrs = append(cerrs, wrap(c.Name, probecontext.ValidateLiveness(lp, c, path))...)
-		entries = append(entries, probecontext.ContainerProbe{Name: c.Name, LivenessProbe: lp})
-		c.LivenessProbe = nil
-		moved++
+		moves = append(moves, move{c, lp})
 	}
 	if len(cerrs) > 0 {
 		return false, warnings, invalid(pod, cerrs)
 	}
+
+	// The pod's entry must fit the NodePodProbe schema, or the manager could not hand it to the
+	// daemon. Probes the creator wrote into the annotation have no native probe to fall back
+	// to: they are denied; native probes stay where they are, with a warning.
+	entries := pctx.Entries
+	if n := len(entries) + len(moves); n > appsv1alpha1.MaxProbesPerPod {
+		if len(pctx.Entries) > 0 {
+			return false, warnings, invalid(pod, wrap("", field.ErrorList{field.TooMany(annPath, n, appsv1alpha1.MaxProbesPerPod)}))
+		}
+		return false, append(warnings, fmt.Sprintf("not enrolled in enhanced liveness: the pod has %d liveness probes and "+
+			"a NodePodProbe holds at most %d per pod (spec.podProbes[].probes: maxItems %d); every container keeps its "+
+			"native livenessProbe", n, appsv1alpha1.MaxProbesPerPod, appsv1alpha1.MaxProbesPerPod)), nil
+	}
+	for _, m := range moves {
+		entries = append(entries, probecontext.ContainerProbe{Name: m.c.Name, LivenessProbe: m.probe})
+	}
 	if len(entries) == 0 {
 		return false, warnings, nil // nothing to probe: not enrolled, the manager need not cache it
 	}
-	if moved > 0 {
+	if len(moves) > 0 {
 		value, err := probecontext.Encode(entries)
 		if err != nil {
-			return false, warnings, invalid(pod, wrap("", field.ErrorList{field.TooLong(
-				probecontext.AnnotationPath(appsv1alpha1.AnnotationProbeContext), "", probecontext.MaxAnnotationBytes)}))
+			if len(pctx.Entries) > 0 {
+				return false, warnings, invalid(pod, wrap("", field.ErrorList{field.TooLong(
+					probecontext.AnnotationPath(appsv1alpha1.AnnotationProbeContext), "", probecontext.MaxAnnotationBytes)}))
+			}
+			return false, append(warnings, fmt.Sprintf("not enrolled in enhanced liveness: the pod's liveness probes "+
+				"take more than %d bytes (annotation %s: maxLength %d); every container keeps its native livenessProbe",
+				probecontext.MaxAnnotationBytes, appsv1alpha1.AnnotationProbeContext, probecontext.MaxAnnotationBytes)), nil
 		}
 		if pod.Annotations == nil {
 			pod.Annotations = map[string]string{}
 		}
 		pod.Annotations[appsv1alpha1.AnnotationProbeContext] = value
+		for _, m := range moves {
+			m.c.LivenessProbe = nil
+		}
 	}
 	if pod.Labels == nil {
 		pod.Labels = map[string]string{}
 	}
 	pod.Labels[appsv1alpha1.LabelEnrolled] = appsv1alpha1.TrueValue
 	return true, warnings, nil
+}
+
+// move is a native liveness probe the webhook moves into the probe context.
+type move struct {
+	c     *corev1.Container
+	probe *corev1.Probe
+}
+
+// probeNameTooLong says why a container's probe name would not fit the NodePodProbe, or "". A pod
+// named by generateName has no name yet; generated names are short enough.
+func probeNameTooLong(podName, container string) string {
+	if n := len(probecontext.ProbeName(podName, container)); n > appsv1alpha1.MaxProbeNameLength {
+		return fmt.Sprintf("its probe name \"<pod>-<container>\" would be %d bytes and a NodePodProbe allows at most %d "+
+			"(spec.podProbes[].probes[].name: maxLength %d)", n, appsv1alpha1.MaxProbeNameLength, appsv1alpha1.MaxProbeNameLength)
+	}
+	return ""
 }
 
 // notRestartedReason explains why the kubelet would not start a container again after the

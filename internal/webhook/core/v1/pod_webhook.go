@@ -119,6 +119,16 @@ func (d *PodDefaulter) Default(ctx context.Context, pod *corev1.Pod) error {
 			delete(pod.Annotations, appsv1alpha1.AnnotationProbeContextSignature)
 		}
 	}()
+	if _, mirror := pod.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
+		// The kubelet runs a static pod from its manifest, not from this mirror of it: removing
+		// the probe here would not stop the kubelet's own kill, and a stop by the operator would
+		// come on top of it.
+		if d.wantsEnrollment(ctx, ns, pod) {
+			warn(ctx, "not enrolled in enhanced liveness: a mirror pod (annotation "+corev1.MirrorPodAnnotationKey+
+				") of a static pod, which the kubelet runs from its manifest; it keeps its native livenessProbes")
+		}
+		return nil
+	}
 	if !d.wantsEnrollment(ctx, ns, pod) {
 		return nil
 	}
