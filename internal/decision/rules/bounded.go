@@ -142,6 +142,9 @@ type DoubtStep struct {
 	Release, Canary bool
 	// Message says, when it holds, how the hold ends.
 	Message string
+	// Due, when it holds, is how soon deciding again can change that: the canary is due, or its
+	// deadline passes. Zero: only a change of the cause can.
+	Due time.Duration
 }
 
 // BoundDoubt applies maxHold (zero: never) to a doubt hold of the workload. st is the hold the
@@ -159,7 +162,7 @@ func BoundDoubt(st DoubtHold, seen bool, maxHold time.Duration, judge func(Canar
 	if k := st.Canary; k != nil {
 		switch judge(*k) {
 		case CanaryPending:
-			return DoubtStep{Next: st, Message: fmt.Sprintf("held since %s; container %s of pod %s was restarted as a canary at %s, waiting for its probe until %s",
+			return DoubtStep{Next: st, Due: max(0, k.Deadline.Sub(now)), Message: fmt.Sprintf("held since %s; container %s of pod %s was restarted as a canary at %s, waiting for its probe until %s",
 				stamp(st.Since), k.Container, k.PodName, stamp(k.At), stamp(k.Deadline))}
 		case CanaryPassed:
 			st.Canary, st.Released = nil, now
@@ -178,7 +181,7 @@ func BoundDoubt(st DoubtHold, seen bool, maxHold time.Duration, judge func(Canar
 		st = DoubtHold{Since: now, Period: maxHold, Touched: now}
 	}
 	if left := st.Since.Add(st.Period).Sub(now); left > 0 {
-		return DoubtStep{Next: st, Message: fmt.Sprintf("held since %s; one held pod is restarted as a canary in %s (maxHold %s)",
+		return DoubtStep{Next: st, Due: left, Message: fmt.Sprintf("held since %s; one held pod is restarted as a canary in %s (maxHold %s)",
 			stamp(st.Since), left.Round(time.Second), st.Period)}
 	}
 	return DoubtStep{Next: st, Release: true, Canary: true}
@@ -201,6 +204,10 @@ func boundDoubt(c *judged, v *Verdict) bool {
 	}
 	if !c.doubt.Release {
 		v.Message += "; " + c.doubt.Message
+		// Decided again when the canary is due, not only at the fallback recheck.
+		if due := c.doubt.Due; due > 0 && (v.RequeueAfter == 0 || due < v.RequeueAfter) {
+			v.RequeueAfter = due
+		}
 	}
 	return c.doubt.Release
 }

@@ -249,3 +249,44 @@ func TestNodeStormIsBounded(t *testing.T) {
 		t.Fatalf("after maxHold: %s %s (%s)", d.Outcome, d.Reason, d.Message)
 	}
 }
+
+// A doubt hold is decided again when its canary is due (or its canary's deadline passes), not
+// only at the decision controller's fallback recheck, so that maxHold is kept to the second.
+func TestBoundDoubtDue(t *testing.T) {
+	const maxHold = 10 * time.Minute
+	canary := &Canary{Pod: "pod-1", Container: "app", Instance: "containerd://c", At: t0.Add(10 * time.Minute),
+		Deadline: t0.Add(13 * time.Minute)}
+	held := DoubtHold{Since: t0, Period: maxHold, Touched: t0.Add(9 * time.Minute)}
+	withCanary := held
+	withCanary.Canary = canary
+	cases := []struct {
+		name    string
+		st      DoubtHold
+		maxHold time.Duration
+		now     time.Time
+		due     time.Duration
+	}{
+		{"a new hold: due after maxHold", DoubtHold{}, maxHold, t0, maxHold},
+		{"30 s before maxHold", held, maxHold, t0.Add(9*time.Minute + 30*time.Second), 30 * time.Second},
+		{"a canary in flight: due at its deadline", withCanary, maxHold, t0.Add(11 * time.Minute), 2 * time.Minute},
+		{"maxHold 0s: never due", held, 0, t0.Add(time.Hour), 0},
+		{"released: nothing is due", held, maxHold, t0.Add(10 * time.Minute), 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := BoundDoubt(tc.st, tc.st != (DoubtHold{}), tc.maxHold, func(Canary) CanaryResult { return CanaryPending }, tc.now)
+			if got.Due != tc.due {
+				t.Errorf("due %s, want %s (%s)", got.Due, tc.due, got.Message)
+			}
+		})
+	}
+
+	// Through Decide: a storm hold of the workload asks to be decided again when the canary is due.
+	f, x := stormFacts()
+	m := newFakeMemory()
+	m.doubts = map[WorkloadKey]DoubtHold{web: {Since: t0.Add(-9 * time.Minute), Period: maxHold, Touched: t0.Add(-10 * time.Second)}}
+	d := Decide(f, x, m)
+	if d.Outcome != Hold || d.Reason != policyv1alpha1.HoldFailureStorm || d.RequeueAfter != time.Minute {
+		t.Errorf("decision %s %s requeue %s, want a FailureStorm hold decided again in 1m0s", d.Outcome, d.Reason, d.RequeueAfter)
+	}
+}
