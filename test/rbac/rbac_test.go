@@ -51,6 +51,8 @@ var (
 		"apps.enhancedliveness.io/containerrecreaterequests/status: patch", "apps.enhancedliveness.io/containerrecreaterequests/status: update",
 		"apps.enhancedliveness.io/nodepodprobes: create", "apps.enhancedliveness.io/nodepodprobes: delete",
 		"apps.enhancedliveness.io/nodepodprobes: patch", "apps.enhancedliveness.io/nodepodprobes: update",
+		// the Mapped condition of a NodePodProbe the API server refused (the daemon keeps it)
+		"apps.enhancedliveness.io/nodepodprobes/status: patch",
 		"policy.enhancedliveness.io/enhancedlivenesspolicies/status: patch", "policy.enhancedliveness.io/enhancedlivenesspolicies/status: update",
 		"events.k8s.io/events: create", "events.k8s.io/events: patch", "events.k8s.io/events: update",
 		// the seal on enrolled pods (one annotation; the immutability policy exempts the manager only)
