@@ -57,12 +57,19 @@ func (s *PodProbeStatus) FailedProbes() int {
 // (its Lease's acquireTime) and within FailedStaleAfter of the daemon's last heartbeat (its
 // Lease's renewTime). Both times are the node's clock.
 
-// FailedRefreshInterval is twice the probe period, at least 10 seconds.
-func FailedRefreshInterval(periodSeconds int32) time.Duration {
-	return max(2*time.Duration(periodSeconds)*time.Second, 10*time.Second)
+// ProbeInterval is how often a probe's result is taken, in seconds: every period, or, when one
+// run may take longer than a period (timeoutSeconds > periodSeconds), as often as its runs end.
+// A hanging probe that times out each run is refreshed no faster than that.
+func ProbeInterval(periodSeconds, timeoutSeconds int32) int32 {
+	return max(periodSeconds, timeoutSeconds)
+}
+
+// FailedRefreshInterval is twice the probe interval (ProbeInterval), at least 10 seconds.
+func FailedRefreshInterval(intervalSeconds int32) time.Duration {
+	return max(2*time.Duration(intervalSeconds)*time.Second, 10*time.Second)
 }
 
 // FailedStaleAfter leaves room for two missed refreshes and two heartbeats.
-func FailedStaleAfter(periodSeconds int32) time.Duration {
-	return 2*FailedRefreshInterval(periodSeconds) + 2*DaemonLeaseRenewSeconds*time.Second
+func FailedStaleAfter(intervalSeconds int32) time.Duration {
+	return 2*FailedRefreshInterval(intervalSeconds) + 2*DaemonLeaseRenewSeconds*time.Second
 }

@@ -248,14 +248,15 @@ func TestWorker_14_26_ExecThroughCRI(t *testing.T) {
 }
 
 // A result that stays Failed is written again once its lastProbeTime in the status is older than
-// FailedRefreshInterval (twice the period, at least 10 s); other states are written only when
-// they change.
+// FailedRefreshInterval (twice the probe interval, at least 10 s; the interval is the timeout
+// when a run may outlast the period); other states are written only when they change.
 func TestRefreshDueForFailedResultsOnly(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "n"}}
 	npp.Spec.PodProbes = []appsv1alpha1.PodProbe{{Name: "a", Namespace: "ns", UID: "u1", Probes: []appsv1alpha1.ContainerProbe{
 		{Name: "p1", ContainerName: "app", Probe: corev1.Probe{PeriodSeconds: 10}},
 		{Name: "p2", ContainerName: "side", Probe: corev1.Probe{PeriodSeconds: 1}},
+		{Name: "p3", ContainerName: "slow", Probe: corev1.Probe{PeriodSeconds: 10, TimeoutSeconds: 30}},
 	}}}
 	for _, tc := range []struct {
 		name      string
@@ -268,13 +269,12 @@ func TestRefreshDueForFailedResultsOnly(t *testing.T) {
 		{"failed, period 10s, 20s later", appsv1alpha1.ProbeFailed, "p1", 20 * time.Second, true},
 		{"failed, period 1s: at least 10s", appsv1alpha1.ProbeFailed, "p2", 9 * time.Second, false},
 		{"failed, period 1s, 10s later", appsv1alpha1.ProbeFailed, "p2", 10 * time.Second, true},
+		{"failed, timeout 30s over period 10s, 59s later", appsv1alpha1.ProbeFailed, "p3", 59 * time.Second, false},
+		{"failed, timeout 30s over period 10s, 60s later", appsv1alpha1.ProbeFailed, "p3", 60 * time.Second, true},
 		{"succeeded is never refreshed", appsv1alpha1.ProbeSucceeded, "p1", time.Hour, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			container := "app"
-			if tc.probe == "p2" {
-				container = "side"
-			}
+			container := map[string]string{"p1": "app", "p2": "side", "p3": "slow"}[tc.probe]
 			c := NewCache()
 			c.Set(Key{"u1", container, tc.probe}, tc.state, "containerd://a", "", t0)
 			npp := npp.DeepCopy()

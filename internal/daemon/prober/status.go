@@ -307,7 +307,8 @@ func refreshDue(npp *appsv1alpha1.NodePodProbe, desired *appsv1alpha1.NodePodPro
 	for i := range npp.Spec.PodProbes {
 		pp := &npp.Spec.PodProbes[i]
 		for j := range pp.Probes {
-			period[ref{pp.UID, pp.Probes[j].Name}] = withDefaults(pp.Probes[j].Probe).PeriodSeconds
+			p := withDefaults(pp.Probes[j].Probe)
+			period[ref{pp.UID, pp.Probes[j].Name}] = appsv1alpha1.ProbeInterval(p.PeriodSeconds, p.TimeoutSeconds)
 		}
 	}
 	shown := map[ref]*appsv1alpha1.ContainerProbeState{}

@@ -170,7 +170,7 @@ func failures(npp *appsv1alpha1.NodePodProbe, pod *corev1.Pod) []rules.Failure {
 				running, restarts := podutil.RunningContainerID(pod, p.ContainerName)
 				out = append(out, rules.Failure{Probe: s.Name, Container: p.ContainerName, ContainerID: s.ContainerID,
 					Running: running, RestartCount: restarts, ProbeTime: s.LastProbeTime.Time, Since: s.LastTransitionTime.Time,
-					Period: p.Probe.PeriodSeconds, Threshold: p.Probe.FailureThreshold, InitialDelay: p.Probe.InitialDelaySeconds,
+					Period: p.Probe.PeriodSeconds, Timeout: p.Probe.TimeoutSeconds, Threshold: p.Probe.FailureThreshold, InitialDelay: p.Probe.InitialDelaySeconds,
 					ProbeGrace: p.Probe.TerminationGracePeriodSeconds, Grace: appsv1alpha1.TerminationGracePeriodFor(p.Probe.TerminationGracePeriodSeconds, pod),
 					Request: RequestName(pod, p.ContainerName, s.ContainerID)})
 			}

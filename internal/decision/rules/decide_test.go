@@ -129,6 +129,13 @@ func TestDecideInOrder(t *testing.T) {
 		{"result refreshed in time", func(f *Facts, x *Failure, _ *fakeMemory) {
 			x.Period, f.Daemon.Started, x.ProbeTime, f.Daemon.Renewed = 10, t0, t0.Add(time.Minute), t0.Add(2*time.Minute)
 		}, Restart, ""},
+		{"a probe whose runs outlast its period is refreshed as often as they end", func(f *Facts, x *Failure, _ *fakeMemory) {
+			// period 10 s, timeout 60 s: one timed-out run a minute; stale after 2*120 s + 2*10 s = 260 s
+			x.Period, x.Timeout, f.Daemon.Started, x.ProbeTime, f.Daemon.Renewed = 10, 60, t0, t0.Add(time.Minute), t0.Add(5*time.Minute)
+		}, Restart, ""},
+		{"a probe whose runs outlast its period, no longer refreshed", func(f *Facts, x *Failure, _ *fakeMemory) {
+			x.Period, x.Timeout, f.Daemon.Started, x.ProbeTime, f.Daemon.Renewed = 10, 60, t0, t0.Add(time.Minute), t0.Add(5*time.Minute+21*time.Second)
+		}, Hold, policyv1alpha1.HoldDaemonNotReporting},
 		{"stale evidence comes after the lease", func(f *Facts, x *Failure, _ *fakeMemory) {
 			f.Daemon.Reporting, x.ProbeTime, f.Daemon.Started = false, t0.Add(-time.Second), t0
 		}, Hold, policyv1alpha1.HoldDaemonNotReporting},

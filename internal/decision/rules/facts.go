@@ -91,7 +91,7 @@ type Failure struct {
 	// when it turned Failed (lastTransitionTime).
 	ProbeTime, Since time.Time
 	// The probe's timing: what fresh evidence and "soon after a restart" mean.
-	Period, Threshold, InitialDelay int32
+	Period, Timeout, Threshold, InitialDelay int32
 	// ProbeGrace is the probe's terminationGracePeriodSeconds; Grace the grace period a stop
 	// gives the container: the probe's, else the pod's, else the API's default.
 	ProbeGrace *int64

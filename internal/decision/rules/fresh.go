@@ -61,8 +61,9 @@ func freshEvidence(c *judged) (Verdict, bool) {
 
 // StaleEvidence reports why a Failed result is no evidence for a restart: it was taken before the
 // node's daemon started (an earlier instance left it in the status), or it is older than
-// FailedStaleAfter its probe's period at the daemon's last heartbeat (the daemon stopped
-// refreshing it). A result without a probe time, or a daemon without a start, is not judged.
+// FailedStaleAfter its probe's interval (the period, or the timeout when longer) at the daemon's
+// last heartbeat (the daemon stopped refreshing it). A result without a probe time, or a daemon
+// without a start, is not judged.
 func StaleEvidence(d Daemon, x Failure, node string) (string, bool) {
 	if x.ProbeTime.IsZero() {
 		return "", false
@@ -71,9 +72,10 @@ func StaleEvidence(d Daemon, x Failure, node string) (string, bool) {
 		return fmt.Sprintf("the result was taken at %s, before the daemon of node %s started at %s",
 			x.ProbeTime.UTC().Format(time.RFC3339), node, d.Started.UTC().Format(time.RFC3339)), true
 	}
-	if limit := appsv1alpha1.FailedStaleAfter(x.Period); !d.Renewed.IsZero() && d.Renewed.Sub(x.ProbeTime) > limit {
-		return fmt.Sprintf("the result is %s old, more than %s for a probe period of %ds",
-			d.Renewed.Sub(x.ProbeTime).Round(time.Second), limit, x.Period), true
+	interval := appsv1alpha1.ProbeInterval(x.Period, x.Timeout)
+	if limit := appsv1alpha1.FailedStaleAfter(interval); !d.Renewed.IsZero() && d.Renewed.Sub(x.ProbeTime) > limit {
+		return fmt.Sprintf("the result is %s old, more than %s for a probe interval of %ds",
+			d.Renewed.Sub(x.ProbeTime).Round(time.Second), limit, interval), true
 	}
 	return "", false
 }
