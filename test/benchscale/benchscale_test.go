@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -176,5 +177,31 @@ func TestWatcherCheck(t *testing.T) {
 	}
 	if all, spec, most := wt.writesPerNode(); most != 2 || all != 2/float64(l.nodes) || spec != all {
 		t.Errorf("writes per node %v, spec %v, most %d", all, spec, most)
+	}
+}
+
+func TestThroughputBound(t *testing.T) {
+	for _, tc := range []struct {
+		cores       int
+		perDecision time.Duration
+		bound       float64
+	}{
+		{2, 25 * time.Millisecond, 80},  // 18 ms control plane + 7 ms manager on 2 cores
+		{8, 25 * time.Millisecond, 320}, // the same costs on more cores
+		{2, 10 * time.Millisecond, 200},
+		{2, 0, 0}, // nothing measured: no bound
+	} {
+		if got := throughputBound(tc.cores, tc.perDecision); math.Abs(got-tc.bound) > 1e-9 {
+			t.Errorf("throughputBound(%d, %s) = %v, want %v", tc.cores, tc.perDecision, got, tc.bound)
+		}
+	}
+	if got := perDecision(5*time.Second, 1000); got != 5*time.Millisecond {
+		t.Errorf("perDecision = %s, want 5ms", got)
+	}
+	if got := perDecision(time.Second, 0); got != 0 {
+		t.Errorf("perDecision without failures = %s, want 0", got)
+	}
+	if got := fraction(54, 80); math.Abs(got-67.5) > 1e-9 {
+		t.Errorf("fraction(54, 80) = %v, want 67.5", got)
 	}
 }

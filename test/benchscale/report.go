@@ -19,6 +19,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"time"
 )
 
@@ -58,6 +59,11 @@ func (r result) print(out io.Writer) {
 			"kube-apiserver %.1fs, etcd %.1fs (%.1f ms per failure decided, the daemons' writes included)",
 			rr.nodes, rr.written.Round(10*time.Millisecond), rr.apiserverCPU.Seconds(), rr.etcdCPU.Seconds(),
 			float64((rr.apiserverCPU+rr.etcdCPU).Milliseconds())/float64(rr.failures))
+		cp, mgr := perDecision(rr.apiserverCPU+rr.etcdCPU, rr.failures), perDecision(rr.use.cpu, rr.failures)
+		bound := throughputBound(runtime.NumCPU(), cp+mgr)
+		p("  throughput: %.0f decisions/s of the %.0f/s that %d cores allow at the CPU measured per decision "+
+			"(control plane %s + manager %s): %.0f%%", rr.decisionsPerSec, bound, runtime.NumCPU(), ms(cp), ms(mgr),
+			fraction(rr.decisionsPerSec, bound))
 		p("  after the round: the manager cleared the %d requests' active label %s after the daemons reported them Succeeded",
 			rr.restarts+rr.late, rr.cleared.Round(100*time.Millisecond))
 	}
@@ -120,4 +126,30 @@ func fitLine(xs, ys []float64) (a, b float64) {
 	}
 	b = (n*sxy - sx*sy) / (n*sxx - sx*sx)
 	return (sy - b*sx) / n, b
+}
+
+// perDecision spreads CPU time over the failures decided.
+func perDecision(cpu time.Duration, failures int) time.Duration {
+	if failures <= 0 {
+		return 0
+	}
+	return cpu / time.Duration(failures)
+}
+
+// throughputBound is the most decisions per second the machine's cores could make if deciding
+// were all they did, at the CPU one decision costs (control plane and manager together): the
+// figure a round's decisions/s is measured against, on any machine.
+func throughputBound(cores int, perDecision time.Duration) float64 {
+	if perDecision <= 0 {
+		return 0
+	}
+	return float64(cores) / perDecision.Seconds()
+}
+
+// fraction is got as a percentage of bound (0 without a bound).
+func fraction(got, bound float64) float64 {
+	if bound <= 0 {
+		return 0
+	}
+	return 100 * got / bound
 }
