@@ -106,18 +106,21 @@ var _ = Describe("NodePodProbe mapping is never blocked by one entry", Ordered, 
 	})
 
 	It("sets Mapped=False and reports each pod left unprobed when the API server refuses the write, and clears it after", func() {
-		// An admission policy stands for any refusal the operator cannot foresee.
+		// An admission policy stands for any refusal the operator cannot foresee. It matches this
+		// spec's NodePodProbe only: the apiserver unloads a deleted policy a moment later, and the
+		// suite's other specs run in any order.
 		policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
 			ObjectMeta: metav1.ObjectMeta{Name: vapName},
 			Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 				MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+					ResourceNames: []string{vapNode},
 					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
 						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 						Rule: admissionregistrationv1.Rule{APIGroups: []string{appsv1alpha1.GroupVersion.Group},
 							APIVersions: []string{"v1alpha1"}, Resources: []string{"nodepodprobes"}},
 					}}}},
 				Validations: []admissionregistrationv1.Validation{{
-					Expression: `!has(object.spec.podProbes) || object.spec.podProbes.all(p, !p.name.startsWith('` + refusedP + `'))`,
+					Expression: `!has(object.spec) || !has(object.spec.podProbes) || object.spec.podProbes.all(p, !p.name.startsWith('` + refusedP + `'))`,
 					Message:    "test policy refuses marked pods",
 				}},
 			},
