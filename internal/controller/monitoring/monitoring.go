@@ -48,7 +48,9 @@ const DefaultInterval = 5 * time.Minute
 // FieldOwner is the field manager of the writes.
 const FieldOwner = "enhanced-liveness-operator"
 
-// +kubebuilder:rbac:groups=monitoring.coreos.com,namespace=enhanced-liveness-system,resources=prometheusrules;servicemonitors,verbs=get;list;watch;create;update
+// Updates by name only: the names of rules.yaml and servicemonitor.yaml (TestNamesMatchRBAC).
+// +kubebuilder:rbac:groups=monitoring.coreos.com,namespace=enhanced-liveness-system,resources=prometheusrules;servicemonitors,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=monitoring.coreos.com,namespace=enhanced-liveness-system,resources=prometheusrules;servicemonitors,verbs=update,resourceNames=enhanced-liveness-operator-alerts;enhanced-liveness-operator-controller-manager-metrics-monitor
 
 // Keeper creates and keeps the monitoring objects. It is a leader-only runnable rather than a
 // controller: a controller's watch on a kind the cluster does not serve fails the manager, and

@@ -69,6 +69,15 @@ func TestDesired(t *testing.T) {
 	}
 }
 
+// TestNamesMatchRBAC: the manager may update these objects by name only (the kubebuilder RBAC
+// marker in monitoring.go); a renamed object could be created but never put back in shape.
+func TestNamesMatchRBAC(t *testing.T) {
+	want := []string{"enhanced-liveness-operator-alerts", "enhanced-liveness-operator-controller-manager-metrics-monitor"}
+	if got := Names(); !slices.Equal(got, want) {
+		t.Errorf("Names() = %v, the RBAC marker grants updates of %v", got, want)
+	}
+}
+
 func TestServiceMonitorScrapesTheMetricsService(t *testing.T) {
 	objs, err := Desired("ns", nil)
 	if err != nil {
