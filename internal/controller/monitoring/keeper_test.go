@@ -18,6 +18,9 @@ package monitoring
 
 import (
 	"context"
+	"errors"
+	"io"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -26,11 +29,18 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
 const (
@@ -48,6 +58,7 @@ var _ = Describe("Keeper", Ordered, func() {
 		owner   *appsv1.Deployment
 
 		start      func(time.Duration)
+		startAs    func(*rest.Config, client.Reader, time.Duration)
 		stopKeeper func()
 	)
 
@@ -84,10 +95,11 @@ var _ = Describe("Keeper", Ordered, func() {
 	}
 
 	// start runs a new keeper with the given discovery interval until stopKeeper.
-	start = func(every time.Duration) {
+	start = func(every time.Duration) { startAs(cfg, k8sClient, every) }
+	startAs = func(restCfg *rest.Config, reader client.Reader, every time.Duration) {
 		GinkgoHelper()
 		var err error
-		keeper, err = New(cfg, k8sClient, operatorNS, managerDep)
+		keeper, err = New(restCfg, reader, operatorNS, managerDep)
 		Expect(err).NotTo(HaveOccurred())
 		keeper.Interval = every
 		var kctx context.Context
@@ -206,4 +218,60 @@ var _ = Describe("Keeper", Ordered, func() {
 			return sm.Object["spec"], nil
 		}, specTimeout).Should(Equal(desiredSpec(1)))
 	})
+
+	It("needs no more than the manager's generated Role in its namespace", func() {
+		stopKeeper()
+		// Both are created again by the keeper running as the manager.
+		for i, res := range []schema.GroupVersionResource{PrometheusRule, ServiceMonitor} {
+			Expect(keeper.Dynamic.Resource(res).Namespace(operatorNS).
+				Delete(ctx, Names()[i], metav1.DeleteOptions{})).To(Succeed())
+		}
+		const user = "system:serviceaccount:" + operatorNS + ":manager"
+		role := generatedRole()
+		role.SetNamespace(operatorNS)
+		Expect(k8sClient.Create(ctx, role)).To(Succeed())
+		Expect(k8sClient.Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: operatorNS, Name: "manager"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.GetName()},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+		})).To(Succeed())
+		asManager := rest.CopyConfig(cfg)
+		asManager.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:authenticated"}}
+		reader, err := client.New(asManager, client.Options{Scheme: k8sClient.Scheme()})
+		Expect(err).NotTo(HaveOccurred())
+		startAs(asManager, reader, time.Hour)
+
+		u := rule() // created (create), owned (get of the Deployment)
+		Expect(u.GetOwnerReferences()).To(ConsistOf(HaveField("UID", owner.UID)))
+		Eventually(func() error { _, err := get(ServiceMonitor, Names()[1]); return err }, specTimeout).Should(Succeed())
+		Expect(unstructured.SetNestedSlice(u.Object, []any{}, "spec", "groups")).To(Succeed())
+		admin, err := dynamic.NewForConfig(cfg)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = admin.Resource(PrometheusRule).Namespace(operatorNS).Update(ctx, u, metav1.UpdateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		// Seen by the watch (list, watch), checked by a dry run and written back (update by name).
+		Eventually(func() any { return rule().Object["spec"] }, specTimeout).Should(Equal(desiredSpec(0)))
+	})
 })
+
+// generatedRole is the namespaced Role of config/rbac/role.yaml (controller-gen, from the
+// kubebuilder markers).
+func generatedRole() *unstructured.Unstructured {
+	GinkgoHelper()
+	f, err := os.Open(filepath.Join(testutil.RepoRoot(), "config", "rbac", "role.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = f.Close() }()
+	dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			Expect(errors.Is(err, io.EOF)).To(BeTrue(), "decoding role.yaml: %v", err)
+			break
+		}
+		if u.GetKind() == "Role" {
+			return u
+		}
+	}
+	Fail("config/rbac/role.yaml has no Role")
+	return nil
+}
