@@ -1,3 +1,5 @@
+//go:build olm
+
 /*
 Copyright 2026 The enhanced-liveness-operator Authors.
 
