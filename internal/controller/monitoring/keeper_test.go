@@ -252,6 +252,19 @@ var _ = Describe("Keeper", Ordered, func() {
 		// Seen by the watch (list, watch), checked by a dry run and written back (update by name).
 		Eventually(func() any { return rule().Object["spec"] }, specTimeout).Should(Equal(desiredSpec(0)))
 	})
+
+	It("carries on when the CRDs are removed while it runs", func() {
+		Expect(keeper.watching.Load()).To(BeTrue())
+		Expect(envtest.UninstallCRDs(cfg, envtest.CRDInstallOptions{
+			Paths: []string{filepath.Join("testdata", "crds")}, ErrorIfPathMissing: true,
+		})).To(Succeed())
+		Eventually(func() ([]schema.GroupVersionResource, error) { return Served(keeper.Discovery) }, specTimeout).Should(BeEmpty())
+		// The objects' deletion (with their CRDs) wakes the keeper through its watch; its writes then
+		// fail (CRD terminating, resource gone) and are retried within seconds, not at the
+		// interval (an hour here), until it finds the API gone and stops its informers.
+		Eventually(keeper.watching.Load, "20s").Should(BeFalse())
+		Consistently(stopped, time.Second).ShouldNot(Receive())
+	})
 })
 
 // generatedRole is the namespaced Role of config/rbac/role.yaml (controller-gen, from the

@@ -73,8 +73,10 @@ type Keeper struct {
 	known   bool // served has been learnt at least once
 	watch   *watcher
 	changed chan struct{}
-	// syncs counts finished syncs (the specs wait for the first one).
-	syncs atomic.Int64
+	// syncs counts finished syncs (the specs wait for the first one); watching tells whether the
+	// informers run (the specs check they stop when the API goes).
+	syncs    atomic.Int64
+	watching atomic.Bool
 }
 
 // New builds a Keeper from the manager's REST config.
@@ -106,24 +108,35 @@ func (k *Keeper) Start(ctx context.Context) error {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	defer func() { k.watch.stop() }()
+	// A failed sync (API server unavailable, the API going away under a watch, a denied write)
+	// is tried again sooner than the interval: after 1 s, doubling up to the interval.
+	var retry <-chan time.Time
+	backoff := time.Second
 	for {
-		k.sync(ctx)
+		if k.sync(ctx) {
+			retry, backoff = nil, time.Second
+		} else {
+			retry = time.After(min(backoff, interval))
+			backoff *= 2
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
 		case <-k.changed:
+		case <-retry:
 		}
 	}
 }
 
-// sync learns which kinds are served, follows them and puts each served one in shape.
-func (k *Keeper) sync(ctx context.Context) {
+// sync learns which kinds are served, follows them and puts each served one in shape. It
+// returns false when something failed and must be tried again.
+func (k *Keeper) sync(ctx context.Context) bool {
 	defer k.syncs.Add(1)
 	served, err := Served(k.Discovery)
 	if err != nil {
 		k.log.Error(err, "cannot tell whether the Prometheus Operator API is served; trying again later")
-		return
+		return false
 	}
 	if !k.known || !slices.Equal(served, k.served) {
 		// Logged once per change, not at every look.
@@ -141,30 +154,35 @@ func (k *Keeper) sync(ctx context.Context) {
 				// Kept at each interval meanwhile; the next sync tries to watch again.
 				k.log.Error(err, "watching the monitoring objects")
 				k.known = false
+				return false
 			}
 		}
+		k.watching.Store(k.watch != nil)
 	}
 	if len(served) == 0 {
-		return
+		return true
 	}
 	owner, err := k.owner(ctx)
 	if err != nil {
 		k.log.Error(err, "reading the manager Deployment")
-		return
+		return false
 	}
 	objs, err := Desired(k.Namespace, owner)
 	if err != nil {
 		k.log.Error(err, "building the monitoring objects")
-		return
+		return false
 	}
+	ok := true
 	for _, o := range objs {
 		if !slices.Contains(served, o.Resource) {
 			continue
 		}
 		if err := keep(ctx, k.Dynamic.Resource(o.Resource).Namespace(k.Namespace), o.Desired); err != nil {
 			k.log.Error(err, "keeping a monitoring object", "kind", o.Desired.GetKind(), "name", o.Desired.GetName())
+			ok = false
 		}
 	}
+	return ok
 }
 
 func (k *Keeper) interval() time.Duration {

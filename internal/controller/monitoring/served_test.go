@@ -83,7 +83,9 @@ func TestAbsentAPILoggedOnce(t *testing.T) {
 		changed: make(chan struct{}, 1)}
 	k.log = funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: 0})
 	for range 3 {
-		k.sync(context.Background())
+		if !k.sync(context.Background()) {
+			t.Error("sync failed without the API")
+		}
 	}
 	if len(lines) != 1 || !strings.Contains(lines[0], "not served") {
 		t.Errorf("log lines %q, want one saying the API is not served", lines)
