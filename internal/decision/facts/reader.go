@@ -292,7 +292,7 @@ func (r *Reader) podState(ctx context.Context, p *corev1.Pod) (rules.PodState, e
 
 // nodeState counts the node's enrolled pods and failing pods, and the distinct failing workloads
 // only when the failing pods could make a storm (resolving workloads costs lookups). A node storm
-// is a correlated onset: a pod whose failures began more than rules.NodeStormCorrelation before
+// is a correlated onset: a pod whose failures began more than rules.StormCorrelation before
 // onset (when the decided pod's began; both on the node's clock) does not count, so another
 // tenant's pods that fail for good cannot keep a node storm going.
 func (r *Reader) nodeState(ctx context.Context, node string, rule rules.NodeStormRule, onset time.Time) (rules.NodeState, error) {
