@@ -42,6 +42,9 @@ var _ = Describe("Decision controller, storms as a correlated onset", Ordered, f
 		clock = clocktesting.NewFakeClock(time.Now())
 		c := testConfig()
 		c.Clock = clock
+		// The manager's default: held pods of a storm, re-decided every recheck, keep its settle
+		// timer moving.
+		c.StormSettle = 30 * time.Second
 		stop = startManager(c)
 	})
 	AfterAll(func() { stop() })

@@ -130,3 +130,38 @@ func TestFailureStormMessageCountsCorrelatedPods(t *testing.T) {
 		t.Fatalf("decision %s %s: %q", d.Outcome, d.Reason, d.Message)
 	}
 }
+
+// A storm's settling holds the pods of that storm, not a pod whose failures began apart from it:
+// old failures storming among themselves, re-decided while held, would otherwise keep the
+// workload "settling" for ever and hold every new hang.
+func TestSettlingIsACorrelatedOnset(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		stormOnset time.Time
+		want       Outcome
+	}{
+		{"the storm last seen began with this pod's failures: it settles", t0.Add(-time.Minute), Hold},
+		{"the storm last seen began 20 minutes before: restarted", t0.Add(-20 * time.Minute), Restart},
+		{"the storm's onset unknown: it settles", time.Time{}, Hold},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, x := baseFacts()
+			f.Workload.Onset = t0
+			for i := range f.Workload.Pods {
+				f.Workload.Pods[i].Onset = t0
+			}
+			m := newFakeMemory()
+			m.lastStorm[web], m.stormOnset = t0.Add(-10*time.Second), tc.stormOnset
+			d := Decide(f, x, m)
+			if d.Outcome != tc.want {
+				t.Fatalf("decision %s %s: %q", d.Outcome, d.Reason, d.Message)
+			}
+			if d.Outcome == Hold && (d.Reason != policyv1alpha1.HoldFailureStorm || !strings.Contains(d.Message, "must settle")) {
+				t.Fatalf("held %s: %q", d.Reason, d.Message)
+			}
+			if d.Seen.WorkloadStorm != StormUnchanged || !d.Seen.WorkloadStormOnset.Equal(t0) {
+				t.Fatalf("seen %+v", d.Seen)
+			}
+		})
+	}
+}

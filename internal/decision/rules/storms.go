@@ -74,7 +74,14 @@ func observeStorms(c *judged) {
 	c.maxFailing, c.maxFailingBy = c.f.Policies.MaxFailing(c.workload.Desired)
 	settle := c.f.Settings.StormSettle
 	last, seen := c.m.LastStorm(c.workloadKey)
-	c.workloadSettling, c.seen.WorkloadStorm = Settling(c.workload.Storm(c.maxFailing), last, seen, settle, c.now)
+	storm := c.workload.Storm(c.maxFailing)
+	if !storm && seen && !Correlated(c.workload.Onset, c.m.StormOnset(c.workloadKey)) {
+		// The storm last seen is one of pods whose failures began apart from this pod's (they may
+		// still storm among themselves): its settling holds them, not this pod.
+		seen = false
+	}
+	c.workloadSettling, c.seen.WorkloadStorm = Settling(storm, last, seen, settle, c.now)
+	c.seen.WorkloadStormOnset = c.workload.Onset
 	last, seen = c.m.LastNodeStorm(c.f.Node.Name)
 	c.nodeSettling, c.seen.NodeStorm = Settling(c.f.Settings.NodeStorm.Storm(c.f.Node), last, seen, settle, c.now)
 }
