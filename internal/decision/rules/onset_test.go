@@ -165,3 +165,41 @@ func TestSettlingIsACorrelatedOnset(t *testing.T) {
 		})
 	}
 }
+
+// The canary of a storm's doubt hold fails again on its new container: a new instance, first seen
+// long after the storm began, but the storm going on; it is held and the hold is judged.
+func TestACanaryFailingAgainIsTheStormGoingOn(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		canary types.UID
+		want   Outcome
+	}{
+		{"the decided pod is the canary: the storm goes on", "pod-0", Hold},
+		{"another pod is the canary: a new onset", "pod-1", Restart},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, x := baseFacts()
+			f.Workload.Pods = pods(10, 10, 7, 0)
+			for i := range f.Workload.Pods {
+				f.Workload.Pods[i].Onset = t0.Add(-20 * time.Minute)
+			}
+			// The decided pod's new container failed just now.
+			f.Workload.Pods[0].UID, f.Workload.Pods[0].Onset, f.Workload.Onset = "pod-0", t0, t0
+			m := newFakeMemory()
+			m.stormOnset = t0.Add(-20 * time.Minute)
+			m.doubts = map[WorkloadKey]DoubtHold{web: {Since: t0.Add(-10 * time.Minute), Period: 10 * time.Minute, Touched: t0.Add(-time.Second),
+				Canary: &Canary{Pod: tc.canary, PodName: "web-x", Container: "app", Instance: "containerd://old", At: t0.Add(-time.Minute), Deadline: t0.Add(time.Minute)}}}
+			d := Decide(f, x, m)
+			if d.Outcome != tc.want {
+				t.Fatalf("decision %s %s: %q", d.Outcome, d.Reason, d.Message)
+			}
+			// The canary itself counts: 7 of 10.
+			if d.Outcome == Hold && (d.Reason != policyv1alpha1.HoldFailureStorm || !strings.Contains(d.Message, "7 of 10 pods")) {
+				t.Fatalf("held %s: %q", d.Reason, d.Message)
+			}
+			if !f.Workload.Pods[0].Onset.Equal(t0) {
+				t.Fatal("the facts are not changed")
+			}
+		})
+	}
+}

@@ -73,6 +73,18 @@ func storms(c *judged) (Verdict, bool) {
 func observeStorms(c *judged) {
 	c.maxFailing, c.maxFailingBy = c.f.Policies.MaxFailing(c.workload.Desired)
 	settle := c.f.Settings.StormSettle
+	if st, ok := c.m.Doubt(c.workloadKey); ok && st.Canary != nil && st.Canary.Pod == c.f.UID {
+		// The hold's canary failing again is the held storm going on, not a new onset: its
+		// restart was the storm's test, and failing it doubles the hold (bounded.go).
+		if onset := c.m.StormOnset(c.workloadKey); !onset.IsZero() {
+			c.workload.Onset = onset
+			for i := range c.workload.Pods { // a copy (Expecting): the facts are not changed
+				if c.workload.Pods[i].UID == c.f.UID {
+					c.workload.Pods[i].Onset = onset
+				}
+			}
+		}
+	}
 	last, seen := c.m.LastStorm(c.workloadKey)
 	storm := c.workload.Storm(c.maxFailing)
 	if !storm && seen && !Correlated(c.workload.Onset, c.m.StormOnset(c.workloadKey)) {
