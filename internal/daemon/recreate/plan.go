@@ -174,9 +174,7 @@ func Advance(o Observation) Plan {
 		}
 		p.Kill = nil
 	}
-	if deadlinePassed {
-		p.Kill, p.RequeueAfter = nil, 0
-	}
+	// Past the deadline no container was stepped: nothing to stop, nothing to wait for.
 	inFlight := markInFlight(o, p)
 	p.Phase, p.Message = Summarize(o.Strategy.FailurePolicy, p.States)
 	switch {
