@@ -200,8 +200,9 @@ func (r *DecisionReconciler) probesChanged(oldObj, newObj client.Object, q queue
 	}
 }
 
-// crrChanged ends the expectation of a request seen finished or deleted, and wakes its pod and
-// workload: a finished request frees the pod for its next failed container and gives budget back.
+// crrChanged ends the expectation of a request seen finished (and its stop no longer in flight)
+// or deleted, and wakes its pod and workload: a finished request frees the pod for its next
+// failed container and gives budget back.
 func (r *DecisionReconciler) crrChanged(o client.Object, deleted bool, q queue) {
 	crr, ok := o.(*appsv1alpha1.ContainerRecreateRequest)
 	if !ok {
@@ -211,7 +212,7 @@ func (r *DecisionReconciler) crrChanged(o client.Object, deleted bool, q queue) 
 	if ids := managercache.CRRPodUID(crr); len(ids) == 1 {
 		uid = types.UID(ids[0])
 	}
-	if uid != "" && (deleted || !crr.Active()) {
+	if uid != "" && (deleted || !(crr.Active() || crr.StopInFlight())) {
 		r.memory.RequestFinished(uid, crr.Name)
 	}
 	add(q, types.NamespacedName{Namespace: crr.Namespace, Name: crr.Spec.PodName})

@@ -170,6 +170,8 @@ func (r *Reader) readLease(ctx context.Context, node string) (rules.Daemon, erro
 
 // requests reads the pod's ContainerRecreateRequests in the cache: whether one is active, whether
 // a finished one has not given the pod back yet (see isRecovering), and the finished ones' names.
+// A request whose stop is in flight counts as active whatever its phase: the container may be
+// stopping right now, so the pod is unavailable and gets no second request.
 func (r *Reader) requests(ctx context.Context, pod *corev1.Pod) (active, recovering bool, finished []string, err error) {
 	list := &appsv1alpha1.ContainerRecreateRequestList{}
 	if err := r.cache.List(ctx, list, client.InNamespace(pod.Namespace),
@@ -178,7 +180,7 @@ func (r *Reader) requests(ctx context.Context, pod *corev1.Pod) (active, recover
 	}
 	for i := range list.Items {
 		crr := &list.Items[i]
-		if crr.Active() {
+		if crr.Active() || crr.StopInFlight() {
 			active = true
 			continue
 		}
