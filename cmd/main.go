@@ -40,6 +40,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/memlimit"
 	// +kubebuilder:scaffold:imports
 )
 
@@ -73,6 +74,11 @@ func run(ctx context.Context, f *flags) error {
 	if err != nil {
 		return fmt.Errorf("invalid flag: %w", err)
 	}
+	limit, err := memlimit.Resolve(f.scale.memoryLimit, memlimit.ContainerLimit)
+	if err != nil {
+		return fmt.Errorf("invalid flag: %w", err)
+	}
+	setupLog.Info("soft memory limit", "bytes", memlimit.Apply(limit))
 	certsReady := make(chan struct{})
 	mgr, err := newManager(f, cfg, certsReady)
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
@@ -35,6 +36,7 @@ type policyFlags struct {
 	defaultMaxFailing        string
 	defaultRestartsPerMinute int
 	defaultBurst             int
+	defaultMaxHold           time.Duration
 	globalRestartsPerMinute  int
 	globalBurst              int
 	nodeStormMaxFailing      string
@@ -55,6 +57,9 @@ func bindPolicyFlags(fs *flag.FlagSet) *policyFlags {
 	fs.IntVar(&f.defaultRestartsPerMinute, "default-restarts-per-minute", 6,
 		"Token refill rate of the default policy's bucket (one bucket per namespace, shared by its pods under the default policy).")
 	fs.IntVar(&f.defaultBurst, "default-burst", 3, "Bucket size of the default policy.")
+	fs.DurationVar(&f.defaultMaxHold, "default-max-hold", rules.DefaultMaxHold,
+		"maxHold of the default policy: how long a doubt hold (FailureStorm, NodeStorm, RestartIneffective, "+
+			"DaemonNotReporting) lasts before a canary restart; 0s (never, only on purpose) or 1m to 24h.")
 	fs.IntVar(&f.globalRestartsPerMinute, "global-restarts-per-minute", 60,
 		"Manager-wide token refill rate across all policies; 0 disables the manager-wide limit.")
 	fs.IntVar(&f.globalBurst, "global-burst", 30, "Manager-wide bucket size.")
@@ -108,6 +113,10 @@ func (f *policyFlags) config(operatorNamespace string) (policycontroller.Config,
 	}
 	cfg.Defaults.RestartsPerMinute = int32(f.defaultRestartsPerMinute)
 	cfg.Defaults.Burst = int32(f.defaultBurst)
+	if err := rules.ValidateMaxHold(f.defaultMaxHold); err != nil {
+		return cfg, fmt.Errorf("--default-max-hold: %w", err)
+	}
+	cfg.Defaults.MaxHold = ptr.To(f.defaultMaxHold)
 	cfg.GlobalRate = rules.Rate{PerMinute: int32(f.globalRestartsPerMinute), Burst: int32(f.globalBurst)}
 	cfg.NodeStorm.MinWorkloads = int32(f.nodeStormMinWorkloads)
 	cfg.OperatorNamespace = operatorNamespace

@@ -37,6 +37,10 @@ func TestPolicyFlags(t *testing.T) {
 		{[]string{"--default-max-failing=-1"}, "--default-max-failing: must be an integer >= 0"},
 		{[]string{"--node-storm-max-failing=half"}, "--node-storm-max-failing: must be an integer >= 0"},
 		{[]string{"--storm-settle-period=-1s"}, "--storm-settle-period: must not be negative"},
+		{[]string{"--default-max-hold=0s"}, ""},
+		{[]string{"--default-max-hold=24h"}, ""},
+		{[]string{"--default-max-hold=30s"}, "--default-max-hold: must be 0s (doubt holds never end) or between 1m and 24h, got 30s"},
+		{[]string{"--default-max-hold=25h"}, "--default-max-hold: must be 0s (doubt holds never end) or between 1m and 24h, got 25h0m0s"},
 	}
 	for _, c := range cases {
 		fs := flag.NewFlagSet("manager", flag.ContinueOnError)
@@ -67,5 +71,15 @@ func TestPolicyFlags(t *testing.T) {
 		cfg.GlobalRate.PerMinute != 60 || cfg.GlobalRate.Burst != 30 || cfg.OperatorNamespace != "ops" ||
 		cfg.StormSettle != 30*time.Second {
 		t.Fatalf("unexpected config %+v", cfg)
+	}
+	if h := cfg.Defaults.MaxHold; h == nil || *h != 10*time.Minute {
+		t.Fatalf("default maxHold %v, want 10m", h)
+	}
+	c, err = parseFlags(t, "--default-max-hold=2h", "--operator-namespace=ops").resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := c.policy.Defaults.MaxHold; h == nil || *h != 2*time.Hour {
+		t.Fatalf("maxHold %v, want 2h", h)
 	}
 }

@@ -22,6 +22,8 @@ import (
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/memlimit"
 )
 
 // Defaults of the client rate limit, sized by test/benchscale (docs/development.md, "Manager at
@@ -42,6 +44,7 @@ type scaleFlags struct {
 	kubeAPIBurst    int
 	stripCache      bool
 	decisionWorkers int
+	memoryLimit     string
 }
 
 func bindScaleFlags(fs *flag.FlagSet) *scaleFlags {
@@ -60,6 +63,10 @@ func bindScaleFlags(fs *flag.FlagSet) *scaleFlags {
 		"Liveness failures the decision controller handles at once. Deciding is serialised; the workers overlap "+
 			"the API requests that carry decisions out (ContainerRecreateRequest creation), so this bounds "+
 			"decisions per second at about workers / request latency.")
+	fs.StringVar(&f.memoryLimit, "memory-limit", "auto",
+		"Soft memory limit of the Go runtime: auto (3/4 of the container's memory limit, none without one), a "+
+			"quantity such as 768Mi, or 0 (none). GOMEMLIMIT in the environment wins. The manager caches every "+
+			"enrolled pod: near the limit it collects more often instead of growing into the container's limit.")
 	return f
 }
 
@@ -75,7 +82,8 @@ func (f *scaleFlags) validate() error {
 	case f.decisionWorkers < 1:
 		return fmt.Errorf("--decision-workers: must be at least 1, got %d", f.decisionWorkers)
 	}
-	return nil
+	_, err := memlimit.Resolve(f.memoryLimit, func() (int64, bool) { return 0, false })
+	return err
 }
 
 // applyTo validates the client flags and sets them on the manager's rest config. It also turns

@@ -48,6 +48,10 @@ func TestScaleFlagsRateLimit(t *testing.T) {
 		{[]string{"--kube-api-qps=-5"}, 0, 0, "--kube-api-qps: must be greater than 0, or -1"},
 		{[]string{"--kube-api-burst=0"}, 0, 0, "--kube-api-burst: must be at least 1"},
 		{[]string{"--decision-workers=0"}, 0, 0, "--decision-workers: must be at least 1"},
+		{[]string{"--memory-limit=768Mi"}, defaultKubeAPIQPS, defaultKubeAPIBurst, ""},
+		{[]string{"--memory-limit=0"}, defaultKubeAPIQPS, defaultKubeAPIBurst, ""},
+		{[]string{"--memory-limit=lots"}, 0, 0, `--memory-limit "lots": must be auto, 0 or a quantity`},
+		{[]string{"--memory-limit=-1Gi"}, 0, 0, `--memory-limit "-1Gi": must not be negative`},
 	}
 	for _, c := range cases {
 		cfg := &rest.Config{}

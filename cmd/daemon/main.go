@@ -43,11 +43,11 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/memlimit"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/options"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/recreate"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/wiring"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/memlimit"
 )
 
 // EventRecorderName is the reporting controller of every event the daemon emits.

@@ -22,6 +22,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
@@ -44,6 +45,9 @@ var keptPodFields = map[reflect.Type]fieldRule{
 	reflect.TypeFor[corev1.Container](): {only: []string{"Name", "Ports", "RestartPolicy"}},
 	reflect.TypeFor[corev1.PodStatus](): {only: []string{"Phase", "PodIP", "Conditions", "InitContainerStatuses",
 		"ContainerStatuses"}},
+	// Of the conditions only Ready is kept (podutil.IsReady), and of it only whether it holds:
+	// the kubelet's five conditions with their times were a sixth of a cached pod.
+	reflect.TypeFor[corev1.PodCondition](): {only: []string{"Type", "Status"}},
 	reflect.TypeFor[corev1.ContainerStatus](): {only: []string{"Name", "ContainerID", "State", "Ready", "Started",
 		"RestartCount"}},
 	// Messages (up to 4 KiB each) are dropped.
@@ -60,7 +64,7 @@ var keptPodFields = map[reflect.Type]fieldRule{
 //     (enhancedliveness.io and its subdomains) and OpenKruise's two keys that the operator reads;
 //   - spec: nodeName, restartPolicy, terminationGracePeriodSeconds, and of each container and
 //     init container only name, ports (named-port resolution) and restartPolicy (sidecars);
-//   - status: phase, podIP, conditions, and of each container status name, containerID, state
+//   - status: phase, podIP, the Ready condition's status, and of each container status name, containerID, state
 //     (without the termination or waiting message), ready, started and restartCount.
 //
 // The readers are the probe-mapping controller (labels, the probe-context annotation, nodeName,
@@ -77,22 +81,54 @@ func StripPod(obj any) (any, error) {
 		return obj, nil
 	}
 	pod.ManagedFields = nil
+	pod.Namespace, pod.GenerateName = strs.str(pod.Namespace), strs.str(pod.GenerateName)
+	pod.Labels = strs.strMap(pod.Labels, sharedLabel)
 	pod.Annotations = operatorAnnotations(pod.Annotations)
+	for i := range pod.OwnerReferences {
+		ref := &pod.OwnerReferences[i]
+		ref.APIVersion, ref.Kind, ref.Name = strs.str(ref.APIVersion), strs.str(ref.Kind), strs.str(ref.Name)
+		ref.UID = types.UID(strs.str(string(ref.UID)))
+	}
 	pod.Spec = corev1.PodSpec{
-		NodeName:                      pod.Spec.NodeName,
-		RestartPolicy:                 pod.Spec.RestartPolicy,
+		NodeName:                      strs.str(pod.Spec.NodeName),
+		RestartPolicy:                 corev1.RestartPolicy(strs.str(string(pod.Spec.RestartPolicy))),
 		TerminationGracePeriodSeconds: pod.Spec.TerminationGracePeriodSeconds,
 		InitContainers:                strippedContainers(pod.Spec.InitContainers),
 		Containers:                    strippedContainers(pod.Spec.Containers),
 	}
 	pod.Status = corev1.PodStatus{
-		Phase:                 pod.Status.Phase,
+		Phase:                 corev1.PodPhase(strs.str(string(pod.Status.Phase))),
 		PodIP:                 pod.Status.PodIP,
-		Conditions:            pod.Status.Conditions,
+		Conditions:            readyCondition(pod.Status.Conditions),
 		InitContainerStatuses: strippedStatuses(pod.Status.InitContainerStatuses),
 		ContainerStatuses:     strippedStatuses(pod.Status.ContainerStatuses),
 	}
 	return pod, nil
+}
+
+// strs interns the strings of cached pods that replicas share (interner).
+var strs interner
+
+// sharedLabel reports whether a label's value is usually the same for many pods; the values of
+// the labels that name one pod are not interned.
+func sharedLabel(key string) bool {
+	switch key {
+	case "statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index",
+		"batch.kubernetes.io/job-completion-index":
+		return false
+	}
+	return true
+}
+
+// readyCondition keeps the pod's Ready condition, type and status only; nil when it has none.
+func readyCondition(in []corev1.PodCondition) []corev1.PodCondition {
+	for i := range in {
+		if in[i].Type == corev1.PodReady {
+			return []corev1.PodCondition{{Type: corev1.PodReady,
+				Status: corev1.ConditionStatus(strs.str(string(in[i].Status)))}}
+		}
+	}
+	return nil
 }
 
 // operatorAnnotations keeps the annotations the operator defines or reads; nil when none is left.
@@ -105,9 +141,22 @@ func operatorAnnotations(in map[string]string) map[string]string {
 		if out == nil {
 			out = make(map[string]string, 4)
 		}
-		out[k] = v
+		if sharedAnnotation(k) {
+			v = strs.str(v)
+		}
+		out[strs.str(k)] = v
 	}
 	return out
+}
+
+// sharedAnnotation reports whether an operator annotation's value is the same for every replica
+// (the probe context and the switches); signatures and seals are one pod's own.
+func sharedAnnotation(key string) bool {
+	switch key {
+	case appsv1alpha1.AnnotationProbeContextSignature, appsv1alpha1.AnnotationProbeContextSeal:
+		return false
+	}
+	return true
 }
 
 func operatorAnnotation(key string) bool {
@@ -125,7 +174,11 @@ func strippedContainers(in []corev1.Container) []corev1.Container {
 	}
 	out := make([]corev1.Container, len(in))
 	for i := range in {
-		out[i] = corev1.Container{Name: in[i].Name, Ports: in[i].Ports, RestartPolicy: in[i].RestartPolicy}
+		out[i] = corev1.Container{Name: strs.str(in[i].Name), Ports: in[i].Ports, RestartPolicy: in[i].RestartPolicy}
+		for j := range out[i].Ports {
+			p := &out[i].Ports[j]
+			p.Name, p.Protocol = strs.str(p.Name), corev1.Protocol(strs.str(string(p.Protocol)))
+		}
 	}
 	return out
 }
@@ -137,7 +190,7 @@ func strippedStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
 	out := make([]corev1.ContainerStatus, len(in))
 	for i := range in {
 		s := &in[i]
-		out[i] = corev1.ContainerStatus{Name: s.Name, ContainerID: s.ContainerID, State: strippedState(s.State),
+		out[i] = corev1.ContainerStatus{Name: strs.str(s.Name), ContainerID: s.ContainerID, State: strippedState(s.State),
 			Ready: s.Ready, Started: s.Started, RestartCount: s.RestartCount}
 	}
 	return out
@@ -146,10 +199,10 @@ func strippedStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
 func strippedState(in corev1.ContainerState) corev1.ContainerState {
 	out := corev1.ContainerState{Running: in.Running}
 	if w := in.Waiting; w != nil {
-		out.Waiting = &corev1.ContainerStateWaiting{Reason: w.Reason}
+		out.Waiting = &corev1.ContainerStateWaiting{Reason: strs.str(w.Reason)}
 	}
 	if t := in.Terminated; t != nil {
-		out.Terminated = &corev1.ContainerStateTerminated{ExitCode: t.ExitCode, Signal: t.Signal, Reason: t.Reason,
+		out.Terminated = &corev1.ContainerStateTerminated{ExitCode: t.ExitCode, Signal: t.Signal, Reason: strs.str(t.Reason),
 			StartedAt: t.StartedAt, FinishedAt: t.FinishedAt, ContainerID: t.ContainerID}
 	}
 	return out

@@ -18,9 +18,11 @@ package managercache
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -125,6 +127,7 @@ func TestStripPodLeavesOtherObjects(t *testing.T) {
 func TestStripPodKeepsExactlyTheDeclaredFields(t *testing.T) {
 	pod := &corev1.Pod{}
 	fill(reflect.ValueOf(pod).Elem(), 0)
+	pod.Status.Conditions[0].Type = corev1.PodReady // the one condition kept
 	pod.Annotations = map[string]string{appsv1alpha1.AnnotationEnabled: "true", "example.com/other": "x"}
 	out, err := StripPod(pod)
 	if err != nil {
@@ -235,5 +238,87 @@ func checkKept(t *testing.T, v reflect.Value, path string, seen map[reflect.Type
 	}
 	if exported == 0 && v.IsZero() { // e.g. a Quantity
 		t.Errorf("%s: dropped, but keptPodFields keeps it", path)
+	}
+}
+
+func TestStripPodKeepsOnlyTheReadyCondition(t *testing.T) {
+	at := metav1.NewTime(time.Unix(1_700_000_000, 0))
+	for _, tc := range []struct {
+		name string
+		in   []corev1.PodCondition
+		want []corev1.PodCondition
+	}{
+		{"none", nil, nil},
+		{"no Ready among others", []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}, nil},
+		{"Ready false among the kubelet's five, times and message dropped", []corev1.PodCondition{
+			{Type: "PodReadyToStartContainers", Status: corev1.ConditionTrue, LastTransitionTime: at},
+			{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: at},
+			{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: at, Reason: "ContainersNotReady",
+				Message: "containers with unready status: [app]"},
+			{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, LastTransitionTime: at},
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: at},
+		}, []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := testutil.FullPod()
+			pod.Status.Conditions = tc.in
+			out, _ := StripPod(pod)
+			if got := out.(*corev1.Pod).Status.Conditions; !equality.Semantic.DeepEqual(got, tc.want) {
+				t.Errorf("conditions = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Replicas decoded one by one share the strings that are the same for all of them once cached,
+// and keep their own where they differ.
+func TestStripPodSharesTheStringsOfReplicas(t *testing.T) {
+	decoded := func(name string) *corev1.Pod {
+		b, err := json.Marshal(testutil.FullPod())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &corev1.Pod{}
+		if err := json.Unmarshal(b, p); err != nil {
+			t.Fatal(err)
+		}
+		p.Name = name
+		out, _ := StripPod(p)
+		return out.(*corev1.Pod)
+	}
+	a, b := decoded("web-1"), decoded("web-2")
+	same := func(what, x, y string) {
+		t.Helper()
+		if x != y || unsafe.StringData(x) != unsafe.StringData(y) {
+			t.Errorf("%s: %q and %q are not one shared string", what, x, y)
+		}
+	}
+	same("label value", a.Labels["app"], b.Labels["app"])
+	same("probe context", a.Annotations[appsv1alpha1.AnnotationProbeContext], b.Annotations[appsv1alpha1.AnnotationProbeContext])
+	same("owner name", a.OwnerReferences[0].Name, b.OwnerReferences[0].Name)
+	same("container name", a.Spec.Containers[0].Name, b.Spec.Containers[0].Name)
+	same("port name", a.Spec.Containers[0].Ports[0].Name, b.Spec.Containers[0].Ports[0].Name)
+	same("node", a.Spec.NodeName, b.Spec.NodeName)
+	same("namespace", a.Namespace, b.Namespace)
+	if a.Name == b.Name {
+		t.Errorf("names %q and %q must stay each pod's own", a.Name, b.Name)
+	}
+}
+
+func TestInternerStartsOverWhenFull(t *testing.T) {
+	var in interner
+	first := in.str(string([]byte("shared")))
+	for i := range maxInterned {
+		in.str(fmt.Sprintf("v%d", i))
+	}
+	again := in.str(string([]byte("shared")))
+	if again != first {
+		t.Fatalf("interned %q, want %q", again, first)
+	}
+	if len(in.m) > maxInterned {
+		t.Errorf("table holds %d strings, more than %d", len(in.m), maxInterned)
+	}
+	if in.str("") != "" {
+		t.Error("empty string changed")
 	}
 }

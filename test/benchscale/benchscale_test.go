@@ -205,3 +205,37 @@ func TestThroughputBound(t *testing.T) {
 		t.Errorf("fraction(54, 80) = %v, want 67.5", got)
 	}
 }
+
+func TestEnrolledPerRestart(t *testing.T) {
+	ms := time.Millisecond
+	rounds := []roundResult{
+		{apiserverCPU: 600 * ms, etcdCPU: 100 * ms, restoreCPU: 300 * ms, restarts: 8, late: 2,
+			decideWindow: time.Second, restoreWindow: 2 * time.Second},
+		{apiserverCPU: 400 * ms, etcdCPU: 0, restoreCPU: 600 * ms, restarts: 10,
+			decideWindow: time.Second, restoreWindow: time.Second},
+	}
+	del := cpuWindow{cpu: 200 * ms, wall: time.Second}
+	// (1000 + 1000) ms over 20 restarts, plus 200 ms over 20 deletions.
+	if got := enrolledPerRestart(rounds, 20, del, 0); got != 110*ms {
+		t.Errorf("per restart %s, want 110ms", got)
+	}
+	// At an idle rate of 50 ms/s, 5 s of rounds cost 250 ms less and the deletions 50 ms less.
+	if got := enrolledPerRestart(rounds, 20, del, 0.05); got != 110*ms-250*ms/20-50*ms/20 {
+		t.Errorf("per restart above idle %s, want %s", got, 110*ms-250*ms/20-50*ms/20)
+	}
+	if got := enrolledPerRestart(rounds, 0, cpuWindow{}, 0); got != 100*ms {
+		t.Errorf("without deletions %s, want 100ms", got)
+	}
+	if got := enrolledPerRestart([]roundResult{{apiserverCPU: ms}}, 0, cpuWindow{}, 0); got != 0 {
+		t.Errorf("no restart: %s, want 0", got)
+	}
+	if got := (cpuWindow{cpu: 10 * ms, wall: time.Second}).net(0.5); got != 0 {
+		t.Errorf("below the idle rate: %s, want 0", got)
+	}
+	if r := (restartCost{enrolled: 30 * ms, native: 10 * ms}).ratio(); r != 3 {
+		t.Errorf("ratio %v, want 3", r)
+	}
+	if r := (restartCost{enrolled: 30 * ms}).ratio(); r != 0 {
+		t.Errorf("ratio without a native figure %v, want 0", r)
+	}
+}

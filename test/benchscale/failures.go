@@ -110,6 +110,9 @@ type roundResult struct {
 	cleared                   time.Duration // requests reported Succeeded to no longer active
 	written                   time.Duration // first status write sent to the last acknowledged
 	apiserverCPU, etcdCPU     time.Duration // from the first status write to the last decision
+	restoreCPU                time.Duration // control plane, carrying the requests out until the manager is idle
+	decideWindow              time.Duration // wall time of apiserverCPU and etcdCPU
+	restoreWindow             time.Duration // wall time of restoreCPU
 	reconciles                float64       // decision controller reconciles until the last decision
 	notConfirmed              float64       // held restarts the API server showed recovered
 	use                       usage
@@ -178,7 +181,7 @@ func runRound(ctx context.Context, cl *cluster, m *managerProc, w *watcher, l la
 	if err != nil {
 		return res, err
 	}
-	s0, cp0 := m.now(), controlPlaneCPU()
+	s0, cp0, t0 := m.now(), controlPlaneCPU(), time.Now()
 	if o.profile > 0 && o.logDir != "" {
 		at := time.Now().Format("150405")
 		go cl.profileAPIServer(ctx, o.profile, filepath.Join(o.logDir, fmt.Sprintf("apiserver-%s-round%d.pprof", at, round)))
@@ -218,6 +221,7 @@ func runRound(ctx context.Context, cl *cluster, m *managerProc, w *watcher, l la
 	}
 	res.use = m.usage(s0, m.now())
 	cp1 := controlPlaneCPU()
+	res.decideWindow = time.Since(t0)
 	res.apiserverCPU, res.etcdCPU = cp1["kube-apiserver"]-cp0["kube-apiserver"], cp1["etcd"]-cp0["etcd"]
 	for _, at := range acked {
 		res.written = max(res.written, at.Sub(first))
@@ -264,7 +268,11 @@ func runRound(ctx context.Context, cl *cluster, m *managerProc, w *watcher, l la
 		res.restartsPerSec = float64(len(lat)) / lastSeen.Sub(first).Seconds()
 	}
 	res.decisionsPerSec = float64(len(failing)) / decidedAt.Sub(first).Seconds()
+	cp2, t2 := controlPlaneCPU(), time.Now()
 	res.late, res.wrong, res.cleared, err = restore(ctx, cl, m, w, pods, nodes, o)
+	cp3 := controlPlaneCPU()
+	res.restoreWindow = time.Since(t2)
+	res.restoreCPU = cp3["kube-apiserver"] - cp2["kube-apiserver"] + cp3["etcd"] - cp2["etcd"]
 	if err == nil {
 		var end metrics
 		if end, err = scrape(ctx, m.metricsURL); err == nil {

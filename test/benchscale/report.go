@@ -64,8 +64,15 @@ func (r result) print(out io.Writer) {
 		p("  throughput: %.0f decisions/s of the %.0f/s that %d cores allow at the CPU measured per decision "+
 			"(control plane %s + manager %s): %.0f%%", rr.decisionsPerSec, bound, runtime.NumCPU(), ms(cp), ms(mgr),
 			fraction(rr.decisionsPerSec, bound))
-		p("  after the round: the manager cleared the %d requests' active label %s after the daemons reported them Succeeded",
-			rr.restarts+rr.late, rr.cleared.Round(100*time.Millisecond))
+		p("  after the round: the manager cleared the %d requests' active label %s after the daemons reported them Succeeded; "+
+			"control plane CPU carrying them out %.1fs", rr.restarts+rr.late, rr.cleared.Round(100*time.Millisecond),
+			rr.restoreCPU.Seconds())
+	}
+	if c := r.cost; c.restarts > 0 {
+		p("control plane CPU per restart (kube-apiserver + etcd, above its idle %.0f ms/s): enrolled %s (%d restarts: "+
+			"deciding, carrying out and deleting the request, the rounds' held failures included), native %s (%d "+
+			"restarts: the node's events and the pod status); enrolled / native %.1f", c.idle*1000, ms(c.enrolled),
+			c.restarts, ms(c.native), c.natives, c.ratio())
 	}
 }
 

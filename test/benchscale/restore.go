@@ -22,7 +22,6 @@ import (
 	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -113,22 +112,34 @@ func restore(ctx context.Context, cl *cluster, m *managerProc, w *watcher, pods 
 	return late, wrong, cleared, idle(ictx, m.metricsURL, 3*time.Second)
 }
 
-// carryOut restarts the containers of the requests' pods (new instance, Ready), reports the
-// probes of nodes (and of those pods' nodes) Succeeded, then marks the requests Succeeded. It
-// returns when each node's Succeeded write was acknowledged.
+// carryOut carries the requests out as the daemons and kubelets would: each request Recreating,
+// the node's writes up to the kill and the kubelet's once the container runs again as a new
+// instance (killWrites, restartedWrites), the probes of nodes (and of those pods' nodes) reported
+// Succeeded, then each request Succeeded with its event. It returns when each node's Succeeded
+// write was acknowledged.
 func carryOut(ctx context.Context, cl *cluster, w *watcher, open []*appsv1alpha1.ContainerRecreateRequest,
 	again []*podRec, nodes []int, o options) (map[int]time.Time, error) {
+	finish := func(phase appsv1alpha1.ContainerRecreateRequestPhase) error {
+		return parallel(ctx, len(open), o.daemonWriters, func(ctx context.Context, i int) error {
+			crr := open[i]
+			patch := client.MergeFrom(crr.DeepCopy())
+			crr.Status.Phase = phase
+			if phase == appsv1alpha1.RecreateSucceeded {
+				crr.Status.CompletionTime = &metav1.Time{Time: time.Now()}
+			}
+			return retry(ctx, func(int) error { return cl.daemons.Status().Patch(ctx, crr, patch) })
+		})
+	}
+	if err := finish(appsv1alpha1.RecreateRecreating); err != nil {
+		return nil, fmt.Errorf("starting requests: %w", err)
+	}
 	err := parallel(ctx, len(again), o.daemonWriters, func(ctx context.Context, i int) error {
 		p := again[i]
-		status := runningStatus(p, nodeIP(p.node))
-		return retry(ctx, func(int) error {
-			pod := &corev1.Pod{}
-			if err := cl.core.Get(ctx, types.NamespacedName{Namespace: p.ns, Name: p.name}, pod); err != nil {
-				return err
-			}
-			pod.Status = status
-			return cl.core.Status().Update(ctx, pod)
-		})
+		node := w.l.nodeName(p.node)
+		if err := killWrites(ctx, cl.core, p, node); err != nil {
+			return err
+		}
+		return restartedWrites(ctx, cl.core, p, node)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("restarting containers: %w", err)
@@ -143,15 +154,14 @@ func carryOut(ctx context.Context, cl *cluster, w *watcher, open []*appsv1alpha1
 	if err != nil {
 		return nil, err
 	}
+	if err := finish(appsv1alpha1.RecreateSucceeded); err != nil {
+		return nil, fmt.Errorf("finishing requests: %w", err)
+	}
 	err = parallel(ctx, len(open), o.daemonWriters, func(ctx context.Context, i int) error {
-		crr := open[i]
-		patch := client.MergeFrom(crr.DeepCopy())
-		crr.Status.Phase = appsv1alpha1.RecreateSucceeded
-		crr.Status.CompletionTime = &metav1.Time{Time: time.Now()}
-		return retry(ctx, func(int) error { return cl.daemons.Status().Patch(ctx, crr, patch) })
+		return requestEvent(ctx, cl.core, open[i])
 	})
 	if err != nil {
-		return nil, fmt.Errorf("finishing requests: %w", err)
+		return nil, fmt.Errorf("events of finished requests: %w", err)
 	}
 	return acked, nil
 }

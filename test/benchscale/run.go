@@ -47,6 +47,7 @@ type result struct {
 	steadyLive uint64
 	budget     int // the policies' maxUnavailable
 	rounds     []roundResult
+	cost       restartCost
 	apiserver  uint64 // RSS at the end
 	etcd       uint64
 }
@@ -131,6 +132,12 @@ func runManager(ctx context.Context, cl *cluster, bin string, w *watcher, l layo
 		logf("round %d: %d decisions at %.0f/s, p99 %s (load %s)", round, rr.failures, rr.decisionsPerSec,
 			rr.p99.Round(time.Millisecond), rr.load)
 		r.rounds = append(r.rounds, rr)
+	}
+	if len(r.rounds) > 0 {
+		if r.cost, err = measureRestartCost(ctx, cl, l, pop.pods, r.rounds, o.daemonWriters); err != nil {
+			return r, err
+		}
+		logf("control plane CPU per restart: enrolled %s, native %s (load %s)", ms(r.cost.enrolled), ms(r.cost.native), loadAvg())
 	}
 	cp := controlPlaneRSS()
 	r.apiserver, r.etcd = cp["kube-apiserver"], cp["etcd"]

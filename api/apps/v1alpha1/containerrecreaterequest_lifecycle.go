@@ -129,6 +129,19 @@ func (r *ContainerRecreateRequest) Active() bool {
 	return !r.Finished() && r.DeletionTimestamp == nil
 }
 
+// StopInFlight reports whether the daemon has begun a stop of one of the request's containers
+// and not yet seen it return (status.containerRecreateStates[].stopInFlight). Such a request keeps
+// its pod whatever its phase: the decision counts the pod as restarting (budget taken, no second
+// request), and the manager neither fails it at its deadline nor lets it be replaced.
+func (r *ContainerRecreateRequest) StopInFlight() bool {
+	for _, s := range r.Status.ContainerRecreateStates {
+		if s.StopInFlight {
+			return true
+		}
+	}
+	return false
+}
+
 // ActiveDeadline is how long the request may take, from its creation: its activeDeadlineSeconds,
 // else the default SetDefaults would have written for its grace period.
 func (r *ContainerRecreateRequest) ActiveDeadline() time.Duration {

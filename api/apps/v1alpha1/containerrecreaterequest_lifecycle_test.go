@@ -183,3 +183,32 @@ func TestActiveDeadlineWithoutDefaults(t *testing.T) {
 		t.Fatalf("ActiveDeadline = %v, want %v", got, want)
 	}
 }
+
+func TestStopInFlight(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status ContainerRecreateRequestStatus
+		want   bool
+	}{
+		{name: "no status"},
+		{name: "stop about to begin is recorded as begun", status: ContainerRecreateRequestStatus{Phase: RecreateRecreating,
+			ContainerRecreateStates: []ContainerRecreateState{{Name: "app", Phase: RecreateRecreating, ContainerID: "containerd://1", StopInFlight: true}}},
+			want: true},
+		{name: "stop returned", status: ContainerRecreateRequestStatus{Phase: RecreateRecreating,
+			ContainerRecreateStates: []ContainerRecreateState{{Name: "app", Phase: RecreateRecreating, ContainerID: "containerd://1", IsKilled: true}}}},
+		{name: "failed while the second container's stop runs", status: ContainerRecreateRequestStatus{Phase: RecreateFailed,
+			ContainerRecreateStates: []ContainerRecreateState{
+				{Name: "a", Phase: RecreateFailed},
+				{Name: "b", Phase: RecreateRecreating, ContainerID: "containerd://2", StopInFlight: true}}},
+			want: true},
+		{name: "failed, stop returned with an error", status: ContainerRecreateRequestStatus{Phase: RecreateFailed,
+			ContainerRecreateStates: []ContainerRecreateState{{Name: "app", Phase: RecreateFailed, ContainerID: "containerd://1"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &ContainerRecreateRequest{Status: tc.status}
+			if got := r.StopInFlight(); got != tc.want {
+				t.Errorf("StopInFlight() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -204,6 +204,14 @@ type ContainerRecreateState struct {
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	ContainerID string `json:"containerID,omitempty"`
+
+	// stopInFlight is true from just before the daemon begins to stop containerID (preStop hook,
+	// then the runtime's stop) until that stop returned, with success or an error. While it is
+	// true the request keeps its pod, even past its active deadline: the pod counts as
+	// unavailable, the request is neither failed at its deadline nor replaced. The daemon's
+	// runtime timeout bounds a stop, so the return always comes while the daemon runs.
+	// +optional
+	StopInFlight bool `json:"stopInFlight,omitempty"`
 }
 
 // +kubebuilder:object:root=true

@@ -36,10 +36,11 @@ const (
 	MaxNamespaceLength = 63
 	// MaxProbesPerPod is the most probes (containers with a liveness probe) one pod may enroll.
 	MaxProbesPerPod = 64
-	// MaxProbeNameLength is the longest probe name ("<pod>-<container>").
-	MaxProbeNameLength = 316
 	// MaxContainerNameLength is the longest container name (a DNS label).
 	MaxContainerNameLength = 63
+	// MaxProbeNameLength is the longest probe name ("<pod>-<container>"): as long as the longest
+	// pod and container names the API server accepts make it, so that no pod is refused for it.
+	MaxProbeNameLength = MaxPodNameLength + len("-") + MaxContainerNameLength
 	// MaxProbeMessageLength is the longest status message of a probe state.
 	MaxProbeMessageLength = 1024
 )

@@ -143,11 +143,11 @@ func TestValidatePodProbe(t *testing.T) {
 		{name: "long names", edit: func(p *PodProbe) {
 			p.Name, p.Namespace = strings.Repeat("a", 254), strings.Repeat("n", 64)
 			p.Probes[0].ContainerName = strings.Repeat("c", 64)
-			p.Probes[0].Name = strings.Repeat("a", 253) + "-" + strings.Repeat("c", 63)
+			p.Probes[0].Name = strings.Repeat("a", 254) + "-" + strings.Repeat("c", 63)
 		}, errors: []string{
 			"spec.podProbes[3].name: Too long: may not be more than 253 bytes",
 			"spec.podProbes[3].namespace: Too long: may not be more than 63 bytes",
-			"spec.podProbes[3].probes[0].name: Too long: may not be more than 316 bytes",
+			"spec.podProbes[3].probes[0].name: Too long: may not be more than 317 bytes",
 			"spec.podProbes[3].probes[0].containerName: Too long: may not be more than 63 bytes",
 		}},
 		{name: "no handler", edit: func(p *PodProbe) { p.Probes[0].Probe = corev1.Probe{} },

@@ -75,7 +75,7 @@ type ContainerProbe struct {
 	// name identifies the probe within the pod; it is stable for the life of the pod
 	// (by convention "<pod>-<container>").
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=316
+	// +kubebuilder:validation:MaxLength=317
 	// +required
 	Name string `json:"name"`
 

@@ -39,6 +39,10 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/truncate"
 )
 
+// EventStopInFlight is the Warning event on a request whose deadline passed while the daemon's
+// stop of its container had not returned: it is failed once the stop returned.
+const EventStopInFlight = "RecreateStopInFlight"
+
 // Defaults of the CRR lifecycle controller.
 const (
 	DefaultCRRPickupTimeout    = time.Minute
@@ -90,6 +94,10 @@ func (r *ContainerRecreateRequestReconciler) Reconcile(ctx context.Context, req 
 	case msg == "" && next.IsZero(): // finished meanwhile: its own event follows
 		return ctrl.Result{}, nil
 	case msg == "":
+		if crr.StopInFlight() && !now.Before(crr.Deadline()) {
+			r.Recorder.Eventf(crr, nil, corev1.EventTypeWarning, EventStopInFlight, "Wait", "%s",
+				stopInFlightMessage(crr.ActiveDeadline()))
+		}
 		return ctrl.Result{RequeueAfter: next.Sub(now)}, nil
 	}
 	logf.FromContext(ctx).Info("request failed", "reason", msg)
@@ -117,9 +125,14 @@ func (r *ContainerRecreateRequestReconciler) failureReason(ctx context.Context, 
 		node = pod.Spec.NodeName
 	}
 	next := now.Add(r.PodCheckInterval)
-	if end := crr.Deadline(); !now.Before(end) {
+	switch end := crr.Deadline(); {
+	case !now.Before(end) && crr.StopInFlight():
+		// The daemon's stop may still go through: failing the request now would free its budget
+		// (and let it be replaced) while the container is stopping. The daemon's runtime timeout
+		// bounds the stop; its return wakes this request, the pod check interval covers a lost one.
+	case !now.Before(end):
 		return deadlineMessage(crr.ActiveDeadline(), crr.Status.Message), time.Time{}, nil
-	} else if end.Before(next) {
+	case end.Before(next):
 		next = end
 	}
 	if crr.Status.Phase == "" {

@@ -168,6 +168,41 @@ var _ = Describe("ContainerRecreateRequest lifecycle", Ordered, func() {
 			"last status: container web: stopped containerd://1; waiting for the kubelet")
 	})
 
+	It("keeps a request past its deadline while its stop is in flight, and fails it once the stop returned", func() {
+		crr := lifeCRR(lifePod("stuck-stop", false), func(c *appsv1alpha1.ContainerRecreateRequest) {
+			c.Spec.ActiveDeadlineSeconds = ptr.To[int64](3)
+		})
+		setStates := func(inFlight bool, message string) {
+			GinkgoHelper()
+			Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(crr), crr); err != nil {
+					return err
+				}
+				crr.Status.Phase, crr.Status.Message = appsv1alpha1.RecreateRecreating, "container web: "+message
+				crr.Status.ContainerRecreateStates = []appsv1alpha1.ContainerRecreateState{{Name: "web",
+					Phase: appsv1alpha1.RecreateRecreating, ContainerID: "containerd://1", StopInFlight: inFlight, Message: message}}
+				return k8sClient.Status().Update(ctx, crr)
+			})).To(Succeed())
+		}
+		By("the daemon began the stop; the runtime hangs past the request's deadline")
+		setStates(true, "stopping containerd://1")
+		Consistently(func(g Gomega) {
+			got := getCRR(g, crr)
+			g.Expect(got.Status.Phase).To(Equal(appsv1alpha1.RecreateRecreating))
+			g.Expect(got.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelCRRActive, "true"))
+		}, 5*time.Second).Should(Succeed())
+		Eventually(func(g Gomega) {
+			list := &eventsv1.EventList{}
+			g.Expect(k8sClient.List(ctx, list, client.InNamespace(lifeNS))).To(Succeed())
+			g.Expect(eventReasons(list, crr.Name)).To(ContainElement(EventStopInFlight))
+		}, lifeTimeout).Should(Succeed())
+
+		By("the stop returned with the runtime's timeout")
+		setStates(false, "stopping containerd://1 failed, will retry: context deadline exceeded")
+		expectFailed(crr, "the request did not finish within its active deadline of 3s; "+
+			"last status: container web: stopping containerd://1 failed, will retry: context deadline exceeded")
+	})
+
 	It("fails the request of a terminating pod at once", func() {
 		pod := lifePod("terminating", true)
 		crr := lifeCRR(pod, nil)

@@ -47,3 +47,8 @@ func deadlineMessage(deadline time.Duration, last string) string {
 func notPickedUpMessage(timeout time.Duration, node string) string {
 	return fmt.Sprintf("no node daemon picked up the request within %s; is the daemon running on node %s?", timeout, node)
 }
+
+func stopInFlightMessage(deadline time.Duration) string {
+	return fmt.Sprintf("the active deadline of %s passed while the node daemon's stop of the container is in flight; "+
+		"the request keeps its pod until the stop returned, then fails", deadline)
+}

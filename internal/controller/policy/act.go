@@ -155,13 +155,14 @@ func (r *DecisionReconciler) request(ctx context.Context, pod *corev1.Pod, d rul
 
 // replaceFailed deletes the finished, failed request named like crr that stopped nothing (no daemon
 // picked it up, its deadline passed first) and creates crr in its place; a request still running,
-// one that succeeded, or one whose stop happened stays.
+// one that succeeded, one whose stop happened, or one whose stop is still in flight stays.
 func (r *DecisionReconciler) replaceFailed(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) (time.Duration, error) {
 	old := &appsv1alpha1.ContainerRecreateRequest{}
 	if err := r.live.Get(ctx, client.ObjectKeyFromObject(crr), old); err != nil {
 		return r.cfg.HoldRecheckInterval, client.IgnoreNotFound(err)
 	}
-	if old.Status.Phase != appsv1alpha1.RecreateFailed {
+	if old.Status.Phase != appsv1alpha1.RecreateFailed || old.StopInFlight() {
+		// A stop in flight may still go through: a second one would stop the container twice.
 		return r.cfg.HoldRecheckInterval, nil
 	}
 	for _, s := range old.Status.ContainerRecreateStates {

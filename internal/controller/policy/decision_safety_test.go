@@ -124,6 +124,58 @@ var _ = Describe("Decision controller with a long grace period", Ordered, func()
 	})
 })
 
+// A stop that has begun and not returned keeps its request's budget, whatever the request's
+// phase: a second stop, of this container or of a sibling, waits until the first returned.
+var _ = Describe("Decision controller with a stop in flight", Ordered, func() {
+	var stop func()
+	BeforeAll(func() { stop = startManager(testConfig()) })
+	AfterAll(func() { stop() })
+
+	It("keeps the budget taken, and the request in place, until the daemon's stop returned", func() {
+		ns, node := newNamespace(), newNode()
+		one := intstr.FromInt32(1)
+		createPolicy(ns, "one-down", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.MaxUnavailable, s.MaxFailing = &one, pct("100%")
+		})
+		labels := map[string]string{"app": "hung"}
+		rs := deployment(ns, "hung", 3, labels)
+		var pods []*corev1.Pod
+		for i := range 3 {
+			pods = append(pods, createPod(ns, fmt.Sprintf("hung-%d", i), node, podOpts{owner: rs, labels: labels}))
+		}
+		a, b := pods[0], pods[1]
+		report(node, pods, failed(a, "app", 1))
+		Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf("hung-0"))
+		first := crrs(ns)[0]
+		setStatus := func(inFlight bool, message string) {
+			GinkgoHelper()
+			crr := &appsv1alpha1.ContainerRecreateRequest{}
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(&first), crr)).To(Succeed())
+			crr.Status.Phase, crr.Status.Message = appsv1alpha1.RecreateFailed, "the request did not finish within its active deadline"
+			crr.Status.CompletionTime = ptr.To(metav1.Now())
+			crr.Status.ContainerRecreateStates = []appsv1alpha1.ContainerRecreateState{{Name: "app",
+				Phase: appsv1alpha1.RecreateRecreating, ContainerID: containerID(a, "app", 1), StopInFlight: inFlight, Message: message}}
+			Expect(k8sClient.Status().Update(ctx, crr)).To(Succeed())
+		}
+
+		By("the request is failed while the daemon's stop of a's container has not returned (containerd hangs)")
+		setStatus(true, "stopping "+containerID(a, "app", 1))
+		// a still reads Ready and still fails; b fails too.
+		report(node, pods, failed(a, "app", 1), failed(b, "app", 1))
+		Eventually(heldEvents(ns, b.Name, policyv1alpha1.HoldMaxUnavailable), wait, poll).ShouldNot(BeEmpty())
+		Consistently(func(g Gomega) {
+			list := crrs(ns)
+			g.Expect(list).To(HaveLen(1))
+			g.Expect(list[0].UID).To(Equal(first.UID), "the request whose stop is in flight is not replaced")
+		}, quiet, poll).Should(Succeed())
+
+		By("the stop returned with the runtime's timeout, and a's probe passes again: b's turn")
+		setStatus(false, "stopping "+containerID(a, "app", 1)+" failed, will retry: context deadline exceeded")
+		report(node, pods, succeeded(a, "app", 1), failed(b, "app", 1))
+		Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf("hung-0", "hung-1"))
+	})
+})
+
 // A workload is its real top owner, of any kind: here a CRD of this test that owns ReplicaSets,
 // as an Argo Rollout does.
 var _ = Describe("Decision controller on a custom workload kind", Ordered, func() {

@@ -123,6 +123,7 @@ func (r *DecisionReconciler) podDeleted(o client.Object, q queue) {
 	}
 	r.wakeWorkloadOf(pod, q)
 	r.forgetPod(client.ObjectKeyFromObject(pod), pod.UID)
+	r.facts.ForgetPod(pod)
 }
 
 func (r *DecisionReconciler) wakeWorkloadOf(pod *corev1.Pod, q queue) {
@@ -147,9 +148,17 @@ func ctrlRefUID(o client.Object) types.UID {
 	return ""
 }
 
-// probesChanged decides every pod with a Failed state, and wakes held pods of the node and of
-// the workloads of pods whose states changed (a failure that cleared may end a storm).
+// probesChanged records when each failure was first seen, decides every pod with a Failed state,
+// and wakes held pods of the node and of the workloads of pods whose states changed (a failure
+// that cleared may end a storm). The first sightings are taken here, not when a decision reads a
+// node's status: this watch sees every failing and suspect pod of every node as soon as it is
+// reported, whether or not a decision ever looks at it.
 func (r *DecisionReconciler) probesChanged(oldObj, newObj client.Object, q queue) {
+	if npp, ok := newObj.(*appsv1alpha1.NodePodProbe); ok && npp != nil {
+		r.facts.ObserveProbes(npp, false)
+	} else if npp, ok := oldObj.(*appsv1alpha1.NodePodProbe); ok && npp != nil {
+		r.facts.ObserveProbes(npp, true)
+	}
 	states := func(o client.Object) map[types.UID]appsv1alpha1.PodProbeStatus {
 		m := map[types.UID]appsv1alpha1.PodProbeStatus{}
 		if npp, ok := o.(*appsv1alpha1.NodePodProbe); ok && npp != nil {
@@ -191,8 +200,9 @@ func (r *DecisionReconciler) probesChanged(oldObj, newObj client.Object, q queue
 	}
 }
 
-// crrChanged ends the expectation of a request seen finished or deleted, and wakes its pod and
-// workload: a finished request frees the pod for its next failed container and gives budget back.
+// crrChanged ends the expectation of a request seen finished (and its stop no longer in flight)
+// or deleted, and wakes its pod and workload: a finished request frees the pod for its next
+// failed container and gives budget back.
 func (r *DecisionReconciler) crrChanged(o client.Object, deleted bool, q queue) {
 	crr, ok := o.(*appsv1alpha1.ContainerRecreateRequest)
 	if !ok {
@@ -202,7 +212,7 @@ func (r *DecisionReconciler) crrChanged(o client.Object, deleted bool, q queue) 
 	if ids := managercache.CRRPodUID(crr); len(ids) == 1 {
 		uid = types.UID(ids[0])
 	}
-	if uid != "" && (deleted || !crr.Active()) {
+	if uid != "" && (deleted || !(crr.Active() || crr.StopInFlight())) {
 		r.memory.RequestFinished(uid, crr.Name)
 	}
 	add(q, types.NamespacedName{Namespace: crr.Namespace, Name: crr.Spec.PodName})

@@ -33,7 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/memlimit"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/memlimit"
 )
 
 // Defaults of the status writer (internal/daemon/prober: DefaultWriteWindow, DefaultFailureWindow).

@@ -37,7 +37,8 @@ import (
 // turn, each unfinished container in pod status and (for a successor) in the runtime, and the
 // executor's memory of its stops. It reads no further than a fact that leaves the request alone:
 // the daemon owns execution only, and a request that is not an active one of this node, whose
-// deadline passed or whose pod is gone, replaced or terminating, is the manager's to fail.
+// deadline passed or whose pod is gone, replaced or terminating, is the manager's to fail (past
+// the deadline, the daemon still reads its memory of the stops the status records in flight).
 //
 // The one thing observing changes is the pod's turn: it is checked and taken under one lock
 // (claimTurn), so that two workers never both see it free.
@@ -50,9 +51,14 @@ func (e *Executor) observe(ctx context.Context, crr *appsv1alpha1.ContainerRecre
 	case !e.owns(crr) || !crr.Active():
 		o.Leave, o.Forget = "not an active request of this node", true
 		return o, nil
-	case !o.Now.Before(o.Deadline):
+	case !o.Now.Before(o.Deadline) && !crr.StopInFlight():
 		// A request past its deadline takes no turn.
 		o.Leave = "deadline passed; left for the manager to fail"
+		return o, nil
+	case !o.Now.Before(o.Deadline):
+		// Nor does it stop anything; but the manager fails it only once its stops in flight
+		// returned, which this daemon alone can tell (Advance writes nothing else).
+		o.Stops = e.stopsOf(crr)
 		return o, nil
 	}
 	pod, gone, err := e.getPod(ctx, crr)

@@ -95,6 +95,9 @@ type Plan struct {
 	// RequeueAfter > 0 is when to look again at the latest: a new container will have run for
 	// minStartedSeconds, or a stop that met a transient runtime error is due again.
 	RequeueAfter time.Duration
+	// AwaitStop: left alone for now, but a stop of the request is in flight and its return has to
+	// be written: look again (the return wakes the request; the poll interval covers a lost wake).
+	AwaitStop bool
 }
 
 // Fence reports whether the plan's status write must go out even when it changes nothing: it
@@ -130,6 +133,10 @@ func Advance(o Observation) Plan {
 		st = o.recordStop(c, st)
 		switch {
 		case st.Phase.Finished() || deadlinePassed || fatal:
+			var recorded string
+			if st, recorded = o.settle(st); recorded != "" {
+				p.Recorded = append(p.Recorded, recorded)
+			}
 		case o.Strategy.OrderedRecreate && blocked != "":
 			st.Phase = appsv1alpha1.RecreatePending
 			st.Message = fmt.Sprintf("waiting for container %s to run again (orderedRecreate)", blocked)
@@ -167,17 +174,76 @@ func Advance(o Observation) Plan {
 		}
 		p.Kill = nil
 	}
+	// Past the deadline no container was stepped: nothing to stop, nothing to wait for.
+	inFlight := markInFlight(o, p)
 	p.Phase, p.Message = Summarize(o.Strategy.FailurePolicy, p.States)
 	switch {
-	case deadlinePassed:
-		// The manager owns timeouts: the request is neither stopped nor written any more.
-		p.Leave, p.Kill, p.RequeueAfter = "deadline passed; left for the manager to fail", nil, 0
-	case p.Phase.Finished():
+	case deadlinePassed && !returned(o.States, p.States):
+		// The manager owns timeouts: nothing is stopped any more, and the request is written only
+		// to record that a stop in flight returned (the manager waits for that to fail it).
+		p.Leave, p.AwaitStop = "deadline passed; left for the manager to fail", inFlight != ""
+	case p.Phase.Finished() && inFlight != "":
+		// A request ends only once none of its stops is in flight: until then it keeps its pod.
+		p.Phase = appsv1alpha1.RecreateRecreating
+		p.Message += fmt.Sprintf("; the request ends once the stop of container %s returned", inFlight)
+		p.Kill, p.RequeueAfter = nil, 0
+	case p.Phase.Finished() || deadlinePassed:
 		p.Kill, p.RequeueAfter = nil, 0
 	default:
 		p.StopFirst = mayStopFirst(o, p.States, p.Kill)
 	}
 	return p
+}
+
+// markInFlight sets each state's stopInFlight: the container is stopped by this plan, or the
+// executor's stop of its instance has not returned. It returns the first such container ("" if
+// none). The write that carries the flag goes out before the stop begins (the fence), or for a
+// stop begun first (mayStopFirst) right after.
+func markInFlight(o Observation, p Plan) string {
+	first := ""
+	for i := range p.States {
+		st := &p.States[i]
+		st.StopInFlight = slices.Contains(p.Kill, st.Name) || (st.ContainerID != "" && o.Stops[st.ContainerID].running)
+		if st.StopInFlight && first == "" {
+			first = st.Name
+		}
+	}
+	return first
+}
+
+// returned reports whether a stop the status records in flight is recorded as returned.
+func returned(before, after []appsv1alpha1.ContainerRecreateState) bool {
+	inFlight := map[string]bool{}
+	for _, s := range after {
+		inFlight[s.Name] = s.StopInFlight
+	}
+	for _, s := range before {
+		if s.StopInFlight && !inFlight[s.Name] {
+			return true
+		}
+	}
+	return false
+}
+
+// settle records in a container this step does not advance (finished, past the deadline, after
+// a fatal failure) what its stop in flight returned. A stop the executor does not remember was
+// begun by an earlier process of the daemon: what it returned is not known, but it is no longer
+// this daemon's to wait for. It returns the instance whose returned stop st records ("" if none).
+func (o Observation) settle(st appsv1alpha1.ContainerRecreateState) (appsv1alpha1.ContainerRecreateState, string) {
+	if !st.StopInFlight {
+		return st, ""
+	}
+	m, ok := o.Stops[st.ContainerID]
+	switch {
+	case m.running:
+		return st, ""
+	case !ok || m.result == nil:
+		st.Message = fmt.Sprintf("the daemon restarted while stopping %s; what that stop returned is not known", st.ContainerID)
+		return st, ""
+	}
+	st.Message = m.result.message
+	st.IsKilled = st.IsKilled || m.result.outcome == stopped
+	return st, st.ContainerID
 }
 
 // recordStop records in st a stop of this executor's that went through since the status was

@@ -286,3 +286,122 @@ func TestSummarizeReportsFirstWaitingContainer(t *testing.T) {
 		t.Errorf("got %q %q", phase, msg)
 	}
 }
+
+// A stop in flight is recorded as such in the status from before it begins until it returned,
+// whatever the deadline: the manager and the decision read it (ContainerRecreateRequest.StopInFlight).
+func TestAdvanceStopInFlight(t *testing.T) {
+	inFlight := func(name, id string) appsv1alpha1.ContainerRecreateState {
+		st := state(name, recreating, id, false)
+		st.Message, st.StopInFlight = "stopping "+id, true
+		return st
+	}
+	runningStop := map[string]stopMemo{"c://old": {running: true}}
+	returnedWith := func(o stopOutcome, msg string) map[string]stopMemo {
+		return map[string]stopMemo{"c://old": {result: &stopResult{outcome: o, message: msg}}}
+	}
+	app := []appsv1alpha1.ContainerRecreateRequestContainer{ctr("app", "c://old")}
+	late := t0.Add(time.Minute + time.Second)
+	cases := []struct {
+		name         string
+		containers   []appsv1alpha1.ContainerRecreateRequestContainer
+		states       []appsv1alpha1.ContainerRecreateState
+		obs          map[string]Observed
+		stops        map[string]stopMemo
+		now          time.Time // default t0; the deadline is t0 + 1 min
+		wantKill     []string
+		wantLeave    bool
+		wantAwait    bool
+		wantPhase    appsv1alpha1.ContainerRecreateRequestPhase
+		wantInFlight []bool
+		wantKilled   []bool
+		wantMsg      string // substring of the first state's message
+		wantRecorded []string
+	}{
+		{name: "a stop about to begin is recorded in flight",
+			containers: app, obs: map[string]Observed{"app": running("c://old", time.Minute)},
+			wantKill: []string{"app"}, wantPhase: recreating, wantInFlight: []bool{true}, wantKilled: []bool{false}},
+		{name: "a stop that has not returned stays in flight and is not begun again",
+			containers: app, states: []appsv1alpha1.ContainerRecreateState{inFlight("app", "c://old")},
+			obs: map[string]Observed{"app": running("c://old", time.Minute)}, stops: runningStop,
+			wantPhase: recreating, wantInFlight: []bool{true}, wantKilled: []bool{false}},
+		{name: "a stop that went through is no longer in flight",
+			containers: app, states: []appsv1alpha1.ContainerRecreateState{inFlight("app", "c://old")},
+			obs: map[string]Observed{"app": running("c://old", time.Minute)}, stops: returnedWith(stopped, "stopped c://old"),
+			wantPhase: recreating, wantInFlight: []bool{false}, wantKilled: []bool{true}, wantMsg: "stopped c://old"},
+		{name: "a stop that returned an error is no longer in flight",
+			containers: app, states: []appsv1alpha1.ContainerRecreateState{inFlight("app", "c://old")},
+			obs: map[string]Observed{"app": running("c://old", time.Minute)}, stops: returnedWith(stopFailed, "stopping c://old failed: boom"),
+			wantPhase: failedP, wantInFlight: []bool{false}, wantKilled: []bool{false}, wantMsg: "failed: boom",
+			wantRecorded: []string{"c://old"}},
+		{name: "deadline passed, stop in flight: nothing written, the return awaited",
+			containers: app, states: []appsv1alpha1.ContainerRecreateState{inFlight("app", "c://old")}, stops: runningStop, now: late,
+			wantLeave: true, wantAwait: true, wantPhase: recreating, wantInFlight: []bool{true}, wantKilled: []bool{false}},
+		{name: "deadline passed, the stop went through: its return is written, nothing more",
+			containers: app, states: []appsv1alpha1.ContainerRecreateState{inFlight("app", "c://old")},
+			stops: returnedWith(stopped, "stopped c://old with a grace period of 30s"), now: late,
+			wantPhase: recreating, wantInFlight: []bool{false}, wantKilled: []bool{true}, wantMsg: "grace period of 30s",
+			wantRecorded: []string{"c://old"}},
+		{name: "deadline passed, the stop timed out in the runtime: its return is written, not retried",
+			containers: app, states: []appsv1alpha1.ContainerRecreateState{inFlight("app", "c://old")},
+			obs:   map[string]Observed{"app": running("c://old", time.Minute)},
+			stops: returnedWith(stopRetry, "stopping c://old failed, will retry: DeadlineExceeded"), now: late,
+			wantPhase: recreating, wantInFlight: []bool{false}, wantKilled: []bool{false}, wantMsg: "DeadlineExceeded",
+			wantRecorded: []string{"c://old"}},
+		{name: "deadline passed, the stop was begun by an earlier daemon process: no longer awaited",
+			containers: app, states: []appsv1alpha1.ContainerRecreateState{inFlight("app", "c://old")}, now: late,
+			wantPhase: recreating, wantInFlight: []bool{false}, wantKilled: []bool{false}, wantMsg: "daemon restarted while stopping c://old"},
+		{name: "deadline passed, nothing in flight: left alone",
+			containers: app, states: []appsv1alpha1.ContainerRecreateState{state("app", recreating, "c://old", true)}, now: late,
+			wantLeave: true, wantPhase: recreating, wantInFlight: []bool{false}, wantKilled: []bool{true}},
+		{name: "failurePolicy Fail while another container's stop is in flight: not finished until it returned",
+			containers: []appsv1alpha1.ContainerRecreateRequestContainer{ctr("ghost", "c://x"), ctr("app", "c://old")},
+			states:     []appsv1alpha1.ContainerRecreateState{state("ghost", failedP, "", false), inFlight("app", "c://old")},
+			obs:        map[string]Observed{"app": running("c://old", time.Minute)}, stops: runningStop,
+			wantPhase: recreating, wantInFlight: []bool{false, true}, wantKilled: []bool{false, false}},
+		{name: "failurePolicy Fail, the other container's stop returned: failed",
+			containers: []appsv1alpha1.ContainerRecreateRequestContainer{ctr("ghost", "c://x"), ctr("app", "c://old")},
+			states:     []appsv1alpha1.ContainerRecreateState{state("ghost", failedP, "", false), inFlight("app", "c://old")},
+			obs:        map[string]Observed{"app": running("c://old", time.Minute)}, stops: returnedWith(stopped, "stopped c://old"),
+			wantPhase: failedP, wantInFlight: []bool{false, false}, wantKilled: []bool{false, true}, wantRecorded: []string{"c://old"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			now := tc.now
+			if now.IsZero() {
+				now = t0
+			}
+			p := Advance(Observation{Containers: tc.containers, States: tc.states, Observed: tc.obs, Stops: tc.stops,
+				Created: t0.Add(-time.Hour), Now: now, Deadline: t0.Add(time.Minute)})
+			if strings.Join(p.Kill, ",") != strings.Join(tc.wantKill, ",") {
+				t.Errorf("Kill = %v, want %v", p.Kill, tc.wantKill)
+			}
+			if (p.Leave != "") != tc.wantLeave || p.AwaitStop != tc.wantAwait {
+				t.Errorf("Leave = %q AwaitStop = %v, want leave %v await %v", p.Leave, p.AwaitStop, tc.wantLeave, tc.wantAwait)
+			}
+			if p.Phase != tc.wantPhase {
+				t.Errorf("phase %q (%s), want %q", p.Phase, p.Message, tc.wantPhase)
+			}
+			if strings.Join(p.Recorded, ",") != strings.Join(tc.wantRecorded, ",") {
+				t.Errorf("Recorded = %v, want %v", p.Recorded, tc.wantRecorded)
+			}
+			if len(p.States) != len(tc.wantInFlight) {
+				t.Fatalf("states = %+v, want %d", p.States, len(tc.wantInFlight))
+			}
+			for i, s := range p.States {
+				if s.StopInFlight != tc.wantInFlight[i] || s.IsKilled != tc.wantKilled[i] {
+					t.Errorf("state %s: stopInFlight %v isKilled %v, want %v %v", s.Name, s.StopInFlight, s.IsKilled,
+						tc.wantInFlight[i], tc.wantKilled[i])
+				}
+			}
+			if !strings.Contains(p.States[len(p.States)-1].Message, tc.wantMsg) {
+				t.Errorf("message %q, want it to contain %q", p.States[len(p.States)-1].Message, tc.wantMsg)
+			}
+		})
+	}
+	// The request that waits for the other container's stop says so.
+	p := Advance(Observation{Containers: cases[9].containers, States: cases[9].states, Observed: cases[9].obs,
+		Stops: runningStop, Created: t0.Add(-time.Hour), Now: t0, Deadline: t0.Add(time.Minute)})
+	if !strings.Contains(p.Message, "the request ends once the stop of container app returned") {
+		t.Errorf("message %q", p.Message)
+	}
+}

@@ -74,6 +74,9 @@ func (e *Executor) step(ctx context.Context, crr *appsv1alpha1.ContainerRecreate
 			e.forget(client.ObjectKeyFromObject(crr))
 		}
 		logf.FromContext(ctx).V(1).Info("not running the request", "why", p.Leave)
+		if p.AwaitStop {
+			return ctrl.Result{RequeueAfter: e.PollInterval}, nil
+		}
 		return ctrl.Result{}, nil
 	case p.Phase.Finished():
 		e.finished(ctx, crr)

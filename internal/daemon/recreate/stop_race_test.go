@@ -126,3 +126,58 @@ func TestStopOutlivesTheReconcileAndShutdownWaitsForIt(t *testing.T) {
 		t.Fatalf("state %+v; want the stop recorded as done, not cut short by the cancelled context", st)
 	}
 }
+
+// TestStopInFlightIsRecordedUntilItReturned: the status says the stop is in flight before the CRI
+// call, and still past the request's deadline while the runtime hangs; once the call returns the
+// daemon writes that it returned (and nothing else: the manager fails the request).
+func TestStopInFlightIsRecordedUntilItReturned(t *testing.T) {
+	var h *harness
+	entered, gate := make(chan appsv1alpha1.ContainerRecreateRequestStatus, 1), make(chan struct{})
+	h = newHarness(t, func(s *critest.Server) {
+		s.StopFunc = func(string, int64) error { entered <- h.get("r1").Status; <-gate; return nil }
+	})
+	h.pod("web", nil, "app")
+	h.crr("r1", "web", nil, "app")
+	h.clock.Step(StopFirstMaxAge) // the status write goes before the stop
+	inFlight := func() appsv1alpha1.ContainerRecreateState {
+		t.Helper()
+		r := h.get("r1")
+		if len(r.Status.ContainerRecreateStates) != 1 {
+			t.Fatalf("status %+v", r.Status)
+		}
+		return r.Status.ContainerRecreateStates[0]
+	}
+
+	if _, err := h.e.Reconcile(h.ctx, reconcileRequest("r1")); err != nil {
+		t.Fatal(err)
+	}
+	if st := <-entered; !h.get("r1").StopInFlight() || len(st.ContainerRecreateStates) != 1 || !st.ContainerRecreateStates[0].StopInFlight {
+		t.Fatalf("status at the CRI stop %+v; want stopInFlight recorded before it", st)
+	}
+
+	h.clock.Step(h.get("r1").ActiveDeadline()) // the runtime hangs past the deadline
+	res, err := h.e.Reconcile(h.ctx, reconcileRequest("r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := inFlight(); !st.StopInFlight || st.IsKilled || h.get("r1").Finished() {
+		t.Fatalf("state %+v past the deadline with the stop in flight; want still in flight, unfinished", st)
+	}
+	if res.RequeueAfter == 0 {
+		t.Fatal("past the deadline with a stop in flight the request must be looked at again")
+	}
+
+	close(gate)
+	if !h.waitStops(5 * time.Second) {
+		t.Fatal("the stop did not return")
+	}
+	h.reconcile("r1")
+	r := h.get("r1")
+	if st := inFlight(); st.StopInFlight || !st.IsKilled || r.Status.Phase != appsv1alpha1.RecreateRecreating {
+		t.Fatalf("phase %s state %+v; want the return recorded (isKilled, not in flight), the request left to the manager",
+			r.Status.Phase, st)
+	}
+	if got := len(h.stops()); got != 1 {
+		t.Fatalf("%d stops; want 1 (none begun past the deadline)", got)
+	}
+}

@@ -55,11 +55,12 @@ type Builder struct {
 	workloads  *Workloads
 	opts       Options
 	heartbeats *heartbeats
+	onsets     *onsets
 }
 
 // NewBuilder returns a builder reading cache, resolving workloads with w.
 func NewBuilder(cache client.Reader, w *Workloads, o Options) *Builder {
-	return &Builder{cache: cache, workloads: w, opts: o, heartbeats: newHeartbeats(o.Clock)}
+	return &Builder{cache: cache, workloads: w, opts: o, heartbeats: newHeartbeats(o.Clock), onsets: newOnsets(o.Clock)}
 }
 
 // Reader returns a reader for one refresh of a policy's status.
@@ -67,7 +68,7 @@ func (b *Builder) Reader() *Reader { return b.reader(false) }
 
 func (b *Builder) reader(learn bool) *Reader {
 	return &Reader{cache: b.cache, workloads: b.workloads, leaseNS: b.opts.OperatorNamespace, now: b.opts.Clock.Now(),
-		heartbeats: b.heartbeats, learn: learn, reports: map[string]nodeReport{},
+		heartbeats: b.heartbeats, onsets: b.onsets, learn: learn, reports: map[string]nodeReport{},
 		npps: map[string]*appsv1alpha1.NodePodProbe{}, leases: map[string]rules.Daemon{}}
 }
 
@@ -126,6 +127,8 @@ func (b *Builder) read(ctx context.Context, r *Reader, pod *corev1.Pod, f *rules
 			return err
 		}
 	}
+	// Its siblings count toward its storms when their failures began with its own.
+	f.Workload.Onset = f.Self.Onset
 	self, err := r.Evidence(ctx, pod)
 	if err != nil {
 		return err

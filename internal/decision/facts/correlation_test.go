@@ -106,7 +106,7 @@ func TestUncorrelated(t *testing.T) {
 		want         bool
 	}{
 		{onset.Add(-time.Hour), onset, true},
-		{onset.Add(-rules.NodeStormCorrelation), onset, false},
+		{onset.Add(-rules.StormCorrelation), onset, false},
 		{onset.Add(time.Minute), onset, false},
 		{time.Time{}, onset, false},
 		{onset.Add(-time.Hour), time.Time{}, false},

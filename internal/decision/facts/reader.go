@@ -48,6 +48,8 @@ type Reader struct {
 	now       time.Time
 	// heartbeats say when the manager saw each daemon's Lease renewed.
 	heartbeats *heartbeats
+	// onsets say when the manager first saw each pod's failures.
+	onsets *onsets
 	// learn: the decision's reader; the workloads it resolves are learned for the watches.
 	learn bool
 
@@ -168,6 +170,8 @@ func (r *Reader) readLease(ctx context.Context, node string) (rules.Daemon, erro
 
 // requests reads the pod's ContainerRecreateRequests in the cache: whether one is active, whether
 // a finished one has not given the pod back yet (see isRecovering), and the finished ones' names.
+// A request whose stop is in flight counts as active whatever its phase: the container may be
+// stopping right now, so the pod is unavailable and gets no second request.
 func (r *Reader) requests(ctx context.Context, pod *corev1.Pod) (active, recovering bool, finished []string, err error) {
 	list := &appsv1alpha1.ContainerRecreateRequestList{}
 	if err := r.cache.List(ctx, list, client.InNamespace(pod.Namespace),
@@ -176,7 +180,7 @@ func (r *Reader) requests(ctx context.Context, pod *corev1.Pod) (active, recover
 	}
 	for i := range list.Items {
 		crr := &list.Items[i]
-		if crr.Active() {
+		if crr.Active() || crr.StopInFlight() {
 			active = true
 			continue
 		}
@@ -272,6 +276,14 @@ func (r *Reader) podState(ctx context.Context, p *corev1.Pod) (rules.PodState, e
 	if err != nil {
 		return rules.PodState{}, err
 	}
+	var onset time.Time
+	if e.Failed > 0 || e.Suspect {
+		rep, err := r.probeReport(ctx, p)
+		if err != nil {
+			return rules.PodState{}, err
+		}
+		onset = r.onsets.onset(p.Spec.NodeName, rep.status)
+	}
 	var controller types.UID
 	if ref := metav1.GetControllerOf(p); ref != nil {
 		controller = ref.UID
@@ -287,12 +299,13 @@ func (r *Reader) podState(ctx context.Context, p *corev1.Pod) (rules.PodState, e
 		Healthy:     e.Passed,
 		Terminating: p.DeletionTimestamp != nil,
 		Controller:  controller,
+		Onset:       onset,
 	}, nil
 }
 
 // nodeState counts the node's enrolled pods and failing pods, and the distinct failing workloads
 // only when the failing pods could make a storm (resolving workloads costs lookups). A node storm
-// is a correlated onset: a pod whose failures began more than rules.NodeStormCorrelation before
+// is a correlated onset: a pod whose failures began more than rules.StormCorrelation before
 // onset (when the decided pod's began; both on the node's clock) does not count, so another
 // tenant's pods that fail for good cannot keep a node storm going.
 func (r *Reader) nodeState(ctx context.Context, node string, rule rules.NodeStormRule, onset time.Time) (rules.NodeState, error) {

@@ -58,26 +58,29 @@ type Memory struct {
 	counts     *counters
 	storms     timers[rules.WorkloadKey]
 	nodeStorms timers[string]
-	buckets    *buckets
-	doubts     doubts
-	firstSeen  firstSeen
+	// stormOnsets keep, beside storms, the onset of the pod that last saw each workload's storm.
+	stormOnsets timers[rules.WorkloadKey]
+	buckets     *buckets
+	doubts      doubts
+	firstSeen   firstSeen
 }
 
 // New returns an empty memory; global is the manager-wide bucket (PerMinute 0: none). counted,
 // if set, is told the policies whose counts a decision changed; it must not block.
 func New(c clock.PassiveClock, global rules.Rate, counted func([]rules.PolicyKey)) *Memory {
 	return &Memory{
-		clock:      c,
-		counted:    counted,
-		expected:   newExpectations(c, ExpectationTTL),
-		holds:      newHolds(),
-		restarts:   newRestarts(),
-		counts:     newCounters(),
-		storms:     timers[rules.WorkloadKey]{},
-		nodeStorms: timers[string]{},
-		buckets:    newBuckets(global, c.Now()),
-		doubts:     doubts{},
-		firstSeen:  firstSeen{},
+		clock:       c,
+		counted:     counted,
+		expected:    newExpectations(c, ExpectationTTL),
+		holds:       newHolds(),
+		restarts:    newRestarts(),
+		counts:      newCounters(),
+		storms:      timers[rules.WorkloadKey]{},
+		stormOnsets: timers[rules.WorkloadKey]{},
+		nodeStorms:  timers[string]{},
+		buckets:     newBuckets(global, c.Now()),
+		doubts:      doubts{},
+		firstSeen:   firstSeen{},
 	}
 }
 
@@ -132,6 +135,7 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 	// Wait, Hold, Restart: first what the decision saw, whichever rule answered.
 	s := d.Seen
 	m.storms.mark(d.Workload, s.WorkloadStorm, s.At)
+	m.stormOnsets.mark(d.Workload, s.WorkloadStorm, s.WorkloadStormOnset)
 	m.nodeStorms.mark(d.Node, s.NodeStorm, s.At)
 	for _, id := range s.Ineffective {
 		m.restarts.ineffective(d.Workload, id)
@@ -240,10 +244,14 @@ type view struct {
 
 var _ rules.Memory = view{}
 
-func (v view) Now() time.Time                                     { return v.now }
-func (v view) Expected(pod types.UID) (string, bool)              { return v.m.expected.expected(pod) }
-func (v view) LastStorm(w rules.WorkloadKey) (time.Time, bool)    { return v.m.storms.last(w) }
-func (v view) LastNodeStorm(n string) (time.Time, bool)           { return v.m.nodeStorms.last(n) }
+func (v view) Now() time.Time                                  { return v.now }
+func (v view) Expected(pod types.UID) (string, bool)           { return v.m.expected.expected(pod) }
+func (v view) LastStorm(w rules.WorkloadKey) (time.Time, bool) { return v.m.storms.last(w) }
+func (v view) LastNodeStorm(n string) (time.Time, bool)        { return v.m.nodeStorms.last(n) }
+func (v view) StormOnset(w rules.WorkloadKey) time.Time {
+	at, _ := v.m.stormOnsets.last(w)
+	return at
+}
 func (v view) Restarts(w rules.WorkloadKey) []rules.RestartRecord { return v.m.restarts.of(w) }
 func (v view) TokenWait(g rules.Governing) time.Duration          { return v.m.buckets.wait(g, v.now) }
 func (v view) Doubt(w rules.WorkloadKey) (rules.DoubtHold, bool)  { return v.m.doubts.of(w) }

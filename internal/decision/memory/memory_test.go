@@ -257,8 +257,48 @@ func TestStormsSettleAcrossDecisions(t *testing.T) {
 	if d := m.Decide(f, x); d.Outcome != rules.Restart {
 		t.Fatalf("decided %s/%s once settled", d.Outcome, d.Reason)
 	}
-	if len(m.storms) != 0 {
+	if len(m.storms) != 0 || len(m.stormOnsets) != 0 {
 		t.Fatal("a settled storm is forgotten")
+	}
+}
+
+// The onset of the pod that saw a storm is kept with its settle timer: a pod whose failures began
+// apart from that storm's is not held while it settles.
+func TestStormSettleKeepsTheStormsOnset(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(t0)
+	m := New(clk, rules.Rate{}, nil)
+	storm := func(f *rules.Facts, onset time.Time) {
+		f.Settings.StormSettle = 30 * time.Second
+		f.Policies[0].MaxFailing = intstr.FromInt32(1)
+		f.Workload.Onset = onset
+		for i := range f.Workload.Pods {
+			if f.Workload.Pods[i].Failing {
+				f.Workload.Pods[i].Onset = onset
+			}
+		}
+	}
+	// Pods failing together since t0 - 20m, held in the dry run, see their storm.
+	f, x := facts(0)
+	f.Workload.Pods[1].Failing, f.Workload.Pods[2].Failing = true, true
+	storm(f, t0.Add(-20*time.Minute))
+	f.Policies[0].DryRun = true
+	if d := m.Decide(f, x); d.Reason != policyv1alpha1.HoldDryRun {
+		t.Fatalf("decided %s/%s", d.Outcome, d.Reason)
+	}
+	w := f.Workload.Ref.Key("ns")
+	if got := (view{m: m, now: clk.Now()}).StormOnset(w); !got.Equal(t0.Add(-20 * time.Minute)) {
+		t.Fatalf("the storm's onset %s", got)
+	}
+	// A new hang 10 s later, alone of its onset: restarted, and the old storm's timer is kept.
+	clk.SetTime(t0.Add(10 * time.Second))
+	f, x = facts(1)
+	storm(f, clk.Now())
+	if d := m.Decide(f, x); d.Outcome != rules.Restart {
+		t.Fatalf("decided %s/%s: %s", d.Outcome, d.Reason, d.Message)
+	}
+	if _, ok := m.storms[w]; !ok {
+		t.Fatal("the old storm's settle timer is kept")
 	}
 }
 

@@ -20,6 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 )
 
@@ -288,5 +291,59 @@ func TestBoundDoubtDue(t *testing.T) {
 	d := Decide(f, x, m)
 	if d.Outcome != Hold || d.Reason != policyv1alpha1.HoldFailureStorm || d.RequeueAfter != time.Minute {
 		t.Errorf("decision %s %s requeue %s, want a FailureStorm hold decided again in 1m0s", d.Outcome, d.Reason, d.RequeueAfter)
+	}
+}
+
+// The default policy's maxHold is the manager's --default-max-hold: it bounds the doubt holds of
+// a pod no policy selects.
+func TestDefaultPolicyMaxHold(t *testing.T) {
+	held := DoubtHold{Since: t0.Add(-30 * time.Minute), Period: 10 * time.Minute, Touched: t0.Add(-10 * time.Second)}
+	cases := []struct {
+		name    string
+		maxHold *time.Duration
+		want    time.Duration
+		outcome Outcome
+	}{
+		{"flag not given: 10m, the canary goes after 30 min held", nil, DefaultMaxHold, Restart},
+		{"1h: still held after 30 min", ptr.To(time.Hour), time.Hour, Hold},
+		{"15m: the canary goes", ptr.To(15 * time.Minute), 15 * time.Minute, Restart},
+		{"0s: held for ever", ptr.To(time.Duration(0)), 0, Hold},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			def := DefaultPolicy(Defaults{MaxUnavailable: intstr.FromString("25%"), MaxFailing: intstr.FromString("50%"),
+				RestartsPerMinute: 6, Burst: 3, MaxHold: tc.maxHold})
+			g := Governing(Select(nil, def, "ns", map[string]string{"app": "web"}))
+			if h, by := g.MaxHold(); h != tc.want || by != DefaultPolicyKey("ns") {
+				t.Fatalf("MaxHold() = %s by %s, want %s by the default policy", h, by, tc.want)
+			}
+			f, x := stormFacts()
+			f.Policies = g
+			m := newFakeMemory()
+			m.doubts = map[WorkloadKey]DoubtHold{web: held}
+			d := Decide(f, x, m)
+			if d.Outcome != tc.outcome {
+				t.Fatalf("got %s %s (%s), want %s", d.Outcome, d.Reason, d.Message, tc.outcome)
+			}
+			if tc.outcome == Hold && d.Reason != policyv1alpha1.HoldFailureStorm {
+				t.Fatalf("held %s, want FailureStorm", d.Reason)
+			}
+		})
+	}
+}
+
+func TestValidateMaxHold(t *testing.T) {
+	for _, tc := range []struct {
+		d  time.Duration
+		ok bool
+	}{{0, true}, {time.Minute, true}, {24 * time.Hour, true}, {59 * time.Second, false}, {25 * time.Hour, false}, {-time.Minute, false}} {
+		if err := ValidateMaxHold(tc.d); (err == nil) != tc.ok {
+			t.Errorf("ValidateMaxHold(%s) = %v, want ok %v", tc.d, err, tc.ok)
+		}
+	}
+	err := ValidateDefaults(Defaults{MaxUnavailable: intstr.FromInt32(1), MaxFailing: intstr.FromInt32(1), RestartsPerMinute: 1, Burst: 1,
+		MaxHold: ptr.To(30 * time.Second)})
+	if err == nil || err.Error() != "--default-max-hold: must be 0s (doubt holds never end) or between 1m and 24h, got 30s" {
+		t.Errorf("ValidateDefaults: %v", err)
 	}
 }

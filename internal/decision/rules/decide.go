@@ -98,6 +98,9 @@ type Seen struct {
 	At time.Time
 	// WorkloadStorm and NodeStorm move the settle timers of the workload and the node.
 	WorkloadStorm, NodeStorm StormMark
+	// WorkloadStormOnset is the decided pod's onset, kept with the workload's settle timer when
+	// it saw the storm (Memory.StormOnset).
+	WorkloadStormOnset time.Time
 	// Ineffective are the remembered restarts found not to have helped.
 	Ineffective []RestartID
 	// Finished are the expected requests the cache shows finished.
@@ -126,6 +129,9 @@ type Memory interface {
 	// LastStorm and LastNodeStorm return when the workload or the node was last seen in a storm.
 	LastStorm(w WorkloadKey) (time.Time, bool)
 	LastNodeStorm(node string) (time.Time, bool)
+	// StormOnset returns the onset of the pod whose decision last saw the workload's storm (zero:
+	// unknown).
+	StormOnset(w WorkloadKey) time.Time
 	// Restarts are the workload's remembered restarts, oldest first. The slice is only read.
 	Restarts(w WorkloadKey) []RestartRecord
 	// TokenWait is how long until the manager-wide bucket and each governing policy's hold a

@@ -33,6 +33,7 @@ type fakeMemory struct {
 	expected      map[types.UID]string
 	held          map[Instance]HeldRecord
 	lastStorm     map[WorkloadKey]time.Time
+	stormOnset    time.Time // of every workload's storm
 	lastNodeStorm map[string]time.Time
 	restarts      []RestartRecord
 	tokenWait     time.Duration
@@ -58,6 +59,7 @@ func (m *fakeMemory) LastStorm(w WorkloadKey) (time.Time, bool) {
 	t, ok := m.lastStorm[w]
 	return t, ok
 }
+func (m *fakeMemory) StormOnset(WorkloadKey) time.Time { return m.stormOnset }
 func (m *fakeMemory) LastNodeStorm(n string) (time.Time, bool) {
 	t, ok := m.lastNodeStorm[n]
 	return t, ok

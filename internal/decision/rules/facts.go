@@ -144,6 +144,9 @@ type PodState struct {
 	Terminating bool
 	// Controller is the UID of the pod's own controller (its ReplicaSet in a Deployment).
 	Controller types.UID
+	// Onset is when the manager first saw the pod's current failures (its earliest failing or
+	// suspect container instance), on the manager's clock; zero when it is not failing.
+	Onset time.Time
 }
 
 // WorkloadState is what the storm and budget rules need of one workload.
@@ -155,6 +158,9 @@ type WorkloadState struct {
 	// ReplicaSet of a Deployment: one revision of its pod template); RevisionUID is its UID.
 	Revision    string
 	RevisionUID types.UID
+	// Onset is the decided pod's Onset: only pods whose failures began within StormCorrelation of
+	// it count toward its storms (Correlated). Zero (the policy status) counts every pod.
+	Onset time.Time
 }
 
 // NodeState is what the node-storm rule needs of one node.

@@ -35,6 +35,9 @@ type Defaults struct {
 	MaxFailing        intstr.IntOrString
 	RestartsPerMinute int32
 	Burst             int32
+	// MaxHold is the default policy's maxHold (--default-max-hold); nil: DefaultMaxHold. A
+	// pointer, so that a zero value (doubt holds never end) is only ever set on purpose.
+	MaxHold *time.Duration
 }
 
 // PolicyKey identifies a governing policy: an EnhancedLivenessPolicy by namespace and name, or
@@ -88,6 +91,10 @@ type Rate struct {
 
 // DefaultPolicy builds the default policy from manager flags.
 func DefaultPolicy(d Defaults) Policy {
+	maxHold := DefaultMaxHold
+	if d.MaxHold != nil {
+		maxHold = *d.MaxHold
+	}
 	return Policy{
 		Key:            PolicyKey{Name: defaultPolicyName},
 		selector:       labels.Everything(),
@@ -95,7 +102,7 @@ func DefaultPolicy(d Defaults) Policy {
 		MaxFailing:     d.MaxFailing,
 		Rate:           Rate{PerMinute: d.RestartsPerMinute, Burst: d.Burst},
 		Breaker:        DefaultRestartBreaker,
-		MaxHold:        DefaultMaxHold,
+		MaxHold:        maxHold,
 	}
 }
 
@@ -112,6 +119,20 @@ func ValidateDefaults(d Defaults) error {
 	}
 	if d.Burst < 1 {
 		return fmt.Errorf("--default-burst: must be at least 1, got %d", d.Burst)
+	}
+	if d.MaxHold != nil {
+		if err := ValidateMaxHold(*d.MaxHold); err != nil {
+			return fmt.Errorf("--default-max-hold: %w", err)
+		}
+	}
+	return nil
+}
+
+// ValidateMaxHold is the rule of spec.maxHold and --default-max-hold: 0s (doubt holds never end,
+// only on purpose) or between 1m and 24h.
+func ValidateMaxHold(d time.Duration) error {
+	if d != 0 && (d < time.Minute || d > 24*time.Hour) {
+		return fmt.Errorf("must be 0s (doubt holds never end) or between 1m and 24h, got %s", d)
 	}
 	return nil
 }
@@ -177,8 +198,8 @@ func Compile(p *policyv1alpha1.EnhancedLivenessPolicy) (Policy, error) {
 		return out, err
 	}
 	if h := p.Spec.MaxHold; h != nil {
-		if d := h.Duration; d != 0 && (d < time.Minute || d > 24*time.Hour) {
-			return out, fmt.Errorf("spec.maxHold: must be 0s (doubt holds never end) or between 1m and 24h, got %s", d)
+		if err := ValidateMaxHold(h.Duration); err != nil {
+			return out, fmt.Errorf("spec.maxHold: %w", err)
 		}
 		out.MaxHold = h.Duration
 	}

@@ -73,8 +73,27 @@ func storms(c *judged) (Verdict, bool) {
 func observeStorms(c *judged) {
 	c.maxFailing, c.maxFailingBy = c.f.Policies.MaxFailing(c.workload.Desired)
 	settle := c.f.Settings.StormSettle
+	if st, ok := c.m.Doubt(c.workloadKey); ok && st.Canary != nil && st.Canary.Pod == c.f.UID {
+		// The hold's canary failing again is the held storm going on, not a new onset: its
+		// restart was the storm's test, and failing it doubles the hold (bounded.go).
+		if onset := c.m.StormOnset(c.workloadKey); !onset.IsZero() {
+			c.workload.Onset = onset
+			for i := range c.workload.Pods { // a copy (Expecting): the facts are not changed
+				if c.workload.Pods[i].UID == c.f.UID {
+					c.workload.Pods[i].Onset = onset
+				}
+			}
+		}
+	}
 	last, seen := c.m.LastStorm(c.workloadKey)
-	c.workloadSettling, c.seen.WorkloadStorm = Settling(c.workload.Storm(c.maxFailing), last, seen, settle, c.now)
+	storm := c.workload.Storm(c.maxFailing)
+	if !storm && seen && !Correlated(c.workload.Onset, c.m.StormOnset(c.workloadKey)) {
+		// The storm last seen is one of pods whose failures began apart from this pod's (they may
+		// still storm among themselves): its settling holds them, not this pod.
+		seen = false
+	}
+	c.workloadSettling, c.seen.WorkloadStorm = Settling(storm, last, seen, settle, c.now)
+	c.seen.WorkloadStormOnset = c.workload.Onset
 	last, seen = c.m.LastNodeStorm(c.f.Node.Name)
 	c.nodeSettling, c.seen.NodeStorm = Settling(c.f.Settings.NodeStorm.Storm(c.f.Node), last, seen, settle, c.now)
 }
@@ -119,22 +138,23 @@ func (g Governing) MaxFailing(desired int32) (int32, PolicyKey) {
 }
 
 // FailingPods counts pods with a Failed liveness state (terminating pods excluded: they are going
-// away whatever their probe says).
+// away whatever their probe says) whose failures began with the decided pod's (Correlated).
 func (w WorkloadState) FailingPods() int32 {
 	n := int32(0)
 	for _, p := range w.Pods {
-		if p.Failing && !p.Terminating {
+		if p.Failing && !p.Terminating && w.correlated(p) {
 			n++
 		}
 	}
 	return n
 }
 
-// SuspectPods counts pods that have started failing a liveness probe below its threshold.
+// SuspectPods counts pods that have started failing a liveness probe below its threshold, with the
+// decided pod (Correlated).
 func (w WorkloadState) SuspectPods() int32 {
 	n := int32(0)
 	for _, p := range w.Pods {
-		if p.Suspect && !p.Failing && !p.Terminating {
+		if p.Suspect && !p.Failing && !p.Terminating && w.correlated(p) {
 			n++
 		}
 	}
@@ -169,7 +189,8 @@ func (w WorkloadState) countedSuspects() int32 {
 // that has failed on every pod it has judged so far is no evidence that restarting helps. It
 // returns the failing and suspect pods of the revision and its judged pods; maxFailingOf scales
 // the policy's maxFailing to them. At least two pods must be failing: one broken pod alone is no
-// storm.
+// storm. A failing or suspect pod whose failures did not begin with the decided pod's (Correlated)
+// is judged but not bad.
 func (w WorkloadState) RevisionStorm(maxFailingOf func(int32) int32) (bad, total int32, storm bool) {
 	if w.RevisionUID == "" {
 		return 0, 0, false
@@ -180,10 +201,10 @@ func (w WorkloadState) RevisionStorm(maxFailingOf func(int32) int32) (bad, total
 			continue
 		}
 		switch {
-		case p.Failing || p.Suspect && suspects:
+		case (p.Failing || p.Suspect && suspects) && w.correlated(p):
 			bad++
 			total++
-		case p.Healthy || p.Suspect:
+		case p.Healthy || p.Suspect || p.Failing:
 			total++
 		}
 	}
@@ -257,16 +278,11 @@ func (r NodeStormRule) Validate() error {
 	return nil
 }
 
-// NodeStormCorrelation is how long before a pod's failures began another pod of its node may have
-// started failing and still count toward a node storm with it: a node-wide failure starts on
-// every pod within a few probe periods; a pod that has been failing for long is another story.
-const NodeStormCorrelation = 5 * time.Minute
-
-// Uncorrelated reports whether failures that began at since (zero: not marked) started too long
-// before onset (zero: unknown) to count toward onset's node storm. Both are on the same node's
-// clock.
+// Uncorrelated reports whether failures that began at since (zero: not marked) started more than
+// StormCorrelation before onset (zero: unknown) to count toward onset's node storm. Both are on
+// the same node's clock.
 func Uncorrelated(since, onset time.Time) bool {
-	return !since.IsZero() && !onset.IsZero() && since.Before(onset.Add(-NodeStormCorrelation))
+	return !since.IsZero() && !onset.IsZero() && since.Before(onset.Add(-StormCorrelation))
 }
 
 // Storm reports whether the node is in a storm: at least MinWorkloads workloads failing there and

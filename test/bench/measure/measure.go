@@ -32,7 +32,7 @@ import (
 	"time"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/memlimit"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/memlimit"
 )
 
 // CPUSeconds returns the user and system CPU time of this process.

@@ -65,10 +65,6 @@ func enroll(pod *corev1.Pod) (enrolled bool, warnings []string, err error) {
 					"; keep its livenessProbe in the container spec")})...)
 			continue
 		}
-		if msg := probeNameTooLong(pod.Name, e.Name); msg != "" {
-			cerrs = append(cerrs, wrap(e.Name, field.ErrorList{field.Invalid(p.Child("name"), e.Name, msg)})...)
-			continue
-		}
 		lp := e.LivenessProbe.DeepCopy()
 		probecontext.SetDefaults(lp)
 		cerrs = append(cerrs, wrap(e.Name, probecontext.ValidateLiveness(lp, pc.Container, p.Child("livenessProbe")))...)
@@ -89,11 +85,6 @@ func enroll(pod *corev1.Pod) (enrolled bool, warnings []string, err error) {
 		if !podutil.RestartedAfterStop(&pod.Spec, pc) {
 			warnings = append(warnings, fmt.Sprintf("container %q keeps its native livenessProbe and is not enrolled in "+
 				"enhanced liveness: %s", c.Name, notRestartedReason(pod, pc)))
-			continue
-		}
-		if msg := probeNameTooLong(pod.Name, c.Name); msg != "" {
-			warnings = append(warnings, fmt.Sprintf("container %q keeps its native livenessProbe and is not enrolled in "+
-				"enhanced liveness: %s", c.Name, msg))
 			continue
 		}
 		lp := c.LivenessProbe.DeepCopy()
@@ -153,16 +144,6 @@ func enroll(pod *corev1.Pod) (enrolled bool, warnings []string, err error) {
 type move struct {
 	c     *corev1.Container
 	probe *corev1.Probe
-}
-
-// probeNameTooLong says why a container's probe name would not fit the NodePodProbe, or "". A pod
-// named by generateName has no name yet; generated names are short enough.
-func probeNameTooLong(podName, container string) string {
-	if n := len(probecontext.ProbeName(podName, container)); n > appsv1alpha1.MaxProbeNameLength {
-		return fmt.Sprintf("its probe name \"<pod>-<container>\" would be %d bytes and a NodePodProbe allows at most %d "+
-			"(spec.podProbes[].probes[].name: maxLength %d)", n, appsv1alpha1.MaxProbeNameLength, appsv1alpha1.MaxProbeNameLength)
-	}
-	return ""
 }
 
 // notRestartedReason explains why the kubelet would not start a container again after the

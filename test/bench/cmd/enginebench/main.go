@@ -47,8 +47,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/memlimit"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/memlimit"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/bench/measure"
 )
 

@@ -27,8 +27,8 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/memlimit"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/memlimit"
 )
 
 // runOurs starts the daemon's probe manager with one exec probe per container, connected to the

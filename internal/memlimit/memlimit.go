@@ -14,7 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package memlimit sets the node daemon's soft memory limit (the Go runtime's GOMEMLIMIT).
+// Package memlimit sets a process's soft memory limit (the Go runtime's GOMEMLIMIT): the node
+// daemon's and the manager's --memory-limit.
 package memlimit
 
 import (

@@ -1,0 +1,251 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package facts
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+)
+
+// probeStatus is one pod's status with one probe "app" on container instance id in state (a
+// suspect: Unknown with failingSince).
+func probeStatus(uid types.UID, id string, state appsv1alpha1.ProbeState, failing bool) appsv1alpha1.PodProbeStatus {
+	s := appsv1alpha1.ContainerProbeState{Name: "app", ContainerID: id, State: state}
+	if failing {
+		since := metav1.NewTime(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)) // the node's clock: never read
+		s.FailingSince = &since
+	}
+	return appsv1alpha1.PodProbeStatus{Name: string(uid), Namespace: "ns", UID: uid, ProbeStates: []appsv1alpha1.ContainerProbeState{s}}
+}
+
+func onsetStatus(node string, ps ...appsv1alpha1.PodProbeStatus) *appsv1alpha1.NodePodProbe {
+	return &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node},
+		Status: appsv1alpha1.NodePodProbeStatus{PodProbeStatuses: ps}}
+}
+
+// The first sighting of each failing container instance, on the manager's clock, and what makes
+// it forgotten.
+func TestOnsets(t *testing.T) {
+	t0 := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(t0)
+	o := newOnsets(clk)
+	failedA := probeStatus("a", "containerd://a1", appsv1alpha1.ProbeFailed, true)
+	suspectB := probeStatus("b", "containerd://b1", appsv1alpha1.ProbeUnknown, true)
+	passingC := probeStatus("c", "containerd://c1", appsv1alpha1.ProbeSucceeded, false)
+	onsetOf := func(ps appsv1alpha1.PodProbeStatus) time.Time { return o.onset("n1", &ps) }
+	entries := func() int {
+		n := 0
+		for _, pods := range o.byNode {
+			for _, insts := range pods {
+				n += len(insts)
+			}
+		}
+		return n
+	}
+
+	o.observe("n1", onsetStatus("n1", failedA, suspectB, passingC))
+	if entries() != 2 {
+		t.Fatalf("a failing and a suspect instance are tracked, a passing one is not: %d entries", entries())
+	}
+	clk.Step(20 * time.Minute)
+	o.observe("n1", onsetStatus("n1", failedA, suspectB, passingC))
+	if got := onsetOf(failedA); !got.Equal(t0) {
+		t.Errorf("a failing instance seen again keeps its first sighting: %s", got)
+	}
+	if got := onsetOf(suspectB); !got.Equal(t0) {
+		t.Errorf("a suspect keeps its first sighting: %s", got)
+	}
+	if got := onsetOf(passingC); !got.IsZero() {
+		t.Errorf("a passing pod has no onset: %s", got)
+	}
+
+	// b's suspect turns Failed (same instance): the same onset. a's container is restarted: a new
+	// instance, a new onset. c starts failing.
+	t1 := clk.Now()
+	failedB := probeStatus("b", "containerd://b1", appsv1alpha1.ProbeFailed, true)
+	restartedA := probeStatus("a", "containerd://a2", appsv1alpha1.ProbeFailed, true)
+	failedC := probeStatus("c", "containerd://c1", appsv1alpha1.ProbeFailed, true)
+	o.observe("n1", onsetStatus("n1", restartedA, failedB, failedC))
+	if got := onsetOf(failedB); !got.Equal(t0) {
+		t.Errorf("a suspect that reached its threshold keeps its onset: %s", got)
+	}
+	if got := onsetOf(restartedA); !got.Equal(t1) {
+		t.Errorf("a restarted container is a new onset: %s", got)
+	}
+	if got := onsetOf(failedC); !got.Equal(t1) {
+		t.Errorf("a new failure is seen now: %s", got)
+	}
+	if entries() != 3 {
+		t.Fatalf("the old instance of a is forgotten: %d entries", entries())
+	}
+
+	// a passes, b's status is gone from the node's report, c's pod is deleted.
+	clk.Step(time.Minute)
+	o.observe("n1", onsetStatus("n1", probeStatus("a", "containerd://a2", appsv1alpha1.ProbeSucceeded, false), failedC))
+	if entries() != 1 {
+		t.Fatalf("a passing instance and a pod no longer reported are forgotten: %d entries", entries())
+	}
+	o.forgetPod("n1", "c")
+	if entries() != 0 || len(o.byNode) != 0 {
+		t.Fatalf("a deleted pod is forgotten: %v", o.byNode)
+	}
+	if got := onsetOf(restartedA); !got.Equal(clk.Now()) {
+		t.Errorf("a failure that passed and fails again is a new onset: %s", got)
+	}
+
+	// A status read before its watch event is seen when read; a NodePodProbe deleted forgets its node.
+	o.observe("n2", onsetStatus("n2", probeStatus("d", "containerd://d1", appsv1alpha1.ProbeFailed, true)))
+	o.observe("n2", nil)
+	if _, ok := o.byNode["n2"]; ok {
+		t.Fatal("a deleted NodePodProbe's node is forgotten")
+	}
+}
+
+// The storm counts of a workload of 4 on two nodes (different clocks) are a correlated onset on
+// the manager's clock: siblings first seen 20 minutes before the decided pod do not count, unless
+// the decided pod was first seen then too.
+func TestWorkloadStormOnsetFromTheWatch(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		decidedFailing bool          // the decided pod failed with its siblings
+		gap            time.Duration // between the siblings' first sighting and the decided pod's
+		wantFailing    int32
+	}{
+		{"3 of 4 failing for 20 minutes, then a new hang: only the hang counts", false, 20 * time.Minute, 1},
+		{"all 4 first seen within a minute: a storm", false, time.Minute, 4},
+		{"all 4 first seen 20 minutes ago, held all along: a storm", true, 20 * time.Minute, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, t0 := context.Background(), time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+			const ns = "shop"
+			clk := clocktesting.NewFakeClock(t0)
+			dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", UID: "d-web"},
+				Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](4)}}
+			rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-1", UID: "rs-web-1",
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "d-web", Controller: ptr.To(true)}}},
+				Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](4)}}
+			objs := []client.Object{dep, rs}
+			npps := map[string]*appsv1alpha1.NodePodProbe{}
+			var pods []*corev1.Pod
+			for i := range 4 {
+				// Two nodes, the second's clock an hour off: only the manager's clock is compared.
+				node, skew := "n1", time.Duration(0)
+				if i%2 == 1 {
+					node, skew = "n2", time.Hour
+				}
+				p := testutil.NewPod(ns, fmt.Sprint("web-", i)).Enrolled().OnNode(node).
+					ControlledBy("apps/v1", "ReplicaSet", rs.Name, rs.UID).Running("10.0.0.1").
+					With(func(p *corev1.Pod) { p.UID = types.UID(fmt.Sprint("uid-", i)) }).Build()
+				pods = append(pods, p)
+				objs = append(objs, p)
+				if npps[node] == nil {
+					npps[node] = &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
+					objs = append(objs, npps[node],
+						&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "elo-system", Name: appsv1alpha1.DaemonLeasePrefix + node},
+							Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: t0.Add(skew)}, AcquireTime: &metav1.MicroTime{Time: t0.Add(skew - 2*time.Hour)}}})
+				}
+				npps[node].Spec.PodProbes = append(npps[node].Spec.PodProbes, appsv1alpha1.PodProbe{Name: p.Name, Namespace: ns, UID: p.UID,
+					Probes: []appsv1alpha1.ContainerProbe{{Name: "app", ContainerName: "app", Probe: corev1.Probe{
+						ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}}}})
+			}
+			// report sets each node's status: pods failing, the others passing, as a node's clock says.
+			report := func(failing ...*corev1.Pod) {
+				for node, npp := range npps {
+					npp.Status.PodProbeStatuses = nil
+					for _, p := range pods {
+						if p.Spec.NodeName != node {
+							continue
+						}
+						ps := probeStatus(p.UID, testutil.ContainerIDOf(p, "app", 1), appsv1alpha1.ProbeSucceeded, false)
+						for _, f := range failing {
+							if f == p {
+								ps = probeStatus(p.UID, testutil.ContainerIDOf(p, "app", 1), appsv1alpha1.ProbeFailed, true)
+							}
+						}
+						ps.Name = p.Name
+						npp.Status.PodProbeStatuses = append(npp.Status.PodProbeStatuses, ps)
+					}
+				}
+			}
+			report(pods[:3]...)
+			if tc.decidedFailing {
+				report(pods...)
+			}
+			cache := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithObjects(objs...).
+				WithStatusSubresource(npps["n1"], npps["n2"]).
+				WithIndex(&corev1.Pod{}, managercache.PodByNode, managercache.PodNode).
+				WithIndex(&corev1.Pod{}, managercache.ByController, managercache.ControllerUID).
+				WithIndex(&appsv1.ReplicaSet{}, managercache.ByController, managercache.ControllerUID).
+				WithIndex(&appsv1alpha1.ContainerRecreateRequest{}, managercache.CRRByPod, managercache.CRRPodUID).Build()
+			settings := rules.Settings{RestartsEnabled: true, NodeStorm: rules.NodeStormRule{MaxFailing: intstr.FromString("100%"), MinWorkloads: 1}}
+			b := NewBuilder(cache, NewWorkloads(cache, cache, cache, clk), Options{Settings: settings,
+				Default: rules.DefaultPolicy(rules.Defaults{}), OperatorNamespace: "elo-system", Clock: clk})
+			for _, npp := range npps {
+				b.ObserveProbes(npp, false) // the watch's create events
+			}
+
+			clk.Step(tc.gap)
+			report(pods...)
+			for _, npp := range npps {
+				if err := cache.Status().Update(ctx, npp); err != nil {
+					t.Fatal(err)
+				}
+				b.ObserveProbes(npp, false)
+			}
+			_, f, err := b.Facts(ctx, client.ObjectKeyFromObject(pods[3]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(f.Failures) != 1 || f.Workload.Desired != 4 || len(f.Workload.Pods) != 4 {
+				t.Fatalf("facts: %d failures, workload %+v", len(f.Failures), f.Workload)
+			}
+			if got := f.Workload.FailingPods(); got != tc.wantFailing {
+				t.Errorf("failing pods %d, want %d (workload %+v)", got, tc.wantFailing, f.Workload)
+			}
+			if !f.Workload.Onset.Equal(f.Self.Onset) || f.Self.Onset.IsZero() {
+				t.Errorf("the decided pod's onset %s, the workload's %s", f.Self.Onset, f.Workload.Onset)
+			}
+			// The policy status reads the same workload without an onset: every failing pod counts.
+			st, err := b.Reader().WorkloadState(ctx, pods[3], Workload{Ref: rules.WorkloadRef{APIVersion: "apps/v1", Kind: "Deployment",
+				Name: "web", UID: "d-web"}, Desired: ptr.To[int32](4)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := st.FailingPods(); got != 4 {
+				t.Errorf("the status counts %d failing pods, want 4", got)
+			}
+		})
+	}
+}
