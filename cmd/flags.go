@@ -77,6 +77,8 @@ type config struct {
 	// daemonUser is the node daemon's user name, which the node-scope admission policy holds
 	// to its own node.
 	daemonUser string
+	// monitoring: the manager keeps its PrometheusRule and ServiceMonitor (--monitoring=auto).
+	monitoring bool
 }
 
 // resolve validates the flags; an error names the flag and the rule it breaks.
@@ -102,6 +104,9 @@ func (f *flags) resolve() (config, error) {
 	}
 	c.policy.MaxConcurrentReconciles = f.scale.decisionWorkers
 	if c.daemon, err = f.packaging.daemonConfig(ns); err != nil {
+		return c, err
+	}
+	if c.monitoring, err = f.packaging.monitoringEnabled(); err != nil {
 		return c, err
 	}
 	if c.webhooks {

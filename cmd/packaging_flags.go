@@ -51,9 +51,16 @@ type packagingFlags struct {
 	managerDeployment    string
 
 	probeSigningSecret string
+	monitoring         string
 
 	daemon *daemonFlags
 }
+
+// Values of --monitoring.
+const (
+	monitoringAuto = "auto"
+	monitoringOff  = "off"
+)
 
 func bindPackagingFlags(fs *flag.FlagSet) *packagingFlags {
 	f := &packagingFlags{daemon: bindDaemonFlags(fs)}
@@ -83,7 +90,22 @@ func bindPackagingFlags(fs *flag.FlagSet) *packagingFlags {
 		"The manager's own Deployment in the operator namespace: owner of the daemon DaemonSet; empty for none.")
 	fs.StringVar(&f.probeSigningSecret, "probe-signing-secret", probesig.DefaultSecretName,
 		"Secret in the operator namespace holding the key that signs probe contexts (created at start if absent).")
+	fs.StringVar(&f.monitoring, "monitoring", monitoringAuto,
+		"The manager's PrometheusRule (every alert) and metrics ServiceMonitor in the operator namespace: "+
+			"auto (created and kept while the Prometheus Operator's monitoring.coreos.com/v1 API is served) "+
+			"or off (never touched).")
 	return f
+}
+
+// monitoringEnabled tells whether the manager keeps its monitoring objects.
+func (f *packagingFlags) monitoringEnabled() (bool, error) {
+	switch f.monitoring {
+	case monitoringAuto:
+		return true, nil
+	case monitoringOff:
+		return false, nil
+	}
+	return false, fmt.Errorf("--monitoring: must be %s or %s, got %q", monitoringAuto, monitoringOff, f.monitoring)
 }
 
 // daemonUsername is the node daemon ServiceAccount's user name, which the node-scope admission

@@ -56,8 +56,21 @@ func TestPackagingFlags(t *testing.T) {
 					len(d.ExtraArgs) != 0 || f.managerDeployment != "enhanced-liveness-operator-controller-manager" {
 					t.Errorf("daemon config = %+v", d)
 				}
+				if on, err := f.monitoringEnabled(); !on || err != nil {
+					t.Errorf("monitoring = %v, %v; want on by default (auto)", on, err)
+				}
 			},
 		},
+		{
+			name: "monitoring off",
+			args: []string{"--monitoring=off"},
+			check: func(t *testing.T, f *packagingFlags) {
+				if on, err := f.monitoringEnabled(); on || err != nil {
+					t.Errorf("monitoring = %v, %v; want off", on, err)
+				}
+			},
+		},
+		{name: "unknown monitoring mode", args: []string{"--monitoring=on"}, wantErr: `--monitoring: must be auto or off, got "on"`},
 		{
 			name: "daemon image from the environment",
 			env:  envImage,
@@ -100,13 +113,14 @@ func TestPackagingFlags(t *testing.T) {
 			}
 			_, cerr := f.certOptions("ns", "/certs")
 			_, derr := f.daemonConfig("ns")
+			_, merr := f.monitoringEnabled()
 			if tc.wantErr != "" {
-				for _, err := range []error{cerr, derr} {
+				for _, err := range []error{cerr, derr, merr} {
 					if err != nil && strings.Contains(err.Error(), tc.wantErr) {
 						return
 					}
 				}
-				t.Fatalf("errors %v / %v, want one containing %q", cerr, derr, tc.wantErr)
+				t.Fatalf("errors %v / %v / %v, want one containing %q", cerr, derr, merr, tc.wantErr)
 			}
 			tc.check(t, f)
 		})

@@ -29,6 +29,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/admissionpolicy"
 	appscontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/apps"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/monitoring"
 	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/trust"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
@@ -146,12 +147,26 @@ func setupReconcilers(mgr ctrl.Manager, cfg config, id identity) error {
 			Config:          cfg.daemon,
 			OwnerDeployment: cfg.ownerDeployment,
 		}).SetupWithManager},
+		{"monitoring", func(mgr ctrl.Manager) error { return setupMonitoring(mgr, cfg) }},
 	} {
 		if err := c.setup(mgr); err != nil {
 			return fmt.Errorf("creating controller %s: %w", c.name, err)
 		}
 	}
 	return nil
+}
+
+// setupMonitoring adds the keeper of the PrometheusRule and the ServiceMonitor, unless
+// --monitoring=off.
+func setupMonitoring(mgr ctrl.Manager, cfg config) error {
+	if !cfg.monitoring {
+		return nil
+	}
+	k, err := monitoring.New(mgr.GetConfig(), mgr.GetAPIReader(), cfg.operatorNamespace, cfg.ownerDeployment)
+	if err != nil {
+		return err
+	}
+	return mgr.Add(k)
 }
 
 // setupWebhooks adds the pod, ContainerRecreateRequest and policy webhooks and their serving

@@ -22,11 +22,12 @@ package docs
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/yaml"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/monitoring"
 )
 
 const root = ".."
@@ -118,7 +119,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // TestReferenceMatchesCode fails when docs/reference.md and the code disagree, in either
 // direction, about a metric (name, type, labels, binary), an event reason (and its binary), a
 // condition type and reason, a hold reason, a flag of either binary (and its default, where
-// the page gives one literal value) or an alert of config/prometheus.
+// the page gives one literal value) or a shipped alert (and the metrics the alerts read).
 func TestReferenceMatchesCode(t *testing.T) {
 	ref := readPage(t, "docs/reference.md")
 	facts, err := loadCodeFacts(root)
@@ -238,50 +239,42 @@ func TestReferenceMatchesCode(t *testing.T) {
 			name := one(t, secAlerts, row)
 			doc[name] = true
 			if sev, ok := code[name]; ok && cell(row, 1) != sev {
-				t.Errorf("alert %s: reference.md gives severity %q, config/prometheus/rules.yaml %q", name, cell(row, 1), sev)
+				t.Errorf("alert %s: reference.md gives severity %q, internal/controller/monitoring/rules.yaml %q", name, cell(row, 1), sev)
 			}
 		}
 		compare(t, "alert", code, doc)
+	})
+
+	t.Run("alert metrics", func(t *testing.T) {
+		for _, a := range shippedAlerts(t) {
+			names := operatorMetric.FindAllString(a.Expr, -1)
+			for _, name := range names {
+				if _, ok := facts.metrics[name]; !ok {
+					t.Errorf("alert %s: its expression reads %s, which no binary exports", a.Alert, name)
+				}
+			}
+		}
 	})
 }
 
 func unquote(s string) string { return strings.Trim(s, `"`) }
 
-type alertRule struct {
-	Alert  string            `json:"alert"`
-	Labels map[string]string `json:"labels"`
-}
-
-// shippedAlerts are the alerts of the PrometheusRule in config/prometheus.
-func shippedAlerts(t *testing.T) []alertRule {
+// shippedAlerts are the alerts of the PrometheusRule the manager keeps
+// (internal/controller/monitoring/rules.yaml, embedded in the manager).
+func shippedAlerts(t *testing.T) []monitoring.Alert {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, "config/prometheus/rules.yaml"))
+	alerts, err := monitoring.Alerts()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rule struct {
-		Spec struct {
-			Groups []struct {
-				Rules []alertRule `json:"rules"`
-			} `json:"groups"`
-		} `json:"spec"`
+	if len(alerts) == 0 {
+		t.Fatal("internal/controller/monitoring/rules.yaml has no alert")
 	}
-	if err := yaml.Unmarshal(b, &rule); err != nil {
-		t.Fatal(err)
-	}
-	var out []alertRule
-	for _, g := range rule.Spec.Groups {
-		for _, r := range g.Rules {
-			if r.Alert != "" {
-				out = append(out, r)
-			}
-		}
-	}
-	if len(out) == 0 {
-		t.Fatal("config/prometheus/rules.yaml has no alert")
-	}
-	return out
+	return alerts
 }
+
+// operatorMetric matches the names of the operator's own metrics in an alert expression.
+var operatorMetric = regexp.MustCompile(`\benhanced_liveness_[a-z0-9_]+`)
 
 // TestAlertsHaveRunbooks: every shipped alert has an entry in troubleshooting.md whose heading
 // names it.

@@ -47,6 +47,8 @@ var _ = Describe("the operator's life under OLM", Ordered, func() {
 			Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}}
 		Expect(k8s.Create(ctx, ns)).To(Succeed())
 		DeferCleanup(func(ctx context.Context) { _ = k8s.Delete(ctx, ns) })
+		By("installing the Prometheus Operator's PrometheusRule and ServiceMonitor CRDs")
+		installMonitoringCRDs()
 	})
 
 	It("installs the previous release with operator-sdk run bundle: CSV Succeeded, manager and daemon running, "+
@@ -55,6 +57,8 @@ var _ = Describe("the operator's life under OLM", Ordered, func() {
 		"and probing every one: the new manager seals what the previous release signed", upgradeWithRunBundleUpgrade)
 	It("holds the daemon's own token to its node: the manager created the node-scope policy on the OLM install",
 		expectDaemonNodeScope)
+	It("has the manager's PrometheusRule with the hold alert and its ServiceMonitor, which the bundle does not carry",
+		expectMonitoringObjects)
 	It("passes the e2e smoke subset against the OLM-installed operator", runE2ESmoke)
 	It("passes every test of bundle/tests/scorecard/config.yaml with operator-sdk scorecard", runScorecard)
 	It("removes everything with operator-sdk cleanup; new pods keep their livenessProbe", removeWithCleanup)

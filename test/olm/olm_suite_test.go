@@ -19,8 +19,8 @@ limitations under the License.
 // Package olm installs, upgrades and removes the operator with the real OLM on the local node:
 // `operator-sdk run bundle` of the previous release (hack/olm/previous-release),
 // `operator-sdk run bundle-upgrade` to this tree's, the node-scope check with the daemon's own
-// token, the e2e smoke subset against the upgraded operator, `operator-sdk scorecard` and
-// `operator-sdk cleanup`.
+// token, the manager's PrometheusRule and ServiceMonitor (their CRDs applied first), the e2e
+// smoke subset against the upgraded operator, `operator-sdk scorecard` and `operator-sdk cleanup`.
 // Run it with `make test-olm` (hack/olm/test-olm.sh builds the tools and images, starts the node,
 // the test registry and OLM, and sets the environment this suite reads).
 package olm

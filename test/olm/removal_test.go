@@ -103,6 +103,9 @@ func removeWithCleanup() {
 		g.Expect(dss.Items).To(BeEmpty(), "DaemonSets (owned by the manager Deployment, removed by the garbage collector)")
 	}).WithTimeout(3 * time.Minute).Should(Succeed())
 
+	By("the PrometheusRule and the ServiceMonitor went with the manager Deployment")
+	expectMonitoringObjectsGone()
+
 	By("no cluster-scoped object of the operator is left: webhooks, admission policies, RBAC, CRDs")
 	Eventually(func(g Gomega) {
 		g.Expect(leftovers()).To(BeEmpty())

@@ -70,10 +70,14 @@ var (
 		"authentication.k8s.io/selfsubjectreviews: create",
 	}
 	// In the operator namespace: the signing-key Secret, the trust ConfigMap, the webhook
-	// certificate Secret and the daemon DaemonSet.
+	// certificate Secret, the daemon DaemonSet, and the PrometheusRule and ServiceMonitor
+	// (updated by name only).
 	managerNamespaced = []string{
 		"core/configmaps: create", "core/configmaps: update", "core/secrets: create", "core/secrets: update",
 		"apps/daemonsets: create", "apps/daemonsets: delete", "apps/daemonsets: patch", "apps/daemonsets: update",
+		"monitoring.coreos.com/prometheusrules: create", "monitoring.coreos.com/servicemonitors: create",
+		"monitoring.coreos.com/prometheusrules[enhanced-liveness-operator-alerts,enhanced-liveness-operator-controller-manager-metrics-monitor]: update",
+		"monitoring.coreos.com/servicemonitors[enhanced-liveness-operator-alerts,enhanced-liveness-operator-controller-manager-metrics-monitor]: update",
 	}
 	leaderElection = []string{
 		"coordination.k8s.io/leases: create", "coordination.k8s.io/leases: delete", "coordination.k8s.io/leases: patch",
