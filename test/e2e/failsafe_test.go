@@ -179,6 +179,10 @@ var _ = Describe("the node daemon stopped while a pod is Failed, which recovers 
 		By("stopping the daemon; once its Lease is stale the pod recovers while nobody probes it")
 		restore := stopDaemon()
 		Eventually(daemonLeaseFresh).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(BeFalse())
+		// The manager judges the Lease on its own clock, from when it saw the last renewal: wait
+		// for its verdict (rule 1b comes before the restart-disabled switch), not only the node's.
+		Eventually(hasEvent(ns, pod.Name, "RestartHeld", "", "is not reporting")).WithTimeout(60*time.Second).
+			Should(BeTrue(), "the manager holds the pod DaemonNotReporting")
 		setSick(pod, false)
 		patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, appsv1alpha1.AnnotationRestartDisabled))
 		Expect(k8s.Patch(context.Background(), &pod, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
