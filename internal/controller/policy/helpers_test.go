@@ -255,7 +255,7 @@ func writeReport(node string, pods []*corev1.Pod, probeGrace *int64, at time.Tim
 	})
 	Expect(err).NotTo(HaveOccurred())
 	byPod := map[types.UID]*appsv1alpha1.PodProbeStatus{}
-	npp.Status = appsv1alpha1.NodePodProbeStatus{}
+	npp.Status.ProbeResults = appsv1alpha1.ProbeResults{}
 	now := metav1.NewTime(at)
 	for _, s := range states {
 		if sparse && s.state == appsv1alpha1.ProbeSucceeded && !s.failing {
