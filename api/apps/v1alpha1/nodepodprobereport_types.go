@@ -21,6 +21,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
+// NodePodProbeReportSpec is empty: what the daemon probes is its NodePodProbe's spec. (The
+// OLM bundle tooling needs a spec type for every owned kind.)
+type NodePodProbeReportSpec struct{}
+
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=nppr
@@ -41,6 +45,10 @@ type NodePodProbeReport struct {
 	// metadata is a standard object metadata
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitzero"`
+
+	// spec is empty.
+	// +optional
+	Spec NodePodProbeReportSpec `json:"spec,omitzero"`
 
 	// status holds the results, written by the node daemon.
 	// +optional
