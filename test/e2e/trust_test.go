@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/results"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/trust"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
@@ -85,10 +86,11 @@ func healthy(p *corev1.Pod) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// nppMentions reports whether the node's NodePodProbe lists the pod in its spec or its status.
+// nppMentions reports whether the node's NodePodProbe lists the pod in its spec or its results
+// (its report, or its status written by a daemon from before the report).
 func nppMentions(node string, uid types.UID) bool {
-	npp := &appsv1alpha1.NodePodProbe{}
-	if err := k8s.Get(context.Background(), client.ObjectKey{Name: node}, npp); err != nil {
+	npp, err := results.Of(context.Background(), k8s, node)
+	if err != nil {
 		return false
 	}
 	for _, p := range npp.Spec.PodProbes {
