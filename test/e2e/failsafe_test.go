@@ -35,8 +35,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/test/results"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/project"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/results"
 )
 
 // Scenarios 5 and 6 of the e2e issue: the operator's parts going away never makes things worse.

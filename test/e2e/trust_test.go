@@ -39,13 +39,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/test/results"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/trust"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probetrust"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/nodescope"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/results"
 )
 
 // The trust boundary on a real node: the daemon runs only what a pod's own admitted, sealed probe

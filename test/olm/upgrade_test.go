@@ -35,9 +35,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/test/results"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/results"
 )
 
 // setSick switches the test app's health off through its admin endpoint (the pod IP is on the
