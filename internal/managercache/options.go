@@ -55,6 +55,10 @@ type Config struct {
 //   - ValidatingAdmissionPolicies and their bindings: only the ones the manager keeps in shape;
 //   - ConfigMaps: only the trust ConfigMap of public keys the manager keeps for the daemons.
 //
+// Every other kind is cached whole, managedFields stripped: NodePodProbes and their
+// NodePodProbeReports (one each per node; a report holds only what is not passing), requests,
+// policies, workloads.
+//
 // Cached objects are never written back: an update from a stripped copy would clear what was
 // dropped.
 func Options(c Config) cache.Options {

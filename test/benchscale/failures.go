@@ -27,6 +27,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,8 +36,10 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/latency"
 )
 
-// writeStatuses plays the node daemons: one status write per node carrying the state of every
-// probe on it, Failed for the pods in failing, Succeeded for the others. Nodes write
+// writeStatuses plays the node daemons: one results write per node carrying the state of the
+// probes on it, Failed for the pods in failing, Succeeded for the others: in the node's
+// NodePodProbeReport (as shipped), or, full, every state in the NodePodProbe's status (as daemons
+// before the report and probedGeneration wrote them). Nodes write
 // concurrently, as independent daemons do. It returns when each node's write was sent and when
 // the API server acknowledged it.
 func writeStatuses(ctx context.Context, cl *cluster, w *watcher, nodes []int, failing map[types.UID]bool,
@@ -77,13 +80,21 @@ func writeStatuses(ctx context.Context, cl *cluster, w *watcher, nodes []int, fa
 		if err != nil {
 			return err
 		}
-		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: objectMeta("", w.l.nodeName(n))}
+		var obj client.Object = &appsv1alpha1.NodePodProbeReport{ObjectMeta: objectMeta("", w.l.nodeName(n))}
+		if full {
+			obj = &appsv1alpha1.NodePodProbe{ObjectMeta: objectMeta("", w.l.nodeName(n))}
+		}
 		at := time.Now()
 		err = retry(ctx, func(int) error {
-			return cl.daemons.Status().Patch(ctx, npp, client.RawPatch(types.MergePatchType, patch))
+			err := cl.daemons.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))
+			if apierrors.IsNotFound(err) && !full {
+				// The manager creates the report right after the node's NodePodProbe: wait for it.
+				return apierrors.NewServiceUnavailable("NodePodProbeReport " + obj.GetName() + " not created yet")
+			}
+			return err
 		})
 		if err != nil {
-			return fmt.Errorf("status of %s: %w", npp.Name, err)
+			return fmt.Errorf("results of %s: %w", obj.GetName(), err)
 		}
 		done := time.Now()
 		mu.Lock()

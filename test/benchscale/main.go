@@ -79,7 +79,7 @@ func main() {
 	flag.IntVar(&o.writers, "writers", 64, "Concurrent clients creating the cluster.")
 	flag.IntVar(&o.daemonWriters, "daemon-writers", 200, "Concurrent NodePodProbe status writes (simulated daemons).")
 	flag.BoolVar(&o.fullStatus, "full-status", false,
-		"Simulated daemons list every probe's state, as daemons before status.probedGeneration did (default: only failing ones).")
+		"Simulated daemons list every probe's state in the NodePodProbe status, as daemons before status.probedGeneration and the NodePodProbeReport did (default: only failing ones, in the report).")
 	flag.DurationVar(&o.settle, "settle", 10*time.Second, "How long NodePodProbe writes are still counted after convergence.")
 	flag.DurationVar(&o.convergeTimeout, "converge-timeout", 30*time.Minute, "Bound on the cold start.")
 	flag.DurationVar(&o.roundTimeout, "round-timeout", 5*time.Minute, "Bound on one round of failures.")

@@ -144,11 +144,15 @@ func runManager(ctx context.Context, cl *cluster, bin string, w *watcher, l layo
 	return r, nil
 }
 
-// resetCluster takes the cluster back to before the manager's first start: no NodePodProbe and
-// no request left, so that the next manager starts cold.
+// resetCluster takes the cluster back to before the manager's first start: no NodePodProbe, report
+// or request left, so that the next manager starts cold.
 func resetCluster(ctx context.Context, cl *cluster, w *watcher, l layout) error {
-	logf("deleting every NodePodProbe and request for the next cold start")
+	logf("deleting every NodePodProbe, report and request for the next cold start")
 	if err := cl.c.DeleteAllOf(ctx, &appsv1alpha1.NodePodProbe{}); err != nil {
+		return err
+	}
+	// No garbage collector runs here to delete the reports with their NodePodProbes.
+	if err := cl.c.DeleteAllOf(ctx, &appsv1alpha1.NodePodProbeReport{}); err != nil {
 		return err
 	}
 	for n := range l.namespaces {

@@ -48,9 +48,10 @@ type statusCase struct {
 }
 
 // statusWriteCost measures what one status write costs the API server and etcd, each kind n
-// times in a row on one control plane: NodePodProbe status writes as the node daemon makes them
-// at each size of podCounts (the daemon's full report of every probe, the same with an empty spec
-// for the spec's share), and the kubelet's pod status patch of a container restart, the native
+// times in a row on one control plane: results writes as node daemons made them at each size of
+// podCounts (the full report of every probe and the sparse one in the NodePodProbe's status, each
+// with an empty spec for the spec's share) and as they make them now (the sparse results in the
+// node's NodePodProbeReport), and the kubelet's pod status patch of a container restart, the native
 // reference (-status-writes; docs/performance.md, "NodePodProbe status writes").
 func statusWriteCost(podCounts []int, n int) error {
 	var cases []statusCase
@@ -59,7 +60,8 @@ func statusWriteCost(podCounts []int, n int) error {
 			statusCase{"full status", p, fullStatus(p, true)},
 			statusCase{"full status, empty spec", p, fullStatus(p, false)},
 			statusCase{"sparse status", p, sparseStatus(p, true)},
-			statusCase{"sparse status, no spec", p, sparseStatus(p, false)})
+			statusCase{"sparse status, no spec", p, sparseStatus(p, false)},
+			statusCase{"report status write", p, reportStatus(p)})
 	}
 	cases = append(cases, statusCase{"pod status patch (native)", 1, podStatusPatch})
 
@@ -183,6 +185,39 @@ func sparseStatus(pods int, withSpec bool) func(context.Context, client.Client) 
 				npp.Status.PodProbeStatuses, npp.Status.FailingProbes = nil, 0
 			}
 			return c.Status().Patch(ctx, npp, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}),
+				client.FieldOwner("daemon"))
+		}, nil
+	}
+}
+
+// reportStatus is what today's daemon writes: the sparse results of sparseStatus in the node's
+// NodePodProbeReport (the real CRD), next to its NodePodProbe with the spec of pods pods.
+func reportStatus(pods int) func(context.Context, client.Client) (int, func(int) error, error) {
+	return func(ctx context.Context, c client.Client) (int, func(int) error, error) {
+		objects++
+		npp := nodePodProbe(fmt.Sprintf("node-%d", objects), pods)
+		if err := c.Create(ctx, npp, client.FieldOwner("manager")); err != nil {
+			return 0, nil, err
+		}
+		rep := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: npp.Name}}
+		if err := c.Create(ctx, rep, client.FieldOwner("manager")); err != nil {
+			return 0, nil, err
+		}
+		base := rep.DeepCopy()
+		rep.Status.ProbedGeneration, rep.Status.ProbedPods = npp.Generation, int32(pods)
+		if err := c.Status().Patch(ctx, rep, client.MergeFrom(base), client.FieldOwner("daemon")); err != nil {
+			return 0, nil, err
+		}
+		whole, _ := json.Marshal(rep)
+		return len(whole), func(k int) error {
+			before := rep.DeepCopy()
+			if k%2 == 1 {
+				rep.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{podState(npp, (k/2)%pods, true)}
+				rep.Status.FailingProbes = 1
+			} else {
+				rep.Status.PodProbeStatuses, rep.Status.FailingProbes = nil, 0
+			}
+			return c.Status().Patch(ctx, rep, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}),
 				client.FieldOwner("daemon"))
 		}, nil
 	}

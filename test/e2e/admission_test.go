@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/results"
 )
 
 // On a real node: the probe keys are immutable in the apiserver itself, the
@@ -147,8 +148,8 @@ var _ = Describe("the probe of an enrolled pod is immutable", func() {
 		pod := onlyPod(ns, "web")
 		setSick(pod, true) // `/app check` prints "sick" and exits 1
 		Eventually(func(g Gomega) {
-			npp := &appsv1alpha1.NodePodProbe{}
-			g.Expect(k8s.Get(context.Background(), client.ObjectKey{Name: pod.Spec.NodeName}, npp)).To(Succeed())
+			npp, err := results.Of(context.Background(), k8s, pod.Spec.NodeName)
+			g.Expect(err).NotTo(HaveOccurred())
 			var msgs []string
 			for _, ps := range npp.Status.PodProbeStatuses {
 				if ps.UID == pod.UID {

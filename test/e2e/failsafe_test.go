@@ -36,15 +36,17 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/project"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/results"
 )
 
 // Scenarios 5 and 6 of the e2e issue: the operator's parts going away never makes things worse.
 
-// probeFailed: the node's NodePodProbe status reports a Failed liveness result for the pod.
+// probeFailed: the node's results (its NodePodProbeReport) report a Failed liveness result for
+// the pod.
 func probeFailed(node string, uid types.UID) func() bool {
 	return func() bool {
-		npp := &appsv1alpha1.NodePodProbe{}
-		if err := k8s.Get(context.Background(), client.ObjectKey{Name: node}, npp); err != nil {
+		npp, err := results.Of(context.Background(), k8s, node)
+		if err != nil {
 			return false
 		}
 		for _, ps := range npp.Status.PodProbeStatuses {

@@ -45,6 +45,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probetrust"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/nodescope"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/results"
 )
 
 // The trust boundary on a real node: the daemon runs only what a pod's own admitted, sealed probe
@@ -85,10 +86,11 @@ func healthy(p *corev1.Pod) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// nppMentions reports whether the node's NodePodProbe lists the pod in its spec or its status.
+// nppMentions reports whether the node's NodePodProbe lists the pod in its spec or its results
+// (its report, or its status written by a daemon from before the report).
 func nppMentions(node string, uid types.UID) bool {
-	npp := &appsv1alpha1.NodePodProbe{}
-	if err := k8s.Get(context.Background(), client.ObjectKey{Name: node}, npp); err != nil {
+	npp, err := results.Of(context.Background(), k8s, node)
+	if err != nil {
 		return false
 	}
 	for _, p := range npp.Spec.PodProbes {

@@ -50,6 +50,8 @@ type DaemonWrites struct {
 	// OtherNPP, OtherCRR: status patches of OtherNode's NodePodProbe and of a
 	// ContainerRecreateRequest labelled with OtherNode (must be denied by the node-scope policy).
 	OtherNPP, OtherCRR error
+	// OtherReport: a status patch of OtherNode's NodePodProbeReport (must be denied too).
+	OtherReport error
 }
 
 // TryDaemonWrites creates a second Node object (OtherNode) with a NodePodProbe, a pod bound to it
@@ -77,6 +79,13 @@ func TryDaemonWrites(ctx context.Context, c client.Client, cs kubernetes.Interfa
 	}
 	if err := create(&appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: OtherNode}}); err != nil {
 		return w, cleanup, err
+	}
+	// The manager may have created the report already (it does with each NodePodProbe).
+	report := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: OtherNode}}
+	if err := create(report); err != nil && !apierrors.IsAlreadyExists(err) {
+		return w, cleanup, err
+	} else if err != nil {
+		undo = append(undo, report)
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "node-scope-"}}
 	if err := create(ns); err != nil {
@@ -118,19 +127,21 @@ func TryDaemonWrites(ctx context.Context, c client.Client, cs kubernetes.Interfa
 	status := client.RawPatch(types.MergePatchType, []byte(`{"status":{}}`))
 	w.OwnNPP = daemon.Status().Patch(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: w.Node}}, status)
 	w.OtherNPP = daemon.Status().Patch(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: OtherNode}}, status)
+	w.OtherReport = daemon.Status().Patch(ctx, &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: OtherNode}}, status)
 	w.OtherCRR = daemon.Status().Patch(ctx, crr.DeepCopy(), client.RawPatch(types.MergePatchType,
 		[]byte(`{"status":{"message":"written by another node's daemon"}}`)))
 	return w, cleanup, nil
 }
 
 // Check returns nil when the daemon's token wrote its own node's NodePodProbe status and the
-// node-scope admission policy refused it the other node's NodePodProbe and request; else what
+// node-scope admission policy refused it the other node's NodePodProbe, report and request; else what
 // went otherwise.
 func (w DaemonWrites) Check() error {
 	if w.OwnNPP != nil {
 		return fmt.Errorf("the daemon's token was refused its own node's NodePodProbe status: %w", w.OwnNPP)
 	}
-	for what, err := range map[string]error{"NodePodProbe " + OtherNode: w.OtherNPP, "a ContainerRecreateRequest of " + OtherNode: w.OtherCRR} {
+	for what, err := range map[string]error{"NodePodProbe " + OtherNode: w.OtherNPP, "NodePodProbeReport " + OtherNode: w.OtherReport,
+		"a ContainerRecreateRequest of " + OtherNode: w.OtherCRR} {
 		switch {
 		case err == nil:
 			return fmt.Errorf("the daemon of node %s wrote the status of %s", w.Node, what)

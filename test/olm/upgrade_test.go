@@ -37,6 +37,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/results"
 )
 
 // setSick switches the test app's health off through its admin endpoint (the pod IP is on the
@@ -202,8 +203,8 @@ func upgradeWithRunBundleUpgrade() {
 	sick := pods[1]
 	Expect(setSick(sick)).To(Succeed())
 	Eventually(func(g Gomega) {
-		npp := &appsv1alpha1.NodePodProbe{}
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Name: sick.Spec.NodeName}, npp)).To(Succeed())
+		npp, err := results.Of(ctx, k8s, sick.Spec.NodeName)
+		g.Expect(err).NotTo(HaveOccurred())
 		failed := false
 		for _, ps := range npp.Status.PodProbeStatuses {
 			for _, st := range ps.ProbeStates {

@@ -51,6 +51,8 @@ var (
 		"apps.enhancedliveness.io/containerrecreaterequests/status: patch", "apps.enhancedliveness.io/containerrecreaterequests/status: update",
 		"apps.enhancedliveness.io/nodepodprobes: create", "apps.enhancedliveness.io/nodepodprobes: delete",
 		"apps.enhancedliveness.io/nodepodprobes: patch", "apps.enhancedliveness.io/nodepodprobes: update",
+		// each NodePodProbe's report, created empty (the daemon writes its status)
+		"apps.enhancedliveness.io/nodepodprobereports: create",
 		// the Mapped condition of a NodePodProbe the API server refused (the daemon keeps it)
 		"apps.enhancedliveness.io/nodepodprobes/status: patch",
 		"policy.enhancedliveness.io/enhancedlivenesspolicies/status: patch", "policy.enhancedliveness.io/enhancedlivenesspolicies/status: update",
@@ -87,6 +89,7 @@ var (
 	// every one of those writes to its own node.
 	daemon = []string{
 		"apps.enhancedliveness.io/containerrecreaterequests/status: patch", "apps.enhancedliveness.io/containerrecreaterequests/status: update",
+		"apps.enhancedliveness.io/nodepodprobereports/status: patch", "apps.enhancedliveness.io/nodepodprobereports/status: update",
 		"apps.enhancedliveness.io/nodepodprobes/status: patch", "apps.enhancedliveness.io/nodepodprobes/status: update",
 		"core/events: create", "core/events: patch", "events.k8s.io/events: create", "events.k8s.io/events: patch",
 	}

@@ -37,7 +37,39 @@ func (s *ContainerProbeState) Passing() bool {
 // probe. Otherwise (a daemon that lists every result, or a spec changed since the daemon's last
 // write) a probe missing from the status may not have been probed yet.
 func (npp *NodePodProbe) OmitsPassing() bool {
-	return npp.Status.ProbedGeneration > 0 && npp.Status.ProbedGeneration == npp.Generation
+	return npp.Status.CompleteFor(npp.Generation)
+}
+
+// CompleteFor reports whether the results are complete for the NodePodProbe spec of the given
+// generation: a probe of that spec they do not list passed its last probe.
+func (r *ProbeResults) CompleteFor(generation int64) bool {
+	return r.ProbedGeneration > 0 && r.ProbedGeneration == generation
+}
+
+// Empty reports whether there are no results at all (a daemon that writes a report leaves the
+// NodePodProbe's status so).
+func (r *ProbeResults) Empty() bool {
+	return r.ObservedGeneration == 0 && r.ProbedGeneration == 0 && r.ProbedPods == 0 && r.FailingProbes == 0 &&
+		len(r.PodProbeStatuses) == 0
+}
+
+// Written reports whether a daemon has written the report: it sets probedGeneration on every
+// write, and the manager creates the report without it.
+func (r *NodePodProbeReport) Written() bool {
+	return r != nil && r.Status.ProbedGeneration > 0
+}
+
+// WithReport returns npp with the results of its node's report in place of its own status
+// results, once a daemon has written the report; otherwise npp itself, whose status holds what a
+// daemon from before the report wrote (an upgrade in progress). The copy shares npp's spec and
+// conditions: both are only read.
+func (npp *NodePodProbe) WithReport(r *NodePodProbeReport) *NodePodProbe {
+	if npp == nil || !r.Written() {
+		return npp
+	}
+	view := *npp
+	view.Status.ProbeResults = r.Status
+	return &view
 }
 
 // FailedProbes counts the pod's probes whose last reported state is Failed.

@@ -105,18 +105,20 @@ const (
 	ProbeUnknown ProbeState = "Unknown"
 )
 
-// NodePodProbeStatus is written by the node daemon.
-type NodePodProbeStatus struct {
-	// observedGeneration is the spec generation the daemon last acted on.
+// ProbeResults are the probe results one node's daemon reports: the status of its
+// NodePodProbeReport (and, from daemons older than the report, of its NodePodProbe).
+type ProbeResults struct {
+	// observedGeneration is the NodePodProbe spec generation the daemon last acted on.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// probedGeneration is the spec generation this status is complete for: every probe of that
-	// spec that podProbeStatuses does not list has passed its last probe (Succeeded, no run of
-	// failures). A daemon that sets it lists only probes that are failing, suspect or not probed
-	// yet (state Unknown), so a write costs what is wrong on the node, not what is there. Unset, or
-	// older than metadata.generation, a probe missing from podProbeStatuses may not have been
-	// probed yet (the only reading of a status written by a daemon before this field existed).
+	// probedGeneration is the NodePodProbe spec generation (its metadata.generation) these
+	// results are complete for: every probe of that spec that podProbeStatuses does not list has
+	// passed its last probe (Succeeded, no run of failures). A daemon that sets it lists only
+	// probes that are failing, suspect or not probed yet (state Unknown), so a write costs what is
+	// wrong on the node, not what is there. Unset, or older than the NodePodProbe's generation, a
+	// probe missing from podProbeStatuses may not have been probed yet (the only reading of a
+	// status written by a daemon before this field existed).
 	// +optional
 	ProbedGeneration int64 `json:"probedGeneration,omitempty"`
 
@@ -138,6 +140,14 @@ type NodePodProbeStatus struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Probe States"
 	PodProbeStatuses []PodProbeStatus `json:"podProbeStatuses,omitempty"`
+}
+
+// NodePodProbeStatus is written by the node daemon.
+type NodePodProbeStatus struct {
+	// The probe results: a daemon that writes a NodePodProbeReport leaves them empty here (it
+	// clears what an older daemon wrote); the manager reads them only when the node has no report
+	// with probedGeneration set, i.e. while an older daemon runs on the node.
+	ProbeResults `json:",inline"`
 
 	// conditions are written by the manager (the daemon keeps them as they are): Mapped is False
 	// while the API server refuses the spec the manager computed for the node, whose enrolled pods

@@ -89,7 +89,11 @@ func (r *recorder) take(ctx context.Context) (*snapshot, error) {
 	if err := r.c.List(ctx, &npps); err != nil {
 		return nil, err
 	}
-	s.probes = npps.Items
+	var reps appsv1alpha1.NodePodProbeReportList
+	if err := r.c.List(ctx, &reps); err != nil {
+		return nil, err
+	}
+	s.probes = withReports(npps.Items, reps.Items)
 	var d appsv1.Deployment
 	if err := r.c.Get(ctx, client.ObjectKey{Namespace: r.ns, Name: r.deploy}, &d); err != nil {
 		return nil, err
@@ -256,6 +260,20 @@ func podReady(p corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// withReports gives each NodePodProbe the results of its node's report once a daemon wrote it
+// (the manager reads them so too); until then its own status holds them.
+func withReports(npps []appsv1alpha1.NodePodProbe, reps []appsv1alpha1.NodePodProbeReport) []appsv1alpha1.NodePodProbe {
+	byNode := map[string]*appsv1alpha1.NodePodProbeReport{}
+	for i := range reps {
+		byNode[reps[i].Name] = &reps[i]
+	}
+	out := make([]appsv1alpha1.NodePodProbe, len(npps))
+	for i := range npps {
+		out[i] = *npps[i].WithReport(byNode[npps[i].Name])
+	}
+	return out
 }
 
 // notPassing lists the pods of ns with a liveness state that is not Succeeded (Failed, Unknown, or

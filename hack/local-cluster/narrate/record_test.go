@@ -194,3 +194,25 @@ func TestHoldReason(t *testing.T) {
 		}
 	}
 }
+
+// The results are read from a node's report once its daemon wrote it, from the NodePodProbe's
+// status otherwise.
+func TestNotPassingReadsReports(t *testing.T) {
+	pods := []corev1.Pod{pod("a", 0, true), pod("b", 0, true)}
+	npps := probes(map[string]appsv1alpha1.ProbeState{"a": appsv1alpha1.ProbeSucceeded, "b": appsv1alpha1.ProbeSucceeded})
+	npps[0].Generation = 2
+	for _, name := range []string{"a", "b"} {
+		npps[0].Spec.PodProbes = append(npps[0].Spec.PodProbes,
+			appsv1alpha1.PodProbe{Name: name, Namespace: "demo", UID: types.UID("uid-" + name)})
+	}
+	failing := probes(map[string]appsv1alpha1.ProbeState{"b": appsv1alpha1.ProbeFailed})
+	report := appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: npps[0].Name}, Status: failing[0].Status.ProbeResults}
+	report.Status.ProbedGeneration = 2
+	if got, want := notPassing(withReports(npps, []appsv1alpha1.NodePodProbeReport{report}), "demo", pods), []string{"b"}; !slices.Equal(got, want) {
+		t.Errorf("written report: notPassing = %v, want %v", got, want)
+	}
+	report.Status = appsv1alpha1.ProbeResults{}
+	if got := notPassing(withReports(npps, []appsv1alpha1.NodePodProbeReport{report}), "demo", pods); len(got) != 0 {
+		t.Errorf("report not written yet: notPassing = %v, want the NodePodProbe's status (all passing)", got)
+	}
+}

@@ -122,6 +122,15 @@ func patchNPPStatus(c client.Client, name string) error {
 	return c.Status().Patch(ctx, npp, client.RawPatch(types.MergePatchType, []byte(p)))
 }
 
+// patchReportStatus writes a result into NodePodProbeReport name, as the node's daemon does.
+func patchReportStatus(c client.Client, name string) error {
+	patchSeq++
+	p := fmt.Sprintf(`{"status":{"probedGeneration":%d,"podProbeStatuses":[{"name":"p","namespace":"default","uid":"uid-%d",`+
+		`"probeStates":[{"name":"liveness","state":"Failed"}]}]}}`, patchSeq, patchSeq)
+	rep := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	return c.Status().Patch(ctx, rep, client.RawPatch(types.MergePatchType, []byte(p)))
+}
+
 func patchCRRStatus(c client.Client, ns, name string) error {
 	patchSeq++
 	crr := &appsv1alpha1.ContainerRecreateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
@@ -164,6 +173,7 @@ var _ = Describe("Node daemon access (hand-kept RBAC + ValidatingAdmissionPolicy
 		})
 		for _, n := range []string{"node-a", "node-b"} {
 			Expect(k8sClient.Create(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: n}})).To(Succeed())
+			Expect(k8sClient.Create(ctx, &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: n}})).To(Succeed())
 			Expect(k8sClient.Create(ctx, &appsv1alpha1.ContainerRecreateRequest{
 				ObjectMeta: metav1.ObjectMeta{Namespace: crrNS, Name: "crr-on-" + n,
 					Labels: map[string]string{appsv1alpha1.LabelCRRNodeName: n}},
@@ -181,6 +191,23 @@ var _ = Describe("Node daemon access (hand-kept RBAC + ValidatingAdmissionPolicy
 		Expect(patchNPPStatus(daemonA, "node-a")).To(Succeed())
 		err := patchNPPStatus(daemonA, "node-b")
 		Expect(deniedByPolicy(err, "may write only NodePodProbe node-a")).To(BeTrue(), "got %v", err)
+	})
+
+	It("lets the daemon of node-a write the results of NodePodProbeReport node-a only", func() {
+		daemonA := clientAs(daemonUser, "node-a")
+		Expect(patchReportStatus(daemonA, "node-a")).To(Succeed())
+		err := patchReportStatus(daemonA, "node-b")
+		Expect(deniedByPolicy(err, "may write only NodePodProbeReport node-a, not node-b")).To(BeTrue(), "got %v", err)
+		Expect(deniedByPolicy(patchReportStatus(clientAs(daemonUser, ""), "node-a"), "token bound to a node")).To(BeTrue())
+
+		rep := &appsv1alpha1.NodePodProbeReport{}
+		Expect(daemonA.Get(ctx, types.NamespacedName{Name: "node-a"}, rep)).To(Succeed())
+		Expect(daemonA.List(ctx, &appsv1alpha1.NodePodProbeReportList{})).To(Succeed())
+		rep.Labels = map[string]string{"x": "y"}
+		Expect(apierrors.IsForbidden(daemonA.Update(ctx, rep))).To(BeTrue(), "metadata writes are not granted")
+		Expect(apierrors.IsForbidden(daemonA.Delete(ctx, rep))).To(BeTrue())
+		Expect(apierrors.IsForbidden(daemonA.Create(ctx, &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: "node-c"}}))).
+			To(BeTrue(), "the manager creates reports")
 	})
 
 	It("lets the daemon of node-a write the status of CRRs labelled node-a only", func() {

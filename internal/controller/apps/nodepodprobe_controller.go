@@ -50,8 +50,9 @@ const DefaultMappingBatchDelay = 500 * time.Millisecond
 
 // NodePodProbeReconciler keeps one NodePodProbe per node listing the liveness probes of the
 // enrolled pods bound to it. The reconcile key is the node, so many pod events make one write.
-// It writes only the spec: the status has one writer, the node's daemon, which drops the states
-// of pods that left the spec itself. The object is deleted only when its node is gone.
+// It writes only the spec (and the Mapped condition), and creates the node's NodePodProbeReport:
+// the results have one writer, the node's daemon, which drops the states of pods that left the
+// spec itself. The object is deleted only when its node is gone; its report goes with it.
 type NodePodProbeReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
@@ -148,6 +149,9 @@ func (r *NodePodProbeReconciler) Reconcile(ctx context.Context, req ctrl.Request
 			return r.refused(ctx, node, before, desired, err)
 		}
 	}
+	if err := r.ensureReport(ctx, npp); err != nil {
+		return ctrl.Result{}, err
+	}
 	return ctrl.Result{}, r.setMapped(ctx, npp, metav1.ConditionTrue, appsv1alpha1.ReasonSpecWritten, "")
 }
 
@@ -186,6 +190,7 @@ func (r *NodePodProbeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("apps-nodepodprobe").
 		Watches(&appsv1alpha1.NodePodProbe{}, batch).
+		Watches(&appsv1alpha1.NodePodProbeReport{}, batch, builder.WithPredicates(reportLifecycle)).
 		Watches(&corev1.Pod{}, batch).
 		WatchesMetadata(&corev1.Node{}, batch, builder.WithPredicates(nodeLifecycle)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
@@ -199,7 +204,7 @@ type batchByNode struct{ delay time.Duration }
 type requestQueue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 func (b batchByNode) add(o client.Object, q requestQueue) {
-	node := o.GetName() // a NodePodProbe is named after its node
+	node := o.GetName() // a NodePodProbe and its report are named after their node
 	if pod, ok := o.(*corev1.Pod); ok {
 		node = pod.Spec.NodeName
 	}

@@ -187,13 +187,24 @@ func (r *DecisionReconciler) replaceFailed(ctx context.Context, crr *appsv1alpha
 }
 
 // stillFailing reads the pod's liveness state from the API server: is the failed container
-// instance still Failed there?
+// instance still Failed there? The node's report holds it once its daemon wrote it; until then
+// (a daemon from before the report) the NodePodProbe's status does.
 func (r *DecisionReconciler) stillFailing(ctx context.Context, pod *corev1.Pod, x rules.Failure) (bool, error) {
-	npp := &appsv1alpha1.NodePodProbe{}
-	if err := r.live.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, npp); err != nil {
-		return false, client.IgnoreNotFound(err)
+	var results *appsv1alpha1.ProbeResults
+	rep := &appsv1alpha1.NodePodProbeReport{}
+	if err := r.live.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, rep); err != nil && !apierrors.IsNotFound(err) {
+		return false, err
 	}
-	for _, ps := range npp.Status.PodProbeStatuses {
+	if rep.Written() {
+		results = &rep.Status
+	} else {
+		npp := &appsv1alpha1.NodePodProbe{}
+		if err := r.live.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, npp); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		results = &npp.Status.ProbeResults
+	}
+	for _, ps := range results.PodProbeStatuses {
 		if ps.UID != pod.UID {
 			continue
 		}

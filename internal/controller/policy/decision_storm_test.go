@@ -114,6 +114,48 @@ var _ = Describe("Decision controller, early storms and ineffective restarts", O
 		Eventually(crrPods, wait, poll).WithArguments(ns2).Should(ConsistOf("web-0"))
 	})
 
+	It("decides on the results of a node's report, over what an older daemon left in the NodePodProbe status", func() {
+		labels := map[string]string{"app": "web"}
+		scenario := func(suspects int) (string, []*corev1.Pod) {
+			ns, node := newNamespace(), newNode()
+			createPolicy(ns, "web", nil) // maxFailing 50%
+			rs := deployment(ns, "web", 10, labels)
+			var pods []*corev1.Pod
+			for i := range 10 {
+				pods = append(pods, createPod(ns, fmt.Sprintf("web-%d", i), node, podOpts{owner: rs, labels: labels}))
+			}
+			// An older daemon's full status: every pod passing. The report says otherwise.
+			report(node, pods)
+			states := []probeState{failed(pods[0], "app", 1)}
+			for _, p := range pods[1 : 1+suspects] {
+				states = append(states, suspect(p, "app", 1))
+			}
+			reportInReport(node, pods, states...)
+			return ns, pods
+		}
+		ns, pods := scenario(5)
+		Eventually(heldEvents(ns, pods[0].Name, policyv1alpha1.HoldFailureStorm), wait, poll).Should(ConsistOf(
+			ContainSubstring("6 of 10 pods of Deployment/web are failing (5 of them starting to fail)")))
+		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
+
+		ns2, _ := scenario(1)
+		Eventually(crrPods, wait, poll).WithArguments(ns2).Should(ConsistOf("web-0"))
+	})
+
+	It("decides on an older daemon's NodePodProbe status while the node's report has no results (upgrade)", func() {
+		labels := map[string]string{"app": "web"}
+		ns, node := newNamespace(), newNode()
+		createPolicy(ns, "web", nil)
+		rs := deployment(ns, "web", 10, labels)
+		var pods []*corev1.Pod
+		for i := range 10 {
+			pods = append(pods, createPod(ns, fmt.Sprintf("web-%d", i), node, podOpts{owner: rs, labels: labels}))
+		}
+		createEmptyReport(node) // the new manager made it; the old daemon does not write it
+		report(node, pods, failed(pods[0], "app", 1))
+		Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf("web-0"))
+	})
+
 	It("holds a rollout whose new pods all fail, while they are a small part of the Deployment", func() {
 		ns, node := newNamespace(), newNode()
 		createPolicy(ns, "web", nil)

@@ -57,6 +57,13 @@ func (r *DecisionReconciler) setup(mgr ctrl.Manager) error {
 			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) { r.probesChanged(e.ObjectOld, e.ObjectNew, q) },
 			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) { r.probesChanged(e.Object, nil, q) },
 		}).
+		// The results of a node: in its report, or (a daemon from before the report) in its
+		// NodePodProbe's status.
+		Watches(&appsv1alpha1.NodePodProbeReport{}, handler.Funcs{
+			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { r.probesChanged(nil, e.Object, q) },
+			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) { r.probesChanged(e.ObjectOld, e.ObjectNew, q) },
+			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) { r.probesChanged(e.Object, nil, q) },
+		}).
 		Watches(&appsv1alpha1.ContainerRecreateRequest{}, handler.Funcs{
 			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { r.crrChanged(e.Object, false, q) },
 			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) { r.crrChanged(e.ObjectNew, false, q) },
@@ -151,18 +158,31 @@ func ctrlRefUID(o client.Object) types.UID {
 // probesChanged records when each failure was first seen, decides every pod with a Failed state,
 // and wakes held pods of the node and of the workloads of pods whose states changed (a failure
 // that cleared may end a storm). The first sightings are taken here, not when a decision reads a
-// node's status: this watch sees every failing and suspect pod of every node as soon as it is
-// reported, whether or not a decision ever looks at it.
+// node's results: this watch sees every failing and suspect pod of every node as soon as it is
+// reported, whether or not a decision ever looks at it. Any change of the node's results wakes
+// its held pods: one the rules held because its probes were not probed yet is decided again when
+// the daemon's probedGeneration catches up with the spec.
 func (r *DecisionReconciler) probesChanged(oldObj, newObj client.Object, q queue) {
-	if npp, ok := newObj.(*appsv1alpha1.NodePodProbe); ok && npp != nil {
-		r.facts.ObserveProbes(npp, false)
-	} else if npp, ok := oldObj.(*appsv1alpha1.NodePodProbe); ok && npp != nil {
-		r.facts.ObserveProbes(npp, true)
+	if newObj != nil {
+		r.facts.ObserveProbes(newObj, false)
+	} else if oldObj != nil {
+		r.facts.ObserveProbes(oldObj, true)
 	}
 	states := func(o client.Object) map[types.UID]appsv1alpha1.PodProbeStatus {
+		var results *appsv1alpha1.ProbeResults
+		switch o := o.(type) {
+		case *appsv1alpha1.NodePodProbe:
+			if o != nil {
+				results = &o.Status.ProbeResults
+			}
+		case *appsv1alpha1.NodePodProbeReport:
+			if o != nil {
+				results = &o.Status
+			}
+		}
 		m := map[types.UID]appsv1alpha1.PodProbeStatus{}
-		if npp, ok := o.(*appsv1alpha1.NodePodProbe); ok && npp != nil {
-			for _, ps := range npp.Status.PodProbeStatuses {
+		if results != nil {
+			for _, ps := range results.PodProbeStatuses {
 				m[ps.UID] = ps
 			}
 		}

@@ -28,6 +28,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -228,6 +229,14 @@ func reportFull(node string, pods []*corev1.Pod, probeGrace *int64, at time.Time
 	writeReport(node, pods, probeGrace, at, false, states...)
 }
 
+// Where a daemon writes its results.
+type resultsIn int
+
+const (
+	inStatus resultsIn = iota // the NodePodProbe's status (a daemon from before the report)
+	inReport                  // the node's NodePodProbeReport
+)
+
 // reportSparse is report as a daemon that lists only what is not passing writes it: no entry for
 // a pod given no state nor for a Succeeded state without a run of failures, and
 // status.probedGeneration marking the spec as covered.
@@ -235,7 +244,25 @@ func reportSparse(node string, pods []*corev1.Pod, states ...probeState) {
 	writeReport(node, pods, ptr.To[int64](7), time.Now(), true, states...)
 }
 
+// reportInReport is reportSparse written, as today's daemon does, to the node's
+// NodePodProbeReport (created if missing); the NodePodProbe's status is left as it is.
+func reportInReport(node string, pods []*corev1.Pod, states ...probeState) {
+	writeResults(node, pods, ptr.To[int64](7), time.Now(), true, inReport, states...)
+}
+
+// createEmptyReport creates the node's NodePodProbeReport as the manager does: no results yet.
+func createEmptyReport(node string) {
+	GinkgoHelper()
+	rep := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: node}}
+	Expect(k8sClient.Create(ctx, rep)).To(Succeed())
+	DeferCleanup(func() { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, rep))).To(Succeed()) })
+}
+
 func writeReport(node string, pods []*corev1.Pod, probeGrace *int64, at time.Time, sparse bool, states ...probeState) {
+	writeResults(node, pods, probeGrace, at, sparse, inStatus, states...)
+}
+
+func writeResults(node string, pods []*corev1.Pod, probeGrace *int64, at time.Time, sparse bool, where resultsIn, states ...probeState) {
 	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
 	DeferCleanup(func() {
 		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}))).To(Succeed())
@@ -255,7 +282,7 @@ func writeReport(node string, pods []*corev1.Pod, probeGrace *int64, at time.Tim
 	})
 	Expect(err).NotTo(HaveOccurred())
 	byPod := map[types.UID]*appsv1alpha1.PodProbeStatus{}
-	npp.Status = appsv1alpha1.NodePodProbeStatus{}
+	npp.Status.ProbeResults = appsv1alpha1.ProbeResults{}
 	now := metav1.NewTime(at)
 	for _, s := range states {
 		if sparse && s.state == appsv1alpha1.ProbeSucceeded && !s.failing {
@@ -295,7 +322,20 @@ func writeReport(node string, pods []*corev1.Pod, probeGrace *int64, at time.Tim
 	if sparse {
 		npp.Status.ProbedGeneration = npp.Generation
 	}
-	Expect(k8sClient.Status().Update(ctx, npp)).To(Succeed())
+	if where == inStatus {
+		Expect(k8sClient.Status().Update(ctx, npp)).To(Succeed())
+		return
+	}
+	results := npp.Status.ProbeResults
+	rep := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: node}}
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(rep), rep); apierrors.IsNotFound(err) {
+		createEmptyReport(node)
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(rep), rep)).To(Succeed())
+	} else {
+		Expect(err).NotTo(HaveOccurred())
+	}
+	rep.Status = results
+	Expect(k8sClient.Status().Update(ctx, rep)).To(Succeed())
 }
 
 // crrs lists the requests in ns.

@@ -125,14 +125,9 @@ func TestBuildStatus_ListsOnlyWhatIsNotPassing(t *testing.T) {
 			c.Set(Key{"u3", "app", "gone"}, appsv1alpha1.ProbeFailed, "containerd://z", "", now) // pod left the spec
 			npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "n", Generation: 4}}
 			npp.Spec.PodProbes = spec
-			npp.Status = appsv1alpha1.NodePodProbeStatus{ProbedGeneration: tc.probedGeneration, PodProbeStatuses: tc.shown,
-				Conditions: []metav1.Condition{{Type: appsv1alpha1.ConditionMapped, Status: metav1.ConditionFalse,
-					Reason: appsv1alpha1.ReasonWriteRefused}}}
+			npp.Status.ProbeResults = appsv1alpha1.ProbeResults{ProbedGeneration: tc.probedGeneration, PodProbeStatuses: tc.shown}
 
 			st := BuildStatus(npp, c, 7)
-			if len(st.Conditions) != 1 || st.Conditions[0].Reason != appsv1alpha1.ReasonWriteRefused {
-				t.Errorf("the manager's conditions are not kept: %+v", st.Conditions)
-			}
 			if st.ObservedGeneration != 4 || st.ProbedGeneration != 4 {
 				t.Errorf("observedGeneration %d, probedGeneration %d: want the object's 4", st.ObservedGeneration, st.ProbedGeneration)
 			}
@@ -178,7 +173,7 @@ func TestBuildStatus_WritesOnlyOnChanges(t *testing.T) {
 		{Name: "b", Namespace: "ns", UID: "u2", Probes: []appsv1alpha1.ContainerProbe{{Name: "p1", ContainerName: "app"}}},
 	}
 	st := BuildStatus(npp, c, 2)
-	npp.Status = st
+	npp.Status.ProbeResults = st
 	// A repeated computation with a moved lastProbeTime needs no write, nor does a passing probe
 	// that passes on a new container.
 	c.Touch(Key{"u2", "app", "p1"}, now.Add(time.Second))
@@ -278,10 +273,10 @@ func TestRefreshDueForFailedResultsOnly(t *testing.T) {
 			c := NewCache()
 			c.Set(Key{"u1", container, tc.probe}, tc.state, "containerd://a", "", t0)
 			npp := npp.DeepCopy()
-			npp.Status = BuildStatus(npp, c, 0)
+			npp.Status.ProbeResults = BuildStatus(npp, c, 0)
 			c.Touch(Key{"u1", container, tc.probe}, t0.Add(tc.probedAgo))
 			desired := BuildStatus(npp, c, 0)
-			if !sameReport(&npp.Status, &desired) {
+			if !sameReport(&npp.Status.ProbeResults, &desired) {
 				t.Fatal("only lastProbeTime moved: the report is the same")
 			}
 			if got := refreshDue(npp, &desired); got != tc.due {

@@ -172,22 +172,64 @@ func (s *StatusWriter) waitWindow(ctx context.Context, prev, last time.Time, win
 	}
 }
 
-// Flush patches the status now if it differs from the cache; a missing NodePodProbe is not an
-// error. The patch carries the resourceVersion it was computed from (internal/patch); after a
-// conflict the object is read again from the API server and the status computed anew.
+// Flush writes the node's results now if they differ from the cache; a missing NodePodProbe is
+// not an error. The results go to the node's NodePodProbeReport (the manager creates it with the
+// NodePodProbe); while there is none (a manager from before the report), to the NodePodProbe's
+// status as before. Once the report is written, what the NodePodProbe's status still carries from
+// an older daemon is cleared in one write, so that the spec object stops carrying results. Each
+// patch carries the resourceVersion it was computed from (internal/patch); after a conflict the
+// object is read again from the API server and the results computed anew.
 func (s *StatusWriter) Flush(ctx context.Context) error {
 	npp := &appsv1alpha1.NodePodProbe{}
 	if err := s.Client.Get(ctx, client.ObjectKey{Name: s.NodeName}, npp); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	res, err := patch.Status(ctx, s.Client, s.APIReader, npp, func(npp *appsv1alpha1.NodePodProbe) (bool, error) {
-		desired := BuildStatus(npp, s.Results, s.observedGeneration.Load())
-		if sameReport(&npp.Status, &desired) && !refreshDue(npp, &desired) {
+	rep := &appsv1alpha1.NodePodProbeReport{}
+	err := s.Client.Get(ctx, client.ObjectKey{Name: s.NodeName}, rep)
+	if apierrors.IsNotFound(err) {
+		res, err := patch.Status(ctx, s.Client, s.APIReader, npp, func(npp *appsv1alpha1.NodePodProbe) (bool, error) {
+			return judge(npp, &npp.Status.ProbeResults, s.Results, s.observedGeneration.Load())
+		}, patch.Attempts(maxPatchAttempts))
+		return s.count("NodePodProbe", res, err)
+	}
+	if err != nil {
+		return fmt.Errorf("reading NodePodProbeReport %s: %w", s.NodeName, err)
+	}
+	res, err := patch.Status(ctx, s.Client, s.APIReader, rep, func(rep *appsv1alpha1.NodePodProbeReport) (bool, error) {
+		// Until this daemon's first write, the results to carry over are an older daemon's, in
+		// the NodePodProbe's status.
+		return judge(npp.WithReport(rep), &rep.Status, s.Results, s.observedGeneration.Load())
+	}, patch.Attempts(maxPatchAttempts))
+	if err := s.count("NodePodProbeReport", res, err); err != nil || !rep.Written() || npp.Status.ProbeResults.Empty() {
+		return err
+	}
+	_, err = patch.Status(ctx, s.Client, s.APIReader, npp, func(npp *appsv1alpha1.NodePodProbe) (bool, error) {
+		if npp.Status.ProbeResults.Empty() {
 			return false, nil
 		}
-		npp.Status = desired
+		npp.Status.ProbeResults = appsv1alpha1.ProbeResults{}
 		return true, nil
 	}, patch.Attempts(maxPatchAttempts))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("clearing the results in the status of NodePodProbe %s: %w", s.NodeName, err)
+	}
+	return nil
+}
+
+// judge sets out to the results BuildStatus computes for view (the NodePodProbe, with the
+// results last written) and says whether they are worth a write.
+func judge(view *appsv1alpha1.NodePodProbe, out *appsv1alpha1.ProbeResults, results *Cache, observedGeneration int64) (bool, error) {
+	desired := BuildStatus(view, results, observedGeneration)
+	if sameReport(out, &desired) && !refreshDue(view, &desired) {
+		return false, nil
+	}
+	*out = desired
+	return true, nil
+}
+
+// count records the outcome of a results write in the metrics and returns its error (a missing
+// object is not one: the manager creates it again, and the next flush writes it).
+func (s *StatusWriter) count(kind string, res patch.Result, err error) error {
 	StatusWrites.WithLabelValues("conflict").Add(float64(res.Conflicts))
 	switch {
 	case res.Written:
@@ -199,7 +241,7 @@ func (s *StatusWriter) Flush(ctx context.Context) error {
 	case !apierrors.IsConflict(err):
 		StatusWrites.WithLabelValues("error").Inc()
 	}
-	return fmt.Errorf("patching status of NodePodProbe %s: %w", s.NodeName, err)
+	return fmt.Errorf("patching status of %s %s: %w", kind, s.NodeName, err)
 }
 
 // BuildStatus computes the status of npp from the cache. It lists only what a decision needs:
@@ -211,10 +253,8 @@ func (s *StatusWriter) Flush(ctx context.Context) error {
 // what the object shows: its listed state, or passing when the status omitted it for this very
 // spec; otherwise it is reported not probed yet. So a daemon restart does not wipe the node's
 // status. Pods and probes that left the spec disappear.
-func BuildStatus(npp *appsv1alpha1.NodePodProbe, results *Cache, observedGeneration int64) appsv1alpha1.NodePodProbeStatus {
-	// The conditions are the manager's: kept as they are.
-	st := appsv1alpha1.NodePodProbeStatus{ObservedGeneration: min(observedGeneration, npp.Generation),
-		ProbedGeneration: npp.Generation, Conditions: npp.Status.Conditions}
+func BuildStatus(npp *appsv1alpha1.NodePodProbe, results *Cache, observedGeneration int64) appsv1alpha1.ProbeResults {
+	st := appsv1alpha1.ProbeResults{ObservedGeneration: min(observedGeneration, npp.Generation), ProbedGeneration: npp.Generation}
 	type probeRef struct {
 		uid  types.UID
 		name string
@@ -273,7 +313,7 @@ func BuildStatus(npp *appsv1alpha1.NodePodProbe, results *Cache, observedGenerat
 
 // sameReport compares what a write would change, ignoring lastProbeTime (which moves on every
 // run and alone never justifies a write) and sub-second time precision lost in the API.
-func sameReport(a, b *appsv1alpha1.NodePodProbeStatus) bool {
+func sameReport(a, b *appsv1alpha1.ProbeResults) bool {
 	if a.ObservedGeneration != b.ObservedGeneration || a.ProbedGeneration != b.ProbedGeneration || a.ProbedPods != b.ProbedPods ||
 		a.FailingProbes != b.FailingProbes || len(a.PodProbeStatuses) != len(b.PodProbeStatuses) {
 		return false
@@ -298,7 +338,7 @@ func sameReport(a, b *appsv1alpha1.NodePodProbeStatus) bool {
 // refreshDue reports whether a Failed state of desired is newer than the one the status shows by
 // at least its probe's FailedRefreshInterval: a result that stays Failed is written again, so that
 // the decision controller can tell it from one a stopped daemon left behind.
-func refreshDue(npp *appsv1alpha1.NodePodProbe, desired *appsv1alpha1.NodePodProbeStatus) bool {
+func refreshDue(npp *appsv1alpha1.NodePodProbe, desired *appsv1alpha1.ProbeResults) bool {
 	type ref struct {
 		uid   types.UID
 		probe string

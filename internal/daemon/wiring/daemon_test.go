@@ -159,9 +159,32 @@ func entryFor(pod *corev1.Pod, probe corev1.Probe) appsv1alpha1.PodProbe {
 	}
 }
 
+// createNPP creates npp and, as the manager does, its empty NodePodProbeReport.
+func createNPP(npp *appsv1alpha1.NodePodProbe) {
+	GinkgoHelper()
+	Expect(k8sClient.Create(ctx, npp)).To(Succeed())
+	Expect(k8sClient.Create(ctx, &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: npp.Name,
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: appsv1alpha1.GroupVersion.String(), Kind: "NodePodProbe",
+			Name: npp.Name, UID: npp.UID}}}})).To(Succeed())
+}
+
+func getReport(name string) *appsv1alpha1.NodePodProbeReport {
+	GinkgoHelper()
+	rep := &appsv1alpha1.NodePodProbeReport{}
+	Expect(k8sClient.Get(ctx, types.NamespacedName{Name: name}, rep)).To(Succeed())
+	return rep
+}
+
+// getNPP returns the node's NodePodProbe with the results the manager reads: its report's once
+// written, its own status's otherwise (a node without report: the conflict spec).
 func getNPP(name string) *appsv1alpha1.NodePodProbe {
+	GinkgoHelper()
 	npp := &appsv1alpha1.NodePodProbe{}
 	Expect(k8sClient.Get(ctx, types.NamespacedName{Name: name}, npp)).To(Succeed())
+	rep := &appsv1alpha1.NodePodProbeReport{}
+	if err := k8sClient.Get(ctx, types.NamespacedName{Name: name}, rep); err == nil {
+		return npp.WithReport(rep)
+	}
 	return npp
 }
 
@@ -216,7 +239,7 @@ var _ = Describe("node daemon probe engine", func() {
 			npp.Spec.PodProbes = append(npp.Spec.PodProbes, podProbe(pod, h))
 			want[name], wantID[name] = state, id
 		}
-		Expect(k8sClient.Create(ctx, npp)).To(Succeed())
+		createNPP(npp)
 		eng := startDaemon(node, tg.rt)
 
 		Eventually(func(g Gomega) {
@@ -276,7 +299,7 @@ var _ = Describe("node daemon probe engine", func() {
 		pod := createPod(node, "flip", "") // no container status: its worker stays idle
 		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
 		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{podProbe(pod, corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(1)}})}
-		Expect(k8sClient.Create(ctx, npp)).To(Succeed())
+		createNPP(npp)
 		eng := startDaemon(node, nil)
 		Eventually(func() int64 { return getNPP(node).Status.ObservedGeneration }).Should(BeEquivalentTo(1))
 		Eventually(eng.Probes.WorkerCount).Should(Equal(1))
@@ -312,20 +335,20 @@ var _ = Describe("node daemon probe engine", func() {
 		Expect(writes).To(BeNumerically("<=", 2*windows+1))
 	})
 
-	It("renews its Lease and never touches another node's NodePodProbe", func() {
+	It("renews its Lease and never touches another node's NodePodProbe or report", func() {
 		tg := startTargets()
 		other := "node-other"
 		otherPod := createPod(other, "other-pod", "containerd://other")
 		otherNPP := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: other}}
 		otherNPP.Spec.PodProbes = []appsv1alpha1.PodProbe{podProbe(otherPod, corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/fail", Port: intstr.FromInt32(int32(tg.httpPort))}})}
-		Expect(k8sClient.Create(ctx, otherNPP)).To(Succeed())
-		otherRV := getNPP(other).ResourceVersion
+		createNPP(otherNPP)
+		otherRV, otherReportRV := getNPP(other).ResourceVersion, getReport(other).ResourceVersion
 
 		node := "node-lease"
 		pod := createPod(node, "lease-pod", "containerd://lease")
 		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
 		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{podProbe(pod, corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromInt32(int32(tg.httpPort))}})}
-		Expect(k8sClient.Create(ctx, npp)).To(Succeed())
+		createNPP(npp)
 		eng := startDaemon(node, tg.rt)
 
 		lease := &coordinationv1.Lease{}
@@ -344,11 +367,13 @@ var _ = Describe("node daemon probe engine", func() {
 		Consistently(func(g Gomega) {
 			o := getNPP(other)
 			g.Expect(o.ResourceVersion).To(Equal(otherRV))
+			g.Expect(getReport(other).ResourceVersion).To(Equal(otherReportRV))
 			g.Expect(o.Status.PodProbeStatuses).To(BeEmpty())
 		}).WithTimeout(2 * time.Second).Should(Succeed())
 		Expect(eng.Probes.WorkerCount()).To(Equal(1))
 	})
 
+	// The node has no report (a manager from before it): the daemon writes its NodePodProbe's status.
 	It("recomputes from a fresh read when its patch conflicts, and flushes on shutdown", func() {
 		node := "node-conflict"
 		pod := createPod(node, "conflict-pod", "")
@@ -396,6 +421,9 @@ var _ = Describe("node daemon probe engine", func() {
 		w := &prober.StatusWriter{
 			Client: interceptor.NewClient(staleClient, interceptor.Funcs{
 				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+					if _, ok := obj.(*appsv1alpha1.NodePodProbe); !ok {
+						return c.Get(ctx, key, obj, opts...) // the node's report: there is none
+					}
 					reads++
 					if reads == 1 {
 						stale.DeepCopyInto(obj.(*appsv1alpha1.NodePodProbe))

@@ -32,8 +32,8 @@ import (
 )
 
 // FailureReportSeconds observes, for each liveness failure the daemon reports, the time from the
-// probe run that crossed the failure threshold until the apiserver acknowledged the NodePodProbe
-// status write that carries it: what the manager's decision waits for on the node's side.
+// probe run that crossed the failure threshold until the apiserver acknowledged the status write
+// (of the node's NodePodProbeReport) that carries it: what the manager's decision waits for on the node's side.
 var FailureReportSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
 	Name:    "enhanced_liveness_daemon_failure_report_seconds",
 	Help:    "Time from a liveness probe run crossing its failure threshold to the acknowledged NodePodProbe status write that reports it.",
@@ -70,16 +70,16 @@ func newFailureReports(c clock.PassiveClock) *failureReports {
 	return &failureReports{clock: c, since: c.Now(), written: map[reportKey]time.Time{}}
 }
 
-// pending returns the Failed states of npp's status not reported yet, and all its Failed states.
-// It must run before the write: the apiserver's answer replaces the in-memory times with
-// second-precision ones.
-func (f *failureReports) pending(npp *appsv1alpha1.NodePodProbe) ([]newReport, map[reportKey]time.Time) {
+// pending returns the Failed states of the results about to be written not reported yet, and all
+// their Failed states. It must run before the write: the apiserver's answer replaces the
+// in-memory times with second-precision ones.
+func (f *failureReports) pending(results *appsv1alpha1.ProbeResults) ([]newReport, map[reportKey]time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var fresh []newReport
 	failed := map[reportKey]time.Time{}
-	for i := range npp.Status.PodProbeStatuses {
-		ps := &npp.Status.PodProbeStatuses[i]
+	for i := range results.PodProbeStatuses {
+		ps := &results.PodProbeStatuses[i]
 		for _, s := range ps.ProbeStates {
 			if !s.Failed() {
 				continue
@@ -115,7 +115,8 @@ func (f *failureReports) acknowledged(failed map[reportKey]time.Time, fresh []ne
 // stamp formats a time for logs: UTC, nanoseconds, whatever the log encoder does with times.
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-// reportingClient is the status writer's client: its NodePodProbe status patches are timed.
+// reportingClient is the status writer's client: its patches of results (a NodePodProbeReport's
+// status, or a NodePodProbe's while the node has no report) are timed.
 type reportingClient struct {
 	client.Client
 	reports *failureReports
@@ -131,11 +132,20 @@ type reportingStatus struct {
 }
 
 func (s reportingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	npp, ok := obj.(*appsv1alpha1.NodePodProbe)
-	if !ok {
+	var results *appsv1alpha1.ProbeResults
+	switch o := obj.(type) {
+	case *appsv1alpha1.NodePodProbeReport:
+		results = &o.Status
+	case *appsv1alpha1.NodePodProbe:
+		results = &o.Status.ProbeResults
+		if results.Empty() {
+			// Clearing what an older daemon left: no result is written.
+			return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+		}
+	default:
 		return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 	}
-	fresh, failed := s.reports.pending(npp)
+	fresh, failed := s.reports.pending(results)
 	sent := s.reports.clock.Now()
 	err := s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 	if err == nil {

@@ -34,9 +34,26 @@ import (
 // TestFailureReports: each Failed state is reported once per transition, with the in-memory
 // (nanosecond) failure time, and only when the write is acknowledged; failures older than the
 // daemon are not new.
+// The results are timed where they are written: the node's report, or, while it has none, its
+// NodePodProbe's status.
 func TestFailureReports(t *testing.T) {
-	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "node"}}
-	fc := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithObjects(npp).WithStatusSubresource(npp).Build()
+	for _, kind := range []string{"NodePodProbeReport", "NodePodProbe"} {
+		t.Run(kind, func(t *testing.T) { testFailureReports(t, kind) })
+	}
+}
+
+func testFailureReports(t *testing.T, kind string) {
+	obj, results := client.Object(nil), func(client.Object) *appsv1alpha1.ProbeResults { return nil }
+	if kind == "NodePodProbe" {
+		obj = &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "node"}}
+		results = func(o client.Object) *appsv1alpha1.ProbeResults {
+			return &o.(*appsv1alpha1.NodePodProbe).Status.ProbeResults
+		}
+	} else {
+		obj = &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: "node"}}
+		results = func(o client.Object) *appsv1alpha1.ProbeResults { return &o.(*appsv1alpha1.NodePodProbeReport).Status }
+	}
+	fc := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithObjects(obj).WithStatusSubresource(obj).Build()
 	start := time.Date(2026, 12, 1, 5, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakePassiveClock(start)
 	r := newFailureReports(clk)
@@ -45,12 +62,12 @@ func TestFailureReports(t *testing.T) {
 
 	write := func(states ...appsv1alpha1.ContainerProbeState) {
 		t.Helper()
-		cur := &appsv1alpha1.NodePodProbe{}
+		cur := obj.DeepCopyObject().(client.Object)
 		if err := fc.Get(ctx, client.ObjectKey{Name: "node"}, cur); err != nil {
 			t.Fatal(err)
 		}
-		base := cur.DeepCopy()
-		cur.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{{Name: "p", Namespace: "ns", UID: "uid", ProbeStates: states}}
+		base := cur.DeepCopyObject().(client.Object)
+		results(cur).PodProbeStatuses = []appsv1alpha1.PodProbeStatus{{Name: "p", Namespace: "ns", UID: "uid", ProbeStates: states}}
 		if err := c.Status().Patch(ctx, cur, client.MergeFrom(base)); err != nil {
 			t.Fatal(err)
 		}

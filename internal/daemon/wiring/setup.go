@@ -43,7 +43,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probetrust"
 )
 
-// CacheOptions restrict the daemon's informers to its own node: its NodePodProbe, the pods bound
+// CacheOptions restrict the daemon's informers to its own node: its NodePodProbe and report, the pods bound
 // to it, the ContainerRecreateRequests labelled with it, Leases of the operator namespace and the
 // trust ConfigMap there. Watching every pod of the cluster from every node would multiply
 // apiserver load by the node count. Pods are cached whole: the probe-context annotations and the
@@ -51,8 +51,9 @@ import (
 func CacheOptions(nodeName, namespace string) cache.Options {
 	return cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
-			&appsv1alpha1.NodePodProbe{}: {Field: fields.OneTermEqualSelector("metadata.name", nodeName)},
-			&corev1.Pod{}:                {Field: fields.OneTermEqualSelector("spec.nodeName", nodeName)},
+			&appsv1alpha1.NodePodProbe{}:       {Field: fields.OneTermEqualSelector("metadata.name", nodeName)},
+			&appsv1alpha1.NodePodProbeReport{}: {Field: fields.OneTermEqualSelector("metadata.name", nodeName)},
+			&corev1.Pod{}:                      {Field: fields.OneTermEqualSelector("spec.nodeName", nodeName)},
 			&appsv1alpha1.ContainerRecreateRequest{}: {
 				Label: labels.SelectorFromSet(labels.Set{appsv1alpha1.LabelCRRNodeName: nodeName}),
 			},

@@ -89,7 +89,7 @@ var _ = Describe("node daemon trust boundary", func() {
 
 		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
 		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{entryFor(plain, evil), entryFor(forged, evil), entryFor(swapped, evil), goodEntry}
-		Expect(k8sClient.Create(ctx, npp)).To(Succeed())
+		createNPP(npp)
 		eng := startDaemon(node, tg.rt)
 
 		Eventually(func(g Gomega) {
@@ -141,7 +141,7 @@ var _ = Describe("node daemon trust boundary", func() {
 		Expect(k8sClient.Update(ctx, newPod)).To(Succeed())
 		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
 		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{oldEntry, entryFor(newPod, newProbe)}
-		Expect(k8sClient.Create(ctx, npp)).To(Succeed())
+		createNPP(npp)
 		eng := startDaemon(node, tg.rt)
 
 		Eventually(func() appsv1alpha1.ProbeState { return stateOf(getNPP(node))["sealed-old"].State }, "20s").

@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
@@ -58,19 +59,19 @@ func failingKeys(ps *appsv1alpha1.PodProbeStatus, each func(onsetKey)) {
 	}
 }
 
-// observe replaces what is known of the node with its status (nil: the NodePodProbe is gone):
-// instances still failing keep their first sighting, new ones are seen now, the rest are dropped.
-func (o *onsets) observe(node string, npp *appsv1alpha1.NodePodProbe) {
+// observe replaces what is known of the node with its results (nil: they are gone): instances
+// still failing keep their first sighting, new ones are seen now, the rest are dropped.
+func (o *onsets) observe(node string, results *appsv1alpha1.ProbeResults) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if npp == nil {
+	if results == nil {
 		delete(o.byNode, node)
 		return
 	}
 	before, now := o.byNode[node], o.clock.Now()
 	var after map[types.UID]map[onsetKey]time.Time
-	for i := range npp.Status.PodProbeStatuses {
-		ps := &npp.Status.PodProbeStatuses[i]
+	for i := range results.PodProbeStatuses {
+		ps := &results.PodProbeStatuses[i]
 		failingKeys(ps, func(k onsetKey) {
 			at, ok := before[ps.UID][k]
 			if !ok {
@@ -130,15 +131,32 @@ func (o *onsets) onset(node string, ps *appsv1alpha1.PodProbeStatus) time.Time {
 	return out
 }
 
-// ObserveProbes records a NodePodProbe the watch delivered (deleted: it is gone). Call it from the
-// NodePodProbe watch, so that a failure's onset is when the manager saw it reported, not when a
+// ObserveProbes records a node's results the watch delivered (deleted: the object is gone): a
+// NodePodProbeReport a daemon has written, or the status of a NodePodProbe that holds results (a
+// daemon from before the report). An empty one says nothing (the report the manager creates, the
+// status a daemon cleared when it moved to the report) and leaves what is known alone. Call it
+// from the watches, so that a failure's onset is when the manager saw it reported, not when a
 // decision next looked.
-func (b *Builder) ObserveProbes(npp *appsv1alpha1.NodePodProbe, deleted bool) {
-	if deleted {
-		b.onsets.observe(npp.Name, nil)
+func (b *Builder) ObserveProbes(obj client.Object, deleted bool) {
+	var results *appsv1alpha1.ProbeResults
+	switch o := obj.(type) {
+	case *appsv1alpha1.NodePodProbeReport:
+		if !deleted && !o.Written() {
+			return
+		}
+		results = &o.Status
+	case *appsv1alpha1.NodePodProbe:
+		if !deleted && o.Status.ProbeResults.Empty() {
+			return
+		}
+		results = &o.Status.ProbeResults
+	default:
 		return
 	}
-	b.onsets.observe(npp.Name, npp)
+	if deleted {
+		results = nil
+	}
+	b.onsets.observe(obj.GetName(), results)
 }
 
 // ForgetPod drops what is known of a deleted pod's failures.

@@ -50,9 +50,8 @@ func probeStatus(uid types.UID, id string, state appsv1alpha1.ProbeState, failin
 	return appsv1alpha1.PodProbeStatus{Name: string(uid), Namespace: "ns", UID: uid, ProbeStates: []appsv1alpha1.ContainerProbeState{s}}
 }
 
-func onsetStatus(node string, ps ...appsv1alpha1.PodProbeStatus) *appsv1alpha1.NodePodProbe {
-	return &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node},
-		Status: appsv1alpha1.NodePodProbeStatus{PodProbeStatuses: ps}}
+func onsetStatus(ps ...appsv1alpha1.PodProbeStatus) *appsv1alpha1.ProbeResults {
+	return &appsv1alpha1.ProbeResults{PodProbeStatuses: ps}
 }
 
 // The first sighting of each failing container instance, on the manager's clock, and what makes
@@ -75,12 +74,12 @@ func TestOnsets(t *testing.T) {
 		return n
 	}
 
-	o.observe("n1", onsetStatus("n1", failedA, suspectB, passingC))
+	o.observe("n1", onsetStatus(failedA, suspectB, passingC))
 	if entries() != 2 {
 		t.Fatalf("a failing and a suspect instance are tracked, a passing one is not: %d entries", entries())
 	}
 	clk.Step(20 * time.Minute)
-	o.observe("n1", onsetStatus("n1", failedA, suspectB, passingC))
+	o.observe("n1", onsetStatus(failedA, suspectB, passingC))
 	if got := onsetOf(failedA); !got.Equal(t0) {
 		t.Errorf("a failing instance seen again keeps its first sighting: %s", got)
 	}
@@ -97,7 +96,7 @@ func TestOnsets(t *testing.T) {
 	failedB := probeStatus("b", "containerd://b1", appsv1alpha1.ProbeFailed, true)
 	restartedA := probeStatus("a", "containerd://a2", appsv1alpha1.ProbeFailed, true)
 	failedC := probeStatus("c", "containerd://c1", appsv1alpha1.ProbeFailed, true)
-	o.observe("n1", onsetStatus("n1", restartedA, failedB, failedC))
+	o.observe("n1", onsetStatus(restartedA, failedB, failedC))
 	if got := onsetOf(failedB); !got.Equal(t0) {
 		t.Errorf("a suspect that reached its threshold keeps its onset: %s", got)
 	}
@@ -113,7 +112,7 @@ func TestOnsets(t *testing.T) {
 
 	// a passes, b's status is gone from the node's report, c's pod is deleted.
 	clk.Step(time.Minute)
-	o.observe("n1", onsetStatus("n1", probeStatus("a", "containerd://a2", appsv1alpha1.ProbeSucceeded, false), failedC))
+	o.observe("n1", onsetStatus(probeStatus("a", "containerd://a2", appsv1alpha1.ProbeSucceeded, false), failedC))
 	if entries() != 1 {
 		t.Fatalf("a passing instance and a pod no longer reported are forgotten: %d entries", entries())
 	}
@@ -126,7 +125,7 @@ func TestOnsets(t *testing.T) {
 	}
 
 	// A status read before its watch event is seen when read; a NodePodProbe deleted forgets its node.
-	o.observe("n2", onsetStatus("n2", probeStatus("d", "containerd://d1", appsv1alpha1.ProbeFailed, true)))
+	o.observe("n2", onsetStatus(probeStatus("d", "containerd://d1", appsv1alpha1.ProbeFailed, true)))
 	o.observe("n2", nil)
 	if _, ok := o.byNode["n2"]; ok {
 		t.Fatal("a deleted NodePodProbe's node is forgotten")
@@ -247,5 +246,34 @@ func TestWorkloadStormOnsetFromTheWatch(t *testing.T) {
 				t.Errorf("the status counts %d failing pods, want 4", got)
 			}
 		})
+	}
+}
+
+// The node's results come from its report once a daemon has written it, or from the NodePodProbe
+// status of an older daemon; an empty one (the report the manager creates, the status a daemon
+// cleared when it moved to the report) leaves the first sightings alone.
+func TestObserveProbesFromTheReportOrAnOlderDaemonsStatus(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	b := NewBuilder(fake.NewClientBuilder().WithScheme(testutil.Scheme()).Build(), nil,
+		Options{OperatorNamespace: "elo-system", Clock: clk})
+	failed := probeStatus("a", "containerd://a1", appsv1alpha1.ProbeFailed, false)
+	first := clk.Now()
+	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
+	npp.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{failed}
+	b.ObserveProbes(npp, false) // an older daemon's status
+	clk.Step(time.Minute)
+	report := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
+	b.ObserveProbes(report, false) // created empty by the manager: no results yet
+	npp.Status.PodProbeStatuses = nil
+	b.ObserveProbes(npp, false) // the new daemon cleared the old status
+	report.Status = appsv1alpha1.ProbeResults{ProbedGeneration: 1, PodProbeStatuses: []appsv1alpha1.PodProbeStatus{failed}}
+	b.ObserveProbes(report, false)
+	if got := b.onsets.onset("n1", &failed); !got.Equal(first) {
+		t.Fatalf("onset %s, want the first sighting %s kept through the move to the report", got, first)
+	}
+	b.ObserveProbes(report, true)
+	clk.Step(time.Minute)
+	if got := b.onsets.onset("n1", &failed); !got.Equal(clk.Now()) {
+		t.Fatalf("onset %s after the report was deleted, want now %s", got, clk.Now())
 	}
 }

@@ -58,7 +58,9 @@ type Reader struct {
 	leases  map[string]rules.Daemon
 }
 
-// nodeProbe returns the node's NodePodProbe (nil if there is none).
+// nodeProbe returns the node's NodePodProbe (nil if there is none), with the results of its
+// NodePodProbeReport once the node's daemon has written it; until then (a daemon from before the
+// report), the results the NodePodProbe's own status holds.
 func (r *Reader) nodeProbe(ctx context.Context, node string) (*appsv1alpha1.NodePodProbe, error) {
 	if npp, ok := r.npps[node]; ok {
 		return npp, nil
@@ -69,6 +71,16 @@ func (r *Reader) nodeProbe(ctx context.Context, node string) (*appsv1alpha1.Node
 			return nil, err
 		}
 		npp = nil
+	}
+	if npp != nil {
+		rep := &appsv1alpha1.NodePodProbeReport{}
+		if err := r.cache.Get(ctx, client.ObjectKey{Name: node}, rep, unsafeGet); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return nil, err
+			}
+			rep = nil
+		}
+		npp = npp.WithReport(rep)
 	}
 	r.npps[node] = npp
 	r.reports[node] = newNodeReport(npp)

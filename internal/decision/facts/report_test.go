@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
@@ -148,13 +149,13 @@ func nodeStatus(now time.Time, probes []probeIs, shape string) (*appsv1alpha1.No
 	return npp, pod
 }
 
-// evidenceOf reads the pod's evidence from a cache holding npp and the node's daemon Lease (its
-// daemon started before the results were taken).
-func evidenceOf(t *testing.T, now time.Time, npp *appsv1alpha1.NodePodProbe, pod *corev1.Pod) Evidence {
+// evidenceOf reads the pod's evidence from a cache holding npp, the node's daemon Lease (its
+// daemon started before the results were taken) and objs.
+func evidenceOf(t *testing.T, now time.Time, npp *appsv1alpha1.NodePodProbe, pod *corev1.Pod, objs ...client.Object) Evidence {
 	t.Helper()
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "elo-system", Name: appsv1alpha1.DaemonLeasePrefix + "n1"},
 		Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: now}, AcquireTime: &metav1.MicroTime{Time: now.Add(-time.Hour)}}}
-	cache := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithObjects(npp, lease, pod).Build()
+	cache := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithObjects(append(objs, npp, lease, pod)...).Build()
 	clk := clocktesting.NewFakePassiveClock(now)
 	b := NewBuilder(cache, NewWorkloads(cache, cache, cache, clk), Options{Default: rules.DefaultPolicy(rules.Defaults{}),
 		OperatorNamespace: "elo-system", Clock: clk})

@@ -1,0 +1,87 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apps
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+)
+
+var _ = Describe("NodePodProbe report", Ordered, func() {
+	const node = "npp-report-node"
+	var stop func()
+
+	BeforeAll(func() {
+		createNamespace(mapNS)
+		var err error
+		stop, err = testutil.StartManager(ctx, cfg, ctrl.Options{
+			Cache: managercache.Options(managercache.Config{OperatorNamespace: "el-operator", Strip: true}),
+		}, func(mgr ctrl.Manager) error {
+			if err := managercache.AddIndexes(ctx, mgr); err != nil {
+				return err
+			}
+			return (&NodePodProbeReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("nodepodprobe-controller"),
+				Keys: testutil.StaticKeys{}, OperatorNamespace: "el-operator"}).SetupWithManager(mgr)
+		})
+		Expect(err).NotTo(HaveOccurred())
+	})
+	AfterAll(func() { stop() })
+
+	getReport := func(g Gomega) *appsv1alpha1.NodePodProbeReport {
+		rep := &appsv1alpha1.NodePodProbeReport{}
+		g.Expect(k8sClient.Get(ctx, types.NamespacedName{Name: node}, rep)).To(Succeed())
+		return rep
+	}
+
+	It("creates the report with the NodePodProbe, owned by it, with an empty status", func() {
+		createNode(node)
+		createRunning(mappedPod("report-1", node), "10.0.9.1")
+		var npp *appsv1alpha1.NodePodProbe
+		Eventually(func(g Gomega) {
+			npp = getNPP(g, node)
+			g.Expect(npp.Spec.PodProbes).To(HaveLen(1))
+			getReport(g)
+		}, mapTimeout).Should(Succeed())
+		rep := getReport(Default)
+		Expect(rep.OwnerReferences).To(HaveLen(1))
+		owner := rep.OwnerReferences[0]
+		Expect(owner.Kind).To(Equal("NodePodProbe"))
+		Expect(owner.APIVersion).To(Equal(appsv1alpha1.GroupVersion.String()))
+		Expect(owner.Name).To(Equal(node))
+		Expect(owner.UID).To(Equal(npp.UID), "the garbage collector deletes it with this NodePodProbe")
+		Expect(owner.Controller).To(HaveValue(BeTrue()))
+		Expect(rep.Written()).To(BeFalse(), "only the daemon writes results")
+		Expect(rep.Status.Empty()).To(BeTrue())
+	})
+
+	It("creates the report again when it is deleted", func() {
+		old := getReport(Default)
+		Expect(k8sClient.Delete(ctx, old)).To(Succeed())
+		Eventually(func(g Gomega) {
+			rep := getReport(g)
+			g.Expect(rep.UID).NotTo(Equal(old.UID))
+			g.Expect(rep.OwnerReferences).To(HaveLen(1))
+		}, mapTimeout).Should(Succeed())
+	})
+})
