@@ -158,7 +158,10 @@ func stopDaemon() (restore func()) {
 		out, err := nodeCtr("images", "import", filepath.Join(envOr("E2E_IMAGES_DIR", "bin/images"), "operator.tar"))
 		Expect(err).NotTo(HaveOccurred(), out)
 		deleteDaemonPods() // the replacement in image-pull back-off
-		Eventually(daemonRunning).WithTimeout(90 * time.Second).Should(BeTrue())
+		// containerd's CRI image store may learn of the re-imported image only a minute or more
+		// later (seen: 82 s of ErrImagePull for an image ctr had imported); the kubelet's back-off
+		// then retries within its 5-minute cap.
+		Eventually(daemonRunning).WithTimeout(4 * time.Minute).Should(BeTrue())
 	}
 	DeferCleanup(restore)
 	deleteDaemonPods()
