@@ -209,5 +209,18 @@ var _ = Describe("another namespace's Deployments failing for good on the node, 
 		expectRestartedByOperator(ns, pod)
 		appendStormReport("hang during another namespace's node storm, maxHold %s: enrolled restarted after %s, native after %s",
 			maxHold, te.Round(time.Second), tn.Round(100*time.Millisecond))
+
+		// The node storm would otherwise outlive this spec (its pods fail until their namespace is
+		// gone, then the storm settles for --storm-settle-period) and hold the next spec's hang.
+		By("the noisy Deployments recover and the node storm settles, before the next spec")
+		for _, name := range []string{"a", "b", "c"} {
+			p := onlyPod(noisy, name)
+			setSick(p, false)
+			Eventually(probeFailed(p.Spec.NodeName, p.UID)).WithTimeout(60 * time.Second).Should(BeFalse())
+		}
+		time.Sleep(stormSettlePeriod + 5*time.Second)
 	})
 })
+
+// stormSettlePeriod is the manager's --storm-settle-period as the e2e install leaves it (default).
+const stormSettlePeriod = 30 * time.Second
