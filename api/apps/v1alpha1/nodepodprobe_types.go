@@ -110,6 +110,7 @@ const (
 type ProbeResults struct {
 	// observedGeneration is the NodePodProbe spec generation the daemon last acted on.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Observed Generation",xDescriptors={"urn:alm:descriptor:text"}
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// probedGeneration is the NodePodProbe spec generation (its metadata.generation) these
@@ -120,6 +121,7 @@ type ProbeResults struct {
 	// probe missing from podProbeStatuses may not have been probed yet (the only reading of a
 	// status written by a daemon before this field existed).
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Probed Generation",xDescriptors={"urn:alm:descriptor:text"}
 	ProbedGeneration int64 `json:"probedGeneration,omitempty"`
 
 	// probedPods is the number of pods of the spec with a result for at least one probe (those

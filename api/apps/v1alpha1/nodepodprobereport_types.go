@@ -38,7 +38,7 @@ type NodePodProbeReportSpec struct{}
 // apart from the spec so that a status write costs the API server what is wrong on the node,
 // not the size of the node's probe list. The manager creates it; only the node's daemon writes
 // its status.
-// +operator-sdk:csv:customresourcedefinitions:displayName="Node Pod Probe Report"
+// +operator-sdk:csv:customresourcedefinitions:displayName="Node Pod Probe Report",resources={{NodePodProbe,v1alpha1,nodepodprobes}}
 type NodePodProbeReport struct {
 	metav1.TypeMeta `json:",inline"`
 
