@@ -20,7 +20,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -381,28 +380,4 @@ func waitMessage(st appsv1alpha1.ContainerRecreateState) string {
 func failed(st appsv1alpha1.ContainerRecreateState, msg string) appsv1alpha1.ContainerRecreateState {
 	st.Phase, st.Message = appsv1alpha1.RecreateFailed, msg
 	return st
-}
-
-// Summarize derives the request's phase and message from its containers' states. A request past
-// its deadline is not failed here: the manager owns timeouts.
-func Summarize(policy appsv1alpha1.ContainerRecreateRequestFailurePolicy, states []appsv1alpha1.ContainerRecreateState) (appsv1alpha1.ContainerRecreateRequestPhase, string) {
-	var ignored []string
-	var waiting *appsv1alpha1.ContainerRecreateState
-	for i, s := range states {
-		switch {
-		case s.Phase == appsv1alpha1.RecreateFailed && policy != appsv1alpha1.FailurePolicyIgnore:
-			return appsv1alpha1.RecreateFailed, fmt.Sprintf("container %s: %s", s.Name, s.Message)
-		case s.Phase == appsv1alpha1.RecreateFailed:
-			ignored = append(ignored, fmt.Sprintf("%s: %s", s.Name, s.Message))
-		case s.Phase != appsv1alpha1.RecreateSucceeded && waiting == nil:
-			waiting = &states[i]
-		}
-	}
-	if waiting != nil {
-		return appsv1alpha1.RecreateRecreating, fmt.Sprintf("container %s: %s", waiting.Name, waiting.Message)
-	}
-	if len(ignored) > 0 {
-		return appsv1alpha1.RecreateSucceeded, fmt.Sprintf("finished; not restarted (failurePolicy Ignore): %s", strings.Join(ignored, "; "))
-	}
-	return appsv1alpha1.RecreateSucceeded, fmt.Sprintf("all %d container(s) restarted", len(states))
 }
