@@ -22,7 +22,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -136,7 +135,7 @@ func (r *NodePodProbeReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		if err := r.Create(ctx, npp); err != nil {
 			return r.refused(ctx, node, nil, desired, err)
 		}
-	case !equality.Semantic.DeepEqual(npp.Spec.PodProbes, desired):
+	case managercache.SpecDigest(npp) != managercache.PodProbesDigest(desired):
 		// The spec has one writer (this controller, one reconcile per node at a time) and is
 		// recomputed whole from the pods, so a merge patch that replaces spec.podProbes needs no
 		// optimistic lock: a cache that lags behind our last write cannot make it conflict or lose

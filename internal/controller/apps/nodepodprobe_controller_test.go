@@ -154,6 +154,30 @@ var _ = Describe("NodePodProbe mapping", Ordered, func() {
 		}, mapTimeout).Should(Succeed())
 	})
 
+	It("puts back a probe handler edited by hand, which its cache does not hold", func() {
+		// The manager caches NodePodProbes without their handlers (managercache.StripNodePodProbe):
+		// the spec's digest tells it that the one written is not the one it wants.
+		npp := getNPP(Default, nodeB)
+		want := npp.Spec.PodProbes[0].Probes[0].Probe.ProbeHandler
+		edited := npp.DeepCopy()
+		edited.Spec.PodProbes[0].Probes[0].Probe.ProbeHandler = corev1.ProbeHandler{
+			Exec: &corev1.ExecAction{Command: []string{"/bin/false"}}}
+		Expect(k8sClient.Patch(ctx, edited, client.MergeFrom(npp))).To(Succeed())
+		Expect(getNPP(Default, nodeB).Spec.PodProbes[0].Probes[0].Probe.Exec).NotTo(BeNil(), "the edit went through")
+		Eventually(func(g Gomega) {
+			g.Expect(getNPP(g, nodeB).Spec.PodProbes[0].Probes[0].Probe.ProbeHandler).To(Equal(want))
+		}, mapTimeout).Should(Succeed())
+
+		By("a reconcile that finds the spec it wants writes nothing, though its cache holds no handlers")
+		time.Sleep(2 * DefaultMappingBatchDelay)
+		before := writes.get(nodeB)
+		npp = getNPP(Default, nodeB)
+		touched := npp.DeepCopy()
+		touched.Annotations = map[string]string{"example.com/touched": "1"}
+		Expect(k8sClient.Patch(ctx, touched, client.MergeFrom(npp))).To(Succeed())
+		Consistently(func() int { return writes.get(nodeB) }, "2s").Should(Equal(before))
+	})
+
 	It("leaves the status to the daemon, stale entries included", func() {
 		npp := getNPP(Default, nodeA)
 		now := metav1.Now()
