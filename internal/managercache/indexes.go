@@ -39,6 +39,9 @@ const (
 	CRRByPod = "enhancedliveness.crr.podUID"
 	// PodByAdmission indexes the cached (enrolled) pods by the nonce of their admission signature.
 	PodByAdmission = "enhancedliveness.pod.admissionNonce"
+	// PodByTrustKey indexes the cached (enrolled) pods by the ID of the key that sealed them, or
+	// that signed their admission while they are not sealed yet.
+	PodByTrustKey = "enhancedliveness.pod.trustKey"
 )
 
 // AddIndexes registers every field index on the manager's cache. It runs once, before the
@@ -54,6 +57,7 @@ func AddIndexes(ctx context.Context, mgr ctrl.Manager) error {
 		{&corev1.Pod{}, PodByNode, PodNode},
 		{&corev1.Pod{}, ByController, ControllerUID},
 		{&corev1.Pod{}, PodByAdmission, AdmissionNonce},
+		{&corev1.Pod{}, PodByTrustKey, TrustKeyID},
 		{&appsv1.ReplicaSet{}, ByController, ControllerUID},
 		{&appsv1alpha1.ContainerRecreateRequest{}, CRRByPod, CRRPodUID},
 	} {
@@ -76,6 +80,18 @@ func PodNode(obj client.Object) []string {
 func AdmissionNonce(obj client.Object) []string {
 	if n := probesig.AdmissionNonce(obj); n != "" {
 		return []string{n}
+	}
+	return nil
+}
+
+// TrustKeyID returns the ID of the key a pod's seal names, else the one its admission signature
+// names (not sealed yet).
+func TrustKeyID(obj client.Object) []string {
+	if id := probesig.SealKeyID(obj); id != "" {
+		return []string{id}
+	}
+	if id := probesig.AdmissionKeyID(obj); id != "" {
+		return []string{id}
 	}
 	return nil
 }

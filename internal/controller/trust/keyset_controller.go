@@ -34,7 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 )
 
@@ -122,10 +122,6 @@ func (r *KeySetReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.
 	for _, e := range errs {
 		log.Error(e, "an entry of the trust ConfigMap is left out: it verifies nothing")
 	}
-	used, err := r.keysInUse(ctx)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
 	data := maps.Clone(cm.Data)
 	if data == nil {
 		data = map[string]string{}
@@ -137,10 +133,16 @@ func (r *KeySetReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.
 			k.Retired = time.Time{}
 		case k.Retired.IsZero():
 			k.Retired = now
-		case now.Sub(k.Retired) >= grace && !used[id]:
-			log.Info("dropping a retired key no pod is sealed with", "key", id, "retired", k.Retired)
-			delete(data, id)
-			continue
+		case now.Sub(k.Retired) >= grace:
+			used, err := r.keyInUse(ctx, id)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			if !used {
+				log.Info("dropping a retired key no pod is sealed with", "key", id, "retired", k.Retired)
+				delete(data, id)
+				continue
+			}
 		}
 		kept[id] = k
 	}
@@ -163,23 +165,16 @@ func (r *KeySetReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.
 	return ctrl.Result{RequeueAfter: interval}, nil
 }
 
-// keysInUse returns the IDs of the keys the enrolled pods' seals name, or their admission
-// signatures while they are not sealed yet.
-func (r *KeySetReconciler) keysInUse(ctx context.Context) (map[string]bool, error) {
+// keyInUse reports whether an enrolled pod's seal names the key, or its admission signature
+// while it is not sealed yet. It asks the cache's index for one such pod: listing every enrolled
+// pod copied them all (a transient second copy of the cache, every interval).
+func (r *KeySetReconciler) keyInUse(ctx context.Context, id string) (bool, error) {
 	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods, client.MatchingLabels{appsv1alpha1.LabelEnrolled: appsv1alpha1.TrueValue}); err != nil {
-		return nil, err
+	if err := r.Client.List(ctx, &pods, client.MatchingFields{managercache.PodByTrustKey: id}, client.Limit(1),
+		client.UnsafeDisableDeepCopy); err != nil {
+		return false, err
 	}
-	used := map[string]bool{}
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if id := probesig.SealKeyID(p); id != "" {
-			used[id] = true
-		} else if id := probesig.AdmissionKeyID(p); id != "" {
-			used[id] = true
-		}
-	}
-	return used, nil
+	return len(pods.Items) > 0, nil
 }
 
 // SetupWithManager watches the trust ConfigMap (the manager's cache holds only that one:

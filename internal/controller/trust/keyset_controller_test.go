@@ -97,6 +97,9 @@ var _ = Describe("the trust key set controller", Ordered, func() {
 		stop, err = eltestutil.StartManager(ctx, cfg, ctrl.Options{
 			Cache: managercache.Options(managercache.Config{OperatorNamespace: keysNS}),
 		}, func(mgr ctrl.Manager) error {
+			if err := managercache.AddIndexes(ctx, mgr); err != nil {
+				return err
+			}
 			return (&KeySetReconciler{Client: mgr.GetClient(), Keys: keys, Namespace: keysNS,
 				RetireGrace: 2 * time.Second, Interval: 300 * time.Millisecond}).SetupWithManager(mgr)
 		})
