@@ -156,6 +156,31 @@ var _ = Describe("Decision controller, early storms and ineffective restarts", O
 		Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf("web-0"))
 	})
 
+	It("decides a new revision's failing pod as soon as a sibling on another node passes its first probe", func() {
+		// A 2-minute period: the wait for the revision's evidence is requeued after 2 minutes, so
+		// only the sibling's result can end it within the test's wait.
+		probePeriodSeconds = 120
+		DeferCleanup(func() { probePeriodSeconds = 0 })
+		ns, nodeA, nodeB := newNamespace(), newNode(), newNode()
+		createPolicy(ns, "web", nil)
+		labels := map[string]string{"app": "web"}
+		rs := deployment(ns, "web", 3, labels)
+		web0 := createPod(ns, "web-0", nodeA, podOpts{owner: rs, labels: labels})
+		siblings := []*corev1.Pod{
+			createPod(ns, "web-1", nodeB, podOpts{owner: rs, labels: labels}),
+			createPod(ns, "web-2", nodeB, podOpts{owner: rs, labels: labels}),
+		}
+		reportInReport(nodeA, []*corev1.Pod{web0}, failed(web0, "app", 1))
+		// It waits (no pod of the revision has passed yet, two have not been probed): no request,
+		// no hold.
+		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
+		Expect(events(ns, web0.Name)).To(BeEmpty())
+
+		By("node-b's daemon probes its spec: both siblings pass")
+		reportInReport(nodeB, siblings)
+		Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf("web-0"))
+	})
+
 	It("holds a rollout whose new pods all fail, while they are a small part of the Deployment", func() {
 		ns, node := newNamespace(), newNode()
 		createPolicy(ns, "web", nil)

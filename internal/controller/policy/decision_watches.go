@@ -156,8 +156,8 @@ func ctrlRefUID(o client.Object) types.UID {
 }
 
 // probesChanged records when each failure was first seen, decides every pod with a Failed state,
-// and wakes held pods of the node and of the workloads of pods whose states changed (a failure
-// that cleared may end a storm). The first sightings are taken here, not when a decision reads a
+// and wakes the held pods of the node and the held and waiting pods of the workloads of pods whose
+// states changed (a failure that cleared may end a storm, a first pass a wait for evidence). The first sightings are taken here, not when a decision reads a
 // node's results: this watch sees every failing and suspect pod of every node as soon as it is
 // reported, whether or not a decision ever looks at it. Any change of the node's results wakes
 // its held pods: one the rules held because its probes were not probed yet is decided again when
@@ -168,27 +168,30 @@ func (r *DecisionReconciler) probesChanged(oldObj, newObj client.Object, q queue
 	} else if oldObj != nil {
 		r.facts.ObserveProbes(oldObj, true)
 	}
-	states := func(o client.Object) map[types.UID]appsv1alpha1.PodProbeStatus {
-		var results *appsv1alpha1.ProbeResults
+	results := func(o client.Object) *appsv1alpha1.ProbeResults {
 		switch o := o.(type) {
 		case *appsv1alpha1.NodePodProbe:
 			if o != nil {
-				results = &o.Status.ProbeResults
+				return &o.Status.ProbeResults
 			}
 		case *appsv1alpha1.NodePodProbeReport:
 			if o != nil {
-				results = &o.Status
+				return &o.Status
 			}
 		}
+		return nil
+	}
+	states := func(r *appsv1alpha1.ProbeResults) map[types.UID]appsv1alpha1.PodProbeStatus {
 		m := map[types.UID]appsv1alpha1.PodProbeStatus{}
-		if results != nil {
-			for _, ps := range results.PodProbeStatuses {
+		if r != nil {
+			for _, ps := range r.PodProbeStatuses {
 				m[ps.UID] = ps
 			}
 		}
 		return m
 	}
-	before, after := states(oldObj), states(newObj)
+	oldResults, newResults := results(oldObj), results(newObj)
+	before, after := states(oldResults), states(newResults)
 	node := ""
 	for _, o := range []client.Object{newObj, oldObj} {
 		if o != nil {
@@ -197,20 +200,30 @@ func (r *DecisionReconciler) probesChanged(oldObj, newObj client.Object, q queue
 		}
 	}
 	workloads := map[rules.WorkloadKey]bool{}
+	changed := func(key types.NamespacedName, uid types.UID) {
+		if w, ok := r.workloadOfProbed(key, uid); ok {
+			workloads[w] = true
+		}
+	}
 	for uid, ps := range after {
 		if ps.FailedProbes() > 0 {
 			add(q, types.NamespacedName{Namespace: ps.Namespace, Name: ps.Name})
 		}
 		if old, ok := before[uid]; !ok || (old.FailedProbes() > 0) != (ps.FailedProbes() > 0) {
-			if w, ok := r.workloads.Of(uid); ok {
-				workloads[w] = true
-			}
+			changed(types.NamespacedName{Namespace: ps.Namespace, Name: ps.Name}, uid)
 		}
 	}
-	for uid := range before {
+	for uid, ps := range before {
 		if _, ok := after[uid]; !ok {
-			if w, ok := r.workloads.Of(uid); ok {
-				workloads[w] = true
+			changed(types.NamespacedName{Namespace: ps.Namespace, Name: ps.Name}, uid)
+		}
+	}
+	// The daemon probed a new spec of the node: its pods the results leave out have passed their
+	// first probe, which may end the wait of a sibling on another node for a revision's evidence.
+	if oldResults != nil && newResults != nil && newResults.ProbedGeneration != oldResults.ProbedGeneration {
+		for _, pod := range r.podsOn(node) {
+			if _, listed := after[pod.UID]; !listed {
+				changed(client.ObjectKeyFromObject(pod), pod.UID)
 			}
 		}
 	}
@@ -218,6 +231,36 @@ func (r *DecisionReconciler) probesChanged(oldObj, newObj client.Object, q queue
 	for w := range workloads {
 		add(q, r.memory.HeldInWorkload(w)...)
 	}
+}
+
+// workloadOfProbed returns the workload learned for a pod the node's results name: by its UID,
+// else by its controller's, as a pod that never failed was never decided (cache reads only).
+func (r *DecisionReconciler) workloadOfProbed(key types.NamespacedName, uid types.UID) (rules.WorkloadKey, bool) {
+	if w, ok := r.workloads.Of(uid); ok {
+		return w, true
+	}
+	pod := &corev1.Pod{}
+	if err := r.Get(context.Background(), key, pod, client.UnsafeDisableDeepCopy); err != nil || pod.UID != uid {
+		return rules.WorkloadKey{}, false
+	}
+	if ref := ctrlRefUID(pod); ref != "" {
+		return r.workloads.Of(ref)
+	}
+	return rules.WorkloadKey{}, false
+}
+
+// podsOn returns the cached enrolled pods of a node (shared with the cache: read only).
+func (r *DecisionReconciler) podsOn(node string) []*corev1.Pod {
+	var list corev1.PodList
+	if err := r.List(context.Background(), &list, client.MatchingFields{managercache.PodByNode: node},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	out := make([]*corev1.Pod, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out
 }
 
 // crrChanged ends the expectation of a request seen finished (and its stop no longer in flight)

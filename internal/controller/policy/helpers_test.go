@@ -214,6 +214,9 @@ func report(node string, pods []*corev1.Pod, states ...probeState) {
 // noProbeGrace reports probes without a terminationGracePeriodSeconds: the pod's applies.
 var noProbeGrace *int64
 
+// probePeriodSeconds is the periodSeconds of the probes the helpers write (0: the API's 10 s).
+var probePeriodSeconds int32
+
 // reportWith is report with the probes' terminationGracePeriodSeconds.
 func reportWith(node string, pods []*corev1.Pod, probeGrace *int64, states ...probeState) {
 	reportFull(node, pods, probeGrace, time.Now(), states...)
@@ -274,7 +277,7 @@ func writeResults(node string, pods []*corev1.Pod, probeGrace *int64, at time.Ti
 			for _, c := range p.Spec.Containers {
 				pp.Probes = append(pp.Probes, appsv1alpha1.ContainerProbe{Name: probeName(p, c.Name), ContainerName: c.Name,
 					Probe: corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}},
-						TerminationGracePeriodSeconds: probeGrace}})
+						PeriodSeconds: probePeriodSeconds, TerminationGracePeriodSeconds: probeGrace}})
 			}
 			npp.Spec.PodProbes = append(npp.Spec.PodProbes, pp)
 		}

@@ -54,6 +54,7 @@ type Memory struct {
 	mu         sync.Mutex
 	expected   *expectations
 	holds      *holds
+	waits      *waits
 	restarts   *restarts
 	counts     *counters
 	storms     timers[rules.WorkloadKey]
@@ -73,6 +74,7 @@ func New(c clock.PassiveClock, global rules.Rate, counted func([]rules.PolicyKey
 		counted:     counted,
 		expected:    newExpectations(c, ExpectationTTL),
 		holds:       newHolds(),
+		waits:       newWaits(),
 		restarts:    newRestarts(),
 		counts:      newCounters(),
 		storms:      timers[rules.WorkloadKey]{},
@@ -121,6 +123,7 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 	case rules.Requested:
 		now := m.clock.Now()
 		m.holds.release(d.Pod, inst)
+		m.waits.release(d.Pod, inst)
 		m.restarts.requested(d.Workload, d.UID, inst.Container, inst.ContainerID, d.Soon, now)
 		m.counts.requested(d.StatusPolicies, now)
 		return true
@@ -145,6 +148,11 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 	}
 	m.doubts.seen(d.Workload, s)
 	m.firstSeen.see(d.Pod, inst, s.At)
+	if d.Outcome == rules.Wait {
+		m.waits.record(d.Pod, inst, d.Workload)
+	} else {
+		m.waits.release(d.Pod, inst)
+	}
 	switch {
 	case d.Outcome == rules.Hold:
 		if d.NewHold {
@@ -186,6 +194,7 @@ func (m *Memory) Retain(pod types.NamespacedName, failing []rules.Instance) {
 		return false
 	}
 	m.holds.retain(pod, keep)
+	m.waits.retain(pod, keep)
 	m.firstSeen.retain(pod, keep)
 }
 
@@ -201,6 +210,7 @@ func (m *Memory) ForgetPod(pod types.NamespacedName, uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.holds.forget(pod)
+	m.waits.retain(pod, func(rules.Instance) bool { return false })
 	m.firstSeen.retain(pod, func(rules.Instance) bool { return false })
 	if uid != "" {
 		m.restarts.forgetPod(uid)
@@ -217,11 +227,18 @@ func (m *Memory) ForgetPolicy(key rules.PolicyKey) {
 }
 
 // HeldInWorkload, HeldOnNode and HeldInNamespace return the pods with a held restart there: the
-// pods an event there may let through.
+// pods an event there may let through. HeldInWorkload adds the pods that wait in the workload
+// (rules.Wait): a change in the workload may end their wait.
 func (m *Memory) HeldInWorkload(w rules.WorkloadKey) []types.NamespacedName {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.holds.inWorkload(w)
+	out := m.holds.inWorkload(w)
+	for _, p := range m.waits.inWorkload(w) {
+		if _, held := m.holds.byWorkload[w][p]; !held {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func (m *Memory) HeldOnNode(node string) []types.NamespacedName {

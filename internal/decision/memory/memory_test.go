@@ -328,3 +328,43 @@ func TestDecideKeepsWhatItSaw(t *testing.T) {
 		t.Fatal("the expected request seen finished is over")
 	}
 }
+
+// A Wait is woken with the holds of its workload, until it is decided otherwise, stops failing or
+// its pod is gone.
+func TestWaitsAreWokenWithTheirWorkload(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	m := New(clk, rules.Rate{}, nil)
+	_, x := facts(0)
+	web := rules.WorkloadKey{Namespace: "ns", Group: "apps", Kind: "Deployment", Name: "web"}
+	pod := types.NamespacedName{Namespace: "ns", Name: "web-1"}
+	inst := rules.Instance{Container: x.Container, ContainerID: x.ContainerID}
+	wait := rules.Decision{Verdict: rules.Verdict{Outcome: rules.Wait}, Pod: pod, Workload: web, Failure: x}
+
+	m.Apply(wait)
+	if got := m.HeldInWorkload(web); len(got) != 1 || got[0] != pod {
+		t.Fatalf("a waiting pod is not woken with its workload: %v", got)
+	}
+	if got := m.HeldInWorkload(rules.WorkloadKey{Namespace: "ns", Kind: "Deployment", Name: "db"}); len(got) != 0 {
+		t.Fatalf("woken with another workload: %v", got)
+	}
+	requested := wait
+	requested.Outcome = rules.Requested
+	m.Apply(requested)
+	if got := m.HeldInWorkload(web); len(got) != 0 {
+		t.Fatalf("a restart requested still waits: %v", got)
+	}
+	m.Apply(wait)
+	m.Retain(pod, []rules.Instance{inst})
+	if len(m.HeldInWorkload(web)) != 1 {
+		t.Fatal("a wait of an instance still failing is forgotten")
+	}
+	m.Retain(pod, nil)
+	if got := m.HeldInWorkload(web); len(got) != 0 {
+		t.Fatalf("a wait of an instance no longer failing is kept: %v", got)
+	}
+	m.Apply(wait)
+	m.ForgetPod(pod, "")
+	if got := m.HeldInWorkload(web); len(got) != 0 || len(m.waits.byPod) != 0 || len(m.waits.byWorkload) != 0 {
+		t.Fatalf("a pod gone still waits: %v %v", got, m.waits.byPod)
+	}
+}
