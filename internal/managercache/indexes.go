@@ -37,8 +37,6 @@ const (
 	ByController = "enhancedliveness.controllerUID"
 	// CRRByPod indexes ContainerRecreateRequests by the UID of the pod they restart.
 	CRRByPod = "enhancedliveness.crr.podUID"
-	// PodByAdmission indexes the cached (enrolled) pods by the nonce of their admission signature.
-	PodByAdmission = "enhancedliveness.pod.admissionNonce"
 	// PodByTrustKey indexes the cached (enrolled) pods by the ID of the key that sealed them, or
 	// that signed their admission while they are not sealed yet.
 	PodByTrustKey = "enhancedliveness.pod.trustKey"
@@ -56,7 +54,6 @@ func AddIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	}{
 		{&corev1.Pod{}, PodByNode, PodNode},
 		{&corev1.Pod{}, ByController, ControllerUID},
-		{&corev1.Pod{}, PodByAdmission, AdmissionNonce},
 		{&corev1.Pod{}, PodByTrustKey, TrustKeyID},
 		{&appsv1.ReplicaSet{}, ByController, ControllerUID},
 		{&appsv1alpha1.ContainerRecreateRequest{}, CRRByPod, CRRPodUID},
@@ -72,14 +69,6 @@ func AddIndexes(ctx context.Context, mgr ctrl.Manager) error {
 func PodNode(obj client.Object) []string {
 	if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
 		return []string{p.Spec.NodeName}
-	}
-	return nil
-}
-
-// AdmissionNonce returns the nonce of a pod's admission signature (probesig.AdmissionNonce).
-func AdmissionNonce(obj client.Object) []string {
-	if n := probesig.AdmissionNonce(obj); n != "" {
-		return []string{n}
 	}
 	return nil
 }

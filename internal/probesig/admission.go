@@ -79,6 +79,16 @@ func AdmissionKeyID(pod metav1.Object) string { return admissionPart(pod, 1) }
 // webhook draws one per admission, so two pods with one nonce share a copied signature.
 func AdmissionNonce(pod metav1.Object) string { return admissionPart(pod, 3) }
 
+// AdmissionIssued returns when the pod's admission signature says it was issued, unverified;
+// false when it has none or the time does not parse.
+func AdmissionIssued(pod metav1.Object) (time.Time, bool) {
+	unix, err := strconv.ParseInt(admissionPart(pod, 2), 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(unix, 0), true
+}
+
 func admissionPart(pod metav1.Object, i int) string {
 	parts := strings.Split(pod.GetAnnotations()[appsv1alpha1.AnnotationProbeContextSignature], ".")
 	if len(parts) != 5 || parts[0] != admissionVersion {

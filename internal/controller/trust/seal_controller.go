@@ -24,7 +24,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -32,16 +31,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 )
@@ -84,16 +85,8 @@ type SealReconciler struct {
 	OperatorNamespace string
 	Now               func() time.Time
 
-	mu sync.Mutex
-	// sealed remembers the admission nonces it sealed, for MaxSkew after their admission, so that a
-	// signature copied onto a new pod is refused even after the original pod is gone.
-	sealed map[string]sealedAdmission
-}
-
-type sealedAdmission struct {
-	uid    types.UID
-	pod    string
-	issued time.Time
+	// admissions tells which pod each recent admission signature belongs to.
+	admissions admissions
 }
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
@@ -176,56 +169,24 @@ func (r *SealReconciler) admitted(ctx context.Context, keys probesig.KeySet, pod
 		}
 		return "legacy", probesig.VerifyLegacy(key, pod)
 	}
-	adm, err := probesig.VerifyAdmission(keys, pod)
-	if err != nil {
+	if _, err := probesig.VerifyAdmission(keys, pod); err != nil {
 		return "", err
 	}
-	if other, err := r.otherHolder(ctx, pod, adm); err != nil || other != "" {
-		if err != nil {
-			return "", err
-		}
+	if other := r.otherHolder(pod); other != "" {
 		return "", fmt.Errorf("%w: its admission signature was made for pod %s, which was created first "+
 			"(a signature copied from another pod)", probesig.ErrNotSigned, other)
 	}
 	return "admission", nil
 }
 
-// otherHolder returns the pod, other than pod, that an admission signature belongs to: one
-// created earlier with the same nonce (the webhook draws one per admission), or else the first one
-// this controller judged with it (creation times have a one-second resolution; a copy is created
-// after its original exists, so the original's event comes first). It records pod as the holder
-// when there is none.
-func (r *SealReconciler) otherHolder(ctx context.Context, pod *corev1.Pod, adm probesig.Admitted) (string, error) {
-	nonce := probesig.AdmissionNonce(pod)
-	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods, client.MatchingFields{managercache.PodByAdmission: nonce}); err != nil {
-		return "", err
+// otherHolder returns the pod, other than pod, that its admission signature belongs to (the
+// first created with it, admissions), "" when it is pod's own.
+func (r *SealReconciler) otherHolder(pod *corev1.Pod) string {
+	r.admissions.observe(pod, r.now())
+	if h, ok := r.admissions.holder(probesig.AdmissionNonce(pod)); ok && h.uid != pod.UID {
+		return h.pod
 	}
-	for i := range pods.Items {
-		o := &pods.Items[i]
-		if o.UID == pod.UID {
-			continue
-		}
-		if o.CreationTimestamp.Before(&pod.CreationTimestamp) {
-			return o.Namespace + "/" + o.Name, nil
-		}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.sealed == nil {
-		r.sealed = map[string]sealedAdmission{}
-	}
-	now := r.now()
-	for n, s := range r.sealed {
-		if now.Sub(s.issued) > 2*probesig.MaxSkew {
-			delete(r.sealed, n)
-		}
-	}
-	if s, ok := r.sealed[nonce]; ok && s.uid != pod.UID {
-		return s.pod, nil
-	}
-	r.sealed[nonce] = sealedAdmission{uid: pod.UID, pod: pod.Namespace + "/" + pod.Name, issued: adm.Issued}
-	return "", nil
+	return ""
 }
 
 // untrustedCause is the metric label of a refusal.
@@ -237,8 +198,9 @@ func untrustedCause(err error) string {
 }
 
 // SetupWithManager watches enrolled pods (the manager caches no others): their creation and
-// changes of their labels or annotations; status updates cannot change what is sealed. It
-// queries managercache.PodByAdmission.
+// changes of their labels or annotations; status updates cannot change what is sealed. The one
+// handler records each pod's admission before it queues the pod, so a pod is never judged before
+// the pods the watch delivered ahead of it are known.
 func (r *SealReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	relevant := predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
@@ -247,9 +209,18 @@ func (r *SealReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		},
 		DeleteFunc: func(event.DeleteEvent) bool { return false },
 	}
+	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+	observe := func(o client.Object, q queue) {
+		r.admissions.observe(o, r.now())
+		q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("probe-seal").
-		For(&corev1.Pod{}, builder.WithPredicates(relevant)).
+		Watches(&corev1.Pod{}, handler.Funcs{
+			CreateFunc:  func(_ context.Context, e event.CreateEvent, q queue) { observe(e.Object, q) },
+			UpdateFunc:  func(_ context.Context, e event.UpdateEvent, q queue) { observe(e.ObjectNew, q) },
+			GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) { observe(e.Object, q) },
+		}, builder.WithPredicates(relevant)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(r)
 }

@@ -28,14 +28,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	eltestutil "github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
 // An admission signature is sealed onto one pod only: a copy on a pod created later is refused
-// while the original exists, and after it is gone too (the controller remembers what it sealed for
-// twice MaxSkew, longer than a copy can verify), and so is a copy created within the original's
-// second.
+// while the original exists, and after it is gone too (the controller remembers admissions for
+// three times MaxSkew, longer than a copy can verify), and so is a copy created within the
+// original's second.
 func TestAdmissionSignatureIsSingleUse(t *testing.T) {
 	now := time.Now()
 	at := func(name string, uid string, created time.Time) *corev1.Pod {
@@ -52,10 +51,10 @@ func TestAdmissionSignatureIsSingleUse(t *testing.T) {
 		p.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = orig.Annotations[appsv1alpha1.AnnotationProbeContextSignature]
 		return p
 	}
-	c := fake.NewClientBuilder().WithScheme(eltestutil.Scheme()).
-		WithIndex(&corev1.Pod{}, managercache.PodByAdmission, managercache.AdmissionNonce).WithObjects(orig).Build()
+	c := fake.NewClientBuilder().WithScheme(eltestutil.Scheme()).WithObjects(orig).Build()
 	r := &SealReconciler{Client: c, Keys: staticKeys{}, Now: func() time.Time { return now }}
 	keys := eltestutil.TrustedKeys()
+	r.admissions.observe(orig, now) // the watch delivers the original first
 
 	if ev, err := r.admitted(context.Background(), keys, orig); err != nil || ev != "admission" {
 		t.Fatalf("the original: %q, %v", ev, err)
