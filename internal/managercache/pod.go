@@ -22,7 +22,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
@@ -82,13 +81,9 @@ func StripPod(obj any) (any, error) {
 	}
 	pod.ManagedFields = nil
 	pod.Namespace, pod.GenerateName = strs.str(pod.Namespace), strs.str(pod.GenerateName)
-	pod.Labels = strs.strMap(pod.Labels, sharedLabel)
+	pod.Labels = sharedLabels(pod.Labels)
 	pod.Annotations = operatorAnnotations(pod.Annotations)
-	for i := range pod.OwnerReferences {
-		ref := &pod.OwnerReferences[i]
-		ref.APIVersion, ref.Kind, ref.Name = strs.str(ref.APIVersion), strs.str(ref.Kind), strs.str(ref.Name)
-		ref.UID = types.UID(strs.str(string(ref.UID)))
-	}
+	pod.OwnerReferences = sharedOwners(pod.OwnerReferences)
 	pod.Spec = corev1.PodSpec{
 		NodeName:                      strs.str(pod.Spec.NodeName),
 		RestartPolicy:                 corev1.RestartPolicy(strs.str(string(pod.Spec.RestartPolicy))),
@@ -120,12 +115,27 @@ func sharedLabel(key string) bool {
 	return true
 }
 
+// The Ready conditions StripPod keeps, shared by every cached pod (read only, as every cached
+// object).
+var (
+	readyTrue    = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	readyFalse   = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
+	readyUnknown = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionUnknown}}
+)
+
 // readyCondition keeps the pod's Ready condition, type and status only; nil when it has none.
 func readyCondition(in []corev1.PodCondition) []corev1.PodCondition {
 	for i := range in {
 		if in[i].Type == corev1.PodReady {
-			return []corev1.PodCondition{{Type: corev1.PodReady,
-				Status: corev1.ConditionStatus(strs.str(string(in[i].Status)))}}
+			switch in[i].Status {
+			case corev1.ConditionTrue:
+				return readyTrue
+			case corev1.ConditionFalse:
+				return readyFalse
+			case corev1.ConditionUnknown:
+				return readyUnknown
+			}
+			return []corev1.PodCondition{{Type: corev1.PodReady, Status: in[i].Status}}
 		}
 	}
 	return nil

@@ -303,6 +303,35 @@ func TestStripPodSharesTheStringsOfReplicas(t *testing.T) {
 	if a.Name == b.Name {
 		t.Errorf("names %q and %q must stay each pod's own", a.Name, b.Name)
 	}
+	// Whole values replicas have in common are one shared value.
+	if reflect.ValueOf(a.Labels).Pointer() != reflect.ValueOf(b.Labels).Pointer() {
+		t.Error("replicas' equal label maps are not one shared map")
+	}
+	if &a.OwnerReferences[0] != &b.OwnerReferences[0] {
+		t.Error("replicas' equal owner references are not one shared slice")
+	}
+	if &a.Status.Conditions[0] != &b.Status.Conditions[0] {
+		t.Error("replicas' Ready conditions are not one shared slice")
+	}
+	// A label that names the pod (a StatefulSet's) keeps the map the pod's own.
+	sts := func(name string) *corev1.Pod {
+		p := decoded(name)
+		p.Labels = map[string]string{"app": "db", "statefulset.kubernetes.io/pod-name": name}
+		out, _ := StripPod(p)
+		return out.(*corev1.Pod)
+	}
+	c, d := sts("db-0"), sts("db-1")
+	if c.Labels["statefulset.kubernetes.io/pod-name"] != "db-0" || d.Labels["statefulset.kubernetes.io/pod-name"] != "db-1" {
+		t.Errorf("per-pod labels mixed up: %v %v", c.Labels, d.Labels)
+	}
+	same("label value of a per-pod map", c.Labels["app"], d.Labels["app"])
+	// Different labels, different maps.
+	e := decoded("web-3")
+	e.Labels = map[string]string{"app": "web", "track": "canary"}
+	e2, _ := StripPod(e)
+	if got := e2.(*corev1.Pod).Labels; len(got) != 2 || got["track"] != "canary" || a.Labels["track"] != "" {
+		t.Errorf("labels of a pod with other labels: %v (shared: %v)", got, a.Labels)
+	}
 }
 
 func TestInternerStartsOverWhenFull(t *testing.T) {
