@@ -209,7 +209,9 @@ type ContainerRecreateState struct {
 	// then the runtime's stop) until that stop returned, with success or an error. While it is
 	// true the request keeps its pod, even past its active deadline: the pod counts as
 	// unavailable, the request is neither failed at its deadline nor replaced. The daemon's
-	// runtime timeout bounds a stop, so the return always comes while the daemon runs.
+	// runtime timeout bounds a stop, so the return always comes while the daemon runs; a stop
+	// still in flight 10 minutes past the deadline plus the grace period (its daemon gone) fails
+	// the request.
 	// +optional
 	StopInFlight bool `json:"stopInFlight,omitempty"`
 }

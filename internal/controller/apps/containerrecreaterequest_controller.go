@@ -47,6 +47,9 @@ const EventStopInFlight = "RecreateStopInFlight"
 const (
 	DefaultCRRPickupTimeout    = time.Minute
 	DefaultCRRPodCheckInterval = 30 * time.Second
+	// DefaultCRRStopInFlightLimit bounds how long past its deadline and its grace period a
+	// request waits for a stop in flight to be reported ended.
+	DefaultCRRStopInFlightLimit = 10 * time.Minute
 )
 
 // ContainerRecreateRequestReconciler is the manager's side of a CRR's life. Each outcome has one
@@ -67,6 +70,11 @@ type ContainerRecreateRequestReconciler struct {
 	// PodCheckInterval bounds how long an unfinished request goes without checking its pod, for
 	// pods outside the cache whose deletion no event announces.
 	PodCheckInterval time.Duration
+	// StopInFlightLimit is how long past its deadline plus its grace period a request waits for
+	// a stop in flight: a live daemon's runtime timeout ends a stop well within it, so a stop
+	// still in flight then has a daemon that will not report it (gone, or replaced by one that
+	// does not know the stop), and the request fails rather than hold its pod's budget forever.
+	StopInFlightLimit time.Duration
 }
 
 // +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=containerrecreaterequests,verbs=get;list;watch;create;update;patch;delete
@@ -130,6 +138,13 @@ func (r *ContainerRecreateRequestReconciler) failureReason(ctx context.Context, 
 		// The daemon's stop may still go through: failing the request now would free its budget
 		// (and let it be replaced) while the container is stopping. The daemon's runtime timeout
 		// bounds the stop; its return wakes this request, the pod check interval covers a lost one.
+		limit := r.stopInFlightLimit(crr)
+		if !now.Before(end.Add(limit)) {
+			return stopNeverEndedMessage(crr.ActiveDeadline(), limit, node), time.Time{}, nil
+		}
+		if e := end.Add(limit); e.Before(next) {
+			next = e
+		}
 	case !now.Before(end):
 		return deadlineMessage(crr.ActiveDeadline(), crr.Status.Message), time.Time{}, nil
 	case end.Before(next):
@@ -143,6 +158,16 @@ func (r *ContainerRecreateRequestReconciler) failureReason(ctx context.Context, 
 		}
 	}
 	return "", next, nil
+}
+
+// stopInFlightLimit is how long past its deadline a request waits for a stop in flight: the
+// request's grace period (the longest a stop can take) plus StopInFlightLimit.
+func (r *ContainerRecreateRequestReconciler) stopInFlightLimit(crr *appsv1alpha1.ContainerRecreateRequest) time.Duration {
+	grace := appsv1alpha1.DefaultTerminationGracePeriodSeconds
+	if g := crr.Spec.Strategy.TerminationGracePeriodSeconds; g != nil {
+		grace = *g
+	}
+	return time.Duration(grace)*time.Second + r.StopInFlightLimit
 }
 
 // failIfStuck fails the request when failureReason says it cannot finish, with a status patch
@@ -212,6 +237,9 @@ func (r *ContainerRecreateRequestReconciler) SetupWithManager(mgr ctrl.Manager) 
 	}
 	if r.PodCheckInterval == 0 {
 		r.PodCheckInterval = DefaultCRRPodCheckInterval
+	}
+	if r.StopInFlightLimit == 0 {
+		r.StopInFlightLimit = DefaultCRRStopInFlightLimit
 	}
 	// A pod that goes away, or starts terminating, ends its requests at once rather than at the
 	// next pod check.

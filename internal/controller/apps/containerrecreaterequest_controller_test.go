@@ -128,11 +128,12 @@ var _ = Describe("ContainerRecreateRequest lifecycle", Ordered, func() {
 			Cache: managercache.Options(managercache.Config{OperatorNamespace: "el-operator", Strip: true}),
 		}, func(mgr ctrl.Manager) error {
 			return (&ContainerRecreateRequestReconciler{
-				Client:           mgr.GetClient(),
-				APIReader:        mgr.GetAPIReader(),
-				Recorder:         mgr.GetEventRecorder("containerrecreaterequest-controller"),
-				PickupTimeout:    pickup,
-				PodCheckInterval: time.Second,
+				Client:            mgr.GetClient(),
+				APIReader:         mgr.GetAPIReader(),
+				Recorder:          mgr.GetEventRecorder("containerrecreaterequest-controller"),
+				PickupTimeout:     pickup,
+				PodCheckInterval:  time.Second,
+				StopInFlightLimit: 3 * time.Second,
 			}).SetupWithManager(mgr)
 		})
 		Expect(err).NotTo(HaveOccurred())
@@ -201,6 +202,27 @@ var _ = Describe("ContainerRecreateRequest lifecycle", Ordered, func() {
 		setStates(false, "stopping containerd://1 failed, will retry: context deadline exceeded")
 		expectFailed(crr, "the request did not finish within its active deadline of 3s; "+
 			"last status: container web: stopping containerd://1 failed, will retry: context deadline exceeded")
+	})
+
+	It("fails a request whose stop stays in flight past its deadline, grace and limit (a daemon gone)", func() {
+		crr := lifeCRR(lifePod("daemon-gone", false), func(c *appsv1alpha1.ContainerRecreateRequest) {
+			c.Spec.ActiveDeadlineSeconds = ptr.To[int64](3)
+			c.Spec.Strategy.TerminationGracePeriodSeconds = ptr.To[int64](2)
+		})
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(crr), crr); err != nil {
+				return err
+			}
+			crr.Status.Phase, crr.Status.Message = appsv1alpha1.RecreateRecreating, "container web: stopping containerd://1"
+			crr.Status.ContainerRecreateStates = []appsv1alpha1.ContainerRecreateState{{Name: "web",
+				Phase: appsv1alpha1.RecreateRecreating, ContainerID: "containerd://1", StopInFlight: true,
+				Message: "stopping containerd://1"}}
+			return k8sClient.Status().Update(ctx, crr)
+		})).To(Succeed())
+		// Deadline 3 s, then the grace period (2 s) and the limit (3 s): the daemon never reports.
+		expectFailed(crr, "the node daemon's stop of the container was still in flight 5s after the active deadline of 3s; "+
+			"no live daemon takes that long, so the request fails and frees its pod's restart budget "+
+			"(is the daemon running on node "+lifeNode+"?)")
 	})
 
 	It("fails the request of a terminating pod at once", func() {

@@ -52,3 +52,9 @@ func stopInFlightMessage(deadline time.Duration) string {
 	return fmt.Sprintf("the active deadline of %s passed while the node daemon's stop of the container is in flight; "+
 		"the request keeps its pod until the stop returned, then fails", deadline)
 }
+
+func stopNeverEndedMessage(deadline, limit time.Duration, node string) string {
+	return fmt.Sprintf("the node daemon's stop of the container was still in flight %s after the active deadline of %s; "+
+		"no live daemon takes that long, so the request fails and frees its pod's restart budget "+
+		"(is the daemon running on node %s?)", limit, deadline, node)
+}
