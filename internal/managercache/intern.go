@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -73,7 +74,7 @@ func (in *interner) strMap(m map[string]string, value func(key string) bool) map
 }
 
 // shared hands out one copy of equal values of cached pods that replicas share whole (their
-// label maps, their owner references), keyed by a canonical encoding; bounded and started over
+// label maps, owner references and stripped containers), keyed by a canonical encoding; bounded and started over
 // like the strings. Cached objects are only read, so sharing a map or a slice among them is safe;
 // a reader that wants to change one gets a deep copy from the cache, as for any cached object.
 type shared[T any] struct {
@@ -96,8 +97,9 @@ func (s *shared[T]) get(key string, build func() T) T {
 }
 
 var (
-	labelMaps  shared[map[string]string]
-	ownerLists shared[[]metav1.OwnerReference]
+	labelMaps      shared[map[string]string]
+	ownerLists     shared[[]metav1.OwnerReference]
+	containerLists shared[[]corev1.Container]
 )
 
 // sharedLabels returns the pod's labels as one map shared by every pod with the same labels, or,

@@ -17,6 +17,7 @@ limitations under the License.
 package managercache
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 
@@ -178,19 +179,39 @@ func operatorAnnotation(key string) bool {
 	return ok && (prefix == "enhancedliveness.io" || strings.HasSuffix(prefix, ".enhancedliveness.io"))
 }
 
+// strippedContainers keeps of each container its name, ports and restart policy: the same for
+// every replica of a workload, so replicas share one slice (containerLists).
 func strippedContainers(in []corev1.Container) []corev1.Container {
 	if in == nil {
 		return nil
 	}
-	out := make([]corev1.Container, len(in))
+	var key strings.Builder
 	for i := range in {
-		out[i] = corev1.Container{Name: strs.str(in[i].Name), Ports: in[i].Ports, RestartPolicy: in[i].RestartPolicy}
-		for j := range out[i].Ports {
-			p := &out[i].Ports[j]
-			p.Name, p.Protocol = strs.str(p.Name), corev1.Protocol(strs.str(string(p.Protocol)))
+		c := &in[i]
+		fmt.Fprintf(&key, "%s\x00%s\x00", c.Name, restartPolicyString(c.RestartPolicy))
+		for _, p := range c.Ports {
+			fmt.Fprintf(&key, "%s\x00%d\x00%s\x00%d\x00%s\x00", p.Name, p.ContainerPort, p.Protocol, p.HostPort, p.HostIP)
 		}
+		key.WriteByte(1)
 	}
-	return out
+	return containerLists.get(key.String(), func() []corev1.Container {
+		out := make([]corev1.Container, len(in))
+		for i := range in {
+			out[i] = corev1.Container{Name: strs.str(in[i].Name), Ports: in[i].Ports, RestartPolicy: in[i].RestartPolicy}
+			for j := range out[i].Ports {
+				p := &out[i].Ports[j]
+				p.Name, p.Protocol = strs.str(p.Name), corev1.Protocol(strs.str(string(p.Protocol)))
+			}
+		}
+		return out
+	})
+}
+
+func restartPolicyString(p *corev1.ContainerRestartPolicy) string {
+	if p == nil {
+		return "nil"
+	}
+	return string(*p)
 }
 
 func strippedStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {

@@ -313,6 +313,18 @@ func TestStripPodSharesTheStringsOfReplicas(t *testing.T) {
 	if &a.Status.Conditions[0] != &b.Status.Conditions[0] {
 		t.Error("replicas' Ready conditions are not one shared slice")
 	}
+	if &a.Spec.Containers[0] != &b.Spec.Containers[0] {
+		t.Error("replicas' stripped containers are not one shared slice")
+	}
+	// A pod whose container differs (another port) has containers of its own.
+	other := decoded("web-4")
+	other.Spec.Containers = []corev1.Container{{Name: a.Spec.Containers[0].Name,
+		Ports: []corev1.ContainerPort{{Name: "alt", ContainerPort: 9999, Protocol: corev1.ProtocolTCP}}}}
+	o2, _ := StripPod(other)
+	if got := o2.(*corev1.Pod).Spec.Containers; len(got) != 1 || got[0].Ports[0].ContainerPort != 9999 ||
+		a.Spec.Containers[0].Ports[0].ContainerPort == 9999 {
+		t.Errorf("containers of a pod with other ports: %+v", got)
+	}
 	// A label that names the pod (a StatefulSet's) keeps the map the pod's own.
 	sts := func(name string) *corev1.Pod {
 		p := decoded(name)

@@ -44,12 +44,16 @@ type admissions struct {
 	pruned  time.Time
 }
 
+// admission is one pod with a nonce, small: a mass rollout has one per pod for 15 minutes. Its
+// strings are the cached pod's own.
 type admission struct {
-	uid     types.UID
-	pod     string // namespace/name
-	created time.Time
-	issued  time.Time
+	uid             types.UID
+	namespace, name string
+	created, issued int64 // unix seconds
 }
+
+// pod is the pod's namespace/name.
+func (a admission) pod() string { return a.namespace + "/" + a.name }
 
 // observe records the pod's admission nonce, unless its signature is too old to be copied.
 func (a *admissions) observe(pod metav1.Object, now time.Time) {
@@ -70,8 +74,8 @@ func (a *admissions) observe(pod metav1.Object, now time.Time) {
 			return
 		}
 	}
-	a.byNonce[nonce] = append(a.byNonce[nonce], admission{uid: pod.GetUID(),
-		pod: pod.GetNamespace() + "/" + pod.GetName(), created: pod.GetCreationTimestamp().Time, issued: issued})
+	a.byNonce[nonce] = append(a.byNonce[nonce], admission{uid: pod.GetUID(), namespace: pod.GetNamespace(),
+		name: pod.GetName(), created: pod.GetCreationTimestamp().Unix(), issued: issued.Unix()})
 }
 
 // holder returns the pod a nonce belongs to: the first created, and of those created in the same
@@ -85,7 +89,7 @@ func (a *admissions) holder(nonce string) (admission, bool) {
 	}
 	first := hs[0]
 	for _, h := range hs[1:] {
-		if h.created.Before(first.created) {
+		if h.created < first.created {
 			first = h
 		}
 	}
@@ -95,7 +99,7 @@ func (a *admissions) holder(nonce string) (admission, bool) {
 func (a *admissions) prune(now time.Time) {
 	a.pruned = now
 	for n, hs := range a.byNonce {
-		if now.Sub(hs[0].issued) > admissionMemory {
+		if now.Sub(time.Unix(hs[0].issued, 0)) > admissionMemory {
 			delete(a.byNonce, n)
 		}
 	}

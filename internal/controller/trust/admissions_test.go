@@ -58,7 +58,7 @@ func TestAdmissionsHolder(t *testing.T) {
 			a.observe(p, tc.now)
 		}
 		h, ok := a.holder(tc.nonce)
-		if got := map[bool]string{true: h.pod}[ok]; got != tc.want {
+		if got := map[bool]string{true: h.pod()}[ok]; got != tc.want {
 			t.Errorf("%s: holder %q, want %q", tc.name, got, tc.want)
 		}
 	}

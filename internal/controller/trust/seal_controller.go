@@ -184,7 +184,7 @@ func (r *SealReconciler) admitted(ctx context.Context, keys probesig.KeySet, pod
 func (r *SealReconciler) otherHolder(pod *corev1.Pod) string {
 	r.admissions.observe(pod, r.now())
 	if h, ok := r.admissions.holder(probesig.AdmissionNonce(pod)); ok && h.uid != pod.UID {
-		return h.pod
+		return h.pod()
 	}
 	return ""
 }
