@@ -126,6 +126,11 @@ var _ = Describe("the node daemon stopped (scenario 5)", func() {
 		restore := stopDaemon()
 		Eventually(daemonLeaseFresh).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(BeFalse())
 		Expect(daemonRunning()).To(BeFalse())
+		// The manager judges the Lease on its own clock, from when it saw the last renewal (a
+		// moment after the node wrote it): wait for its verdict (rule 1b comes before the
+		// restart-disabled switch), not only the node's, before the switch is lifted.
+		Eventually(hasEvent(ns, pod.Name, "RestartHeld", "", "is not reporting")).WithTimeout(60*time.Second).
+			Should(BeTrue(), "the manager holds the pod DaemonNotReporting")
 
 		By("allowing restarts of the pod: still nothing, the failure on record comes from a silent daemon")
 		patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, appsv1alpha1.AnnotationRestartDisabled))
