@@ -37,25 +37,13 @@ const maxInterned = 1 << 16
 // the probe context, owner references, container and port names, the namespace and node); at
 // 100,000 pods those copies are tens of MiB. Strings unique to one pod (name, UID, IPs,
 // signatures) are not interned: they would only grow the table.
-type interner struct {
-	mu sync.Mutex
-	m  map[string]string
-}
+type interner struct{ t shared[string] }
 
 func (in *interner) str(s string) string {
 	if s == "" {
 		return s
 	}
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if c, ok := in.m[s]; ok {
-		return c
-	}
-	if in.m == nil || len(in.m) >= maxInterned {
-		in.m = make(map[string]string, 1024)
-	}
-	in.m[s] = s
-	return s
+	return in.t.get(s, func() string { return s })
 }
 
 // strMap returns a right-sized copy of m with interned keys, and values interned where value says.
@@ -73,8 +61,8 @@ func (in *interner) strMap(m map[string]string, value func(key string) bool) map
 	return out
 }
 
-// shared hands out one copy of equal values of cached pods that replicas share whole (their
-// label maps, owner references and stripped containers), keyed by a canonical encoding; bounded and started over
+// shared hands out one copy of equal values of cached pods (strings, and what replicas share
+// whole: label maps, owner references, stripped containers), keyed by a canonical encoding; bounded and started over
 // like the strings. Cached objects are only read, so sharing a map or a slice among them is safe;
 // a reader that wants to change one gets a deep copy from the cache, as for any cached object.
 type shared[T any] struct {

@@ -356,8 +356,8 @@ func TestInternerStartsOverWhenFull(t *testing.T) {
 	if again != first {
 		t.Fatalf("interned %q, want %q", again, first)
 	}
-	if len(in.m) > maxInterned {
-		t.Errorf("table holds %d strings, more than %d", len(in.m), maxInterned)
+	if len(in.t.m) > maxInterned {
+		t.Errorf("table holds %d strings, more than %d", len(in.t.m), maxInterned)
 	}
 	if in.str("") != "" {
 		t.Error("empty string changed")
