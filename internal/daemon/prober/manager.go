@@ -43,7 +43,7 @@ type Manager struct {
 	UserAgent string
 	Results   *Cache
 	Events    *Events
-	Clock     clock.WithTicker
+	Clock     clock.WithDelayedExecution
 	// Jitter returns the delay of a worker's first run when the daemon started less than one
 	// period ago; a uniform random fraction of the period when nil.
 	Jitter func(period time.Duration) time.Duration
@@ -150,11 +150,7 @@ func (m *Manager) Sync(targets []Target, pods []*corev1.Pod) {
 		w := newWorker(m, &t)
 		m.workers[t.Key] = w
 		Workers.WithLabelValues(handlerName(&t.Probe)).Inc()
-		m.wg.Add(1)
-		go func() {
-			defer m.wg.Done()
-			w.run(m.ctx)
-		}()
+		w.start(m.ctx)
 	}
 	for k, w := range m.workers {
 		if _, ok := want[k]; !ok {
@@ -166,7 +162,7 @@ func (m *Manager) Sync(targets []Target, pods []*corev1.Pod) {
 // stopLocked stops w (its metric series go with it); forget also drops its result (the probe
 // left the spec).
 func (m *Manager) stopLocked(k Key, w *worker, forget bool) {
-	close(w.stop)
+	w.stop()
 	delete(m.workers, k)
 	t := w.target.Load()
 	Workers.WithLabelValues(handlerName(&t.Probe)).Dec()

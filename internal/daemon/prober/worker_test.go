@@ -60,8 +60,8 @@ func TestWorker_7_FirstRunSpreadWithinOnePeriodOfDaemonStart(t *testing.T) {
 		return 4 * time.Second
 	}
 	w := f.worker(f.target(3))
-	go w.run(context.Background())
-	defer close(w.stop)
+	w.start(context.Background())
+	defer w.stop()
 	waitFor(t, f.clk.HasWaiters)
 	f.clk.Step(3 * time.Second)
 	time.Sleep(50 * time.Millisecond)
@@ -77,8 +77,8 @@ func TestWorker_7_FirstRunImmediateLongAfterDaemonStart(t *testing.T) {
 	f.m.started = f.clk.Now().Add(-11 * time.Second)
 	f.m.Jitter = func(time.Duration) time.Duration { t.Error("jitter used after the first period"); return 0 }
 	w := f.worker(f.target(3))
-	go w.run(context.Background())
-	defer close(w.stop)
+	w.start(context.Background())
+	defer w.stop()
 	waitFor(t, func() bool { return f.requests.Load() == 1 })
 }
 
@@ -86,8 +86,8 @@ func TestWorker_7_PeriodChangeAppliesWithoutRestart(t *testing.T) {
 	f := newFixture(t)
 	tg := f.target(3)
 	w := f.worker(tg)
-	go w.run(context.Background())
-	defer close(w.stop)
+	w.start(context.Background())
+	defer w.stop()
 	waitFor(t, func() bool { return f.requests.Load() == 1 && f.clk.HasWaiters() })
 	f.clk.Step(10 * time.Second)
 	waitFor(t, func() bool { return f.requests.Load() == 2 && f.clk.HasWaiters() })
@@ -95,8 +95,7 @@ func TestWorker_7_PeriodChangeAppliesWithoutRestart(t *testing.T) {
 	tg.Probe.PeriodSeconds = 2
 	w.setTarget(&tg)
 	// The new period counts from the last run: 2 s later, not 10.
-	waitFor(t, func() bool { return len(w.updated) == 0 && f.clk.HasWaiters() })
-	time.Sleep(20 * time.Millisecond)
+	waitFor(t, f.clk.HasWaiters)
 	f.clk.Step(2 * time.Second)
 	waitFor(t, func() bool { return f.requests.Load() == 3 && f.clk.HasWaiters() })
 	f.clk.Step(2 * time.Second)
