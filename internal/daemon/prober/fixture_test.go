@@ -47,7 +47,11 @@ type fixture struct {
 	rec      *events.FakeRecorder
 	code     atomic.Int32
 	requests atomic.Int32
-	port     int
+	// hold, when set, keeps each request waiting until it is closed; inFlight and maxInFlight
+	// count the requests being answered.
+	hold                  atomic.Pointer[chan struct{}]
+	inFlight, maxInFlight atomic.Int32
+	port                  int
 	pod      *corev1.Pod
 }
 
@@ -57,6 +61,13 @@ func newFixture(t *testing.T) *fixture {
 	f.code.Store(200)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.requests.Add(1)
+		n := f.inFlight.Add(1)
+		defer f.inFlight.Add(-1)
+		for m := f.maxInFlight.Load(); n > m && !f.maxInFlight.CompareAndSwap(m, n); m = f.maxInFlight.Load() {
+		}
+		if h := f.hold.Load(); h != nil {
+			<-*h
+		}
 		code := int(f.code.Load())
 		if code >= 300 && code < 400 {
 			// A redirect to another hostname, which is not followed.
