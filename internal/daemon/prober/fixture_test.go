@@ -23,6 +23,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -52,7 +53,7 @@ type fixture struct {
 	hold                  atomic.Pointer[chan struct{}]
 	inFlight, maxInFlight atomic.Int32
 	port                  int
-	pod      *corev1.Pod
+	pod                   *corev1.Pod
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -89,6 +90,17 @@ func newFixture(t *testing.T) *fixture {
 		Running("127.0.0.1").ContainerID("app", "containerd://c1").StartedAt(f.clk.Now().Add(-time.Minute)).Build()
 	f.setPod(f.pod)
 	return f
+}
+
+// holdRequests keeps the server's answers waiting until the returned func (or the test's end,
+// so that a failed test does not hang in the server's Close) releases them.
+func (f *fixture) holdRequests() (release func()) {
+	ch := make(chan struct{})
+	f.hold.Store(&ch)
+	var once sync.Once
+	release = func() { once.Do(func() { f.hold.Store(nil); close(ch) }) }
+	f.t.Cleanup(release)
+	return release
 }
 
 func (f *fixture) setPod(p *corev1.Pod) {

@@ -27,8 +27,7 @@ import (
 
 func TestWorker_RunsNeverOverlapAndAnOverrunSkipsItsSlots(t *testing.T) {
 	f := newFixture(t)
-	release := make(chan struct{})
-	f.hold.Store(&release)
+	release := f.holdRequests()
 	w := f.worker(f.target(3)) // period 10 s; the daemon started an hour ago: the first run is now
 	w.start(context.Background())
 	defer w.stop()
@@ -39,8 +38,7 @@ func TestWorker_RunsNeverOverlapAndAnOverrunSkipsItsSlots(t *testing.T) {
 	if n := f.requests.Load(); n != 1 {
 		t.Fatalf("%d runs started while the first was in flight", n)
 	}
-	f.hold.Store(nil)
-	close(release)
+	release()
 	// The missed slots (10, 20, 30 s) are skipped: the next run is at 40 s, not at once.
 	waitFor(t, f.clk.HasWaiters)
 	time.Sleep(50 * time.Millisecond)
@@ -56,8 +54,7 @@ func TestWorker_RunsNeverOverlapAndAnOverrunSkipsItsSlots(t *testing.T) {
 
 func TestWorker_StopWaitsForTheRunInFlightAndEndsTheSchedule(t *testing.T) {
 	f := newFixture(t)
-	release := make(chan struct{})
-	f.hold.Store(&release)
+	release := f.holdRequests()
 	w := f.worker(f.target(3))
 	w.start(context.Background())
 	waitFor(t, func() bool { return f.requests.Load() == 1 })
@@ -70,8 +67,7 @@ func TestWorker_StopWaitsForTheRunInFlightAndEndsTheSchedule(t *testing.T) {
 		t.Fatal("the manager's wait returned while a run was in flight")
 	case <-time.After(50 * time.Millisecond):
 	}
-	f.hold.Store(nil)
-	close(release)
+	release()
 	select {
 	case <-finished:
 	case <-time.After(5 * time.Second):
