@@ -92,15 +92,19 @@ func (e *Executor) step(ctx context.Context, crr *appsv1alpha1.ContainerRecreate
 	return ctrl.Result{RequeueAfter: e.requeueAfter(p.RequeueAfter, o.Deadline)}, nil
 }
 
-// finished counts a request this daemon finished, emits its event and forgets it.
+// finished counts a request this daemon finished, emits the event of a failure and forgets it.
 func (e *Executor) finished(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) {
 	e.forget(client.ObjectKeyFromObject(crr))
-	result, eventType, reason := "succeeded", corev1.EventTypeNormal, ReasonSucceeded
+	// A success is told by the request's status and by the pod's events (the manager's
+	// RestartRequested, this daemon's Killing, the kubelet's Started): an event on the request
+	// would be one more API write per restart. A failure is a Warning on the request, where a user
+	// looks for why.
 	if crr.Status.Phase == appsv1alpha1.RecreateFailed {
-		result, eventType, reason = "failed", corev1.EventTypeWarning, ReasonFailed
+		crrExecuted.WithLabelValues("failed").Inc()
+		e.Recorder.Eventf(crr, nil, corev1.EventTypeWarning, ReasonFailed, "Recreate", "%s", crr.Status.Message)
+	} else {
+		crrExecuted.WithLabelValues("succeeded").Inc()
 	}
-	crrExecuted.WithLabelValues(result).Inc()
-	e.Recorder.Eventf(crr, nil, eventType, reason, "Recreate", "%s", crr.Status.Message)
 	logf.FromContext(ctx).Info("request finished", "phase", crr.Status.Phase, "message", crr.Status.Message)
 }
 

@@ -37,9 +37,8 @@ import (
 const (
 	ReasonKilling           = "Killing"
 	ReasonFailedPreStopHook = "FailedPreStopHook"
-	// ReasonSucceeded and ReasonFailed are emitted on the request when it finishes.
-	ReasonSucceeded = "Succeeded"
-	ReasonFailed    = "Failed"
+	// ReasonFailed is emitted on the request when it fails (a success has no event of its own).
+	ReasonFailed = "Failed"
 )
 
 // transient reports runtime errors worth retrying: the kubelet, too, simply tries again on its
