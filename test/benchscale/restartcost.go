@@ -31,13 +31,14 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
 
-// The control plane's CPU per restart, enrolled against native. Both paths have the same node
-// writes around the kill: the prober's Unhealthy event (created, then updated twice as the
-// failures repeat up to failureThreshold 3), the Killing event, and, once the container runs
-// again, the kubelet's pod status and its Pulled, Created and Started events. A native restart is
-// only those. An enrolled one adds the daemons' status writes, the request (created through the
-// webhooks, Recreating and Succeeded from the daemon, its Succeeded event, the manager's events
-// and its active label cleared, deleted after its TTL) and the policy status.
+// The control plane's CPU per restart, enrolled against native. A native restart is the kubelet's
+// writes: its Unhealthy event (created, then updated twice as the failures repeat up to
+// failureThreshold 3), Killing, and, once the container runs again, the pod status and Pulled,
+// Created and Started. An enrolled restart has the same writes from the kubelet once the container
+// runs again, the daemon's Unhealthy (once, when the failures reach the threshold) and Killing
+// events, and adds the daemons' result writes, the request (created through the webhooks,
+// Recreating and Succeeded from the daemon, the manager's events and its active label cleared,
+// deleted after its TTL) and the policy status.
 
 // eventSeq makes event names unique within the run, as the recorders' random suffixes do.
 var eventSeq atomic.Int64
@@ -73,6 +74,19 @@ func killWrites(ctx context.Context, c client.Client, p *podRec, node string) er
 	}
 	_, err = podEvent(ctx, c, p, node, corev1.EventTypeNormal, "Killing",
 		"Container app failed liveness probe, will be restarted")
+	return err
+}
+
+// daemonKillWrites are the node daemon's events of an enrolled restart up to the stop: its prober
+// records Unhealthy once, when the failures reach the threshold (the kubelet records every failed
+// run), and its executor Killing.
+func daemonKillWrites(ctx context.Context, c client.Client, p *podRec, node string) error {
+	if _, err := podEvent(ctx, c, p, node, corev1.EventTypeWarning, "Unhealthy",
+		"Liveness probe failed: HTTP probe failed with statuscode: 503"); err != nil {
+		return err
+	}
+	_, err := podEvent(ctx, c, p, node, corev1.EventTypeNormal, "Killing",
+		"Stopping container app by ContainerRecreateRequest restart-app")
 	return err
 }
 
@@ -197,19 +211,6 @@ func enrolledPerRestart(rounds []roundResult, deleted int, del cpuWindow, idle f
 		per += del.net(idle) / time.Duration(deleted)
 	}
 	return per
-}
-
-// requestEvent is the daemon's Succeeded event on a request it finished.
-func requestEvent(ctx context.Context, c client.Client, crr *appsv1alpha1.ContainerRecreateRequest) error {
-	now := metav1.Now()
-	ev := &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{Namespace: crr.Namespace, Name: fmt.Sprintf("%s.%x", crr.Name, eventSeq.Add(1))},
-		InvolvedObject: corev1.ObjectReference{APIVersion: appsv1alpha1.GroupVersion.String(), Kind: "ContainerRecreateRequest",
-			Namespace: crr.Namespace, Name: crr.Name, UID: crr.UID},
-		Reason: "Succeeded", Message: "recreated container app", Type: corev1.EventTypeNormal, Count: 1,
-		FirstTimestamp: now, LastTimestamp: now, Source: corev1.EventSource{Component: "enhanced-liveness-daemon"},
-	}
-	return retry(ctx, func(int) error { return client.IgnoreAlreadyExists(c.Create(ctx, ev)) })
 }
 
 // measureRestartCost measures the control plane's idle rate, deletes the rounds' finished

@@ -113,10 +113,10 @@ func restore(ctx context.Context, cl *cluster, m *managerProc, w *watcher, pods 
 }
 
 // carryOut carries the requests out as the daemons and kubelets would: each request Recreating,
-// the node's writes up to the kill and the kubelet's once the container runs again as a new
-// instance (killWrites, restartedWrites), the probes of nodes (and of those pods' nodes) reported
-// Succeeded, then each request Succeeded with its event. It returns when each node's Succeeded
-// write was acknowledged.
+// the daemon's events up to the stop and the kubelet's writes once the container runs again as a
+// new instance (daemonKillWrites, restartedWrites), the probes of nodes (and of those pods' nodes)
+// reported Succeeded, then each request Succeeded (the daemon emits no event for a success). It
+// returns when each node's Succeeded write was acknowledged.
 func carryOut(ctx context.Context, cl *cluster, w *watcher, open []*appsv1alpha1.ContainerRecreateRequest,
 	again []*podRec, nodes []int, o options) (map[int]time.Time, error) {
 	finish := func(phase appsv1alpha1.ContainerRecreateRequestPhase) error {
@@ -136,7 +136,7 @@ func carryOut(ctx context.Context, cl *cluster, w *watcher, open []*appsv1alpha1
 	err := parallel(ctx, len(again), o.daemonWriters, func(ctx context.Context, i int) error {
 		p := again[i]
 		node := w.l.nodeName(p.node)
-		if err := killWrites(ctx, cl.core, p, node); err != nil {
+		if err := daemonKillWrites(ctx, cl.core, p, node); err != nil {
 			return err
 		}
 		return restartedWrites(ctx, cl.core, p, node)
@@ -156,12 +156,6 @@ func carryOut(ctx context.Context, cl *cluster, w *watcher, open []*appsv1alpha1
 	}
 	if err := finish(appsv1alpha1.RecreateSucceeded); err != nil {
 		return nil, fmt.Errorf("finishing requests: %w", err)
-	}
-	err = parallel(ctx, len(open), o.daemonWriters, func(ctx context.Context, i int) error {
-		return requestEvent(ctx, cl.core, open[i])
-	})
-	if err != nil {
-		return nil, fmt.Errorf("events of finished requests: %w", err)
 	}
 	return acked, nil
 }
