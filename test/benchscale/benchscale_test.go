@@ -239,3 +239,21 @@ func TestEnrolledPerRestart(t *testing.T) {
 		t.Errorf("ratio without a native figure %v, want 0", r)
 	}
 }
+
+func TestRequestCountLabelsAndDiff(t *testing.T) {
+	s := `apiserver_request_total{code="201",component="apiserver",group="",resource="events",scope="resource",subresource="",verb="POST",version="v1"}`
+	if got := label(s, "verb") + " " + label(s, "resource") + "/" + label(s, "subresource"); got != "POST events/" {
+		t.Errorf("labels = %q", got)
+	}
+	if got := label(`x{code="200"}`, "code"); got != "200" {
+		t.Errorf("first label = %q", got)
+	}
+	if got := label(`x{code="200"}`, "verb"); got != "" {
+		t.Errorf("absent label = %q", got)
+	}
+	a := map[string]float64{"POST events": 10, "PATCH pods/status": 5}
+	b := map[string]float64{"POST events": 30, "PATCH pods/status": 5, "DELETE crrs": 7}
+	if got := diffCounts(a, b); got != "POST events 20, DELETE crrs 7" {
+		t.Errorf("diff = %q", got)
+	}
+}

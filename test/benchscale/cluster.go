@@ -17,6 +17,7 @@ limitations under the License.
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -304,4 +306,70 @@ func fetchProfile(ctx context.Context, hc *http.Client, url, path, what string) 
 		return
 	}
 	fmt.Printf("%s %s: %s\n", time.Now().Format("15:04:05"), what, path)
+}
+
+// requestCounts reads kube-apiserver's apiserver_request_total as "verb resource[/subresource]" ->
+// count (nil when it cannot be read: the figure is informational).
+func (cl *cluster) requestCounts(ctx context.Context) map[string]float64 {
+	hc, err := rest.HTTPClientFor(cl.cfg)
+	if err != nil {
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cl.cfg.Host, "/")+"/metrics", nil)
+	if err != nil {
+		return nil
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer func() { _ = resp.Body.Close() }()
+	all, err := testutil.ParseMetrics(resp.Body)
+	if err != nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for series, v := range all {
+		if !strings.HasPrefix(series, "apiserver_request_total{") {
+			continue
+		}
+		key := label(series, "verb") + " " + label(series, "resource")
+		if sub := label(series, "subresource"); sub != "" {
+			key += "/" + sub
+		}
+		out[key] += v
+	}
+	return out
+}
+
+// label is the value of name in a series' labels ("" if absent).
+func label(series, name string) string {
+	_, rest, ok := strings.Cut(series, ","+name+`="`)
+	if !ok {
+		if _, rest, ok = strings.Cut(series, "{"+name+`="`); !ok {
+			return ""
+		}
+	}
+	v, _, _ := strings.Cut(rest, `"`)
+	return v
+}
+
+// diffCounts lists what grew from a to b, largest first.
+func diffCounts(a, b map[string]float64) string {
+	type kv struct {
+		k string
+		v float64
+	}
+	var d []kv
+	for k, v := range b {
+		if n := v - a[k]; n > 0 {
+			d = append(d, kv{k, n})
+		}
+	}
+	slices.SortFunc(d, func(x, y kv) int { return cmp.Compare(y.v, x.v) })
+	parts := make([]string, 0, len(d))
+	for _, e := range d {
+		parts = append(parts, fmt.Sprintf("%s %.0f", e.k, e.v))
+	}
+	return strings.Join(parts, ", ")
 }

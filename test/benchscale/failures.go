@@ -129,6 +129,7 @@ type roundResult struct {
 	use                       usage
 	requests                  string
 	heldBy                    string
+	restoreRequests           string // kube-apiserver's requests during the restore, by verb and resource
 	latency                   string
 	load                      string
 }
@@ -279,8 +280,11 @@ func runRound(ctx context.Context, cl *cluster, m *managerProc, w *watcher, l la
 		res.restartsPerSec = float64(len(lat)) / lastSeen.Sub(first).Seconds()
 	}
 	res.decisionsPerSec = float64(len(failing)) / decidedAt.Sub(first).Seconds()
+	// What the restarts cost the control plane while they are carried out, by request.
+	req0 := cl.requestCounts(ctx)
 	cp2, t2 := controlPlaneCPU(), time.Now()
 	res.late, res.wrong, res.cleared, err = restore(ctx, cl, m, w, pods, nodes, o)
+	res.restoreRequests = diffCounts(req0, cl.requestCounts(ctx))
 	cp3 := controlPlaneCPU()
 	res.restoreWindow = time.Since(t2)
 	res.restoreCPU = cp3["kube-apiserver"] - cp2["kube-apiserver"] + cp3["etcd"] - cp2["etcd"]

@@ -67,6 +67,9 @@ func (r result) print(out io.Writer) {
 		p("  after the round: the manager cleared the %d requests' active label %s after the daemons reported them Succeeded; "+
 			"control plane CPU carrying them out %.1fs", rr.restarts+rr.late, rr.cleared.Round(100*time.Millisecond),
 			rr.restoreCPU.Seconds())
+		if rr.restoreRequests != "" {
+			p("  kube-apiserver requests while carrying them out: %s", rr.restoreRequests)
+		}
 	}
 	if c := r.cost; c.restarts > 0 {
 		p("control plane CPU per restart (kube-apiserver + etcd, above its idle %.0f ms/s): enrolled %s (%d restarts: "+
