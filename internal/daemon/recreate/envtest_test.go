@@ -28,6 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
@@ -38,20 +39,28 @@ type phaseLog struct {
 	mu      sync.Mutex
 	entries []string // "name=phase"
 	last    map[string]appsv1alpha1.ContainerRecreateRequestPhase
+	updates map[string]int // writes to each request after its creation
 }
 
 func watchPhases(ctx context.Context, ns string) *phaseLog {
 	w, err := k8sClient.Watch(ctx, &appsv1alpha1.ContainerRecreateRequestList{}, client.InNamespace(ns))
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(w.Stop)
-	l := &phaseLog{last: map[string]appsv1alpha1.ContainerRecreateRequestPhase{}}
+	l := &phaseLog{last: map[string]appsv1alpha1.ContainerRecreateRequestPhase{}, updates: map[string]int{}}
 	go func() {
 		for ev := range w.ResultChan() {
 			crr, ok := ev.Object.(*appsv1alpha1.ContainerRecreateRequest)
-			if !ok || crr.Status.Phase == "" {
+			if !ok {
 				continue
 			}
 			l.mu.Lock()
+			if ev.Type == watch.Modified {
+				l.updates[crr.Name]++
+			}
+			if crr.Status.Phase == "" {
+				l.mu.Unlock()
+				continue
+			}
 			if l.last[crr.Name] != crr.Status.Phase {
 				l.last[crr.Name] = crr.Status.Phase
 				l.entries = append(l.entries, crr.Name+"="+string(crr.Status.Phase))
@@ -71,6 +80,13 @@ func (l *phaseLog) of(name string) []string {
 		}
 	}
 	return out
+}
+
+// writes is how many times the request was written after its creation.
+func (l *phaseLog) writes(name string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.updates[name]
 }
 
 func (l *phaseLog) all() []string {
@@ -151,6 +167,9 @@ var _ = Describe("CRR executor on a node", func() {
 		Expect(st.Message).To(Equal("stopped " + old + "; new container " + now.Status.ContainerStatuses[0].ContainerID + " running"))
 		Expect(stoppedIDs()).To(ContainElement(old))
 		Eventually(phases.of).WithArguments("restart-app").Should(Equal([]string{"Recreating", "Succeeded"}))
+		// The kubelet started the new container within the return's window: the stop's return
+		// went out with the success, two status writes in all.
+		Consistently(phases.writes).WithArguments("restart-app").WithTimeout(2 * time.Second).Should(Equal(2))
 
 		Eventually(func(g Gomega) []string {
 			var evs eventsv1.EventList

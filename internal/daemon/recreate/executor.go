@@ -46,6 +46,11 @@ const EventRecorderName = "enhanced-liveness-daemon"
 // DefaultPollInterval re-checks a running request even without a pod or request event.
 const DefaultPollInterval = 10 * time.Second
 
+// DefaultReturnWriteWindow is how long the return of a stop that went through waits to be
+// written with the kubelet's new container (the kubelet notices an exit within its one-second
+// relist and starts the container at once unless it is in back-off).
+const DefaultReturnWriteWindow = 5 * time.Second
+
 // Executor runs the ContainerRecreateRequests of one node. It writes only their status.
 type Executor struct {
 	// Client reads from the daemon's node-scoped cache and writes status patches.
@@ -60,6 +65,11 @@ type Executor struct {
 	Clock    clock.Clock
 	// PollInterval re-checks a running request as a safety net (default DefaultPollInterval).
 	PollInterval time.Duration
+	// ReturnWriteWindow: a stop that went through is recorded in the request's status together
+	// with the new container when the kubelet starts one within this window, in one write instead
+	// of two; otherwise once the window has passed (default DefaultReturnWriteWindow; negative:
+	// at once).
+	ReturnWriteWindow time.Duration
 	// MaxConcurrentReconciles is how many requests take a step at once (default 4). A step only
 	// reads and writes: stops (preStop hook and grace period, possibly many minutes) run in the
 	// background, so one request never holds up another.
@@ -81,6 +91,9 @@ func (e *Executor) defaults() {
 	}
 	if e.PollInterval <= 0 {
 		e.PollInterval = DefaultPollInterval
+	}
+	if e.ReturnWriteWindow == 0 {
+		e.ReturnWriteWindow = DefaultReturnWriteWindow
 	}
 	if e.MaxConcurrentReconciles <= 0 {
 		e.MaxConcurrentReconciles = 4

@@ -79,7 +79,10 @@ func newHarness(t *testing.T, configure ...func(*critest.Server)) *harness {
 		WithStatusSubresource(&appsv1alpha1.ContainerRecreateRequest{}, &corev1.Pod{}).Build()
 	h := &harness{t: t, ctx: context.Background(), srv: srv, c: c, clock: clocktesting.NewFakeClock(t0),
 		rec: events.NewFakeRecorder(100)}
-	h.e = &Executor{Client: c, APIReader: c, Runtime: rt, NodeName: testNode, Recorder: h.rec, Clock: h.clock}
+	// A stop's return is written at once: the tests of the return's wait for the new container
+	// (return_write_test.go) set the window themselves.
+	h.e = &Executor{Client: c, APIReader: c, Runtime: rt, NodeName: testNode, Recorder: h.rec, Clock: h.clock,
+		ReturnWriteWindow: -1}
 	return h
 }
 

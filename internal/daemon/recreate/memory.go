@@ -142,10 +142,11 @@ type stopMemo struct {
 	result  *stopResult
 }
 
-// stopResult is what a stop returned.
+// stopResult is what a stop returned, and when.
 type stopResult struct {
 	outcome stopOutcome
 	message string
+	at      time.Time
 }
 
 // stopOutcome says how a stop ended.

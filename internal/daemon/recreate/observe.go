@@ -46,6 +46,7 @@ func (e *Executor) observe(ctx context.Context, crr *appsv1alpha1.ContainerRecre
 	o := Observation{
 		Containers: crr.Spec.Containers, Strategy: crr.Spec.Strategy, States: crr.Status.ContainerRecreateStates,
 		Created: crr.CreationTimestamp.Time, Deadline: crr.Deadline(), Now: e.Clock.Now(),
+		ReturnWindow: e.ReturnWriteWindow,
 	}
 	switch {
 	case !e.owns(crr) || !crr.Active():

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
@@ -61,6 +62,9 @@ type Observation struct {
 	// Created is the request's creation; Deadline is when the manager fails it if it is not
 	// finished: from then on nothing more is stopped or written.
 	Created, Deadline, Now time.Time
+	// ReturnWindow is how long the return of a stop that went through may wait to be written
+	// with the new container (Executor.ReturnWriteWindow; <= 0: written at once).
+	ReturnWindow time.Duration
 	// Leave, when set, says why this daemon leaves the request alone (not an active request of
 	// this node, its pod gone, its deadline passed); Forget: and forgets what it remembers of it.
 	Leave  string
@@ -97,6 +101,11 @@ type Plan struct {
 	// AwaitStop: left alone for now, but a stop of the request is in flight and its return has to
 	// be written: look again (the return wakes the request; the poll interval covers a lost wake).
 	AwaitStop bool
+	// WriteAfter > 0: the status changed only by the return of stops that went through and
+	// returned within the observation's ReturnWindow. Nothing is written now: the next step
+	// writes it, with the new container if the kubelet started one meanwhile, and at the latest
+	// WriteAfter from now.
+	WriteAfter time.Duration
 }
 
 // Fence reports whether the plan's status write must go out even when it changes nothing: it
@@ -190,8 +199,54 @@ func Advance(o Observation) Plan {
 		p.Kill, p.RequeueAfter = nil, 0
 	default:
 		p.StopFirst = mayStopFirst(o, p.States, p.Kill)
+		p.WriteAfter = o.returnWait(p)
 	}
 	return p
+}
+
+// returnWait is how long the plan's status write may wait (0: none): when all it records is
+// the return of stops that went through, each returned less than ReturnWindow ago. The kubelet
+// starts the new container within about a second of the exit; written with it, the return costs
+// no write of its own. Until then the status still shows the stop in flight, which only matters
+// past the deadline, and from the deadline on nothing waits (Advance leaves the request then).
+func (o Observation) returnWait(p Plan) time.Duration {
+	if o.ReturnWindow <= 0 || len(p.Kill) > 0 || p.Phase != appsv1alpha1.RecreateRecreating {
+		return 0
+	}
+	read := make(map[string]appsv1alpha1.ContainerRecreateState, len(o.States))
+	for _, s := range o.States {
+		read[s.Name] = s
+	}
+	var wait time.Duration
+	for _, st := range p.States {
+		was, ok := read[st.Name]
+		switch {
+		case !ok:
+			return 0
+		case equality.Semantic.DeepEqual(was, st):
+			continue
+		case !was.StopInFlight || st.StopInFlight || was.Phase != appsv1alpha1.RecreateRecreating ||
+			st.Phase != appsv1alpha1.RecreateRecreating || was.ContainerID != st.ContainerID:
+			return 0
+		}
+		m := o.Stops[st.ContainerID]
+		if m.result == nil || m.result.outcome != stopped {
+			return 0
+		}
+		// Apart from what the return records, the state is as read.
+		was.StopInFlight, was.IsKilled, was.Message = st.StopInFlight, st.IsKilled, st.Message
+		if !equality.Semantic.DeepEqual(was, st) {
+			return 0
+		}
+		left := o.ReturnWindow - o.Now.Sub(m.result.at)
+		if left <= 0 {
+			return 0
+		}
+		if wait == 0 || left < wait {
+			wait = left
+		}
+	}
+	return wait
 }
 
 // markInFlight sets each state's stopInFlight: the container is stopped by this plan, or the

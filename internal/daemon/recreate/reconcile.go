@@ -62,6 +62,10 @@ func (e *Executor) step(ctx context.Context, crr *appsv1alpha1.ContainerRecreate
 		return ctrl.Result{}, err
 	}
 	p := Advance(o)
+	if p.WriteAfter > 0 {
+		// A stop's return waits for the new container, to be written with it (Plan.WriteAfter).
+		return ctrl.Result{RequeueAfter: e.requeueAfter(p.WriteAfter, o.Deadline)}, nil
+	}
 	if p.StopFirst {
 		e.startStops(ctx, crr, o.Pod, p.Kill, p.States, t)
 	}

@@ -75,7 +75,9 @@ func (e *Executor) startStops(ctx context.Context, crr *appsv1alpha1.ContainerRe
 		sctx := context.WithoutCancel(ctx)
 		go func() {
 			defer e.stops.Done()
-			e.endStop(crr, id, e.stop(sctx, pod, crr, name, id, t))
+			r := e.stop(sctx, pod, crr, name, id, t)
+			r.at = e.Clock.Now()
+			e.endStop(crr, id, r)
 			if e.wake == nil {
 				return // no manager, as in unit tests
 			}
@@ -95,13 +97,13 @@ func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.
 	resp, err := e.Runtime.ContainerStatus(ctx, id, false)
 	switch {
 	case grpcstatus.Code(err) == codes.NotFound:
-		return stopResult{alreadyStopped, target + " is already gone from the runtime; waiting for the kubelet to start a new container"}
+		return stopResult{outcome: alreadyStopped, message: target + " is already gone from the runtime; waiting for the kubelet to start a new container"}
 	case transient(err):
-		return stopResult{stopRetry, fmt.Sprintf("cannot read %s from the container runtime, will retry: %v", target, err)}
+		return stopResult{outcome: stopRetry, message: fmt.Sprintf("cannot read %s from the container runtime, will retry: %v", target, err)}
 	case err != nil:
-		return stopResult{stopFailed, fmt.Sprintf("cannot read %s from the container runtime: %v", target, err)}
+		return stopResult{outcome: stopFailed, message: fmt.Sprintf("cannot read %s from the container runtime: %v", target, err)}
 	case resp.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_EXITED:
-		return stopResult{alreadyStopped, target + " has already exited; waiting for the kubelet to start a new container"}
+		return stopResult{outcome: alreadyStopped, message: target + " has already exited; waiting for the kubelet to start a new container"}
 	}
 
 	var c *corev1.Container
@@ -136,12 +138,12 @@ func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.
 	log.Info("StopContainer returned", "returnedAt", stamp(e.Clock.Now()), "took", e.Clock.Since(stopAt).String(),
 		"error", errString(err))
 	if transient(err) {
-		return stopResult{stopRetry, fmt.Sprintf("stopping %s failed, will retry: %v%s", target, err, hookMsg)}
+		return stopResult{outcome: stopRetry, message: fmt.Sprintf("stopping %s failed, will retry: %v%s", target, err, hookMsg)}
 	}
 	if err != nil {
-		return stopResult{stopFailed, fmt.Sprintf("stopping %s failed: %v%s", target, err, hookMsg)}
+		return stopResult{outcome: stopFailed, message: fmt.Sprintf("stopping %s failed: %v%s", target, err, hookMsg)}
 	}
-	return stopResult{stopped, fmt.Sprintf("stopped %s with a grace period of %ds%s; waiting for the kubelet to start a new container",
+	return stopResult{outcome: stopped, message: fmt.Sprintf("stopped %s with a grace period of %ds%s; waiting for the kubelet to start a new container",
 		target, timeout, hookMsg)}
 }
 
