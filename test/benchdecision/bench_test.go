@@ -161,11 +161,7 @@ func restore(ctx context.Context, b *testing.B, failing []*corev1.Pod) {
 		}
 		g.Go(func() error {
 			crr.Status.Phase = appsv1alpha1.RecreateSucceeded
-			if err := c.Status().Update(ctx, crr); err != nil {
-				return err
-			}
-			delete(crr.Labels, appsv1alpha1.LabelCRRActive)
-			return c.Update(ctx, crr)
+			return c.Status().Update(ctx, crr)
 		})
 	}
 	for _, p := range failing {

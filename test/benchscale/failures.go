@@ -118,7 +118,6 @@ type roundResult struct {
 	unexpected                int           // requests for pods that did not fail
 	late                      int           // requests made after the round, while the daemons cleared the failures
 	wrong                     int           // of those, requests first seen after their pod's failure was cleared
-	cleared                   time.Duration // requests reported Succeeded to no longer active
 	written                   time.Duration // first status write sent to the last acknowledged
 	apiserverCPU, etcdCPU     time.Duration // from the first status write to the last decision
 	restoreCPU                time.Duration // control plane, carrying the requests out until the manager is idle
@@ -129,6 +128,7 @@ type roundResult struct {
 	use                       usage
 	requests                  string
 	heldBy                    string
+	decideRequests            string // kube-apiserver's requests while the failures are decided, by verb and resource
 	restoreRequests           string // kube-apiserver's requests during the restore, by verb and resource
 	latency                   string
 	load                      string
@@ -193,6 +193,7 @@ func runRound(ctx context.Context, cl *cluster, m *managerProc, w *watcher, l la
 	if err != nil {
 		return res, err
 	}
+	decide0 := cl.requestCounts(ctx)
 	s0, cp0, t0 := m.now(), controlPlaneCPU(), time.Now()
 	if o.profile > 0 && o.logDir != "" {
 		at := time.Now().Format("150405")
@@ -233,6 +234,7 @@ func runRound(ctx context.Context, cl *cluster, m *managerProc, w *watcher, l la
 	}
 	res.use = m.usage(s0, m.now())
 	cp1 := controlPlaneCPU()
+	res.decideRequests = diffCounts(decide0, cl.requestCounts(ctx))
 	res.decideWindow = time.Since(t0)
 	res.apiserverCPU, res.etcdCPU = cp1["kube-apiserver"]-cp0["kube-apiserver"], cp1["etcd"]-cp0["etcd"]
 	for _, at := range acked {
@@ -283,7 +285,7 @@ func runRound(ctx context.Context, cl *cluster, m *managerProc, w *watcher, l la
 	// What the restarts cost the control plane while they are carried out, by request.
 	req0 := cl.requestCounts(ctx)
 	cp2, t2 := controlPlaneCPU(), time.Now()
-	res.late, res.wrong, res.cleared, err = restore(ctx, cl, m, w, pods, nodes, o)
+	res.late, res.wrong, err = restore(ctx, cl, m, w, pods, nodes, o)
 	res.restoreRequests = diffCounts(req0, cl.requestCounts(ctx))
 	cp3 := controlPlaneCPU()
 	res.restoreWindow = time.Since(t2)

@@ -84,7 +84,7 @@ func main() {
 	flag.DurationVar(&o.convergeTimeout, "converge-timeout", 30*time.Minute, "Bound on the cold start.")
 	flag.DurationVar(&o.roundTimeout, "round-timeout", 5*time.Minute, "Bound on one round of failures.")
 	flag.DurationVar(&o.restoreTimeout, "restore-timeout", 20*time.Minute,
-		"Bound on the recovery after a round (the manager clearing its requests' active label).")
+		"Bound on the recovery after a round (every request carried out, the manager idle).")
 	flag.DurationVar(&o.profile, "profile", 0,
 		"Take CPU profiles of kube-apiserver and of the manager this long from the start of each round, into -log-dir.")
 	flag.DurationVar(&timeout, "timeout", 3*time.Hour, "Bound on the whole benchmark.")

@@ -64,9 +64,10 @@ func (r result) print(out io.Writer) {
 		p("  throughput: %.0f decisions/s of the %.0f/s that %d cores allow at the CPU measured per decision "+
 			"(control plane %s + manager %s): %.0f%%", rr.decisionsPerSec, bound, runtime.NumCPU(), ms(cp), ms(mgr),
 			fraction(rr.decisionsPerSec, bound))
-		p("  after the round: the manager cleared the %d requests' active label %s after the daemons reported them Succeeded; "+
-			"control plane CPU carrying them out %.1fs", rr.restarts+rr.late, rr.cleared.Round(100*time.Millisecond),
-			rr.restoreCPU.Seconds())
+		p("  after the round: control plane CPU carrying the %d requests out %.1fs", rr.restarts+rr.late, rr.restoreCPU.Seconds())
+		if rr.decideRequests != "" {
+			p("  kube-apiserver requests while deciding them: %s", rr.decideRequests)
+		}
 		if rr.restoreRequests != "" {
 			p("  kube-apiserver requests while carrying them out: %s", rr.restoreRequests)
 		}

@@ -36,9 +36,10 @@ import (
 // failureThreshold 3), Killing, and, once the container runs again, the pod status and Pulled,
 // Created and Started. An enrolled restart has the same writes from the kubelet once the container
 // runs again, the daemon's Unhealthy (once, when the failures reach the threshold) and Killing
-// events, and adds the daemons' result writes, the request (created through the webhooks,
-// Recreating and Succeeded from the daemon, the manager's events and its active label cleared,
-// deleted after its TTL) and the policy status.
+// events, and adds the daemons' result writes, the request (created, Recreating and Succeeded
+// from the daemon, the manager's events, deleted after its TTL) and the policy status. The
+// benchmark runs the manager without its webhooks: in a cluster the request's create also goes
+// through the mutating webhook.
 
 // eventSeq makes event names unique within the run, as the recorders' random suffixes do.
 var eventSeq atomic.Int64

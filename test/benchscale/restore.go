@@ -23,6 +23,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -31,30 +32,29 @@ import (
 
 // restore plays the daemons and the kubelets after a round, in the order a recovery happens:
 // each restarted container runs again as a new instance and is Ready, every probe succeeds
-// (so the held failures are gone before the budget frees up), and then every request succeeds
-// (the manager clears its active label). A request made after the round (a held failure
+// (so the held failures are gone before the budget frees up), and then every request succeeds.
+// A request made after the round (a held failure
 // decided again as the budget came back) is carried out the same way and counted in late.
-// It returns once no request is active and the manager is idle, and how long the manager took to
-// clear the requests' active label after the daemons reported them Succeeded: until then they
-// still count against the workloads' budget. Of the late requests, wrong counts those first seen
+// It returns once no request is active and the manager is idle. Of the late requests, wrong counts those first seen
 // after the write that cleared their pod's failure was acknowledged: restarts of a pod that had
 // recovered. The others came while the pod was still failing as far as the API server knew.
 func restore(ctx context.Context, cl *cluster, m *managerProc, w *watcher, pods []*podRec, nodes []int,
-	o options) (late, wrong int, cleared time.Duration, err error) {
+	o options) (late, wrong int, err error) {
 	byUID := map[types.UID]*podRec{}
 	for _, p := range pods {
 		byUID[p.uid] = p
 	}
 	deadline := time.Now().Add(o.restoreTimeout)
-	var finished time.Time
 	clearedAt := map[int]time.Time{} // node -> its first Succeeded write acknowledged
 	for first := true; ; first = false {
-		// Only the requests still labelled active: an open request always is, and listing every
-		// request of the run each half second would charge the benchmark's own reads (hundreds of
-		// objects encoded per list) to the restarts it measures.
+		// Only the unfinished requests (status.phase is a selectable field): listing every request
+		// of the run each half second would charge the benchmark's own reads (hundreds of objects
+		// encoded per list) to the restarts it measures.
 		list := &appsv1alpha1.ContainerRecreateRequestList{}
-		if err := cl.c.List(ctx, list, client.MatchingLabels{appsv1alpha1.LabelCRRActive: appsv1alpha1.TrueValue}); err != nil {
-			return late, wrong, 0, err
+		if err := cl.c.List(ctx, list, client.MatchingFieldsSelector{Selector: fields.AndSelectors(
+			fields.OneTermNotEqualSelector("status.phase", string(appsv1alpha1.RecreateSucceeded)),
+			fields.OneTermNotEqualSelector("status.phase", string(appsv1alpha1.RecreateFailed)))}); err != nil {
+			return late, wrong, err
 		}
 		var open []*appsv1alpha1.ContainerRecreateRequest
 		var again []*podRec
@@ -86,14 +86,13 @@ func restore(ctx context.Context, cl *cluster, m *managerProc, w *watcher, pods 
 		if len(open) > 0 || first {
 			acked, err := carryOut(ctx, cl, w, open, again, nodes, o)
 			if err != nil {
-				return late, wrong, 0, err
+				return late, wrong, err
 			}
 			for n, at := range acked {
 				if _, ok := clearedAt[n]; !ok {
 					clearedAt[n] = at
 				}
 			}
-			finished = time.Now()
 		}
 		w.mu.Lock()
 		active := 0
@@ -102,17 +101,16 @@ func restore(ctx context.Context, cl *cluster, m *managerProc, w *watcher, pods 
 		}
 		w.mu.Unlock()
 		if len(open) == 0 && active == 0 {
-			cleared = time.Since(finished)
 			break
 		}
 		if time.Now().After(deadline) {
-			return late, wrong, 0, fmt.Errorf("%d requests still active %s after the round", active, o.restoreTimeout)
+			return late, wrong, fmt.Errorf("%d requests still active %s after the round", active, o.restoreTimeout)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
 	ictx, cancel := context.WithTimeout(ctx, o.restoreTimeout)
 	defer cancel()
-	return late, wrong, cleared, idle(ictx, m.metricsURL, 3*time.Second)
+	return late, wrong, idle(ictx, m.metricsURL, 3*time.Second)
 }
 
 // carryOut carries the requests out as the daemons and kubelets would: each request Recreating,

@@ -222,8 +222,7 @@ func (w *watcher) crr(o any, deleted bool) {
 		return
 	}
 	// Active as the decision controller counts it (docs/policy.md, rule 4).
-	finished := (crr.Status.Phase == appsv1alpha1.RecreateSucceeded || crr.Status.Phase == appsv1alpha1.RecreateFailed) &&
-		crr.Labels[appsv1alpha1.LabelCRRActive] != appsv1alpha1.TrueValue
+	finished := crr.Status.Phase == appsv1alpha1.RecreateSucceeded || crr.Status.Phase == appsv1alpha1.RecreateFailed
 	set := w.active[p.w]
 	if set == nil {
 		set = map[string]bool{}

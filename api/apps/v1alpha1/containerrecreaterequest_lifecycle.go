@@ -123,8 +123,8 @@ func (p ContainerRecreateRequestPhase) Finished() bool {
 func (r *ContainerRecreateRequest) Finished() bool { return r.Status.Phase.Finished() }
 
 // Active reports whether the request still holds its pod: not finished and not being deleted.
-// The crr.enhancedliveness.io/active label mirrors it for label selectors; the manager removes
-// the label once the request finished.
+// (The crr.enhancedliveness.io/active label does not tell: it stays when the request finished;
+// select unfinished requests by status.phase, a selectable field.)
 func (r *ContainerRecreateRequest) Active() bool {
 	return !r.Finished() && r.DeletionTimestamp == nil
 }

@@ -42,7 +42,8 @@ const (
 	LabelEnrolled = "enhancedliveness.io/enrolled"
 
 	// LabelCRRPodUID, LabelCRRNodeName and LabelCRRActive are set on every ContainerRecreateRequest
-	// by its webhook. LabelCRRActive is removed once the request finished.
+	// by its webhook. A node daemon runs only requests labelled active=true; the label stays when
+	// the request finished (whether a request is still active is its phase: Active).
 	LabelCRRPodUID   = "crr.enhancedliveness.io/pod-uid"
 	LabelCRRNodeName = "crr.enhancedliveness.io/node-name"
 	LabelCRRActive   = "crr.enhancedliveness.io/active"

@@ -55,8 +55,9 @@ const (
 // ContainerRecreateRequestReconciler is the manager's side of a CRR's life. Each outcome has one
 // writer: the node daemon runs the request and records its progress and the outcome of the
 // restart; this controller alone fails requests that cannot finish (pod gone, replaced or
-// terminating, no daemon picked them up, deadline passed). It also removes the active label once
-// a request finished (the daemon may only write status) and deletes it after its TTL.
+// terminating, no daemon picked them up, deadline passed). It deletes finished requests after
+// their TTL. It leaves their active label: whether a request still holds its pod is its phase
+// (ContainerRecreateRequest.Active), and removing the label was one more API write per restart.
 type ContainerRecreateRequestReconciler struct {
 	client.Client
 	// APIReader reads pods uncached (hand-made requests may target pods the cache does not hold)
@@ -201,7 +202,7 @@ func (r *ContainerRecreateRequestReconciler) failIfStuck(ctx context.Context, cr
 	return msg, next, client.IgnoreNotFound(err)
 }
 
-// reconcileFinished removes the active label and deletes the request once its TTL passed.
+// reconcileFinished deletes the request once its TTL passed.
 func (r *ContainerRecreateRequestReconciler) reconcileFinished(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) (ctrl.Result, error) {
 	// A finished request without completionTime would never expire: date it now.
 	if _, err := patch.Status(ctx, r.Client, r.APIReader, crr, func(crr *appsv1alpha1.ContainerRecreateRequest) (bool, error) {
@@ -212,13 +213,6 @@ func (r *ContainerRecreateRequestReconciler) reconcileFinished(ctx context.Conte
 		return true, nil
 	}); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if _, ok := crr.Labels[appsv1alpha1.LabelCRRActive]; ok {
-		patch := client.MergeFrom(crr.DeepCopy())
-		delete(crr.Labels, appsv1alpha1.LabelCRRActive)
-		if err := r.Patch(ctx, crr, patch); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
 	}
 	if left := crr.Status.CompletionTime.Add(crr.TTLAfterFinished()).Sub(r.Clock.Now()); left > 0 {
 		return ctrl.Result{RequeueAfter: left}, nil
@@ -257,15 +251,19 @@ func (r *ContainerRecreateRequestReconciler) SetupWithManager(mgr ctrl.Manager) 
 		Complete(r)
 }
 
+// requestsOfPod are the unfinished requests of a pod that is going away.
 func (r *ContainerRecreateRequestReconciler) requestsOfPod(ctx context.Context, o client.Object) []reconcile.Request {
 	var list appsv1alpha1.ContainerRecreateRequestList
 	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()),
-		client.MatchingLabels{appsv1alpha1.LabelCRRPodUID: string(o.GetUID()), appsv1alpha1.LabelCRRActive: appsv1alpha1.TrueValue}); err != nil {
+		client.MatchingLabels{appsv1alpha1.LabelCRRPodUID: string(o.GetUID())}); err != nil {
 		logf.FromContext(ctx).Error(err, "listing requests of a pod that is going away", "pod", o.GetName())
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))
 	for i := range list.Items {
+		if list.Items[i].Finished() {
+			continue
+		}
 		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 	}
 	return out

@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -106,7 +107,8 @@ func expectFailed(crr *appsv1alpha1.ContainerRecreateRequest, message string, or
 		g.Expect(got.Status.Phase).To(Equal(appsv1alpha1.RecreateFailed))
 		g.Expect(got.Status.Message).To(BeElementOf(append(or, message)))
 		g.Expect(got.Status.CompletionTime).NotTo(BeNil())
-		g.Expect(got.Labels).NotTo(HaveKey(appsv1alpha1.LabelCRRActive))
+		// The manager writes only the status: the label stays (the phase says the request ended).
+		g.Expect(got.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelCRRActive, appsv1alpha1.TrueValue))
 		g.Expect(got.Labels).To(HaveKey(appsv1alpha1.LabelCRRPodUID))
 	}, lifeTimeout).Should(Succeed())
 }
@@ -263,17 +265,45 @@ var _ = Describe("ContainerRecreateRequest lifecycle", Ordered, func() {
 			`, the request was for UID `+string(pod.UID)+`)`)
 	})
 
-	It("removes the active label of a request the daemon finished, and deletes it after its TTL", func() {
+	It("writes nothing to a request the daemon finished, and deletes it after its TTL", func() {
 		crr := lifeCRR(lifePod("done", false), func(c *appsv1alpha1.ContainerRecreateRequest) {
 			c.Spec.TTLSecondsAfterFinished = ptr.To[int32](2)
 		})
 		daemonSets(crr, appsv1alpha1.RecreateSucceeded, ptr.To(metav1.Now()))
-		Eventually(func(g Gomega) {
-			got := getCRR(g, crr)
-			g.Expect(got.Labels).NotTo(HaveKey(appsv1alpha1.LabelCRRActive))
-			g.Expect(got.Status.Phase).To(Equal(appsv1alpha1.RecreateSucceeded), "the daemon's result stands")
-		}, lifeTimeout).Should(Succeed())
+		written := getCRR(Default, crr)
+		// Until its TTL the request stays as the daemon left it: no label or status write.
+		Consistently(func(g Gomega) {
+			got := &appsv1alpha1.ContainerRecreateRequest{}
+			if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(crr), got); apierrors.IsNotFound(err) {
+				return
+			}
+			g.Expect(got.ResourceVersion).To(Equal(written.ResourceVersion))
+			g.Expect(got.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelCRRActive, appsv1alpha1.TrueValue))
+		}, "1500ms").Should(Succeed())
 		expectGone(crr)
+	})
+
+	It("lists unfinished requests by status.phase and a pod's requests by spec.podName (selectable fields)", func() {
+		pod := lifePod("selected", false)
+		done := lifeCRR(pod, func(c *appsv1alpha1.ContainerRecreateRequest) { c.Spec.TTLSecondsAfterFinished = ptr.To[int32](600) })
+		running := lifeCRR(pod, func(c *appsv1alpha1.ContainerRecreateRequest) { c.Spec.TTLSecondsAfterFinished = ptr.To[int32](600) })
+		daemonSets(done, appsv1alpha1.RecreateSucceeded, ptr.To(metav1.Now()))
+		daemonSets(running, appsv1alpha1.RecreateRecreating, nil)
+		names := func(opts ...client.ListOption) []string {
+			var list appsv1alpha1.ContainerRecreateRequestList
+			Expect(k8sClient.List(ctx, &list, append(opts, client.InNamespace(lifeNS))...)).To(Succeed())
+			var out []string
+			for _, r := range list.Items {
+				out = append(out, r.Name)
+			}
+			return out
+		}
+		unfinished := names(client.MatchingFieldsSelector{Selector: fields.AndSelectors(
+			fields.OneTermNotEqualSelector("status.phase", string(appsv1alpha1.RecreateSucceeded)),
+			fields.OneTermNotEqualSelector("status.phase", string(appsv1alpha1.RecreateFailed)))})
+		Expect(unfinished).To(ContainElement(running.Name))
+		Expect(unfinished).NotTo(ContainElement(done.Name))
+		Expect(names(client.MatchingFields{"spec.podName": "selected"})).To(ConsistOf(done.Name, running.Name))
 	})
 
 	It("deletes a request with TTL 0 as soon as it finished", func() {

@@ -371,9 +371,6 @@ func finish(ns string, pod *corev1.Pod, generation int) {
 		c.Status.Phase = appsv1alpha1.RecreateSucceeded
 		c.Status.CompletionTime = ptr.To(metav1.Now())
 		Expect(k8sClient.Status().Update(ctx, &c)).To(Succeed())
-		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(&c), &c)).To(Succeed())
-		delete(c.Labels, appsv1alpha1.LabelCRRActive)
-		Expect(k8sClient.Update(ctx, &c)).To(Succeed())
 	}
 }
 

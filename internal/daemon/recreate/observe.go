@@ -159,7 +159,8 @@ func (e *Executor) owns(crr *appsv1alpha1.ContainerRecreateRequest) bool {
 		crr.Labels[appsv1alpha1.LabelCRRActive] == appsv1alpha1.TrueValue
 }
 
-// listActive lists the active requests of a pod on this node, from the cache.
+// listActive lists the active requests of a pod on this node, from the cache: labelled active
+// and not finished (the label stays on a finished request until it is deleted).
 func (e *Executor) listActive(ctx context.Context, namespace, podUID string) ([]appsv1alpha1.ContainerRecreateRequest, error) {
 	var list appsv1alpha1.ContainerRecreateRequestList
 	err := e.Client.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels{
@@ -167,7 +168,7 @@ func (e *Executor) listActive(ctx context.Context, namespace, podUID string) ([]
 		appsv1alpha1.LabelCRRNodeName: e.NodeName,
 		appsv1alpha1.LabelCRRActive:   appsv1alpha1.TrueValue,
 	})
-	return list.Items, err
+	return slices.DeleteFunc(list.Items, func(r appsv1alpha1.ContainerRecreateRequest) bool { return !r.Active() }), err
 }
 
 // claimTurn gives crr its pod's turn and returns "", or names the request that has to finish

@@ -287,6 +287,10 @@ func TestPodEventsEnqueueActiveRequestsOfThePod(t *testing.T) {
 	h.crr("r1", "web", nil, "app")
 	h.crr("r2", "other", nil, "app")
 	h.crr("done", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { delete(r.Labels, appsv1alpha1.LabelCRRActive) }, "app")
+	// A finished request keeps its active label until it is deleted: its phase says it ended.
+	h.crr("finished", "web", func(r *appsv1alpha1.ContainerRecreateRequest) {
+		r.Status.Phase = appsv1alpha1.RecreateSucceeded
+	}, "app")
 	reqs := h.e.requestsForPod(h.ctx, p)
 	if len(reqs) != 1 || reqs[0].Name != "r1" {
 		t.Fatalf("requestsForPod(web) = %v, want r1 only", reqs)
