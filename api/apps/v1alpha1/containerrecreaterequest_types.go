@@ -206,8 +206,10 @@ type ContainerRecreateState struct {
 	ContainerID string `json:"containerID,omitempty"`
 
 	// stopInFlight is true from just before the daemon begins to stop containerID (preStop hook,
-	// then the runtime's stop) until that stop returned, with success or an error. While it is
-	// true the request keeps its pod, even past its active deadline: the pod counts as
+	// then the runtime's stop) until the daemon records that the stop returned, with success or
+	// an error. A stop that went through is recorded with the new container when the kubelet
+	// starts one within 5 seconds, else on its own after them. While it is true the request keeps
+	// its pod, even past its active deadline: the pod counts as
 	// unavailable, the request is neither failed at its deadline nor replaced. The daemon's
 	// runtime timeout bounds a stop, so the return always comes while the daemon runs; a stop
 	// still in flight 10 minutes past the deadline plus the grace period (its daemon gone) fails
