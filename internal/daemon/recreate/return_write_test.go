@@ -17,13 +17,9 @@ limitations under the License.
 package recreate
 
 import (
-	"context"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
@@ -89,18 +85,7 @@ func TestReturnWait(t *testing.T) {
 
 // countStatusWrites counts the executor's status writes that the API accepted.
 func countStatusWrites(h *harness) *atomic.Int32 {
-	var n atomic.Int32
-	h.e.Client = interceptor.NewClient(h.c.(client.WithWatch), interceptor.Funcs{
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch,
-			opts ...client.SubResourcePatchOption) error {
-			err := c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-			if err == nil {
-				n.Add(1)
-			}
-			return err
-		},
-	})
-	return &n
+	return countStatusPatches(h, func(err error) bool { return err == nil })
 }
 
 // A restart in which the kubelet starts the new container within the window costs two status

@@ -358,12 +358,18 @@ func TestLongStopDoesNotHoldUpOtherRequests(t *testing.T) {
 
 // countConflicts counts the executor's status patches that the API refused with a Conflict.
 func countConflicts(h *harness) *atomic.Int32 {
+	return countStatusPatches(h, apierrors.IsConflict)
+}
+
+// countStatusPatches counts the executor's status patches whose outcome matches (nil error: a
+// write the API accepted).
+func countStatusPatches(h *harness, matches func(error) bool) *atomic.Int32 {
 	var n atomic.Int32
 	h.e.Client = interceptor.NewClient(h.c.(client.WithWatch), interceptor.Funcs{
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch,
 			opts ...client.SubResourcePatchOption) error {
 			err := c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-			if apierrors.IsConflict(err) {
+			if matches(err) {
 				n.Add(1)
 			}
 			return err
