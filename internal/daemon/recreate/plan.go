@@ -23,7 +23,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
@@ -202,51 +201,6 @@ func Advance(o Observation) Plan {
 		p.WriteAfter = o.returnWait(p)
 	}
 	return p
-}
-
-// returnWait is how long the plan's status write may wait (0: none): when all it records is
-// the return of stops that went through, each returned less than ReturnWindow ago. The kubelet
-// starts the new container within about a second of the exit; written with it, the return costs
-// no write of its own. Until then the status still shows the stop in flight, which only matters
-// past the deadline, and from the deadline on nothing waits (Advance leaves the request then).
-func (o Observation) returnWait(p Plan) time.Duration {
-	if o.ReturnWindow <= 0 || len(p.Kill) > 0 || p.Phase != appsv1alpha1.RecreateRecreating {
-		return 0
-	}
-	read := make(map[string]appsv1alpha1.ContainerRecreateState, len(o.States))
-	for _, s := range o.States {
-		read[s.Name] = s
-	}
-	var wait time.Duration
-	for _, st := range p.States {
-		was, ok := read[st.Name]
-		switch {
-		case !ok:
-			return 0
-		case equality.Semantic.DeepEqual(was, st):
-			continue
-		case !was.StopInFlight || st.StopInFlight || was.Phase != appsv1alpha1.RecreateRecreating ||
-			st.Phase != appsv1alpha1.RecreateRecreating || was.ContainerID != st.ContainerID:
-			return 0
-		}
-		m := o.Stops[st.ContainerID]
-		if m.result == nil || m.result.outcome != stopped {
-			return 0
-		}
-		// Apart from what the return records, the state is as read.
-		was.StopInFlight, was.IsKilled, was.Message = st.StopInFlight, st.IsKilled, st.Message
-		if !equality.Semantic.DeepEqual(was, st) {
-			return 0
-		}
-		left := o.ReturnWindow - o.Now.Sub(m.result.at)
-		if left <= 0 {
-			return 0
-		}
-		if wait == 0 || left < wait {
-			wait = left
-		}
-	}
-	return wait
 }
 
 // markInFlight sets each state's stopInFlight: the container is stopped by this plan, or the
