@@ -28,7 +28,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
-	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
+	decisioncontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/decision"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 )
 
@@ -69,7 +69,7 @@ type config struct {
 	// webhook certificate.
 	webhooks        bool
 	cache           managercache.Config
-	policy          policycontroller.Config
+	policy          decisioncontroller.Config
 	daemon          daemonset.Config
 	ownerDeployment string
 	certs           certs.Options

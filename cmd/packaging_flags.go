@@ -25,7 +25,7 @@ import (
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 // Names of the objects config/default installs (kustomize namePrefix "enhanced-liveness-operator-").
@@ -88,7 +88,7 @@ func bindPackagingFlags(fs *flag.FlagSet) *packagingFlags {
 		"CRI endpoint passed to the daemons (--cri-endpoint); empty lets each daemon detect containerd or CRI-O.")
 	fs.StringVar(&f.managerDeployment, "manager-deployment", defaultManagerDeployment,
 		"The manager's own Deployment in the operator namespace: owner of the daemon DaemonSet; empty for none.")
-	fs.StringVar(&f.probeSigningSecret, "probe-signing-secret", probesig.DefaultSecretName,
+	fs.StringVar(&f.probeSigningSecret, "probe-signing-secret", signature.DefaultSecretName,
 		"Secret in the operator namespace holding the key that signs probe contexts (created at start if absent).")
 	fs.StringVar(&f.monitoring, "monitoring", monitoringAuto,
 		"The manager's PrometheusRule (every alert) and metrics ServiceMonitor in the operator namespace: "+

@@ -25,7 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
+	decisioncontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/decision"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 )
 
@@ -91,8 +91,8 @@ func parseIntOrPercent(flagName, s string) (intstr.IntOrString, error) {
 
 // config validates the flags and returns the controllers' configuration; the daemons' Leases are
 // in operatorNamespace.
-func (f *policyFlags) config(operatorNamespace string) (policycontroller.Config, error) {
-	var cfg policycontroller.Config
+func (f *policyFlags) config(operatorNamespace string) (decisioncontroller.Config, error) {
+	var cfg decisioncontroller.Config
 	switch f.restarts {
 	case "enabled":
 		cfg.RestartsEnabled = true

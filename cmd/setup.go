@@ -29,11 +29,11 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/admissionpolicy"
 	appscontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/apps"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
+	decisioncontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/decision"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/monitoring"
-	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/trust"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 	webhookappsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/apps/v1alpha1"
 	webhookcorev1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/core/v1"
 	webhookpolicyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/policy/v1alpha1"
@@ -45,9 +45,9 @@ type identity struct {
 	user string
 	// keys holds the probe-context signing key: the pod webhook signs with it. Every replica
 	// holds it (each serves the pod webhook).
-	keys *probesig.Store
+	keys *signature.Store
 	// trusted is the key set the mapping controller and the seal controller verify with.
-	trusted *probesig.Trust
+	trusted *signature.Trust
 }
 
 // newManager builds the manager: its client, its servers and its cache (internal/managercache).
@@ -88,12 +88,12 @@ func setupIdentity(ctx context.Context, mgr ctrl.Manager, cfg config) (identity,
 		return id, fmt.Errorf("learning the manager's own identity (SelfSubjectReview): %w", err)
 	}
 	setupLog.Info("Manager identity", "username", id.user)
-	id.keys = &probesig.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
+	id.keys = &signature.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
 		Namespace: cfg.operatorNamespace, Name: cfg.signingKey}
 	if err := mgr.Add(id.keys); err != nil {
 		return id, fmt.Errorf("adding the probe-context signing key: %w", err)
 	}
-	id.trusted = &probesig.Trust{Reader: mgr.GetClient(), Namespace: cfg.operatorNamespace, Keys: id.keys}
+	id.trusted = &signature.Trust{Reader: mgr.GetClient(), Namespace: cfg.operatorNamespace, Keys: id.keys}
 	return id, nil
 }
 
@@ -136,7 +136,7 @@ func setupReconcilers(mgr ctrl.Manager, cfg config, id identity) error {
 		{"probe-trust-keyset", (&trust.KeySetReconciler{
 			Client: mgr.GetClient(), Keys: id.keys, Namespace: cfg.operatorNamespace,
 		}).SetupWithManager},
-		{"policy-decision", func(mgr ctrl.Manager) error { return policycontroller.SetupWithManager(mgr, cfg.policy) }},
+		{"policy-decision", func(mgr ctrl.Manager) error { return decisioncontroller.SetupWithManager(mgr, cfg.policy) }},
 		{"admissionpolicy", (&admissionpolicy.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OperatorUsername: id.user,
 			DaemonUsername: cfg.daemonUser,

@@ -43,10 +43,10 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/options"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/recreate"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/wiring"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemonoptions"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/memlimit"
 )
 
@@ -63,10 +63,10 @@ func init() {
 	utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
 }
 
-// parseFlags parses the command line with the daemon's flags (internal/daemon/options, which the
+// parseFlags parses the command line with the daemon's flags (internal/daemonoptions, which the
 // manager also uses to check the arguments it passes through).
-func parseFlags() options.Options {
-	o := options.Bind(flag.CommandLine)
+func parseFlags() daemonoptions.Options {
+	o := daemonoptions.Bind(flag.CommandLine)
 	flag.Parse()
 	return *o
 }
@@ -81,7 +81,7 @@ func main() {
 }
 
 // run sets the daemon up in steps and runs it until it is signalled to stop.
-func run(o options.Options) error {
+func run(o daemonoptions.Options) error {
 	if err := validate(o); err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func run(o options.Options) error {
 }
 
 // validate checks the flags; an error names the flags and the rule.
-func validate(o options.Options) error {
+func validate(o daemonoptions.Options) error {
 	if o.NodeName == "" {
 		return errors.New("--node-name (or $NODE_NAME) is required")
 	}
@@ -125,7 +125,7 @@ func validate(o options.Options) error {
 }
 
 // connectRuntime connects to the CRI endpoint of --cri-endpoint, else to the one found on the node.
-func connectRuntime(ctx context.Context, o options.Options) (cri.Runtime, error) {
+func connectRuntime(ctx context.Context, o daemonoptions.Options) (cri.Runtime, error) {
 	endpoint := o.CRIEndpoint
 	if endpoint == "" {
 		var err error
@@ -145,7 +145,7 @@ func connectRuntime(ctx context.Context, o options.Options) (cri.Runtime, error)
 
 // newManager builds the daemon's manager: metrics, health endpoint and its node-scoped cache; no
 // leader election (one daemon per node).
-func newManager(o options.Options) (ctrl.Manager, error) {
+func newManager(o daemonoptions.Options) (ctrl.Manager, error) {
 	var tlsOpts []func(*tls.Config)
 	if !o.EnableHTTP2 {
 		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
@@ -170,7 +170,7 @@ func newManager(o options.Options) (ctrl.Manager, error) {
 // setupNode adds what the daemon does on its node: the probe engine (workers, result cache,
 // status writer, Lease heartbeat, and the controller that keeps the workers in step with the
 // NodePodProbe spec and the node's pods) and the CRR executor (preStop, CRI stop, status).
-func setupNode(mgr ctrl.Manager, o options.Options, rt cri.Runtime, kubeletVersion string) error {
+func setupNode(mgr ctrl.Manager, o daemonoptions.Options, rt cri.Runtime, kubeletVersion string) error {
 	if _, err := wiring.Setup(mgr, wiring.Options{
 		NodeName: o.NodeName, Namespace: o.Namespace, Runtime: rt,
 		UserAgent: prober.UserAgent(kubeletVersion), Recorder: mgr.GetEventRecorder(EventRecorderName),

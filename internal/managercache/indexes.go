@@ -26,7 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 // Field indexes of the manager's cache.
@@ -76,10 +76,10 @@ func PodNode(obj client.Object) []string {
 // TrustKeyID returns the ID of the key a pod's seal names, else the one its admission signature
 // names (not sealed yet).
 func TrustKeyID(obj client.Object) []string {
-	if id := probesig.SealKeyID(obj); id != "" {
+	if id := signature.SealKeyID(obj); id != "" {
 		return []string{id}
 	}
-	if id := probesig.AdmissionKeyID(obj); id != "" {
+	if id := signature.AdmissionKeyID(obj); id != "" {
 		return []string{id}
 	}
 	return nil

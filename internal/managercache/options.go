@@ -33,7 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 // Config says what the manager's cache holds.
@@ -85,7 +85,7 @@ func Options(c Config) cache.Options {
 			&admissionregistrationv1.ValidatingAdmissionPolicy{}:        {Label: managed},
 			&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}: {Label: managed},
 			&corev1.ConfigMap{}: {Namespaces: operatorNamespace,
-				Field: fields.OneTermEqualSelector("metadata.name", probesig.TrustConfigMapName)},
+				Field: fields.OneTermEqualSelector("metadata.name", signature.TrustConfigMapName)},
 		},
 	}
 }

@@ -24,13 +24,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 // SigningKey is the probe-context signing key of the test suites (a fixed seed).
-var SigningKey = func() probesig.KeyPair {
-	kp, err := probesig.KeyPairFromSeed([]byte("enhanced-liveness-test-seed-0032"))
+var SigningKey = func() signature.KeyPair {
+	kp, err := signature.KeyPairFromSeed([]byte("enhanced-liveness-test-seed-0032"))
 	if err != nil {
 		panic(err)
 	}
@@ -38,17 +38,17 @@ var SigningKey = func() probesig.KeyPair {
 }()
 
 // TrustedKeys is the key set that trusts SigningKey only.
-func TrustedKeys() probesig.KeySet { return probesig.KeySet{}.With(SigningKey, time.Unix(0, 0)) }
+func TrustedKeys() signature.KeySet { return signature.KeySet{}.With(SigningKey, time.Unix(0, 0)) }
 
-// StaticKeys hands out SigningKey, like a loaded probesig.Store, and trusts it, like a
-// probesig.Trust whose ConfigMap lists it.
+// StaticKeys hands out SigningKey, like a loaded signature.Store, and trusts it, like a
+// signature.Trust whose ConfigMap lists it.
 type StaticKeys struct{}
 
 // Current returns SigningKey.
-func (StaticKeys) Current() (probesig.KeyPair, bool) { return SigningKey, true }
+func (StaticKeys) Current() (signature.KeyPair, bool) { return SigningKey, true }
 
 // KeySet returns TrustedKeys.
-func (StaticKeys) KeySet(context.Context) (probesig.KeySet, bool, error) {
+func (StaticKeys) KeySet(context.Context) (signature.KeySet, bool, error) {
 	return TrustedKeys(), true, nil
 }
 
@@ -59,7 +59,7 @@ func Admit(pod *corev1.Pod) *corev1.Pod {
 	if key == "" {
 		return pod
 	}
-	pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = probesig.SignAdmission(SigningKey, probesig.Admission{
+	pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = signature.SignAdmission(SigningKey, signature.Admission{
 		Namespace: pod.Namespace, Name: pod.Name, GenerateName: pod.GenerateName,
 		AnnotationKey: key, Value: pod.Annotations[key], Issued: time.Now()})
 	return pod
@@ -68,7 +68,7 @@ func Admit(pod *corev1.Pod) *corev1.Pod {
 // Seal writes the seal the manager writes on an existing pod (it needs the pod's UID) into its
 // annotations; the caller writes the pod.
 func Seal(pod *corev1.Pod) *corev1.Pod {
-	s, err := probesig.Seal(SigningKey, pod)
+	s, err := signature.Seal(SigningKey, pod)
 	if err != nil {
 		panic(err)
 	}
@@ -78,6 +78,6 @@ func Seal(pod *corev1.Pod) *corev1.Pod {
 
 // TrustConfigMap is the trust ConfigMap of namespace ns listing TrustedKeys.
 func TrustConfigMap(ns string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: probesig.TrustConfigMapName},
-		Data: probesig.EncodeKeySet(TrustedKeys())}
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: signature.TrustConfigMapName},
+		Data: signature.EncodeKeySet(TrustedKeys())}
 }

@@ -45,7 +45,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	policycontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policy"
+	decisioncontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/decision"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
@@ -112,13 +112,13 @@ func run(m *testing.M, cfg *rest.Config) int {
 		if err := managercache.AddIndexes(ctx, mgr); err != nil {
 			return err
 		}
-		return policycontroller.SetupWithManager(mgr, policycontroller.Config{
+		return decisioncontroller.SetupWithManager(mgr, decisioncontroller.Config{
 			RestartsEnabled: true,
 			Defaults: rules.Defaults{MaxUnavailable: intstr.FromString("25%"), MaxFailing: intstr.FromString("50%"),
 				RestartsPerMinute: 6, Burst: 3},
 			NodeStorm:         rules.NodeStormRule{MaxFailing: intstr.FromString("50%"), MinWorkloads: 3},
 			OperatorNamespace: opNamespace,
-			OnDecision: func(d policycontroller.DecisionRecord) {
+			OnDecision: func(d decisioncontroller.DecisionRecord) {
 				if d.Outcome != rules.Restart {
 					return
 				}

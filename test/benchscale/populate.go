@@ -34,7 +34,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 // parallel runs fn(0..n-1) on workers goroutines and returns the first error.
@@ -87,12 +87,12 @@ func populate(ctx context.Context, cl *cluster, l layout, o options) (*populated
 	// The benchmark creates pods directly, so it writes the signing key the manager then loads,
 	// signs each pod as the webhook would at admission and seals it in the write that reports it
 	// running (what the manager does once per pod creation, not part of the cold start measured).
-	signingKey, err := probesig.GenerateKeyPair()
+	signingKey, err := signature.GenerateKeyPair()
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Create(ctx, &corev1.Secret{ObjectMeta: objectMeta(opNamespace, probesig.DefaultSecretName),
-		Data: map[string][]byte{probesig.SecretSigningKeyData: signingKey.Private.Seed()}}); err != nil {
+	if err := c.Create(ctx, &corev1.Secret{ObjectMeta: objectMeta(opNamespace, signature.DefaultSecretName),
+		Data: map[string][]byte{signature.SecretSigningKeyData: signingKey.Private.Seed()}}); err != nil {
 		return nil, fmt.Errorf("signing key: %w", err)
 	}
 	err = parallel(ctx, l.nodes, o.writers, func(ctx context.Context, n int) error {
@@ -148,7 +148,7 @@ func populate(ctx context.Context, cl *cluster, l layout, o options) (*populated
 			OwnerReferences: []metav1.OwnerReference{owners[w]}},
 			Spec: *tmpl.Spec.DeepCopy()}
 		ctxKey := appsv1alpha1.AnnotationProbeContext
-		pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = probesig.SignAdmission(signingKey, probesig.Admission{
+		pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = signature.SignAdmission(signingKey, signature.Admission{
 			Namespace: pod.Namespace, Name: pod.Name, AnnotationKey: ctxKey, Value: pod.Annotations[ctxKey], Issued: time.Now()})
 		node := l.node(w, i)
 		pod.Spec.NodeName = l.nodeName(node)
@@ -168,7 +168,7 @@ func populate(ctx context.Context, cl *cluster, l layout, o options) (*populated
 					return err
 				}
 			}
-			seal, err := probesig.Seal(signingKey, pod)
+			seal, err := signature.Seal(signingKey, pod)
 			if err != nil {
 				return err
 			}

@@ -40,10 +40,10 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/trust"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probetrust"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/gate"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/nodescope"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/results"
 )
@@ -52,7 +52,7 @@ import (
 // context says.
 
 const (
-	signingSecret  = probesig.DefaultSecretName
+	signingSecret  = signature.DefaultSecretName
 	sealReporter   = "probe-seal-controller"
 	execSickAction = `[{"name":"app","livenessProbe":{"exec":{"command":["/app","sick"]},"periodSeconds":1,"failureThreshold":1}}]`
 )
@@ -140,7 +140,7 @@ func signingKeyID() string {
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: operatorNS, Name: signingSecret}, s); err != nil {
 		return ""
 	}
-	kp, err := probesig.KeyPairFromSeed(s.Data[probesig.SecretSigningKeyData])
+	kp, err := signature.KeyPairFromSeed(s.Data[signature.SecretSigningKeyData])
 	if err != nil {
 		return ""
 	}
@@ -149,10 +149,10 @@ func signingKeyID() string {
 
 func trustedKeyIDs() []string {
 	cm := &corev1.ConfigMap{}
-	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: operatorNS, Name: probesig.TrustConfigMapName}, cm); err != nil {
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: operatorNS, Name: signature.TrustConfigMapName}, cm); err != nil {
 		return nil
 	}
-	set, _ := probesig.DecodeKeySet(cm)
+	set, _ := signature.DecodeKeySet(cm)
 	var out []string
 	for id := range set {
 		out = append(out, id)
@@ -236,12 +236,12 @@ var _ = Describe("the trust boundary", Ordered, func() {
 
 			By("the daemon refuses both, says so on each pod, and counts them")
 			for _, name := range []string{plain.Name, web.Name} {
-				Eventually(hasEvent(ns, name, probetrust.ReasonRejected, daemonReporter, "not run")).
+				Eventually(hasEvent(ns, name, gate.ReasonRejected, daemonReporter, "not run")).
 					WithTimeout(30*time.Second).Should(BeTrue(), "a Warning event on %s", name)
 			}
-			Expect(hasEvent(ns, plain.Name, probetrust.ReasonRejected, daemonReporter,
+			Expect(hasEvent(ns, plain.Name, gate.ReasonRejected, daemonReporter,
 				"the pod's probe context was not admitted by the operator's pod webhook")()).To(BeTrue())
-			Expect(hasEvent(ns, web.Name, probetrust.ReasonRejected, daemonReporter,
+			Expect(hasEvent(ns, web.Name, gate.ReasonRejected, daemonReporter,
 				`the probe of container "app" differs from the one in the pod's probe context`)()).To(BeTrue())
 			Eventually(refusals).WithTimeout(30 * time.Second).Should(BeNumerically(">=", before+2))
 			Consistently(func(g Gomega) {
@@ -262,7 +262,7 @@ var _ = Describe("the trust boundary", Ordered, func() {
 		Expect(oldKey).NotTo(BeEmpty())
 		Eventually(func(g Gomega) {
 			for _, p := range pods {
-				g.Expect(probesig.SealKeyID(getPod(ns, p.Name))).To(Equal(oldKey))
+				g.Expect(signature.SealKeyID(getPod(ns, p.Name))).To(Equal(oldKey))
 				g.Expect(nppMentions(node, p.UID)).To(BeTrue())
 			}
 		}).WithTimeout(30 * time.Second).Should(Succeed())
@@ -299,9 +299,9 @@ var _ = Describe("the trust boundary", Ordered, func() {
 		Expect(trustedKeyIDs()).To(ContainElements(oldKey, newKey), "the old public key stays while pods are sealed with it")
 
 		By("a pod created once every manager replica re-read the Secret is sealed with the new key and probed")
-		// Each replica re-reads the Secret every probesig.DefaultRecheckInterval; until then one may
+		// Each replica re-reads the Secret every signature.DefaultRecheckInterval; until then one may
 		// still sign and seal with the previous key, which is as trusted.
-		for end := time.Now().Add(probesig.DefaultRecheckInterval + 5*time.Second); time.Now().Before(end); time.Sleep(time.Second) {
+		for end := time.Now().Add(signature.DefaultRecheckInterval + 5*time.Second); time.Now().Before(end); time.Sleep(time.Second) {
 			for _, p := range pods {
 				Expect(nppMentions(node, p.UID)).To(BeTrue(), "pod %s left the NodePodProbe after the rotation", p.Name)
 			}
@@ -317,7 +317,7 @@ var _ = Describe("the trust boundary", Ordered, func() {
 					added = p
 				}
 			}
-			g.Expect(probesig.SealKeyID(getPod(ns, added.Name))).To(Equal(newKey))
+			g.Expect(signature.SealKeyID(getPod(ns, added.Name))).To(Equal(newKey))
 			g.Expect(nppMentions(node, added.UID)).To(BeTrue())
 		}).WithTimeout(90 * time.Second).Should(Succeed())
 
@@ -331,7 +331,7 @@ var _ = Describe("the trust boundary", Ordered, func() {
 		for k, v := range before {
 			Expect(after).To(HaveKeyWithValue(k, v), "container %s", k)
 		}
-		Expect(hasEvent(ns, pods[0].Name, probetrust.ReasonRejected, daemonReporter, "")()).To(BeFalse())
+		Expect(hasEvent(ns, pods[0].Name, gate.ReasonRejected, daemonReporter, "")()).To(BeFalse())
 	})
 
 	It("refuses the daemon's own token another node's NodePodProbe status and ContainerRecreateRequests (kustomize install)", func() {

@@ -36,7 +36,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/results"
 )
 
@@ -185,16 +185,16 @@ func upgradeWithRunBundleUpgrade() {
 	By("the new manager sealed every pod the previous release enrolled, after checking its first-release signature")
 	Eventually(func(g Gomega) {
 		cm := &corev1.ConfigMap{}
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNS, Name: probesig.TrustConfigMapName}, cm)).To(Succeed())
-		keys, errs := probesig.DecodeKeySet(cm)
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNS, Name: signature.TrustConfigMapName}, cm)).To(Succeed())
+		keys, errs := signature.DecodeKeySet(cm)
 		g.Expect(errs).To(BeEmpty())
 		var list corev1.PodList
 		g.Expect(k8s.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{"app": "fleet"})).To(Succeed())
 		g.Expect(list.Items).To(HaveLen(upgradeReplicas))
 		for i := range list.Items {
 			p := &list.Items[i]
-			g.Expect(probesig.IsLegacy(p)).To(BeTrue(), "pod %s was admitted by the previous release", p.Name)
-			_, err := probesig.VerifySeal(keys, p)
+			g.Expect(signature.IsLegacy(p)).To(BeTrue(), "pod %s was admitted by the previous release", p.Name)
+			_, err := signature.VerifySeal(keys, p)
 			g.Expect(err).NotTo(HaveOccurred(), "pod %s sealed", p.Name)
 		}
 	}).WithTimeout(time.Minute).Should(Succeed())

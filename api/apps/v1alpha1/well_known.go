@@ -29,7 +29,7 @@ const (
 	// AnnotationKruiseProbeContext is OpenKruise's key for the same content, also read.
 	AnnotationKruiseProbeContext = "apps.kruise.io/container-probe-context"
 	// AnnotationProbeContextSignature is the pod webhook's signature of the probe context it
-	// admitted, bound to the pod's namespace, name and admission time (internal/probesig).
+	// admitted, bound to the pod's namespace, name and admission time (internal/trust/signature).
 	AnnotationProbeContextSignature = "enhancedliveness.io/probe-context-signature"
 	// AnnotationProbeContextSeal is the manager's signature of an admitted probe context, bound
 	// to the pod's UID; the node daemon runs only probes whose pod carries a seal that verifies.

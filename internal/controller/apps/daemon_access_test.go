@@ -39,8 +39,8 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/admissionpolicy"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 // What config/default does to config/rbac (namespace, namePrefix), so that these specs exercise
@@ -261,7 +261,7 @@ var _ = Describe("Node daemon access (hand-kept RBAC + ValidatingAdmissionPolicy
 		Expect(daemonA.Get(ctx, client.ObjectKeyFromObject(trustCM), &corev1.ConfigMap{})).To(Succeed())
 		var list corev1.ConfigMapList
 		Expect(daemonA.List(ctx, &list, client.InNamespace(shippedNamespace),
-			client.MatchingFields{"metadata.name": probesig.TrustConfigMapName})).To(Succeed())
+			client.MatchingFields{"metadata.name": signature.TrustConfigMapName})).To(Succeed())
 		Expect(list.Items).To(HaveLen(1))
 		Expect(apierrors.IsForbidden(daemonA.Get(ctx, client.ObjectKeyFromObject(other), &corev1.ConfigMap{}))).To(BeTrue())
 		Expect(apierrors.IsForbidden(daemonA.List(ctx, &list, client.InNamespace(shippedNamespace)))).To(BeTrue())

@@ -47,8 +47,8 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/trust"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 // projectSecret copies a Secret's keys into dir until ctx ends, as the kubelet's Secret volume
@@ -87,7 +87,7 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 		secretName  = shippedPrefix + "webhook-server-cert"
 		serviceName = shippedPrefix + "webhook-service"
 		dsKey       = types.NamespacedName{Namespace: shippedNamespace, Name: daemonset.DefaultName}
-		keys        *probesig.Store
+		keys        *signature.Store
 	)
 
 	BeforeAll(func() {
@@ -140,15 +140,15 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 				DaemonUsername: daemonUser}).SetupWithManager(mgr); err != nil {
 				return err
 			}
-			keys = &probesig.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
-				Namespace: shippedNamespace, Name: probesig.DefaultSecretName}
+			keys = &signature.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
+				Namespace: shippedNamespace, Name: signature.DefaultSecretName}
 			if err := mgr.Add(keys); err != nil {
 				return err
 			}
 			if err := managercache.AddIndexes(ctx, mgr); err != nil {
 				return err
 			}
-			trusted := &probesig.Trust{Reader: mgr.GetClient(), Namespace: shippedNamespace, Keys: keys}
+			trusted := &signature.Trust{Reader: mgr.GetClient(), Namespace: shippedNamespace, Keys: keys}
 			if err := (&trust.SealReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("rbac-spec-seal"),
 				Keys: keys, Trust: trusted, OperatorNamespace: shippedNamespace}).SetupWithManager(mgr); err != nil {
 				return err
@@ -217,14 +217,14 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 	It("creates the probe-context signing key, which only it may read, and publishes its public key for the daemons", func() {
 		Eventually(keys.Loaded(), packagingSpecTimeout).Should(BeClosed())
 		s := &corev1.Secret{}
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: shippedNamespace, Name: probesig.DefaultSecretName}, s)).To(Succeed())
-		Expect(s.Data[probesig.SecretSigningKeyData]).To(HaveLen(ed25519.SeedSize))
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: shippedNamespace, Name: signature.DefaultSecretName}, s)).To(Succeed())
+		Expect(s.Data[signature.SecretSigningKeyData]).To(HaveLen(ed25519.SeedSize))
 		err := clientAs(daemonUser, "node-1").Get(ctx, client.ObjectKeyFromObject(s), &corev1.Secret{})
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "the node daemon may not read the key: %v", err)
 		kp, _ := keys.Current()
 		cm := &corev1.ConfigMap{}
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: shippedNamespace, Name: probesig.TrustConfigMapName}, cm)).To(Succeed())
-		set, errs := probesig.DecodeKeySet(cm)
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: shippedNamespace, Name: signature.TrustConfigMapName}, cm)).To(Succeed())
+		set, errs := signature.DecodeKeySet(cm)
 		Expect(errs).To(BeEmpty())
 		Expect(set).To(HaveKey(kp.ID))
 	})
@@ -235,15 +235,15 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 		createNamespace("rbac-sealed")
 		pod := testutil.NewPod("rbac-sealed", "web").Enrolled().Containers("web").
 			Annotations(map[string]string{appsv1alpha1.AnnotationProbeContext: `[{"name":"web","livenessProbe":{"tcpSocket":{"port":8080}}}]`}).Build()
-		pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = probesig.SignAdmission(kp, probesig.Admission{
+		pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = signature.SignAdmission(kp, signature.Admission{
 			Namespace: pod.Namespace, Name: pod.Name, AnnotationKey: appsv1alpha1.AnnotationProbeContext,
 			Value: pod.Annotations[appsv1alpha1.AnnotationProbeContext], Issued: time.Now()})
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
-			set, _, err := (&probesig.Trust{Reader: k8sClient, Namespace: shippedNamespace, Keys: keys}).KeySet(ctx)
+			set, _, err := (&signature.Trust{Reader: k8sClient, Namespace: shippedNamespace, Keys: keys}).KeySet(ctx)
 			g.Expect(err).NotTo(HaveOccurred())
-			_, err = probesig.VerifySeal(set, pod)
+			_, err = signature.VerifySeal(set, pod)
 			g.Expect(err).NotTo(HaveOccurred())
 		}, packagingSpecTimeout).Should(Succeed())
 	})

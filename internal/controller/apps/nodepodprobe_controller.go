@@ -39,8 +39,8 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 // DefaultMappingBatchDelay is how long pod events for one node are collected before the node's
@@ -59,7 +59,7 @@ type NodePodProbeReconciler struct {
 	// controller of internal/controller/trust checked how it was admitted) are mapped; the seal
 	// controller reports the others.
 	Keys interface {
-		KeySet(ctx context.Context) (probesig.KeySet, bool, error)
+		KeySet(ctx context.Context) (signature.KeySet, bool, error)
 	}
 	// OperatorNamespace, like kube-system, is never enrolled by the webhook: a probe context
 	// there was not written by it.
@@ -167,13 +167,13 @@ func newNodePodProbe(nodeName string, nodeUID types.UID) *appsv1alpha1.NodePodPr
 	}
 }
 
-// trust accepts the sealed probe contexts (probesig.VerifySeal) in namespaces the webhook enrolls.
-func (r *NodePodProbeReconciler) trust(keys probesig.KeySet) func(*corev1.Pod) error {
+// trust accepts the sealed probe contexts (signature.VerifySeal) in namespaces the webhook enrolls.
+func (r *NodePodProbeReconciler) trust(keys signature.KeySet) func(*corev1.Pod) error {
 	return func(pod *corev1.Pod) error {
 		if pod.Namespace == metav1.NamespaceSystem || pod.Namespace == r.OperatorNamespace {
-			return fmt.Errorf("%w: the webhook enrolls no pod in namespace %s", probesig.ErrNotSigned, pod.Namespace)
+			return fmt.Errorf("%w: the webhook enrolls no pod in namespace %s", signature.ErrNotSigned, pod.Namespace)
 		}
-		_, err := probesig.VerifySeal(keys, pod)
+		_, err := signature.VerifySeal(keys, pod)
 		return err
 	}
 }

@@ -28,8 +28,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 func unitPod(name, uid, ip string, mutate func(*corev1.Pod)) corev1.Pod {
@@ -237,20 +237,20 @@ func TestTrust(t *testing.T) {
 	}
 	unsealed := signed("shop")
 	delete(unsealed.Annotations, appsv1alpha1.AnnotationProbeContextSeal)
-	if err := trust(unsealed); !errors.Is(err, probesig.ErrNotSigned) {
+	if err := trust(unsealed); !errors.Is(err, signature.ErrNotSigned) {
 		t.Errorf("an admitted pod, not sealed yet: %v", err)
 	}
 	old := signed("shop")
 	delete(old.Annotations, appsv1alpha1.AnnotationProbeContextSeal)
 	delete(old.Annotations, appsv1alpha1.AnnotationProbeContextSignature)
 	old.CreationTimestamp = metav1.NewTime(time.Unix(0, 0))
-	if err := trust(old); !errors.Is(err, probesig.ErrNotSigned) {
+	if err := trust(old); !errors.Is(err, signature.ErrNotSigned) {
 		t.Errorf("an unsigned pod is trusted for its creation time: %v", err)
 	}
 	for _, ns := range []string{"kube-system", "op-system"} {
 		// Even signed: the webhook never enrolls there, so the signature was copied or forged.
 		err := trust(signed(ns))
-		if !errors.Is(err, probesig.ErrNotSigned) || !strings.Contains(err.Error(), "no pod in namespace "+ns) {
+		if !errors.Is(err, signature.ErrNotSigned) || !strings.Contains(err.Error(), "no pod in namespace "+ns) {
 			t.Errorf("a pod in %s: %v", ns, err)
 		}
 	}

@@ -24,8 +24,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 // The probe mapping of a stripped pod is the mapping of the whole pod: named ports of the app
@@ -36,10 +36,10 @@ func TestStripPodKeepsTheMapping(t *testing.T) {
 	full.CreationTimestamp = metav1.Now()
 	testutil.Seal(testutil.Admit(full))
 	trust := func(p *corev1.Pod) error {
-		if _, err := probesig.VerifyAdmission(testutil.TrustedKeys(), p); err != nil {
+		if _, err := signature.VerifyAdmission(testutil.TrustedKeys(), p); err != nil {
 			return err
 		}
-		_, err := probesig.VerifySeal(testutil.TrustedKeys(), p)
+		_, err := signature.VerifySeal(testutil.TrustedKeys(), p)
 		return err
 	}
 	stripped, _ := managercache.StripPod(full.DeepCopy())

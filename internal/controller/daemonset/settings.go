@@ -25,7 +25,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/options"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemonoptions"
 )
 
 // ManagedDaemonFlags are the daemon flags Build writes itself, each with what decides it instead:
@@ -40,12 +40,12 @@ var ManagedDaemonFlags = map[string]string{
 }
 
 // ValidateExtraArgs checks daemon arguments passed through the manager against the daemon's own
-// flag set (internal/daemon/options): each one a single flag, --name=value (or --name for a
+// flag set (internal/daemonoptions): each one a single flag, --name=value (or --name for a
 // boolean), known to the daemon, not one the DaemonSet sets itself, given once, with a value the
 // daemon accepts.
 func ValidateExtraArgs(args []string) error {
 	seen := map[string]bool{}
-	known := options.Names()
+	known := daemonoptions.Names()
 	for _, a := range args {
 		name, ok := flagName(a)
 		if !ok {
@@ -61,12 +61,12 @@ func ValidateExtraArgs(args []string) error {
 			return fmt.Errorf("daemon argument %q: --%s is given twice", a, name)
 		}
 		seen[name] = true
-		if _, err := options.Parse([]string{a}); err != nil {
+		if _, err := daemonoptions.Parse([]string{a}); err != nil {
 			return fmt.Errorf("daemon argument %q: %w", a, err)
 		}
 	}
 	// Settings checked together (the two write windows depend on each other).
-	o, err := options.Parse(args)
+	o, err := daemonoptions.Parse(args)
 	if err == nil {
 		err = o.Validate()
 	}

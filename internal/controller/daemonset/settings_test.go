@@ -23,7 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/options"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemonoptions"
 )
 
 func TestValidateExtraArgs(t *testing.T) {
@@ -68,7 +68,7 @@ func TestValidateExtraArgs(t *testing.T) {
 // Every flag the DaemonSet sets itself is a daemon flag (or controller-runtime's --kubeconfig,
 // which the daemon's binary registers globally), and Build sets the ones it names.
 func TestManagedDaemonFlagsExist(t *testing.T) {
-	known := options.Names()
+	known := daemonoptions.Names()
 	for name := range ManagedDaemonFlags {
 		found := name == "kubeconfig"
 		for _, k := range known {

@@ -23,13 +23,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 // admissionMemory is how long a nonce is remembered after its signature was issued: a pod is
 // created within MaxSkew of its signature (VerifyAdmission), so after twice that no copy can
 // verify; the third MaxSkew covers the manager's clock against the webhook's.
-const admissionMemory = 3 * probesig.MaxSkew
+const admissionMemory = 3 * signature.MaxSkew
 
 // admissions remembers which pods carry each admission nonce (the webhook draws one per
 // admission), fed by the watch of enrolled pods, so that a signature is sealed onto one pod only:
@@ -108,7 +108,7 @@ func (a *admissions) prune(now time.Time) {
 // admissionOf returns the nonce of a pod's admission signature and when it was issued, unverified:
 // a pod cannot claim a nonce before the pod it was drawn for exists.
 func admissionOf(pod metav1.Object) (string, time.Time, bool) {
-	nonce := probesig.AdmissionNonce(pod)
-	issued, ok := probesig.AdmissionIssued(pod)
+	nonce := signature.AdmissionNonce(pod)
+	issued, ok := signature.AdmissionIssued(pod)
 	return nonce, issued, nonce != "" && ok
 }

@@ -35,7 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 const (
@@ -58,23 +58,23 @@ type KeySetReconciler struct {
 	// Client reads the ConfigMap and the enrolled pods from the manager's cache and writes the
 	// ConfigMap.
 	Client    client.Client
-	Keys      probesig.CurrentKey
+	Keys      signature.CurrentKey
 	Namespace string
-	// Name of the ConfigMap; probesig.TrustConfigMapName when empty.
+	// Name of the ConfigMap; signature.TrustConfigMapName when empty.
 	Name        string
 	RetireGrace time.Duration
 	Interval    time.Duration
 	Now         func() time.Time
 
 	mu    sync.Mutex
-	known probesig.KeySet
+	known signature.KeySet
 }
 
 func (r *KeySetReconciler) name() string {
 	if r.Name != "" {
 		return r.Name
 	}
-	return probesig.TrustConfigMapName
+	return signature.TrustConfigMapName
 }
 
 func (r *KeySetReconciler) now() time.Time {
@@ -109,7 +109,7 @@ func (r *KeySetReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.
 		log.Info("re-creating the trust ConfigMap with the keys it last held", "keys", len(set))
 		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.name(), Labels: map[string]string{
 			"app.kubernetes.io/name": "enhanced-liveness-operator", "app.kubernetes.io/managed-by": "enhanced-liveness-operator",
-		}}, Data: probesig.EncodeKeySet(set)}
+		}}, Data: signature.EncodeKeySet(set)}
 		if err := r.Client.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
 			return ctrl.Result{}, err
 		}
@@ -118,7 +118,7 @@ func (r *KeySetReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	set, errs := probesig.DecodeKeySet(cm)
+	set, errs := signature.DecodeKeySet(cm)
 	for _, e := range errs {
 		log.Error(e, "an entry of the trust ConfigMap is left out: it verifies nothing")
 	}
@@ -126,7 +126,7 @@ func (r *KeySetReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.
 	if data == nil {
 		data = map[string]string{}
 	}
-	kept := probesig.KeySet{}
+	kept := signature.KeySet{}
 	for id, k := range set {
 		switch {
 		case id == kp.ID:
@@ -147,7 +147,7 @@ func (r *KeySetReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.
 		kept[id] = k
 	}
 	kept = kept.With(kp, now)
-	maps.Copy(data, probesig.EncodeKeySet(kept))
+	maps.Copy(data, signature.EncodeKeySet(kept))
 	if !maps.Equal(data, cm.Data) {
 		cm.Data = data
 		if err := r.Client.Update(ctx, cm); err != nil {

@@ -32,8 +32,8 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	eltestutil "github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 const keysNS = "trust-keys"
@@ -41,42 +41,42 @@ const keysNS = "trust-keys"
 // switchKey is a signing key that a spec rotates.
 type switchKey struct {
 	mu sync.Mutex
-	kp probesig.KeyPair
+	kp signature.KeyPair
 }
 
-func (s *switchKey) Current() (probesig.KeyPair, bool) {
+func (s *switchKey) Current() (signature.KeyPair, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.kp, true
 }
 
-func (s *switchKey) set(kp probesig.KeyPair) {
+func (s *switchKey) set(kp signature.KeyPair) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.kp = kp
 }
 
-func trustedSet(g Gomega) probesig.KeySet {
+func trustedSet(g Gomega) signature.KeySet {
 	cm := &corev1.ConfigMap{}
-	g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: keysNS, Name: probesig.TrustConfigMapName}, cm)).To(Succeed())
-	set, _ := probesig.DecodeKeySet(cm)
+	g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: keysNS, Name: signature.TrustConfigMapName}, cm)).To(Succeed())
+	set, _ := signature.DecodeKeySet(cm)
 	return set
 }
 
-func newKey() probesig.KeyPair {
+func newKey() signature.KeyPair {
 	GinkgoHelper()
-	kp, err := probesig.GenerateKeyPair()
+	kp, err := signature.GenerateKeyPair()
 	Expect(err).NotTo(HaveOccurred())
 	return kp
 }
 
 // sealedWith creates an enrolled pod sealed with kp, as the seal controller leaves it.
-func sealedWith(kp probesig.KeyPair, name string) *corev1.Pod {
+func sealedWith(kp signature.KeyPair, name string) *corev1.Pod {
 	GinkgoHelper()
 	pod := eltestutil.NewPod(keysNS, name).Enrolled().Containers("web").
 		Annotations(map[string]string{appsv1alpha1.AnnotationProbeContext: webContext}).Build()
 	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
-	s, err := probesig.Seal(kp, pod)
+	s, err := signature.Seal(kp, pod)
 	Expect(err).NotTo(HaveOccurred())
 	pod.Annotations[appsv1alpha1.AnnotationProbeContextSeal] = s
 	Expect(k8sClient.Update(ctx, pod)).To(Succeed())
@@ -87,7 +87,7 @@ var _ = Describe("the trust key set controller", Ordered, func() {
 	var (
 		stop func()
 		keys = &switchKey{}
-		k1   probesig.KeyPair
+		k1   signature.KeyPair
 	)
 	BeforeAll(func() {
 		Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: keysNS}})).To(Succeed())
@@ -128,7 +128,7 @@ var _ = Describe("the trust key set controller", Ordered, func() {
 		Consistently(func(g Gomega) {
 			set := trustedSet(g)
 			g.Expect(set).To(HaveKey(k1.ID), "a pod is still sealed with k1")
-			_, err := probesig.VerifySeal(set, pod)
+			_, err := signature.VerifySeal(set, pod)
 			g.Expect(err).NotTo(HaveOccurred(), "the pod keeps verifying across the rotation")
 		}, "4s").Should(Succeed())
 
@@ -144,13 +144,13 @@ var _ = Describe("the trust key set controller", Ordered, func() {
 		keys.set(k3)
 		Eventually(func(g Gomega) { g.Expect(trustedSet(g)).To(HaveKey(k3.ID)) }, "10s").Should(Succeed())
 		Expect(k8sClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: keysNS,
-			Name: probesig.TrustConfigMapName}})).To(Succeed())
+			Name: signature.TrustConfigMapName}})).To(Succeed())
 		Eventually(func(g Gomega) {
 			set := trustedSet(g)
 			g.Expect(set).To(HaveKey(k2.ID), "the key a pod is sealed with survives a deleted ConfigMap")
 			g.Expect(set).To(HaveKey(k3.ID))
 		}, "10s").Should(Succeed())
-		_, err := probesig.VerifySeal(trustedSet(Default), pod)
+		_, err := signature.VerifySeal(trustedSet(Default), pod)
 		Expect(err).NotTo(HaveOccurred())
 	})
 
@@ -159,7 +159,7 @@ var _ = Describe("the trust key set controller", Ordered, func() {
 		var removed string
 		Eventually(func(g Gomega) {
 			cm := &corev1.ConfigMap{}
-			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: keysNS, Name: probesig.TrustConfigMapName}, cm)).To(Succeed())
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: keysNS, Name: signature.TrustConfigMapName}, cm)).To(Succeed())
 			for id := range cm.Data {
 				if id != cur.ID {
 					removed = id

@@ -16,7 +16,7 @@ limitations under the License.
 
 // Package trust holds the manager's side of the probe trust boundary: the seal controller, which
 // binds every admitted probe context to its pod's UID once the pod exists, and the key-set
-// controller, which keeps the public keys the daemons verify with (internal/probesig).
+// controller, which keeps the public keys the daemons verify with (internal/trust/signature).
 package trust
 
 import (
@@ -43,8 +43,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 // ReasonNotTrusted is the Warning event on a pod whose probe context the manager does not seal:
@@ -56,17 +56,17 @@ const ReasonNotTrusted = "LivenessProbeNotTrusted"
 // moment ago and published it where this replica's cache does not show it yet.
 const unknownKeyWait = 2 * time.Minute
 
-// Keys is what the seal controller signs and verifies with (a *probesig.Store and a
-// *probesig.Trust in the manager).
+// Keys is what the seal controller signs and verifies with (a *signature.Store and a
+// *signature.Trust in the manager).
 type Keys interface {
-	Current() (probesig.KeyPair, bool)
+	Current() (signature.KeyPair, bool)
 	// Legacy is the first release's HMAC key, when the signing Secret holds one.
 	Legacy() ([]byte, bool)
 }
 
 // KeySource gives the trusted public keys; false while they cannot be known yet.
 type KeySource interface {
-	KeySet(ctx context.Context) (probesig.KeySet, bool, error)
+	KeySet(ctx context.Context) (signature.KeySet, bool, error)
 }
 
 // SealReconciler seals the probe context of every enrolled pod once: it checks how the context
@@ -118,11 +118,11 @@ func (r *SealReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if err != nil || !ok {
 		return ctrl.Result{RequeueAfter: time.Second}, err
 	}
-	if _, err := probesig.VerifySeal(keys, pod); err == nil {
+	if _, err := signature.VerifySeal(keys, pod); err == nil {
 		return ctrl.Result{}, nil
 	}
 	evidence, err := r.admitted(ctx, keys, pod)
-	if errors.Is(err, probesig.ErrUnknownKey) && r.now().Sub(pod.CreationTimestamp.Time) < unknownKeyWait {
+	if errors.Is(err, signature.ErrUnknownKey) && r.now().Sub(pod.CreationTimestamp.Time) < unknownKeyWait {
 		log.V(1).Info("admission signature names a key not published yet; retrying", "error", err.Error())
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 	}
@@ -133,7 +133,7 @@ func (r *SealReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 				"to have its probes admitted again", pod.Namespace, pod.Name, err)
 		return ctrl.Result{}, nil
 	}
-	seal, err := probesig.Seal(kp, pod)
+	seal, err := signature.Seal(kp, pod)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -157,24 +157,24 @@ func (r *SealReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 
 // admitted checks how the pod's probe context was admitted and returns which evidence holds:
 // "admission" (the webhook's signature, on this pod only) or "legacy" (the first release's).
-func (r *SealReconciler) admitted(ctx context.Context, keys probesig.KeySet, pod *corev1.Pod) (string, error) {
+func (r *SealReconciler) admitted(ctx context.Context, keys signature.KeySet, pod *corev1.Pod) (string, error) {
 	if pod.Namespace == metav1.NamespaceSystem || pod.Namespace == r.OperatorNamespace {
-		return "", fmt.Errorf("%w: the webhook enrolls no pod in namespace %s", probesig.ErrNotSigned, pod.Namespace)
+		return "", fmt.Errorf("%w: the webhook enrolls no pod in namespace %s", signature.ErrNotSigned, pod.Namespace)
 	}
-	if probesig.IsLegacy(pod) {
+	if signature.IsLegacy(pod) {
 		key, ok := r.Keys.Legacy()
 		if !ok {
 			return "", fmt.Errorf("%w: it carries a first-release signature and the signing Secret no longer holds "+
-				"that release's key", probesig.ErrNotSigned)
+				"that release's key", signature.ErrNotSigned)
 		}
-		return "legacy", probesig.VerifyLegacy(key, pod)
+		return "legacy", signature.VerifyLegacy(key, pod)
 	}
-	if _, err := probesig.VerifyAdmission(keys, pod); err != nil {
+	if _, err := signature.VerifyAdmission(keys, pod); err != nil {
 		return "", err
 	}
 	if other := r.otherHolder(pod); other != "" {
 		return "", fmt.Errorf("%w: its admission signature was made for pod %s, which was created first "+
-			"(a signature copied from another pod)", probesig.ErrNotSigned, other)
+			"(a signature copied from another pod)", signature.ErrNotSigned, other)
 	}
 	return "admission", nil
 }
@@ -183,7 +183,7 @@ func (r *SealReconciler) admitted(ctx context.Context, keys probesig.KeySet, pod
 // first created with it, admissions), "" when it is pod's own.
 func (r *SealReconciler) otherHolder(pod *corev1.Pod) string {
 	r.admissions.observe(pod, r.now())
-	if h, ok := r.admissions.holder(probesig.AdmissionNonce(pod)); ok && h.uid != pod.UID {
+	if h, ok := r.admissions.holder(signature.AdmissionNonce(pod)); ok && h.uid != pod.UID {
 		return h.pod()
 	}
 	return ""
@@ -191,7 +191,7 @@ func (r *SealReconciler) otherHolder(pod *corev1.Pod) string {
 
 // untrustedCause is the metric label of a refusal.
 func untrustedCause(err error) string {
-	if errors.Is(err, probesig.ErrUnknownKey) {
+	if errors.Is(err, signature.ErrUnknownKey) {
 		return "unknown-key"
 	}
 	return "not-admitted"

@@ -34,8 +34,8 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	eltestutil "github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 const sealNS = "seal"
@@ -70,7 +70,7 @@ func expectSealed(pod *corev1.Pod) {
 	Eventually(func(g Gomega) {
 		p := &corev1.Pod{}
 		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), p)).To(Succeed())
-		id, err := probesig.VerifySeal(eltestutil.TrustedKeys(), p)
+		id, err := signature.VerifySeal(eltestutil.TrustedKeys(), p)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(id).To(Equal(eltestutil.SigningKey.ID))
 	}, "10s").Should(Succeed())
@@ -184,7 +184,7 @@ var _ = Describe("the seal controller", Ordered, func() {
 	It("seals a pod the first release signed, after checking its HMAC with that release's key", func() {
 		before := testutil.ToFloat64(Sealed.WithLabelValues("legacy"))
 		pod := enrolledPod("first-release")
-		pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = probesig.SignLegacy(legacyKey, sealNS,
+		pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = signature.SignLegacy(legacyKey, sealNS,
 			appsv1alpha1.AnnotationProbeContext, webContext, time.Now())
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
 		expectSealed(pod)
@@ -192,7 +192,7 @@ var _ = Describe("the seal controller", Ordered, func() {
 		Eventually(func() float64 { return testutil.ToFloat64(Sealed.WithLabelValues("legacy")) - before }).Should(BeEquivalentTo(1))
 
 		forged := enrolledPod("first-release-forged")
-		forged.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = probesig.SignLegacy([]byte(strings.Repeat("x", 32)), sealNS,
+		forged.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = signature.SignLegacy([]byte(strings.Repeat("x", 32)), sealNS,
 			appsv1alpha1.AnnotationProbeContext, webContext, time.Now())
 		Expect(k8sClient.Create(ctx, forged)).To(Succeed())
 		expectNotTrusted(forged, "its v1 signature does not match")

@@ -80,7 +80,7 @@ func newHarness(t *testing.T, configure ...func(*critest.Server)) *harness {
 	h := &harness{t: t, ctx: context.Background(), srv: srv, c: c, clock: clocktesting.NewFakeClock(t0),
 		rec: events.NewFakeRecorder(100)}
 	// A stop's return is written at once: the tests of the return's wait for the new container
-	// (return_write_test.go) set the window themselves.
+	// (plan_return_test.go) set the window themselves.
 	h.e = &Executor{Client: c, APIReader: c, Runtime: rt, NodeName: testNode, Recorder: h.rec, Clock: h.clock,
 		ReturnWriteWindow: -1}
 	return h

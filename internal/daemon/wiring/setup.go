@@ -39,15 +39,15 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/heartbeat"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probetrust"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/gate"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 // CacheOptions restrict the daemon's informers to its own node: its NodePodProbe and report, the pods bound
 // to it, the ContainerRecreateRequests labelled with it, Leases of the operator namespace and the
 // trust ConfigMap there. Watching every pod of the cluster from every node would multiply
 // apiserver load by the node count. Pods are cached whole: the probe-context annotations and the
-// seal are what the daemon verifies every probe against (internal/probetrust).
+// seal are what the daemon verifies every probe against (internal/trust/gate).
 func CacheOptions(nodeName, namespace string) cache.Options {
 	return cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
@@ -59,7 +59,7 @@ func CacheOptions(nodeName, namespace string) cache.Options {
 			},
 			&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{namespace: {}}},
 			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{namespace: {}},
-				Field: fields.OneTermEqualSelector("metadata.name", probesig.TrustConfigMapName)},
+				Field: fields.OneTermEqualSelector("metadata.name", signature.TrustConfigMapName)},
 		},
 	}
 }
@@ -108,7 +108,7 @@ func Setup(mgr ctrl.Manager, o Options) (*Engine, error) {
 		}
 	}
 	r := &SpecReconciler{Client: mgr.GetClient(), NodeName: o.NodeName, Namespace: o.Namespace, Probes: e.Probes, Status: e.Status,
-		Trust: &probetrust.Gate{Recorder: o.Recorder}}
+		Trust: &gate.Gate{Recorder: o.Recorder}}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}

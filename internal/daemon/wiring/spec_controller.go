@@ -32,8 +32,8 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probetrust"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/gate"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 // SpecReconciler keeps the probe workers in step with the node's NodePodProbe spec and the pods
@@ -47,7 +47,7 @@ type SpecReconciler struct {
 	Namespace string
 	Probes    *prober.Manager
 	Status    *prober.StatusWriter
-	Trust     *probetrust.Gate
+	Trust     *gate.Gate
 }
 
 // Reconcile reads the NodePodProbe and the node's pods and hands them to the probe manager.
@@ -87,16 +87,16 @@ func (r *SpecReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (re
 
 // trustedKeys reads the public keys of the trust ConfigMap; none when it does not exist (then no
 // probe runs: nothing can be verified).
-func (r *SpecReconciler) trustedKeys(ctx context.Context) (probesig.KeySet, error) {
+func (r *SpecReconciler) trustedKeys(ctx context.Context) (signature.KeySet, error) {
 	cm := &corev1.ConfigMap{}
-	err := r.Client.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: probesig.TrustConfigMapName}, cm)
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: signature.TrustConfigMapName}, cm)
 	if apierrors.IsNotFound(err) {
-		return probesig.KeySet{}, nil
+		return signature.KeySet{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	keys, errs := probesig.DecodeKeySet(cm)
+	keys, errs := signature.DecodeKeySet(cm)
 	for _, e := range errs {
 		logf.FromContext(ctx).Error(e, "an entry of the trust ConfigMap is left out: it verifies nothing")
 	}
@@ -132,7 +132,7 @@ func (r *SpecReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	})
 	isNode := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == r.NodeName })
 	isTrust := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		return o.GetNamespace() == r.Namespace && o.GetName() == probesig.TrustConfigMapName
+		return o.GetNamespace() == r.Namespace && o.GetName() == signature.TrustConfigMapName
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("daemon-nodepodprobe").

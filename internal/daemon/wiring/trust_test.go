@@ -32,8 +32,8 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri/critest"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probetrust"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/gate"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 // execsIn lists the commands the test CRI server ran in container id.
@@ -52,7 +52,7 @@ func rejectedNotes(name string) []string {
 	Expect(k8sClient.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
 	var out []string
 	for _, e := range list.Items {
-		if e.Regarding.Name == name && e.Reason == probetrust.ReasonRejected && e.Type == corev1.EventTypeWarning {
+		if e.Regarding.Name == name && e.Reason == gate.ReasonRejected && e.Type == corev1.EventTypeWarning {
 			out = append(out, e.Note)
 		}
 	}
@@ -66,8 +66,8 @@ var _ = Describe("node daemon trust boundary", func() {
 	It("runs nothing its pod's sealed probe context does not say, and says so on the pod", func() {
 		tg := startTargets()
 		node := "node-trust"
-		refusedBefore := prom.ToFloat64(probetrust.Refusals.WithLabelValues(probetrust.CauseNotSigned)) +
-			prom.ToFloat64(probetrust.Refusals.WithLabelValues(probetrust.CauseMismatch))
+		refusedBefore := prom.ToFloat64(gate.Refusals.WithLabelValues(gate.CauseNotSigned)) +
+			prom.ToFloat64(gate.Refusals.WithLabelValues(gate.CauseMismatch))
 
 		By("a pod with no probe at all, whose entry a cluster admin wrote with an exec probe")
 		plainID := "containerd://" + tg.cri.AddContainer("sb-plain", "app")
@@ -118,8 +118,8 @@ var _ = Describe("node daemon trust boundary", func() {
 			}
 		}, "3s").Should(Succeed())
 		Expect(eng.Probes.WorkerCount()).To(Equal(1))
-		refused := prom.ToFloat64(probetrust.Refusals.WithLabelValues(probetrust.CauseNotSigned)) +
-			prom.ToFloat64(probetrust.Refusals.WithLabelValues(probetrust.CauseMismatch)) - refusedBefore
+		refused := prom.ToFloat64(gate.Refusals.WithLabelValues(gate.CauseNotSigned)) +
+			prom.ToFloat64(gate.Refusals.WithLabelValues(gate.CauseMismatch)) - refusedBefore
 		Expect(refused).To(BeEquivalentTo(3))
 		Expect(rejectedNotes("good")).To(BeEmpty())
 	})
@@ -129,13 +129,13 @@ var _ = Describe("node daemon trust boundary", func() {
 		node := "node-rotation"
 		oldPod := createPod(node, "sealed-old", "containerd://sealed-old")
 		oldEntry := podProbe(oldPod, corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromInt32(int32(tg.httpPort))}})
-		newKey, err := probesig.GenerateKeyPair()
+		newKey, err := signature.GenerateKeyPair()
 		Expect(err).NotTo(HaveOccurred())
 		newPod := createPod(node, "sealed-new", "containerd://sealed-new")
 		newProbe := corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromInt32(int32(tg.httpPort))}},
 			TimeoutSeconds: 1, PeriodSeconds: 1, SuccessThreshold: 1, FailureThreshold: 1}
 		setProbeContext(newPod, newProbe)
-		seal, err := probesig.Seal(newKey, newPod)
+		seal, err := signature.Seal(newKey, newPod)
 		Expect(err).NotTo(HaveOccurred())
 		newPod.Annotations[appsv1alpha1.AnnotationProbeContextSeal] = seal
 		Expect(k8sClient.Update(ctx, newPod)).To(Succeed())
@@ -151,7 +151,7 @@ var _ = Describe("node daemon trust boundary", func() {
 
 		By("the manager publishes the new key in the trust ConfigMap, next to the old one")
 		cm := &corev1.ConfigMap{}
-		key := types.NamespacedName{Namespace: appsv1alpha1.DefaultOperatorNamespace, Name: probesig.TrustConfigMapName}
+		key := types.NamespacedName{Namespace: appsv1alpha1.DefaultOperatorNamespace, Name: signature.TrustConfigMapName}
 		Expect(k8sClient.Get(ctx, key, cm)).To(Succeed())
 		original := maps.Clone(cm.Data)
 		DeferCleanup(func() {
@@ -159,8 +159,8 @@ var _ = Describe("node daemon trust boundary", func() {
 			cm.Data = original
 			Expect(k8sClient.Update(ctx, cm)).To(Succeed())
 		})
-		set, _ := probesig.DecodeKeySet(cm)
-		cm.Data = probesig.EncodeKeySet(set.With(newKey, time.Now()))
+		set, _ := signature.DecodeKeySet(cm)
+		cm.Data = signature.EncodeKeySet(set.With(newKey, time.Now()))
 		Expect(k8sClient.Update(ctx, cm)).To(Succeed())
 		Eventually(func() appsv1alpha1.ProbeState { return stateOf(getNPP(node))["sealed-new"].State }, "20s").
 			Should(Equal(appsv1alpha1.ProbeSucceeded))

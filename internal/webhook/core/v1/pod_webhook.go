@@ -35,8 +35,8 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probecontext"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 var podlog = logf.Log.WithName("pod-webhook")
@@ -44,9 +44,9 @@ var podlog = logf.Log.WithName("pod-webhook")
 // MutatePath is where the Pod mutating webhook is served.
 const MutatePath = "/mutate--v1-pod"
 
-// KeySource gives the probe-context signing key (a *probesig.Store in the manager).
+// KeySource gives the probe-context signing key (a *signature.Store in the manager).
 type KeySource interface {
-	Current() (probesig.KeyPair, bool)
+	Current() (signature.KeyPair, bool)
 }
 
 // Options configure the Pod webhooks.
@@ -155,7 +155,7 @@ func (d *PodDefaulter) Default(ctx context.Context, pod *corev1.Pod) error {
 	if d.Now != nil {
 		now = d.Now
 	}
-	pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = probesig.SignAdmission(key, probesig.Admission{
+	pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = signature.SignAdmission(key, signature.Admission{
 		Namespace: ns, Name: pod.Name, GenerateName: pod.GenerateName,
 		AnnotationKey: ctxKey, Value: pod.Annotations[ctxKey], Issued: now()})
 	return nil

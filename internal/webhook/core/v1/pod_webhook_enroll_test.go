@@ -31,8 +31,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 // warningRecorder keeps the admission warnings the apiserver returns.
@@ -95,7 +95,7 @@ var _ = Describe("Pod webhook signature", func() {
 	BeforeEach(func() { ensureNamespace(ns) })
 
 	It("replaces a signature the creator wrote with its own", func() {
-		copied := probesig.SignAdmission(testutil.SigningKey, probesig.Admission{Namespace: "elsewhere", Name: "resigned",
+		copied := signature.SignAdmission(testutil.SigningKey, signature.Admission{Namespace: "elsewhere", Name: "resigned",
 			AnnotationKey: appsv1alpha1.AnnotationProbeContext, Value: "[]", Issued: testNow()})
 		pod := appPod(ns, "resigned", map[string]string{appsv1alpha1.AnnotationEnabled: "true",
 			appsv1alpha1.AnnotationProbeContextSignature: copied})

@@ -29,8 +29,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/probesig"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 // The suite runs a real apiserver with only the Pod webhooks registered, served by a manager
@@ -44,7 +44,7 @@ const (
 
 // verifyAdmission checks the pod's admission signature with the suite's key (testutil.SigningKey).
 func verifyAdmission(pod *corev1.Pod) error {
-	_, err := probesig.VerifyAdmission(testutil.TrustedKeys(), pod)
+	_, err := signature.VerifyAdmission(testutil.TrustedKeys(), pod)
 	return err
 }
 

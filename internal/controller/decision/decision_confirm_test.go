@@ -1,0 +1,120 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package decision
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+)
+
+// aheadReader plays an API server that is ahead of the manager's cache: the pods in recovered
+// already report their probes Succeeded there, while the cache still shows them Failed.
+type aheadReader struct {
+	client.Reader
+	mu        sync.Mutex
+	recovered map[types.UID]bool
+}
+
+func (a *aheadReader) set(uid types.UID, recovered bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.recovered[uid] = recovered
+}
+
+func (a *aheadReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := a.Reader.Get(ctx, key, obj, opts...); err != nil {
+		return err
+	}
+	npp, ok := obj.(*appsv1alpha1.NodePodProbe)
+	if !ok {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i := range npp.Status.PodProbeStatuses {
+		ps := &npp.Status.PodProbeStatuses[i]
+		if !a.recovered[ps.UID] {
+			continue
+		}
+		for j := range ps.ProbeStates {
+			ps.ProbeStates[j].State = appsv1alpha1.ProbeSucceeded
+		}
+	}
+	return nil
+}
+
+var _ = Describe("Held restarts confirmed against the API server", Ordered, func() {
+	var (
+		stop  func()
+		ahead *aheadReader
+	)
+	BeforeAll(func() {
+		ahead = &aheadReader{Reader: k8sClient, recovered: map[types.UID]bool{}}
+		c := testConfig()
+		c.liveReader = ahead
+		stop = startManager(c)
+	})
+	AfterAll(func() { stop() })
+
+	It("does not restart a held pod whose failure cleared before the cache saw it", func() {
+		ns, node := newNamespace(), newNode()
+		one := intstr.FromInt32(1)
+		createPolicy(ns, "one", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.MaxUnavailable, s.MaxFailing = &one, pct("100%")
+		})
+		rs := deployment(ns, "web", 3, map[string]string{"app": "web"})
+		var pods []*corev1.Pod
+		for i := range 3 {
+			pods = append(pods, createPod(ns, fmt.Sprintf("web-%d", i), node,
+				podOpts{owner: rs, labels: map[string]string{"app": "web"}}))
+		}
+		report(node, pods, failed(pods[0], "app", 1), failed(pods[1], "app", 1), succeeded(pods[2], "app", 1))
+		Eventually(crrCount(ns), wait, poll).Should(Equal(1))
+		restarted, held := pods[0], pods[1]
+		if crrPods(ns)[0] != restarted.Name {
+			restarted, held = held, restarted
+		}
+		Eventually(heldEvents(ns, held.Name, policyv1alpha1.HoldMaxUnavailable), wait, poll).ShouldNot(BeEmpty())
+
+		By("the held pod recovers in the API server, the cache lags; the restart finishes and frees the budget")
+		before := testutil.ToFloat64(heldNotConfirmed)
+		ahead.set(held.UID, true)
+		finish(ns, restarted, 2)
+		Eventually(func() float64 { return testutil.ToFloat64(heldNotConfirmed) - before }, wait, poll).
+			Should(BeNumerically(">=", 1))
+		Consistently(crrCount(ns), quiet, poll).Should(Equal(1))
+
+		By("once the API server shows it still failing, the held restart is requested")
+		ahead.set(held.UID, false)
+		Eventually(func() bool { return slices.Contains(crrPods(ns), held.Name) },
+			wait+testConfig().HoldRecheckInterval, poll).Should(BeTrue())
+		Expect(crrCount(ns)()).To(Equal(2))
+	})
+})

@@ -1,0 +1,210 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package decision
+
+import (
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	promtestutil "github.com/prometheus/client_golang/prometheus/testutil"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+)
+
+// Doubt holds end: after maxHold one held pod is restarted as a canary, and the others follow once
+// its new container passes its probe. The manager's clock is fake; the daemon's heartbeat and
+// fresh results are played at its time.
+var _ = Describe("Decision controller, bounded holds", Ordered, func() {
+	var (
+		stop  func()
+		clock *clocktesting.FakeClock
+	)
+	BeforeAll(func() {
+		clock = clocktesting.NewFakeClock(time.Now())
+		c := testConfig()
+		c.Clock = clock
+		stop = startManager(c)
+	})
+	AfterAll(func() { stop() })
+
+	It("releases one canary of a FailureStorm hold after maxHold, then the others when it passes", func() {
+		ns, node := newNamespace(), name("hold-node")
+		renewLease(node, clock.Now())
+		createPolicy(ns, "web", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.MaxHold = &metav1.Duration{Duration: time.Minute}
+		})
+		labels := map[string]string{"app": "held"}
+		rs := deployment(ns, "held", 10, labels)
+		var pods []*corev1.Pod
+		for i := range 10 {
+			pods = append(pods, createPod(ns, fmt.Sprintf("held-%d", i), node, podOpts{owner: rs, labels: labels}))
+		}
+		// 8 of 10 failing, more than maxFailing 50%: a storm, and still one after a pod recovers.
+		states := func(skip string) []probeState {
+			var out []probeState
+			for _, p := range pods[:8] {
+				if p.Name != skip {
+					out = append(out, failed(p, "app", 1))
+				}
+			}
+			return out
+		}
+		reportAt(node, clock.Now(), pods, states("")...)
+		Eventually(heldEvents(ns, pods[0].Name, policyv1alpha1.HoldFailureStorm), wait, poll).Should(ConsistOf(
+			And(ContainSubstring("8 of 10 pods of Deployment/held are failing"),
+				ContainSubstring("one held pod is restarted as a canary in 1m0s (maxHold 1m0s)"))))
+		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
+
+		By("after maxHold exactly one held pod is restarted")
+		clock.Step(time.Minute)
+		renewLease(node, clock.Now())
+		reportAt(node, clock.Now(), pods, states("")...)
+		Eventually(crrCount(ns), wait, poll).Should(Equal(1))
+		Consistently(crrCount(ns), quiet, poll).Should(Equal(1))
+		canaryName := crrPods(ns)[0]
+		Expect(events(ns, canaryName)).To(ContainElement(ContainSubstring("the canary of the workload's held restarts")))
+		var canary *corev1.Pod
+		for _, p := range pods {
+			if p.Name == canaryName {
+				canary = p
+			}
+		}
+
+		By("the canary's new container passes its probe: the others follow within maxUnavailable")
+		finish(ns, canary, 2)
+		rest := states(canaryName)
+		rest = append(rest, succeeded(canary, "app", 2))
+		renewLease(node, clock.Now())
+		reportAt(node, clock.Now(), pods, rest...)
+		// 7 of 10 still failing: the storm goes on, but the canary passed. maxUnavailable 25% of
+		// 10 is 3: three restarts at once.
+		Eventually(crrCount(ns), wait, poll).Should(Equal(4))
+		Consistently(crrCount(ns), quiet, poll).Should(Equal(4))
+	})
+
+	It("holds another namespace's hang in a node storm no longer than its maxHold", func() {
+		theirs, ours, node := newNamespace(), newNamespace(), name("storm-node")
+		renewLease(node, clock.Now())
+		createPolicy(ours, "ours", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.MaxHold = &metav1.Duration{Duration: time.Minute}
+		})
+		// Three workloads of another namespace fail for good on the node (default policy, maxHold
+		// 10m), then our pod hangs: 4 of 4 pods in 4 workloads, a node storm.
+		var pods []*corev1.Pod
+		for i := range 3 {
+			pods = append(pods, createPod(theirs, fmt.Sprintf("broken-%d", i), node, podOpts{}))
+		}
+		mine := createPod(ours, "hung", node, podOpts{})
+		pods = append(pods, mine)
+		states := func() []probeState {
+			var out []probeState
+			for _, p := range pods {
+				out = append(out, failed(p, "app", 1))
+			}
+			return out
+		}
+		reportAt(node, clock.Now(), pods, states()...)
+		Eventually(heldEvents(ours, mine.Name, policyv1alpha1.HoldNodeStorm), wait, poll).Should(HaveLen(1))
+		Consistently(crrCount(ours), quiet, poll).Should(BeZero())
+
+		By("after our maxHold our pod is restarted; theirs stay held under their own maxHold")
+		for range 2 {
+			clock.Step(30 * time.Second)
+			renewLease(node, clock.Now())
+			reportAt(node, clock.Now(), pods, states()...)
+			time.Sleep(100 * time.Millisecond)
+		}
+		Eventually(crrPods, wait, poll).WithArguments(ours).Should(ConsistOf("hung"))
+		Consistently(crrCount(theirs), quiet, poll).Should(BeZero())
+	})
+
+	for _, skew := range []time.Duration{0, 5 * time.Minute, -5 * time.Minute} {
+		It(fmt.Sprintf("holds restarts on a node whose daemon Lease expired, and resumes when it is renewed (node clock %s off)", skew), func() {
+			ns, node := newNamespace(), name("skew-node")
+			// The daemon's clock is skew off the manager's: its renewTime and its results say so.
+			nodeNow := func() time.Time { return clock.Now().Add(skew) }
+			renewLease(node, nodeNow())
+			pod := createPod(ns, "lonely", node, podOpts{})
+			By("renewed, then silent for longer than the Lease's duration on the manager's clock")
+			clock.Step(time.Duration(appsv1alpha1.DaemonLeaseDuration+1) * time.Second)
+			reportAt(node, nodeNow(), []*corev1.Pod{pod}, failed(pod, "app", 1))
+			Eventually(heldEvents(ns, pod.Name, policyv1alpha1.HoldDaemonNotReporting), wait, poll).Should(ConsistOf(
+				ContainSubstring("is not reporting")))
+			Consistently(crrCount(ns), quiet, poll).Should(BeZero())
+			By("renewed again: the restart goes through")
+			renewLease(node, nodeNow())
+			Eventually(crrCount(ns), wait, poll).Should(Equal(1))
+		})
+	}
+
+	It("tells a lasting hold again every 5 minutes, lists it in the policy status and measures it", func() {
+		ns, node := newNamespace(), name("loud-node")
+		renewLease(node, clock.Now())
+		zero := intstr.FromInt32(0)
+		pol := createPolicy(ns, "tight", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.MaxUnavailable, s.MaxHold = &zero, &metav1.Duration{Duration: time.Minute}
+		})
+		labels := map[string]string{"app": "loud"}
+		rs := deployment(ns, "loud", 4, labels)
+		var pods []*corev1.Pod
+		for i := range 4 {
+			pods = append(pods, createPod(ns, fmt.Sprintf("loud-%d", i), node, podOpts{owner: rs, labels: labels}))
+		}
+		since := clock.Now()
+		reportAt(node, clock.Now(), pods, failed(pods[0], "app", 1))
+		Eventually(heldEvents(ns, pods[0].Name, policyv1alpha1.HoldMaxUnavailable), wait, poll).Should(HaveLen(1))
+		Eventually(func() []policyv1alpha1.HeldPod { return policyStatus(pol)().HeldPods }, wait, poll).Should(Equal([]policyv1alpha1.HeldPod{{
+			Pod: pods[0].Name, Container: "app", Reason: policyv1alpha1.HoldMaxUnavailable, Since: metav1.NewTime(since.Truncate(time.Second))}}))
+		Expect(policyStatus(pol)().HeldPodsTotal).To(Equal(int32(1)))
+		Eventually(func() float64 {
+			return promtestutil.ToFloat64(heldPods.WithLabelValues(string(policyv1alpha1.HoldMaxUnavailable)))
+		},
+			wait, poll).Should(BeNumerically(">=", 1))
+
+		// The daemon's heartbeat and fresh results every 30 s of the manager's clock, as a real
+		// daemon's (a jump of minutes would make the results stale evidence for a moment).
+		advance := func(d time.Duration) {
+			for range d / (30 * time.Second) {
+				clock.Step(30 * time.Second)
+				renewLease(node, clock.Now())
+				reportAt(node, clock.Now(), pods, failed(pods[0], "app", 1))
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+		By("4 minutes on: no new event; 5 minutes on: the hold is told again")
+		advance(4 * time.Minute)
+		Consistently(func() []string { return events(ns, pods[0].Name) }, quiet, poll).Should(HaveLen(1))
+		advance(time.Minute)
+		Eventually(func() []string { return events(ns, pods[0].Name) }, wait, poll).Should(ContainElement(
+			HavePrefix("RestartStillHeld: MaxUnavailable: still held after 5m0s: 0 of 4 pods of Deployment/loud are unavailable")))
+		Expect(heldEvents(ns, pods[0].Name, policyv1alpha1.HoldMaxUnavailable)()).To(HaveLen(1))
+		Eventually(func() float64 {
+			return promtestutil.ToFloat64(oldestHold.WithLabelValues(string(policyv1alpha1.HoldMaxUnavailable)))
+		},
+			wait, poll).Should(BeNumerically(">=", 300))
+		Eventually(func() float64 { return promtestutil.ToFloat64(holdsOverMaxHold) }, wait, poll).Should(BeNumerically(">=", 1))
+		Expect(crrCount(ns)()).To(BeZero())
+	})
+})

@@ -1,0 +1,91 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package daemonoptions
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+)
+
+// The defaults are repeated here so that the manager does not link the prober (whose metrics
+// register at init); they must stay what the status writer uses when given nothing.
+func TestDefaultsMatchTheProber(t *testing.T) {
+	if DefaultStatusWriteWindow != prober.DefaultWriteWindow {
+		t.Errorf("DefaultStatusWriteWindow = %s, prober.DefaultWriteWindow = %s", DefaultStatusWriteWindow, prober.DefaultWriteWindow)
+	}
+	if DefaultFailureWriteWindow != prober.DefaultFailureWindow {
+		t.Errorf("DefaultFailureWriteWindow = %s, prober.DefaultFailureWindow = %s", DefaultFailureWriteWindow, prober.DefaultFailureWindow)
+	}
+}
+
+func TestParse(t *testing.T) {
+	cases := []struct {
+		name    string
+		args    []string
+		wantErr string // substring; empty: no error
+		check   func(*Options) bool
+	}{
+		{name: "defaults", check: func(o *Options) bool {
+			return o.MemoryLimit == "auto" && o.WriteWindow == DefaultStatusWriteWindow && o.CRITimeout == 10*time.Second
+		}},
+		{name: "memory limit", args: []string{"--memory-limit=128Mi"}, check: func(o *Options) bool { return o.MemoryLimit == "128Mi" }},
+		{name: "logging flag", args: []string{"--zap-log-level=debug"}},
+		{name: "two values", args: []string{"--cri-timeout", "5s", "--kubelet-version=v1.33.1"}, check: func(o *Options) bool {
+			return o.CRITimeout == 5*time.Second && o.KubeletVersion == "v1.33.1"
+		}},
+		{name: "unknown flag", args: []string{"--memory-limits=1Gi"}, wantErr: "flag provided but not defined: -memory-limits"},
+		{name: "bad duration", args: []string{"--cri-timeout=soon"}, wantErr: `invalid value "soon" for flag -cri-timeout`},
+		{name: "bad quantity", args: []string{"--memory-limit=lots"}, wantErr: `--memory-limit "lots"`},
+		{name: "negative quantity", args: []string{"--memory-limit=-1Mi"}, wantErr: "must not be negative"},
+		{name: "failure window longer than the window", args: []string{"--failure-write-window=1s"}, wantErr: "--failure-write-window (1s)"},
+		{name: "zero timeout", args: []string{"--cri-timeout=0s"}, wantErr: "--cri-timeout (0s) must be positive"},
+		{name: "positional argument", args: []string{"memory"}, wantErr: `unexpected argument "memory"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := Parse(tc.args)
+			if err == nil {
+				err = o.Validate()
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Parse(%q) error = %v, want one containing %q", tc.args, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Parse(%q): %v", tc.args, err)
+			}
+			if tc.check != nil && !tc.check(o) {
+				t.Errorf("Parse(%q) = %+v", tc.args, *o)
+			}
+		})
+	}
+}
+
+func TestNames(t *testing.T) {
+	names := Names()
+	for _, want := range []string{"memory-limit", "cri-endpoint", "status-write-window", "zap-log-level", "enable-http2"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("Names() = %v, missing %q", names, want)
+		}
+	}
+}
