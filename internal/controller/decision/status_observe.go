@@ -46,7 +46,7 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 	}
 	now := r.cfg.Clock.Now()
 	rd := r.facts.Reader()
-	held, ineffective := mem.Reasons, mem.Ineffective
+	held := mem.Reasons
 	type agg struct {
 		sum         policyv1alpha1.WorkloadSummary
 		storm       bool // over maxFailing, or settling after it
@@ -91,23 +91,13 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 			return err
 		}
 		ws = ws.Expecting(func(p rules.PodState) bool { return mem.Pending(p.UID) })
-		maxFailing := rules.Scaled(p.MaxFailing, ws.Desired)
-		// A storm seen here, one a decision held restarts for (it may be the storm of one
-		// revision of the workload), or one still settling.
-		storm := ws.Storm(maxFailing) || held[wk] == policyv1alpha1.HoldFailureStorm
-		last, seen := mem.LastStorm(wk)
-		left, _ := rules.Settling(false, last, seen, r.cfg.StormSettle, now)
-		settling := !storm && left > 0
-		a := &agg{storm: storm || settling, settling: settling, ineffective: ineffective[wk] > 0,
+		v := rules.JudgeWorkload(ws, p, mem.Holds(wk), r.cfg.StormSettle, now)
+		workloads[wk] = &agg{storm: v.Storm || v.Settling, settling: v.Settling, ineffective: v.Ineffective,
 			sum: policyv1alpha1.WorkloadSummary{
 				Workload:        policyv1alpha1.WorkloadReference{APIVersion: w.Ref.APIVersion, Kind: w.Ref.Kind, Name: w.Ref.Name},
 				DesiredReplicas: ws.Desired, Unavailable: ws.Unavailable(), FailingPods: ws.FailingPods(),
-				SuspectPods: ws.SuspectPods(), HeldReason: held[wk],
+				SuspectPods: ws.SuspectPods(), HeldReason: v.HeldReason,
 			}}
-		if a.storm {
-			a.sum.HeldReason = policyv1alpha1.HoldFailureStorm
-		}
-		workloads[wk] = a
 	}
 	list := make([]*agg, 0, len(workloads))
 	for _, a := range workloads {

@@ -37,15 +37,13 @@ type HeldPod struct {
 }
 
 // governedBy returns the held restarts of the pods policy governs, oldest first.
-func (h *holds) governedBy(policy rules.PolicyKey) []HeldPod {
+func (s *instances) governedBy(policy rules.PolicyKey) []HeldPod {
 	var out []HeldPod
-	for pod, m := range h.byPod {
-		for inst, x := range m {
-			if slices.Contains(x.policies, policy) {
-				out = append(out, HeldPod{Pod: pod, Container: inst.Container, Reason: x.reason, Since: x.since})
-			}
+	s.holds(func(pod types.NamespacedName, inst rules.Instance, x *instance) {
+		if slices.Contains(x.hold.policies, policy) {
+			out = append(out, HeldPod{Pod: pod, Container: inst.Container, Reason: x.hold.reason, Since: x.hold.since})
 		}
-	}
+	})
 	slices.SortFunc(out, func(a, b HeldPod) int {
 		return cmp.Or(a.Since.Compare(b.Since), cmp.Compare(a.Pod.Namespace, b.Pod.Namespace),
 			cmp.Compare(a.Pod.Name, b.Pod.Name), cmp.Compare(a.Container, b.Container))
@@ -71,9 +69,13 @@ func (m *Memory) HoldStats() HoldStats {
 	defer m.mu.Unlock()
 	now := m.clock.Now()
 	s := HoldStats{Pods: map[policyv1alpha1.HoldReason]int{}, Oldest: map[policyv1alpha1.HoldReason]time.Duration{}}
-	for _, byInst := range m.holds.byPod {
+	for _, byInst := range m.instances.byPod {
 		counted := map[policyv1alpha1.HoldReason]bool{}
-		for _, x := range byInst {
+		for _, i := range byInst {
+			x := i.hold
+			if x == nil {
+				continue
+			}
 			if !counted[x.reason] {
 				s.Pods[x.reason]++
 				counted[x.reason] = true

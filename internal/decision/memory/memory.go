@@ -15,8 +15,8 @@ limitations under the License.
 */
 
 // Package memory is what the decision remembers between events: the requests it created and has
-// not seen finished (expectations), the restarts it holds (indexed by pod, workload, node and
-// namespace), the restarts it requested and whether they helped, what it decided per policy
+// not seen finished (expectations), the failing container instances (when each was first seen,
+// its hold or wait; indexed by pod, workload, node and namespace), the restarts it requested and whether they helped, what it decided per policy
 // (counters), when each workload and node was last in a storm (settle timers), and the token
 // buckets. One Memory owns all of it under one lock that never covers I/O. Decisions change it
 // only through Apply (Decide applies what it decides); the watches tell it what the cluster did
@@ -51,10 +51,10 @@ type Memory struct {
 	// counted is told the policies whose counts a decision changed, after the lock is released.
 	counted func([]rules.PolicyKey)
 
-	mu         sync.Mutex
-	expected   *expectations
-	holds      *holds
-	waits      *waits
+	mu       sync.Mutex
+	expected *expectations
+	// instances are the failing container instances: first sightings, holds and waits.
+	instances  *instances
 	restarts   *restarts
 	counts     *counters
 	storms     timers[rules.WorkloadKey]
@@ -63,7 +63,6 @@ type Memory struct {
 	stormOnsets timers[rules.WorkloadKey]
 	buckets     *buckets
 	doubts      doubts
-	firstSeen   firstSeen
 }
 
 // New returns an empty memory; global is the manager-wide bucket (PerMinute 0: none). counted,
@@ -73,8 +72,7 @@ func New(c clock.PassiveClock, global rules.Rate, counted func([]rules.PolicyKey
 		clock:       c,
 		counted:     counted,
 		expected:    newExpectations(c, ExpectationTTL),
-		holds:       newHolds(),
-		waits:       newWaits(),
+		instances:   newInstances(),
 		restarts:    newRestarts(),
 		counts:      newCounters(),
 		storms:      timers[rules.WorkloadKey]{},
@@ -82,7 +80,6 @@ func New(c clock.PassiveClock, global rules.Rate, counted func([]rules.PolicyKey
 		nodeStorms:  timers[string]{},
 		buckets:     newBuckets(global, c.Now()),
 		doubts:      doubts{},
-		firstSeen:   firstSeen{},
 	}
 }
 
@@ -122,8 +119,9 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 		return false
 	case rules.Requested:
 		now := m.clock.Now()
-		m.holds.release(d.Pod, inst)
-		m.waits.release(d.Pod, inst)
+		if m.instances.get(d.Pod, inst) != nil {
+			m.instances.update(d.Pod, inst, func(x *instance) { x.hold, x.waiting = nil, false })
+		}
 		m.restarts.requested(d.Workload, d.UID, inst.Container, inst.ContainerID, d.Soon, now)
 		m.counts.requested(d.StatusPolicies, now)
 		return true
@@ -147,25 +145,20 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 		m.expected.observed(r.Pod, r.Name)
 	}
 	m.doubts.seen(d.Workload, s)
-	m.firstSeen.see(d.Pod, inst, s.At)
-	if d.Outcome == rules.Wait {
-		m.waits.record(d.Pod, inst, d.Workload)
-	} else {
-		m.waits.release(d.Pod, inst)
-	}
+	m.instances.update(d.Pod, inst, func(x *instance) {
+		if x.firstSeen.IsZero() {
+			x.firstSeen = s.At
+		}
+		x.workload, x.node, x.waiting = d.Workload, d.Node, d.Outcome == rules.Wait
+		if d.Outcome == rules.Hold {
+			x.hold = heldBy(d, x.hold)
+		}
+	})
 	switch {
 	case d.Outcome == rules.Hold:
 		if d.NewHold {
 			m.counts.held(d.StatusPolicies, d.Reason)
 		}
-		x := hold{reason: d.Reason, workload: d.Workload, node: d.Node, since: d.HeldSince, policies: d.StatusPolicies}
-		x.maxHold, _ = d.Policies.MaxHold()
-		if prev, ok := m.holds.byPod[d.Pod][inst]; ok && !d.Announce {
-			x.announced = prev.announced
-		} else {
-			x.announced = s.At
-		}
-		m.holds.record(d.Pod, inst, x)
 		if d.Reason == policyv1alpha1.HoldRateLimited {
 			m.buckets.take(d.Policies, s.At) // takes nothing: brings the buckets up to date
 		}
@@ -180,8 +173,18 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 	return false
 }
 
-// Retain keeps the pod's holds of the instances still failing and forgets the others (all of
-// them when the pod is gone).
+// heldBy is the hold a Hold decision leaves, prev the instance's hold before it (nil: none).
+func heldBy(d rules.Decision, prev *hold) *hold {
+	h := &hold{reason: d.Reason, since: d.HeldSince, policies: d.StatusPolicies, announced: d.Seen.At}
+	h.maxHold, _ = d.Policies.MaxHold()
+	if prev != nil && !d.Announce {
+		h.announced = prev.announced
+	}
+	return h
+}
+
+// Retain keeps what is remembered of the pod's instances still failing (their first sightings,
+// holds and waits) and forgets the others.
 func (m *Memory) Retain(pod types.NamespacedName, failing []rules.Instance) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -193,9 +196,7 @@ func (m *Memory) Retain(pod types.NamespacedName, failing []rules.Instance) {
 		}
 		return false
 	}
-	m.holds.retain(pod, keep)
-	m.waits.retain(pod, keep)
-	m.firstSeen.retain(pod, keep)
+	m.instances.retain(pod, keep)
 }
 
 // RequestFinished ends the expectation of a request the cache shows finished or deleted.
@@ -205,13 +206,11 @@ func (m *Memory) RequestFinished(pod types.UID, name string) {
 	m.expected.observed(pod, name)
 }
 
-// ForgetPod forgets a pod that is gone: its holds, its restarts, its expected request.
+// ForgetPod forgets a pod that is gone: its instances, its restarts, its expected request.
 func (m *Memory) ForgetPod(pod types.NamespacedName, uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.holds.forget(pod)
-	m.waits.retain(pod, func(rules.Instance) bool { return false })
-	m.firstSeen.retain(pod, func(rules.Instance) bool { return false })
+	m.instances.forget(pod)
 	if uid != "" {
 		m.restarts.forgetPod(uid)
 		m.expected.forget(uid)
@@ -232,25 +231,19 @@ func (m *Memory) ForgetPolicy(key rules.PolicyKey) {
 func (m *Memory) HeldInWorkload(w rules.WorkloadKey) []types.NamespacedName {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := m.holds.inWorkload(w)
-	for _, p := range m.waits.inWorkload(w) {
-		if _, held := m.holds.byWorkload[w][p]; !held {
-			out = append(out, p)
-		}
-	}
-	return out
+	return m.instances.inWorkload(w)
 }
 
 func (m *Memory) HeldOnNode(node string) []types.NamespacedName {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.holds.onNode(node)
+	return m.instances.heldOnNode(node)
 }
 
 func (m *Memory) HeldInNamespace(ns string) []types.NamespacedName {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.holds.inNamespace(ns)
+	return m.instances.heldInNamespace(ns)
 }
 
 // view is the memory as the rules read it, under its lock.
@@ -273,10 +266,10 @@ func (v view) Restarts(w rules.WorkloadKey) []rules.RestartRecord { return v.m.r
 func (v view) TokenWait(g rules.Governing) time.Duration          { return v.m.buckets.wait(g, v.now) }
 func (v view) Doubt(w rules.WorkloadKey) (rules.DoubtHold, bool)  { return v.m.doubts.of(w) }
 func (v view) FirstSeen(pod types.NamespacedName, i rules.Instance) (time.Time, bool) {
-	return v.m.firstSeen.of(pod, i)
+	return v.m.instances.firstSeenOf(pod, i)
 }
 func (v view) Held(pod types.NamespacedName, i rules.Instance) (rules.HeldRecord, bool) {
-	return v.m.holds.held(pod, i)
+	return v.m.instances.held(pod, i)
 }
 
 // Snapshot is a read-only copy of what the policy-status controller shows of the memory.
@@ -284,15 +277,14 @@ type Snapshot struct {
 	// Reasons is the hold reason of each workload with held pods: the first in decision order
 	// when its pods are held for several.
 	Reasons map[rules.WorkloadKey]policyv1alpha1.HoldReason
-	// Ineffective counts, per workload, the pods held RestartIneffective.
-	Ineffective map[rules.WorkloadKey]int
 	// Counts are the decisions counted for the policy since the manager started.
 	Counts Counts
 	// HeldPods are the held restarts of the pods the policy governs, oldest first.
 	HeldPods []HeldPod
 
-	pending   map[types.UID]bool
-	lastStorm map[rules.WorkloadKey]time.Time
+	ineffective map[rules.WorkloadKey]int
+	pending     map[types.UID]bool
+	lastStorm   map[rules.WorkloadKey]time.Time
 }
 
 // Snapshot copies what the status of policy shows.
@@ -300,10 +292,10 @@ func (m *Memory) Snapshot(policy rules.PolicyKey) Snapshot {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := Snapshot{
-		Reasons:     m.holds.reasons(),
-		Ineffective: m.holds.heldFor(policyv1alpha1.HoldRestartIneffective),
+		Reasons:     m.instances.reasons(),
+		ineffective: m.instances.heldFor(policyv1alpha1.HoldRestartIneffective),
 		Counts:      m.counts.counts(policy),
-		HeldPods:    m.holds.governedBy(policy),
+		HeldPods:    m.instances.governedBy(policy),
 		pending:     map[types.UID]bool{},
 		lastStorm:   maps.Clone(m.storms),
 	}
@@ -318,8 +310,8 @@ func (m *Memory) Snapshot(policy rules.PolicyKey) Snapshot {
 // Pending reports whether a request created for the pod may still be running.
 func (s Snapshot) Pending(pod types.UID) bool { return s.pending[pod] }
 
-// LastStorm returns when the workload was last seen in a storm.
-func (s Snapshot) LastStorm(w rules.WorkloadKey) (time.Time, bool) {
-	t, ok := s.lastStorm[w]
-	return t, ok
+// Holds returns what the memory says of the workload, for the rules to judge (rules.JudgeWorkload).
+func (s Snapshot) Holds(w rules.WorkloadKey) rules.WorkloadHolds {
+	last, seen := s.lastStorm[w]
+	return rules.WorkloadHolds{Reason: s.Reasons[w], Ineffective: s.ineffective[w] > 0, LastStorm: last, StormSeen: seen}
 }

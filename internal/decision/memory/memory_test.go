@@ -250,8 +250,8 @@ func TestStormsSettleAcrossDecisions(t *testing.T) {
 	if d := m.Decide(f, x); d.Reason != policyv1alpha1.HoldFailureStorm || d.RequeueAfter != 20*time.Second {
 		t.Fatalf("decided %s/%s, again in %s: the storm settles", d.Outcome, d.Reason, d.RequeueAfter)
 	}
-	if last, ok := m.Snapshot(policyKey).LastStorm(f.Workload.Ref.Key("ns")); !ok || !last.Equal(clk.Now().Add(-10*time.Second)) {
-		t.Fatalf("the status sees the storm's last sight: %v %v", last, ok)
+	if h := m.Snapshot(policyKey).Holds(f.Workload.Ref.Key("ns")); !h.StormSeen || !h.LastStorm.Equal(clk.Now().Add(-10*time.Second)) {
+		t.Fatalf("the status sees the storm's last sight: %+v", h)
 	}
 	clk.SetTime(clk.Now().Add(20 * time.Second))
 	if d := m.Decide(f, x); d.Outcome != rules.Restart {
@@ -364,7 +364,7 @@ func TestWaitsAreWokenWithTheirWorkload(t *testing.T) {
 	}
 	m.Apply(wait)
 	m.ForgetPod(pod, "")
-	if got := m.HeldInWorkload(web); len(got) != 0 || len(m.waits.byPod) != 0 || len(m.waits.byWorkload) != 0 {
-		t.Fatalf("a pod gone still waits: %v %v", got, m.waits.byPod)
+	if got := m.HeldInWorkload(web); len(got) != 0 || len(m.instances.byPod) != 0 || len(m.instances.byWorkload) != 0 {
+		t.Fatalf("a pod gone still waits: %v %v", got, m.instances.byPod)
 	}
 }
