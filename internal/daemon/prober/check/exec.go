@@ -18,6 +18,7 @@ package check
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -26,6 +27,39 @@ import (
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 )
+
+func init() {
+	register(&kind{field: "exec", label: "exec", build: newExecRunner,
+		uses: func(h *corev1.ProbeHandler) bool { return h.Exec != nil }})
+}
+
+// execRunner runs an exec probe; it keeps the command with $(VAR) expanded from the env of the
+// container's spec.
+type execRunner struct {
+	rt      cri.Execer
+	cmd     []string
+	timeout time.Duration
+}
+
+func newExecRunner(_ context.Context, env *Env, s *Spec) (Runner, error) {
+	if env.Runtime == nil {
+		return nil, errors.New("no container runtime connection for exec probes")
+	}
+	var vars []corev1.EnvVar
+	if s.Container != nil {
+		vars = s.Container.Env
+	}
+	return &execRunner{rt: env.Runtime, cmd: ExpandCommand(s.Probe.Exec.Command, vars), timeout: s.timeout()}, nil
+}
+
+// Run runs the command; an error of the runtime is a RuntimeError.
+func (r *execRunner) Run(ctx context.Context, containerID string) (Outcome, error) {
+	o, err := Exec(ctx, r.rt, containerID, r.cmd, r.timeout)
+	if err != nil {
+		return o, &RuntimeError{Op: "ExecSync", Err: err}
+	}
+	return o, nil
+}
 
 // Exec runs cmd in the container through CRI ExecSync with timeout. Exit 0 passes; another exit
 // code fails with stdout then stderr (at most 10 KiB) as the message and the exit code as the

@@ -29,7 +29,36 @@ import (
 	grpchealth "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
 )
+
+func init() {
+	register(&kind{field: "grpc", label: "grpc", build: newGRPCRunner,
+		uses: func(h *corev1.ProbeHandler) bool { return h.GRPC != nil }})
+}
+
+// grpcRunner runs a gRPC health probe against the pod IP.
+type grpcRunner struct {
+	host, service, userAgent string
+	port                     int
+	timeout                  time.Duration
+}
+
+func newGRPCRunner(_ context.Context, env *Env, s *Spec) (Runner, error) {
+	if s.PodIP == "" {
+		return nil, errNoPodIP
+	}
+	a := s.Probe.GRPC
+	service := ""
+	if a.Service != nil {
+		service = *a.Service
+	}
+	return &grpcRunner{host: s.PodIP, service: service, userAgent: env.UserAgent, port: int(a.Port), timeout: s.timeout()}, nil
+}
+
+func (r *grpcRunner) Run(context.Context, string) (Outcome, error) {
+	return GRPC(r.host, r.service, r.port, r.timeout, r.userAgent)
+}
 
 // GRPC calls grpc.health.v1.Health/Check for service on host:port in plain text. One deadline
 // (timeout) covers the connection and the call; only SERVING passes.

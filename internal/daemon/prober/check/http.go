@@ -17,12 +17,59 @@ limitations under the License.
 package check
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/httpget"
 )
+
+func init() {
+	register(&kind{field: "httpGet", label: "http", build: newHTTPRunner, defaults: httpDefaults,
+		uses: func(h *corev1.ProbeHandler) bool { return h.HTTPGet != nil }})
+}
+
+// httpDefaults sets the API server's defaults of an httpGet action: path / and scheme HTTP.
+func httpDefaults(h *corev1.ProbeHandler) {
+	a := *h.HTTPGet
+	if a.Path == "" {
+		a.Path = "/"
+	}
+	if a.Scheme == "" {
+		a.Scheme = corev1.URISchemeHTTP
+	}
+	h.HTTPGet = &a
+}
+
+// httpRunner runs an HTTP probe. It keeps its request, which net/http allows to send again once
+// the response's body is closed: it is the same on every run.
+type httpRunner struct {
+	http    *HTTP
+	req     *http.Request
+	timeout time.Duration
+}
+
+func newHTTPRunner(ctx context.Context, env *Env, s *Spec) (Runner, error) {
+	a := s.Probe.HTTPGet
+	if a.Host == "" && s.PodIP == "" {
+		return nil, errNoPodIP
+	}
+	req, err := httpget.NewRequest(a, s.Container, s.PodIP, env.UserAgent)
+	if err != nil {
+		return nil, err
+	}
+	return &httpRunner{http: env.HTTP, req: req.WithContext(ctx), timeout: s.timeout()}, nil
+}
+
+// Run sends the request; the context it was built with bounds it.
+func (r *httpRunner) Run(context.Context, string) (Outcome, error) {
+	return r.http.Probe(r.req, r.timeout)
+}
 
 // connBufferSize is the size of each connection's read and write buffer.
 const connBufferSize = 1 << 10

@@ -15,8 +15,9 @@ limitations under the License.
 */
 
 // Package check runs one liveness probe of each kind (HTTP, TCP, gRPC, exec) with the kubelet's
-// semantics: what is dialled, what is sent, what passes and what the failure message says.
-// It keeps no state between probes; the worker loop lives in the parent package.
+// semantics: what is dialled, what is sent, what passes and what the failure message says. Each
+// kind, in its own file, has a Runner that keeps what it derives from the pod and the probe;
+// the results and the worker's schedule live in the parent package.
 package check
 
 import (

@@ -17,10 +17,47 @@ limitations under the License.
 package check
 
 import (
+	"context"
 	"net"
 	"strconv"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 )
+
+func init() {
+	register(&kind{field: "tcpSocket", label: "tcp", build: newTCPRunner,
+		uses: func(h *corev1.ProbeHandler) bool { return h.TCPSocket != nil }})
+}
+
+// tcpRunner runs a TCP probe; it keeps the host and the resolved port.
+type tcpRunner struct {
+	host    string
+	port    int
+	timeout time.Duration
+}
+
+func newTCPRunner(_ context.Context, _ *Env, s *Spec) (Runner, error) {
+	a := s.Probe.TCPSocket
+	port, err := podutil.ResolvePort(a.Port, s.Container)
+	if err != nil {
+		return nil, err
+	}
+	host := a.Host
+	if host == "" {
+		host = s.PodIP
+	}
+	if host == "" {
+		return nil, errNoPodIP
+	}
+	return &tcpRunner{host: host, port: port, timeout: s.timeout()}, nil
+}
+
+func (r *tcpRunner) Run(context.Context, string) (Outcome, error) {
+	return TCP(r.host, r.port, r.timeout)
+}
 
 // TCP opens a connection to host:port within timeout and closes it without sending anything.
 func TCP(host string, port int, timeout time.Duration) (Outcome, error) {
