@@ -39,17 +39,30 @@ type Entry struct {
 	FailingSince time.Time
 }
 
+// Write says how soon the status writer sends a change recorded in the cache: the one who
+// records the change decides, where it records it.
+type Write uint8
+
+const (
+	// WriteInWindow: with the other changes of the writer's window (StatusWriter.Window,
+	// DefaultWriteWindow): at once after a quiet window, else gathered until the window since
+	// the last write has passed.
+	WriteInWindow Write = iota
+	// WriteSoon: StatusWriter.FailureWindow (DefaultFailureWindow) after the last write, and no
+	// sooner than a window after the write before it: for a probe that became Failed, which the
+	// restart decision waits for.
+	WriteSoon
+)
+
 // Cache holds the reported result of every probe of the node, keyed by (pod UID, container,
-// probe name). Changes that the NodePodProbe status must show raise a signal on Changed().
-// A run that changes nothing only moves an atomic timestamp under the read lock, so thousands of
-// workers do not serialise on the cache.
+// probe name). Changes that the results must show raise a signal on Changed(), and on
+// NewFailure() too when recorded WriteSoon. A run that changes nothing only moves an atomic
+// timestamp under the read lock, so thousands of workers do not serialise on the cache.
 type Cache struct {
 	mu      sync.RWMutex
 	entries map[Key]*entry
 	changed chan struct{}
-	// failed is raised with changed when a probe becomes Failed: that change waits only
-	// StatusWriter.FailureWindow, not the whole write window.
-	failed chan struct{}
+	soon    chan struct{}
 }
 
 type entry struct {
@@ -71,12 +84,12 @@ func (e *entry) get() Entry {
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{entries: map[Key]*entry{}, changed: make(chan struct{}, 1), failed: make(chan struct{}, 1)}
+	return &Cache{entries: map[Key]*entry{}, changed: make(chan struct{}, 1), soon: make(chan struct{}, 1)}
 }
 
-// NewFailure receives a value after one or more probes became Failed (coalesced); Changed
-// receives one too.
-func (c *Cache) NewFailure() <-chan struct{} { return c.failed }
+// NewFailure receives a value after one or more changes recorded WriteSoon (coalesced): probes
+// that became Failed. Changed receives one too.
+func (c *Cache) NewFailure() <-chan struct{} { return c.soon }
 
 // Changed receives a value after one or more reportable changes (coalesced).
 func (c *Cache) Changed() <-chan struct{} { return c.changed }
@@ -89,10 +102,20 @@ func (c *Cache) Signal() {
 	}
 }
 
-// Set records state for k taken on containerID at now. It returns true (and signals) when the
-// state or the container changed, or the reason of an Unknown state; otherwise it only moves
-// LastProbeTime. LastTransitionTime moves only with the state or the container.
-func (c *Cache) Set(k Key, state appsv1alpha1.ProbeState, containerID, message string, now time.Time) bool {
+func (c *Cache) signal(w Write) {
+	if w == WriteSoon {
+		select {
+		case c.soon <- struct{}{}:
+		default:
+		}
+	}
+	c.Signal()
+}
+
+// Set records state for k taken on containerID at now. It returns true (and signals, as w says)
+// when the state or the container changed, or the reason of an Unknown state; otherwise it only
+// moves LastProbeTime. LastTransitionTime moves only with the state or the container.
+func (c *Cache) Set(k Key, state appsv1alpha1.ProbeState, containerID, message string, now time.Time, w Write) bool {
 	message = truncate.String(message, MaxMessageBytes)
 	c.mu.Lock()
 	old, ok := c.entries[k]
@@ -108,7 +131,7 @@ func (c *Cache) Set(k Key, state appsv1alpha1.ProbeState, containerID, message s
 		}
 		c.mu.Unlock()
 		if changed {
-			c.Signal()
+			c.signal(w)
 		}
 		return changed
 	}
@@ -118,19 +141,13 @@ func (c *Cache) Set(k Key, state appsv1alpha1.ProbeState, containerID, message s
 	}
 	c.entries[k] = newEntry(e)
 	c.mu.Unlock()
-	if state == appsv1alpha1.ProbeFailed {
-		select {
-		case c.failed <- struct{}{}:
-		default:
-		}
-	}
-	c.Signal()
+	c.signal(w)
 	return true
 }
 
-// SetFailing records when the current run of failures of k began, or its end (zero). It signals
-// only when a run starts or ends; a new container (Set) starts without one.
-func (c *Cache) SetFailing(k Key, since time.Time) bool {
+// SetFailing records when the current run of failures of k began, or its end (zero). It signals,
+// as w says, only when a run starts or ends; a new container (Set) starts without one.
+func (c *Cache) SetFailing(k Key, since time.Time, w Write) bool {
 	c.mu.Lock()
 	old, ok := c.entries[k]
 	if !ok || old.FailingSince.IsZero() == since.IsZero() {
@@ -141,7 +158,7 @@ func (c *Cache) SetFailing(k Key, since time.Time) bool {
 	e.FailingSince = since
 	c.entries[k] = newEntry(e)
 	c.mu.Unlock()
-	c.Signal()
+	c.signal(w)
 	return true
 }
 

@@ -26,6 +26,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
@@ -41,11 +42,11 @@ func TestCache_TransitionsSignalRepeatsDoNot(t *testing.T) {
 	c := NewCache()
 	k := Key{PodUID: "u", Container: "c", Probe: "p"}
 	t0 := time.Unix(100, 0)
-	if !c.Set(k, appsv1alpha1.ProbeSucceeded, "id1", "body 1", t0) {
+	if !c.Set(k, appsv1alpha1.ProbeSucceeded, "id1", "body 1", t0, WriteInWindow) {
 		t.Fatal("first result is a transition")
 	}
 	<-c.Changed()
-	if c.Set(k, appsv1alpha1.ProbeSucceeded, "id1", "body 2", t0.Add(time.Second)) {
+	if c.Set(k, appsv1alpha1.ProbeSucceeded, "id1", "body 2", t0.Add(time.Second), WriteInWindow) {
 		t.Fatal("same state, other body: not a transition")
 	}
 	select {
@@ -57,10 +58,10 @@ func TestCache_TransitionsSignalRepeatsDoNot(t *testing.T) {
 	if e.Message != "body 1" || !e.LastProbeTime.Equal(t0.Add(time.Second)) || !e.LastTransitionTime.Equal(t0) {
 		t.Fatalf("entry %+v", e)
 	}
-	if !c.Set(k, appsv1alpha1.ProbeSucceeded, "id2", "", t0.Add(2*time.Second)) {
+	if !c.Set(k, appsv1alpha1.ProbeSucceeded, "id2", "", t0.Add(2*time.Second), WriteInWindow) {
 		t.Fatal("a new container is a transition")
 	}
-	if !c.Set(k, appsv1alpha1.ProbeUnknown, "id2", "", t0) || !c.Set(k, appsv1alpha1.ProbeUnknown, "id2", MessageNotRunning, t0) {
+	if !c.Set(k, appsv1alpha1.ProbeUnknown, "id2", "", t0, WriteInWindow) || !c.Set(k, appsv1alpha1.ProbeUnknown, "id2", MessageNotRunning, t0, WriteInWindow) {
 		t.Fatal("a new Unknown reason is a change")
 	}
 	c.Touch(k, t0.Add(time.Hour))
@@ -77,13 +78,13 @@ func TestCache_MessageCappedAt1KiBOnRuneBoundary(t *testing.T) {
 	c := NewCache()
 	k := Key{"u", "app", "p"}
 	for i, in := range []string{strings.Repeat("é", 2000), strings.Repeat("x", 1023) + "é", "bad \xff utf8"} {
-		c.Set(k, appsv1alpha1.ProbeFailed, fmt.Sprintf("id%d", i), in, time.Unix(int64(i), 0))
+		c.Set(k, appsv1alpha1.ProbeFailed, fmt.Sprintf("id%d", i), in, time.Unix(int64(i), 0), WriteSoon)
 		e, _ := c.Get(k)
 		if len(e.Message) > MaxMessageBytes || !utf8.ValidString(e.Message) {
 			t.Errorf("message of %d bytes stored as %d bytes, valid %v", len(in), len(e.Message), utf8.ValidString(e.Message))
 		}
 	}
-	c.Set(k, appsv1alpha1.ProbeFailed, "short", "short", time.Unix(9, 0))
+	c.Set(k, appsv1alpha1.ProbeFailed, "short", "short", time.Unix(9, 0), WriteSoon)
 	if e, _ := c.Get(k); e.Message != "short" {
 		t.Errorf("short message changed: %q", e.Message)
 	}
@@ -120,9 +121,9 @@ func TestBuildStatus_ListsOnlyWhatIsNotPassing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := NewCache()
-			c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a", "", now)
-			c.Set(Key{"u1", "side", "p2"}, appsv1alpha1.ProbeFailed, "containerd://b", "HTTP probe failed with statuscode: 500", now)
-			c.Set(Key{"u3", "app", "gone"}, appsv1alpha1.ProbeFailed, "containerd://z", "", now) // pod left the spec
+			c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a", "", now, WriteInWindow)
+			c.Set(Key{"u1", "side", "p2"}, appsv1alpha1.ProbeFailed, "containerd://b", "HTTP probe failed with statuscode: 500", now, WriteSoon)
+			c.Set(Key{"u3", "app", "gone"}, appsv1alpha1.ProbeFailed, "containerd://z", "", now, WriteSoon) // pod left the spec
 			npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "n", Generation: 4}}
 			npp.Spec.PodProbes = spec
 			npp.Status.ProbeResults = appsv1alpha1.ProbeResults{ProbedGeneration: tc.probedGeneration, PodProbeStatuses: tc.shown}
@@ -165,8 +166,8 @@ func TestBuildStatus_ListsOnlyWhatIsNotPassing(t *testing.T) {
 func TestBuildStatus_WritesOnlyOnChanges(t *testing.T) {
 	now := time.Unix(1000, 0)
 	c := NewCache()
-	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a", "", now)
-	c.Set(Key{"u2", "app", "p1"}, appsv1alpha1.ProbeFailed, "containerd://b", "exit code 1", now)
+	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a", "", now, WriteInWindow)
+	c.Set(Key{"u2", "app", "p1"}, appsv1alpha1.ProbeFailed, "containerd://b", "exit code 1", now, WriteSoon)
 	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "n", Generation: 2}}
 	npp.Spec.PodProbes = []appsv1alpha1.PodProbe{
 		{Name: "a", Namespace: "ns", UID: "u1", Probes: []appsv1alpha1.ContainerProbe{{Name: "p1", ContainerName: "app"}}},
@@ -177,15 +178,15 @@ func TestBuildStatus_WritesOnlyOnChanges(t *testing.T) {
 	// A repeated computation with a moved lastProbeTime needs no write, nor does a passing probe
 	// that passes on a new container.
 	c.Touch(Key{"u2", "app", "p1"}, now.Add(time.Second))
-	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a2", "", now.Add(time.Minute))
+	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a2", "", now.Add(time.Minute), WriteInWindow)
 	if again := BuildStatus(npp, c, 2); !sameReport(&st, &again) {
 		t.Error("a lastProbeTime change or a passing probe alone must not cause a write")
 	}
-	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeFailed, "containerd://a2", "x", now)
+	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeFailed, "containerd://a2", "x", now, WriteSoon)
 	if changed := BuildStatus(npp, c, 2); sameReport(&st, &changed) {
 		t.Error("a transition must cause a write")
 	}
-	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a2", "", now)
+	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a2", "", now, WriteInWindow)
 	npp.Generation = 3
 	if changed := BuildStatus(npp, c, 2); sameReport(&st, &changed) {
 		t.Error("a new spec must be marked as probed")
@@ -235,9 +236,13 @@ func TestWorker_14_26_ExecThroughCRI(t *testing.T) {
 	mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded)
 
 	fail.Store(true)
+	criErrors := testutil.ToFloat64(CRIErrors.WithLabelValues("ExecSync"))
 	f.run(w, 0)
 	if n := len(srv.Calls("ExecSync")); n != 1+maxProbeRetries {
 		t.Errorf("%d ExecSync calls, want 1 + %d retries of the errored run", n, maxProbeRetries)
+	}
+	if n := testutil.ToFloat64(CRIErrors.WithLabelValues("ExecSync")) - criErrors; n != maxProbeRetries {
+		t.Errorf("%v ExecSync errors counted, want one per attempt (%d)", n, maxProbeRetries)
 	}
 	mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded) // the error changed nothing
 }
@@ -271,7 +276,7 @@ func TestRefreshDueForFailedResultsOnly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			container := map[string]string{"p1": "app", "p2": "side", "p3": "slow"}[tc.probe]
 			c := NewCache()
-			c.Set(Key{"u1", container, tc.probe}, tc.state, "containerd://a", "", t0)
+			c.Set(Key{"u1", container, tc.probe}, tc.state, "containerd://a", "", t0, WriteInWindow)
 			npp := npp.DeepCopy()
 			npp.Status.ProbeResults = BuildStatus(npp, c, 0)
 			c.Touch(Key{"u1", container, tc.probe}, t0.Add(tc.probedAgo))

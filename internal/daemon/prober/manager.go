@@ -137,7 +137,7 @@ func (m *Manager) Sync(targets []Target, pods []*corev1.Pod) {
 	for i := range targets {
 		t := targets[i]
 		t.Probe = withDefaults(t.Probe)
-		if p := m.pods[t.PodUID]; p != nil && (p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed) {
+		if p := m.pods[t.PodUID]; p != nil && done(p) {
 			continue
 		}
 		want[t.Key] = struct{}{}
@@ -149,7 +149,7 @@ func (m *Manager) Sync(targets []Target, pods []*corev1.Pod) {
 		}
 		w := newWorker(m, &t)
 		m.workers[t.Key] = w
-		Workers.WithLabelValues(handlerName(&t.Probe)).Inc()
+		Workers.WithLabelValues(check.Label(&t.Probe.ProbeHandler)).Inc()
 		w.start(m.ctx)
 	}
 	for k, w := range m.workers {
@@ -165,7 +165,7 @@ func (m *Manager) stopLocked(k Key, w *worker, forget bool) {
 	w.stop()
 	delete(m.workers, k)
 	t := w.target.Load()
-	Workers.WithLabelValues(handlerName(&t.Probe)).Dec()
+	Workers.WithLabelValues(check.Label(&t.Probe.ProbeHandler)).Dec()
 	if forget {
 		m.Results.Delete(k)
 	}
@@ -184,25 +184,27 @@ func (m *Manager) pod(uid types.UID) *corev1.Pod {
 	return m.pods[uid]
 }
 
-// report records a state for w unless w was replaced or stopped meanwhile (a stopped worker must
-// not resurrect the result that Sync just removed). It returns true on a transition.
-func (m *Manager) report(w *worker, state appsv1alpha1.ProbeState, msg string, at time.Time) bool {
+// report records a state for w, written as soon as write says, unless w was replaced or stopped
+// meanwhile (a stopped worker must not resurrect the result that Sync just removed). It returns
+// true on a transition.
+func (m *Manager) report(w *worker, state appsv1alpha1.ProbeState, msg string, at time.Time, write Write) bool {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if m.workers[w.key] != w {
 		return false
 	}
-	return m.Results.Set(w.key, state, w.containerID, msg, at)
+	return m.Results.Set(w.key, state, w.containerID, msg, at, write)
 }
 
 func (m *Manager) touch(w *worker, at time.Time) { m.Results.Touch(w.key, at) }
 
-// markFailing records when the worker's current run of failures began (zero: it ended).
-func (m *Manager) markFailing(w *worker, since time.Time) {
+// markFailing records when the worker's current run of failures began (zero: it ended), written
+// as soon as write says.
+func (m *Manager) markFailing(w *worker, since time.Time, write Write) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if m.workers[w.key] == w {
-		m.Results.SetFailing(w.key, since)
+		m.Results.SetFailing(w.key, since, write)
 	}
 }
 

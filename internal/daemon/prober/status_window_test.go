@@ -82,13 +82,13 @@ func TestStatusWriter_NewFailureWaitsOnlyTheFailureWindow(t *testing.T) {
 		return ""
 	}
 
-	results.Set(k1, appsv1alpha1.ProbeSucceeded, "containerd://a", "", clk.Now())
+	results.Set(k1, appsv1alpha1.ProbeSucceeded, "containerd://a", "", clk.Now(), WriteInWindow)
 	writes(1, "first change after a quiet period (leading edge)")
 
-	results.Set(k2, appsv1alpha1.ProbeSucceeded, "containerd://b", "", clk.Now())
+	results.Set(k2, appsv1alpha1.ProbeSucceeded, "containerd://b", "", clk.Now(), WriteInWindow)
 	clk.Step(100 * time.Millisecond)
 	quiet(1, "a success 100 ms after the last write, window 300 ms")
-	results.Set(k1, appsv1alpha1.ProbeFailed, "containerd://a", "HTTP probe failed with statuscode: 500", clk.Now())
+	results.Set(k1, appsv1alpha1.ProbeFailed, "containerd://a", "HTTP probe failed with statuscode: 500", clk.Now(), WriteSoon)
 	writes(2, "a new failure 100 ms after the last write, failure window 50 ms")
 	// A passing probe is not listed: p2's pending success shows as its absence.
 	if state("p1") != appsv1alpha1.ProbeFailed || state("p2") != "" {
@@ -96,7 +96,7 @@ func TestStatusWriter_NewFailureWaitsOnlyTheFailureWindow(t *testing.T) {
 	}
 
 	// Other changes still wait the whole window: a new container not probed yet.
-	results.Set(k2, appsv1alpha1.ProbeUnknown, "containerd://b2", "", clk.Now())
+	results.Set(k2, appsv1alpha1.ProbeUnknown, "containerd://b2", "", clk.Now(), WriteInWindow)
 	clk.Step(200 * time.Millisecond)
 	quiet(2, "a new container 200 ms after the last write")
 	clk.Step(100 * time.Millisecond)
@@ -104,7 +104,7 @@ func TestStatusWriter_NewFailureWaitsOnlyTheFailureWindow(t *testing.T) {
 
 	// A failure right after a write waits for the failure window, not less.
 	clk.Step(10 * time.Millisecond)
-	results.Set(k2, appsv1alpha1.ProbeFailed, "containerd://b2", "exit code 1", clk.Now())
+	results.Set(k2, appsv1alpha1.ProbeFailed, "containerd://b2", "exit code 1", clk.Now(), WriteSoon)
 	quiet(3, "a new failure 10 ms after the last write")
 	clk.Step(40 * time.Millisecond)
 	writes(4, "the failure window's end")
@@ -115,8 +115,8 @@ func TestStatusWriter_NewFailureWaitsOnlyTheFailureWindow(t *testing.T) {
 	// Two writes 50 ms apart: a third, early for a failure, still waits for a window after the
 	// first of them.
 	clk.Step(10 * time.Millisecond)
-	results.Set(k1, appsv1alpha1.ProbeSucceeded, "containerd://a2", "", clk.Now())
-	results.Set(k1, appsv1alpha1.ProbeFailed, "containerd://a2", "timeout", clk.Now())
+	results.Set(k1, appsv1alpha1.ProbeSucceeded, "containerd://a2", "", clk.Now(), WriteInWindow)
+	results.Set(k1, appsv1alpha1.ProbeFailed, "containerd://a2", "timeout", clk.Now(), WriteSoon)
 	clk.Step(190 * time.Millisecond)
 	quiet(4, "a new failure 200 ms after a write that came 50 ms after its own previous")
 	clk.Step(50 * time.Millisecond)

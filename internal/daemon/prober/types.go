@@ -15,9 +15,10 @@ limitations under the License.
 */
 
 // Package prober runs the node's liveness probes: one worker per (pod UID, container, probe),
-// with the kubelet's worker semantics (docs/probe-semantics.md #6-#15), a result cache keyed by the same
-// triple, events and metrics on transitions, and a status writer that reports the results into
-// the node's NodePodProbe in few, coalesced, conflict-safe patches.
+// with the kubelet's worker semantics (docs/probe-semantics.md #6-#15): each run is gated on the
+// pod's state, run by the runner of the probe's kind (package check) and recorded in a small run
+// state; a result cache keyed by the same triple, events and metrics on transitions, and a
+// status writer that reports the results in few, coalesced, conflict-safe patches.
 package prober
 
 import (
@@ -25,6 +26,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/check"
 )
 
 // Key identifies a probe worker and its result. Never the containerID: a container restart must
@@ -54,8 +57,9 @@ const (
 	DefaultFailureThreshold = 3
 )
 
-// withDefaults returns p with unset or invalid numbers replaced by the defaults. A liveness
-// probe's successThreshold is always 1 (the API rejects anything else).
+// withDefaults returns p with unset or invalid numbers replaced by the defaults, and its handler
+// defaulted as its kind says (an HTTP probe's path and scheme). A liveness probe's
+// successThreshold is always 1 (the API rejects anything else).
 func withDefaults(p corev1.Probe) corev1.Probe {
 	if p.TimeoutSeconds <= 0 {
 		p.TimeoutSeconds = DefaultTimeoutSeconds
@@ -70,31 +74,6 @@ func withDefaults(p corev1.Probe) corev1.Probe {
 	if p.InitialDelaySeconds < 0 {
 		p.InitialDelaySeconds = 0
 	}
-	if p.HTTPGet != nil {
-		h := *p.HTTPGet
-		if h.Path == "" {
-			h.Path = "/"
-		}
-		if h.Scheme == "" {
-			h.Scheme = corev1.URISchemeHTTP
-		}
-		p.HTTPGet = &h
-	}
+	check.SetDefaults(&p.ProbeHandler)
 	return p
-}
-
-// handlerName names the probe's handler, for metrics and logs.
-func handlerName(p *corev1.Probe) string {
-	switch {
-	case p.Exec != nil:
-		return "exec"
-	case p.HTTPGet != nil:
-		return "http"
-	case p.TCPSocket != nil:
-		return "tcp"
-	case p.GRPC != nil:
-		return "grpc"
-	default:
-		return "none"
-	}
 }

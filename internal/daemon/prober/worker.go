@@ -18,8 +18,6 @@ package prober
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,7 +26,6 @@ import (
 	"k8s.io/utils/clock"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/httpget"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/check"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 )
@@ -44,8 +41,8 @@ type worker struct {
 	m      *Manager
 	key    Key
 	target atomic.Pointer[Target]
-	// handlerChanged asks the loop to restart counting: results of the old handler say nothing
-	// about the new one.
+	// handlerChanged asks the next run to restart counting: results of the old handler say
+	// nothing about the new one.
 	handlerChanged atomic.Bool
 
 	// The schedule. A worker has no goroutine of its own between runs, only a timer: a run gets
@@ -65,187 +62,96 @@ type worker struct {
 
 	// Owned by the run in flight (runs never overlap).
 	containerID string
-	onHold      bool
-	lastResult  check.Result
-	resultRun   int
-	erroring    bool
-	warned      bool
-	// successReported: Succeeded is the cached state of this container; a further success
-	// only moves lastProbeTime.
-	successReported bool
-	// failingMarked: the cache may hold a run of failures of this worker, which a success clears;
-	// without it every success would take the cache's write lock for nothing.
-	failingMarked bool
-	// runStart is when the current run of failures began: its first failure is not evidence
-	// enough to mark (a single failed run of a flaky probe), its second is.
-	runStart time.Time
-	// What a run derives from the pod and the target, kept until either is replaced (the pods the
-	// manager holds are never modified, so a new version is a new pointer). The request is reused
-	// as net/http allows once its response body is closed: it is the same on every run.
+	state       runState
+	// What a run derives from the pod and the target, kept until either is replaced (the pods
+	// the manager holds are never modified, so a new version is a new pointer): the container's
+	// spec, and the runner of the probe's kind, built at the first run that needs it.
 	seenPod    *corev1.Pod
 	seenTarget *Target
 	container  *corev1.Container
-	httpReq    *http.Request
-	execCmd    []string // the command with $(VAR) expanded from the container's env
+	runner     check.Runner
 
 	stats probeStats
 }
 
 func newWorker(m *Manager, t *Target) *worker {
-	w := &worker{m: m, key: t.Key, failingMarked: true}
+	w := &worker{m: m, key: t.Key, state: newRunState()}
 	w.target.Store(t)
 	return w
 }
 
-// doProbe runs the probe once if the container is in a state to be probed, and reports a
-// threshold crossing. It returns false when the worker should stop for good.
+// doProbe is one run of the worker: gate (may the container be probed now?), run (the probe,
+// retried when it errors) and record (what the result changes). It returns false when the
+// worker should stop for good.
 func (w *worker) doProbe(ctx context.Context) bool {
 	t := w.target.Load()
 	pod := w.m.pod(t.PodUID)
-	if pod == nil {
-		return true // not in the cache yet
+	if pod != nil {
+		w.follow(pod, t)
 	}
-	if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-		return false // terminating or finished: never report a failure for it (docs/probe-semantics.md #12)
+	now := w.m.Clock.Now()
+	v, cs := gate(pod, t, w.container, now)
+	if v == gateStop {
+		return false
 	}
-	cs := podutil.ContainerStatus(pod, t.Container)
-	if cs == nil {
+	if cs != nil && cs.ContainerID != w.containerID {
+		// A new container: probed from scratch (docs/probe-semantics.md #9, #10), Unknown until
+		// its first result.
+		w.containerID = cs.ContainerID
+		w.state = w.state.newContainer()
+		if w.containerID != "" {
+			w.m.report(w, appsv1alpha1.ProbeUnknown, "", now, WriteInWindow)
+		}
+	}
+	switch v {
+	case gateWait:
+		return true
+	case gateNotRunning:
+		w.state = w.state.notRunning()
+		w.m.report(w, appsv1alpha1.ProbeUnknown, MessageNotRunning, now, WriteInWindow)
 		return true
 	}
+	start := w.m.Clock.Now()
+	o, err := w.run(ctx, t, pod)
+	w.record(t, pod, o, err, start)
+	return true
+}
+
+// follow drops what the worker derived from an older pod or target, and restarts counting
+// when the handler changed.
+func (w *worker) follow(pod *corev1.Pod, t *Target) {
 	if pod != w.seenPod || t != w.seenTarget {
-		w.seenPod, w.seenTarget, w.container, w.httpReq, w.execCmd = pod, t, nil, nil, nil
+		w.seenPod, w.seenTarget, w.container, w.runner = pod, t, nil, nil
 		if rc, ok := podutil.FindRestartable(&pod.Spec, t.Container); ok {
 			w.container = rc.Container
 		}
 	}
 	if w.handlerChanged.Swap(false) {
-		w.lastResult, w.resultRun = check.Unknown, 0
+		w.state = w.state.newHandler()
 	}
-	if cs.ContainerID != w.containerID {
-		// A new container: probe it from scratch (docs/probe-semantics.md #9), counters reset (Δ #10).
-		w.containerID = cs.ContainerID
-		w.onHold = false
-		w.lastResult, w.resultRun = check.Unknown, 0
-		w.erroring, w.warned, w.successReported = false, false, false
-		if w.containerID != "" {
-			w.m.report(w, appsv1alpha1.ProbeUnknown, "", w.m.Clock.Now())
-		}
-	}
-	if w.containerID == "" {
-		return true
-	}
-	if cs.State.Running == nil {
-		w.successReported = false
-		w.m.report(w, appsv1alpha1.ProbeUnknown, MessageNotRunning, w.m.Clock.Now())
-		return true // docs/probe-semantics.md #11: never a failure for a container that is not running
-	}
-	c := w.container
-	if c != nil && c.StartupProbe != nil && (cs.Started == nil || !*cs.Started) {
-		return true // docs/probe-semantics.md #13: the startup probe has not passed yet
-	}
-	if w.m.Clock.Since(cs.State.Running.StartedAt.Time) < time.Duration(t.Probe.InitialDelaySeconds)*time.Second {
-		return true // docs/probe-semantics.md #6
-	}
-
-	start := w.m.Clock.Now()
-	o, err := w.runWithRetries(ctx, t, pod, c)
-	res := o.Result
-	took := w.m.Clock.Since(start).Seconds()
-	if err != nil {
-		// docs/probe-semantics.md #14: dropped, counters unchanged; one event when errors start.
-		w.stats.observe(runUnknown, took)
-		if !w.erroring {
-			w.m.Events.warn(t, pod, ReasonUnhealthy, "Liveness probe errored and was not counted after %d attempts: %v", maxProbeRetries, err)
-		}
-		w.erroring = true
-		w.m.touch(w, start)
-		return true
-	}
-	w.erroring = false
-	if res == check.Warning {
-		if !w.warned {
-			w.m.Events.warn(t, pod, ReasonProbeWarning, "Liveness probe warning: %s", o.Message)
-		}
-		w.warned = true
-		res = check.Success
-	} else {
-		w.warned = false
-	}
-	if res == check.Success {
-		w.stats.observe(runSuccessful, took)
-	} else {
-		w.stats.observe(runFailed, took)
-	}
-
-	if w.onHold && res == check.Failure {
-		// Δ docs/probe-semantics.md #9: after a reported failure the worker keeps probing only to
-		// see the container recover (the restart may be held by the policy); more failures say
-		// nothing new.
-		w.lastResult, w.resultRun = res, 0
-		w.m.touch(w, start)
-		return true
-	}
-
-	// docs/probe-semantics.md #8: a run of identical results must reach the threshold to be reported.
-	if res == w.lastResult {
-		w.resultRun++
-	} else {
-		w.lastResult, w.resultRun = res, 1
-	}
-	// Early storm evidence: a run of failures is reported from its second consecutive failure
-	// (or when it reaches a threshold of 1), below the threshold, with when it began, and cleared
-	// when a success ends it; nothing in between. A single failed run is no evidence: a flaky
-	// probe must not make its pod a suspect.
-	if res == check.Failure && w.resultRun == 1 {
-		w.runStart = start
-	}
-	switch {
-	case res == check.Failure && (w.resultRun == 2 || w.resultRun == 1 && t.Probe.FailureThreshold <= 1):
-		w.m.markFailing(w, w.runStart)
-		w.failingMarked = true
-	case res == check.Success && w.failingMarked:
-		w.m.markFailing(w, time.Time{})
-		w.failingMarked = false
-	}
-	if (res == check.Failure && w.resultRun < int(t.Probe.FailureThreshold)) ||
-		(res == check.Success && w.resultRun < int(t.Probe.SuccessThreshold)) {
-		w.m.touch(w, start)
-		return true
-	}
-	if res == check.Success {
-		if w.successReported {
-			w.m.touch(w, start) // the common case: nothing to report
-		} else {
-			w.m.report(w, appsv1alpha1.ProbeSucceeded, "", start)
-			w.successReported = true
-			w.onHold = false // recovered without a restart: the next failure counts from scratch
-		}
-		return true
-	}
-	w.successReported = false
-	// The cluster-scoped status gets the short reason; the output, which may hold anything the
-	// application wrote, goes only to the pod's own namespace, as the kubelet's event does.
-	if w.m.report(w, appsv1alpha1.ProbeFailed, o.Reason, start) {
-		w.m.Events.warn(t, pod, ReasonUnhealthy, "Liveness probe failed: %s", o.Message)
-	}
-	// docs/probe-semantics.md #9 (Δ): no further failure of this container is counted or
-	// reported until a new container replaces it or it recovers. The kubelet stops probing here
-	// because it kills the container at once; here the decision controller may hold the restart
-	// (failure storm, budget, rate limit, dry run, blacklist), and a held container that is never
-	// probed again would stay Failed forever, so a storm could never end by itself.
-	w.onHold = true
-	w.resultRun = 0
-	return true
 }
 
-func (w *worker) runWithRetries(ctx context.Context, t *Target, pod *corev1.Pod, c *corev1.Container) (check.Outcome, error) {
+// run runs the probe, up to maxProbeRetries times while it errors (docs/probe-semantics.md #14).
+func (w *worker) run(ctx context.Context, t *Target, pod *corev1.Pod) (check.Outcome, error) {
+	if w.runner == nil {
+		podIP := t.PodIP
+		if podIP == "" {
+			podIP = pod.Status.PodIP
+		}
+		// ctx is the worker's for its whole life: the runner may keep it in its request.
+		w.runner = check.NewRunner(ctx, check.Env{Runtime: w.m.Runtime, HTTP: w.m.HTTP, UserAgent: w.m.UserAgent},
+			check.Spec{Probe: &t.Probe, Container: w.container, PodIP: podIP})
+	}
 	var (
 		o   check.Outcome
 		err error
 	)
 	for range maxProbeRetries {
-		if o, err = w.runOnce(ctx, t, pod, c); err == nil {
+		if o, err = w.runner.Run(ctx, w.containerID); err == nil {
 			return o, nil
+		}
+		if re := (*check.RuntimeError)(nil); errors.As(err, &re) {
+			CRIErrors.WithLabelValues(re.Op).Inc()
 		}
 		if ctx.Err() != nil {
 			break
@@ -254,67 +160,45 @@ func (w *worker) runWithRetries(ctx context.Context, t *Target, pod *corev1.Pod,
 	return o, err
 }
 
-var errNoPodIP = errors.New("the pod has no IP address yet")
-
-func (w *worker) runOnce(ctx context.Context, t *Target, pod *corev1.Pod, c *corev1.Container) (check.Outcome, error) {
-	p := &t.Probe
-	timeout := time.Duration(p.TimeoutSeconds) * time.Second
-	podIP := t.PodIP
-	if podIP == "" {
-		podIP = pod.Status.PodIP
+// record folds the result of the run that started at start into the run state, and writes what
+// that changes: the probe's counters, an event when errors or warnings start, the early failure
+// mark, and the reported state.
+func (w *worker) record(t *Target, pod *corev1.Pod, o check.Outcome, err error, start time.Time) {
+	took := w.m.Clock.Since(start).Seconds()
+	res := o.Result
+	if err != nil {
+		res = check.Unknown
 	}
-	switch {
-	case p.Exec != nil:
-		if w.m.Runtime == nil {
-			return check.Outcome{}, errors.New("no container runtime connection for exec probes")
+	var do effects
+	w.state, do = w.state.next(res, start, t.Probe.FailureThreshold, t.Probe.SuccessThreshold)
+	w.stats.observe(do.counted, took)
+	switch do.event {
+	case eventErrored:
+		w.m.Events.warn(t, pod, ReasonUnhealthy, "Liveness probe errored and was not counted after %d attempts: %v", maxProbeRetries, err)
+	case eventWarning:
+		w.m.Events.warn(t, pod, ReasonProbeWarning, "Liveness probe warning: %s", o.Message)
+	}
+	// The early failure mark is evidence for the storm rules, not a failure: it waits for the
+	// writer's window like any other change.
+	switch do.mark {
+	case markSet:
+		w.m.markFailing(w, w.state.failingSince, WriteInWindow)
+	case markClear:
+		w.m.markFailing(w, time.Time{}, WriteInWindow)
+	}
+	switch do.report {
+	case appsv1alpha1.ProbeFailed:
+		// Written soon: FailureWindow (20 ms by default) after the writer's last write rather than
+		// a whole write window (300 ms), because the restart decision waits for it. The
+		// cluster-scoped report gets the short reason; the output, which may hold anything the
+		// application wrote, goes only to the pod's own namespace, as the kubelet's event does.
+		if w.m.report(w, appsv1alpha1.ProbeFailed, o.Reason, start, WriteSoon) {
+			w.m.Events.warn(t, pod, ReasonUnhealthy, "Liveness probe failed: %s", o.Message)
 		}
-		if w.execCmd == nil {
-			var env []corev1.EnvVar
-			if c != nil {
-				env = c.Env
-			}
-			w.execCmd = check.ExpandCommand(p.Exec.Command, env)
-		}
-		o, err := check.Exec(ctx, w.m.Runtime, w.containerID, w.execCmd, timeout)
-		if err != nil {
-			CRIErrors.WithLabelValues("ExecSync").Inc()
-		}
-		return o, err
-	case p.HTTPGet != nil:
-		if p.HTTPGet.Host == "" && podIP == "" {
-			return check.Outcome{}, errNoPodIP
-		}
-		if w.httpReq == nil { // ctx is the worker's for its whole life
-			req, err := httpget.NewRequest(p.HTTPGet, c, podIP, w.m.UserAgent)
-			if err != nil {
-				return check.Outcome{}, err
-			}
-			w.httpReq = req.WithContext(ctx)
-		}
-		return w.m.HTTP.Probe(w.httpReq, timeout)
-	case p.TCPSocket != nil:
-		port, err := podutil.ResolvePort(p.TCPSocket.Port, c)
-		if err != nil {
-			return check.Outcome{}, err
-		}
-		host := p.TCPSocket.Host
-		if host == "" {
-			host = podIP
-		}
-		if host == "" {
-			return check.Outcome{}, errNoPodIP
-		}
-		return check.TCP(host, port, timeout)
-	case p.GRPC != nil:
-		if podIP == "" {
-			return check.Outcome{}, errNoPodIP
-		}
-		service := ""
-		if p.GRPC.Service != nil {
-			service = *p.GRPC.Service
-		}
-		return check.GRPC(podIP, service, int(p.GRPC.Port), timeout, w.m.UserAgent)
+	case appsv1alpha1.ProbeSucceeded:
+		// A recovery waits for the writer's window: nothing is decided on it in a hurry.
+		w.m.report(w, appsv1alpha1.ProbeSucceeded, "", start, WriteInWindow)
 	default:
-		return check.Outcome{}, fmt.Errorf("probe %s has no handler (exec, httpGet, tcpSocket or grpc)", t.Key)
+		w.m.touch(w, start) // the common case: only lastProbeTime moves, nothing is written
 	}
 }

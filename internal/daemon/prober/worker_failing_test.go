@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
 
@@ -102,5 +104,49 @@ func TestWorker_ThresholdOneMarksTheFirstFailure(t *testing.T) {
 	f.run(w, 500)
 	if e := mustState(t, f, tg.Key, appsv1alpha1.ProbeFailed); !e.FailingSince.Equal(began) {
 		t.Fatalf("failingSince %v, want %v", e.FailingSince, began)
+	}
+}
+
+// Only a probe that became Failed is written soon (the status writer's FailureWindow); its
+// early mark, recoveries and Unknown states wait for the writer's window.
+func TestWorker_FailedIsWrittenSoonEverythingElseInTheWindow(t *testing.T) {
+	f := newFixture(t)
+	tg := f.target(3)
+	w := f.worker(tg)
+	signalled := func() (changed, soon bool) {
+		select {
+		case <-f.m.Results.Changed():
+			changed = true
+		default:
+		}
+		select {
+		case <-f.m.Results.NewFailure():
+			soon = true
+		default:
+		}
+		return changed, soon
+	}
+	for i, step := range []struct {
+		what          string
+		code          int // 0: the container stops running
+		changed, soon bool
+	}{
+		{"a new container, then Succeeded", 200, true, false},
+		{"a first failure: nothing to write", 500, false, false},
+		{"the early failure mark", 500, true, false},
+		{"Failed", 500, true, true},
+		{"held: nothing new", 500, false, false},
+		{"the recovery", 200, true, false},
+		{"not running: Unknown", 0, true, false},
+	} {
+		if step.code == 0 {
+			p := f.pod.DeepCopy()
+			p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}
+			f.setPod(p)
+		}
+		f.run(w, step.code)
+		if changed, soon := signalled(); changed != step.changed || soon != step.soon {
+			t.Errorf("step %d, %s: changed %v, soon %v; want %v, %v", i, step.what, changed, soon, step.changed, step.soon)
+		}
 	}
 }

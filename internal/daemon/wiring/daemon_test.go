@@ -311,11 +311,11 @@ var _ = Describe("node daemon probe engine", func() {
 		start := time.Now()
 		for i := range 200 {
 			// The last flip is a failure: a passing probe is not listed, a failing one with its message.
-			st := appsv1alpha1.ProbeFailed
+			st, write := appsv1alpha1.ProbeFailed, prober.WriteSoon
 			if i%2 == 0 {
-				st = appsv1alpha1.ProbeSucceeded
+				st, write = appsv1alpha1.ProbeSucceeded, prober.WriteInWindow
 			}
-			eng.Probes.Results.Set(key, st, "containerd://flip", fmt.Sprintf("flip %d", i), time.Now())
+			eng.Probes.Results.Set(key, st, "containerd://flip", fmt.Sprintf("flip %d", i), time.Now(), write)
 			time.Sleep(5 * time.Millisecond)
 		}
 		elapsed := time.Since(start)
@@ -395,14 +395,14 @@ var _ = Describe("node daemon probe engine", func() {
 			}
 		}()
 		key := prober.Key{PodUID: pod.UID, Container: "app", Probe: "conflict-pod-app"}
-		eng.Probes.Results.Set(key, appsv1alpha1.ProbeUnknown, "containerd://c1", "", time.Now())
+		eng.Probes.Results.Set(key, appsv1alpha1.ProbeUnknown, "containerd://c1", "", time.Now(), prober.WriteInWindow)
 		Eventually(func() string { return stateOf(getNPP(node))["conflict-pod"].ContainerID }).Should(Equal("containerd://c1"))
 
 		By("another writer changing the status behind the daemon's cache")
 		cur := getNPP(node)
 		cur.Status.PodProbeStatuses[0].ProbeStates[0].Message = "written by someone else"
 		Expect(k8sClient.Status().Update(ctx, cur)).To(Succeed())
-		eng.Probes.Results.Set(key, appsv1alpha1.ProbeFailed, "containerd://c1", "boom", time.Now())
+		eng.Probes.Results.Set(key, appsv1alpha1.ProbeFailed, "containerd://c1", "boom", time.Now(), prober.WriteSoon)
 		Eventually(func(g Gomega) {
 			s := stateOf(getNPP(node))["conflict-pod"]
 			g.Expect(s.State).To(Equal(appsv1alpha1.ProbeFailed))
@@ -442,7 +442,7 @@ var _ = Describe("node daemon probe engine", func() {
 		Expect(s.Message).To(Equal("boom"))
 
 		By("a transition right before shutdown is still written")
-		eng.Probes.Results.Set(key, appsv1alpha1.ProbeUnknown, "containerd://c2", "", time.Now())
+		eng.Probes.Results.Set(key, appsv1alpha1.ProbeUnknown, "containerd://c2", "", time.Now(), prober.WriteInWindow)
 		stop()
 		stopped = true
 		s = stateOf(getNPP(node))["conflict-pod"]
