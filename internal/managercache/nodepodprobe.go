@@ -95,8 +95,7 @@ func PodProbesDigest(pps []appsv1alpha1.PodProbe) string {
 func handlersStripped(npp *appsv1alpha1.NodePodProbe) bool {
 	for i := range npp.Spec.PodProbes {
 		for j := range npp.Spec.PodProbes[i].Probes {
-			h := &npp.Spec.PodProbes[i].Probes[j].Probe.ProbeHandler
-			return h.Exec == nil && h.HTTPGet == nil && h.TCPSocket == nil && h.GRPC == nil
+			return npp.Spec.PodProbes[i].Probes[j].Probe.ProbeHandler == corev1.ProbeHandler{}
 		}
 	}
 	return false
