@@ -42,7 +42,7 @@ import (
 // fixture is a manager on a fake clock with a loopback HTTP server whose status code the test
 // scripts, and one pod "web" (uid "uid-1") with container "app" running as containerd://c1.
 type fixture struct {
-	t        *testing.T
+	t        testing.TB
 	m        *Manager
 	clk      *clocktesting.FakeClock
 	rec      *events.FakeRecorder
@@ -56,7 +56,7 @@ type fixture struct {
 	pod                   *corev1.Pod
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	f := &fixture{t: t, clk: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), rec: events.NewFakeRecorder(100)}
 	f.code.Store(200)

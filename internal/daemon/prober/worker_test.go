@@ -368,3 +368,25 @@ func TestWorker_6_SidecarContainerIsProbed(t *testing.T) {
 		t.Errorf("containerID %q", e.ContainerID)
 	}
 }
+
+// BenchmarkWorkerRun is one run of an HTTP worker against a loopback server, in the two steady
+// states a node spends its time in: passing (only lastProbeTime moves) and held after a reported
+// failure (probed to see a recovery). The HTTP probe itself is most of it (BenchmarkHTTPProbe in
+// test/bench); what is left is the worker's gate, run and record.
+func BenchmarkWorkerRun(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		code int
+	}{{"passing", 200}, {"held", 500}} {
+		b.Run(bc.name, func(b *testing.B) {
+			f := newFixture(b)
+			tg := f.target(1)
+			w := f.worker(tg)
+			f.run(w, bc.code)
+			b.ReportAllocs()
+			for b.Loop() {
+				f.run(w, bc.code)
+			}
+		})
+	}
+}
