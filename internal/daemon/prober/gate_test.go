@@ -22,7 +22,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 )
 
 func TestGate(t *testing.T) {
@@ -38,7 +37,7 @@ func TestGate(t *testing.T) {
 				InitContainers: []corev1.Container{{Name: "proxy", RestartPolicy: &always}},
 			},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
-				{Name: "app", ContainerID: "containerd://c1", State: running(time.Minute), Started: ptr.To(true)},
+				{Name: "app", ContainerID: "containerd://c1", State: running(time.Minute), Started: new(true)},
 			}},
 		}
 		if edit != nil {
@@ -61,7 +60,7 @@ func TestGate(t *testing.T) {
 	}{
 		{name: "pod not in the cache yet", want: gateWait},
 		{name: "running, started, past the initial delay", pod: pod(nil), want: gateProbe, status: true},
-		{name: "#12 terminating", pod: pod(func(p *corev1.Pod) { p.DeletionTimestamp = ptr.To(metav1.NewTime(now)) }), want: gateStop},
+		{name: "#12 terminating", pod: pod(func(p *corev1.Pod) { p.DeletionTimestamp = new(metav1.NewTime(now)) }), want: gateStop},
 		{name: "#12 succeeded", pod: pod(func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }), want: gateStop},
 		{name: "#12 failed", pod: pod(func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }), want: gateStop},
 		{name: "no status for the container yet", pod: pod(func(p *corev1.Pod) { p.Status.ContainerStatuses = nil }), want: gateWait},
@@ -72,12 +71,12 @@ func TestGate(t *testing.T) {
 		{name: "#11 terminated", pod: pod(app(func(cs *corev1.ContainerStatus) {
 			cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}
 		})), want: gateNotRunning, status: true},
-		{name: "#13 a startup probe, not started", pod: pod(app(func(cs *corev1.ContainerStatus) { cs.Started = ptr.To(false) })),
+		{name: "#13 a startup probe, not started", pod: pod(app(func(cs *corev1.ContainerStatus) { cs.Started = new(false) })),
 			spec: startup, want: gateWait, status: true},
 		{name: "#13 a startup probe, started unknown", pod: pod(app(func(cs *corev1.ContainerStatus) { cs.Started = nil })),
 			spec: startup, want: gateWait, status: true},
 		{name: "#13 a startup probe, started", pod: pod(nil), spec: startup, want: gateProbe, status: true},
-		{name: "#13 no startup probe: started does not matter", pod: pod(app(func(cs *corev1.ContainerStatus) { cs.Started = ptr.To(false) })),
+		{name: "#13 no startup probe: started does not matter", pod: pod(app(func(cs *corev1.ContainerStatus) { cs.Started = new(false) })),
 			spec: &corev1.Container{Name: "app"}, want: gateProbe, status: true},
 		{name: "#6 within the initial delay", pod: pod(app(func(cs *corev1.ContainerStatus) { cs.State = running(9 * time.Second) })),
 			delay: 10, want: gateWait, status: true},

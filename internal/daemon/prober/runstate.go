@@ -84,7 +84,8 @@ func (s runState) notRunning() runState {
 type mark uint8
 
 const (
-	markNone mark = iota
+	// The zero mark changes nothing.
+	_ mark = iota
 	// markSet: a run of failures is evidence from its second failure (or its first, with a
 	// threshold of 1); the mark says when the run began (failingSince).
 	markSet
@@ -96,7 +97,8 @@ const (
 type runEvent uint8
 
 const (
-	eventNone runEvent = iota
+	// The zero event is none.
+	_ runEvent = iota
 	// eventErrored: errors started (docs/probe-semantics.md #14).
 	eventErrored
 	// eventWarning: warnings started (an unfollowed redirect, docs/probe-semantics.md #20).

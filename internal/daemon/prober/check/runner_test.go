@@ -32,7 +32,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 )
 
 func TestKinds(t *testing.T) {
@@ -297,7 +296,7 @@ func TestGRPCRunner(t *testing.T) {
 		wantErr string
 	}{
 		{name: "no service: the server's overall health", podIP: "127.0.0.1", want: "service healthy"},
-		{name: "the named service", podIP: "127.0.0.1", service: ptr.To("down"), want: `service unhealthy (responded with "NOT_SERVING")`},
+		{name: "the named service", podIP: "127.0.0.1", service: new("down"), want: `service unhealthy (responded with "NOT_SERVING")`},
 		{name: "no pod IP yet", wantErr: "the pod has no IP address yet"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
