@@ -127,7 +127,7 @@ func parseResources(s string) (corev1.ResourceList, error) {
 }
 
 func formatResources(l corev1.ResourceList) string {
-	var parts []string
+	parts := make([]string, 0, len(l))
 	for _, n := range slices.Sorted(maps.Keys(l)) {
 		q := l[n]
 		parts = append(parts, string(n)+"="+q.String())

@@ -416,12 +416,12 @@ func (s *scanner) conditionAssignment(p *packages.Package, as *ast.AssignStmt) {
 }
 
 func (s *scanner) addConditions(p *packages.Package, typ, reason ast.Expr) {
-	types, ok1 := s.values(p, typ, 0)
+	kinds, ok1 := s.values(p, typ, 0)
 	reasons, ok2 := s.values(p, reason, 0)
 	if !ok1 || !ok2 {
 		return
 	}
-	for _, t := range types {
+	for _, t := range kinds {
 		for _, r := range reasons {
 			s.facts.conditions[conditionReason{t, r}] = true
 		}

@@ -50,7 +50,7 @@ func parsePage(name, text string) *page {
 	var cur *section
 	inFence := false
 	header := false
-	for _, line := range strings.Split(text, "\n") {
+	for line := range strings.SplitSeq(text, "\n") {
 		if strings.HasPrefix(line, "```") {
 			inFence = !inFence
 			continue

@@ -135,8 +135,8 @@ func (s *scanner) paramOf(v *types.Var) *types.Func {
 			return
 		}
 		params := f.Type().(*types.Signature).Params()
-		for i := range params.Len() {
-			if params.At(i) == v {
+		for p := range params.Variables() {
+			if p == v {
 				fn = f
 			}
 		}

@@ -18,7 +18,7 @@ package managercache
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,7 +103,7 @@ func sharedLabels(m map[string]string) map[string]string {
 		}
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	var b strings.Builder
 	for _, k := range keys {
 		b.WriteString(k)

@@ -20,6 +20,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -49,9 +50,7 @@ func StripNodePodProbe(obj any) (any, error) {
 	npp.ManagedFields = nil
 	digest := PodProbesDigest(npp.Spec.PodProbes)
 	annotations := make(map[string]string, len(npp.Annotations)+1)
-	for k, v := range npp.Annotations {
-		annotations[k] = v
-	}
+	maps.Copy(annotations, npp.Annotations)
 	annotations[annotationSpecDigest] = digest
 	npp.Annotations = annotations
 	for i := range npp.Spec.PodProbes {

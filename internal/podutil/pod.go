@@ -175,7 +175,7 @@ func NamedPort(c *corev1.Container, name string) (int32, bool) {
 // ResolvePort turns the port of an httpGet or tcpSocket action (a probe or a lifecycle hook) into
 // a number, looking a named port up in the container's ports, with the kubelet's messages.
 func ResolvePort(p intstr.IntOrString, c *corev1.Container) (int, error) {
-	port := -1
+	var port int
 	switch p.Type {
 	case intstr.Int:
 		port = p.IntValue()

@@ -51,9 +51,9 @@ func FullPod() *corev1.Pod {
 			Labels: map[string]string{"app": "web", appsv1alpha1.LabelEnrolled: appsv1alpha1.TrueValue},
 			Annotations: map[string]string{
 				appsv1alpha1.AnnotationProbeContext:      ctx,
-				appsv1alpha1.AnnotationEnabled:           "true",
-				appsv1alpha1.AnnotationRestartDisabled:   "true",
-				appsv1alpha1.AnnotationKruiseEnabled:     "true",
+				appsv1alpha1.AnnotationEnabled:           appsv1alpha1.TrueValue,
+				appsv1alpha1.AnnotationRestartDisabled:   appsv1alpha1.TrueValue,
+				appsv1alpha1.AnnotationKruiseEnabled:     appsv1alpha1.TrueValue,
 				"crr.enhancedliveness.io/probe":          "kept: a subdomain of the operator's",
 				"kubectl.kubernetes.io/restartedAt":      "2026-11-30T00:00:00Z",
 				"sidecar.istio.io/status":                `{"initContainers":["istio-init"]}`,

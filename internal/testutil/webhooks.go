@@ -42,7 +42,7 @@ func WebhookInstallOptions(names ...string) (envtest.WebhookInstallOptions, erro
 		keep[n] = true
 	}
 	found := 0
-	for _, doc := range bytes.Split(data, []byte("\n---")) {
+	for doc := range bytes.SplitSeq(data, []byte("\n---")) {
 		var meta struct {
 			Kind string `json:"kind"`
 		}

@@ -344,13 +344,13 @@ func (cl *cluster) requestCounts(ctx context.Context) map[string]float64 {
 
 // label is the value of name in a series' labels ("" if absent).
 func label(series, name string) string {
-	_, rest, ok := strings.Cut(series, ","+name+`="`)
+	_, tail, ok := strings.Cut(series, ","+name+`="`)
 	if !ok {
-		if _, rest, ok = strings.Cut(series, "{"+name+`="`); !ok {
+		if _, tail, ok = strings.Cut(series, "{"+name+`="`); !ok {
 			return ""
 		}
 	}
-	v, _, _ := strings.Cut(rest, `"`)
+	v, _, _ := strings.Cut(tail, `"`)
 	return v
 }
 

@@ -81,7 +81,7 @@ func startManager(cl *cluster, bin, logDir string, profile bool, extra []string)
 	if err != nil {
 		return nil, err
 	}
-	var pprof []string
+	pprof := make([]string, 0, 1+len(extra))
 	pprofURL := ""
 	if profile {
 		pport, err := freePort()
@@ -89,7 +89,7 @@ func startManager(cl *cluster, bin, logDir string, profile bool, extra []string)
 			return nil, err
 		}
 		pprofURL = fmt.Sprintf("http://127.0.0.1:%d", pport)
-		pprof = []string{fmt.Sprintf("--pprof-bind-address=127.0.0.1:%d", pport)}
+		pprof = append(pprof, fmt.Sprintf("--pprof-bind-address=127.0.0.1:%d", pport))
 	}
 	if logDir == "" {
 		logDir = cl.dir

@@ -20,7 +20,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -86,7 +86,7 @@ func latencyByVerb(before, after metrics) string {
 			parts = append(parts, fmt.Sprintf("%s %.0fms", verb, 1000*sum[verb]/n))
 		}
 	}
-	sort.Strings(parts)
+	slices.Sort(parts)
 	wait := after.sum("rest_client_rate_limiter_duration_seconds_sum") - before.sum("rest_client_rate_limiter_duration_seconds_sum")
 	return strings.Join(parts, ", ") + fmt.Sprintf("; client-side rate limit waits %.1fs in all", wait)
 }
@@ -105,7 +105,7 @@ func heldByReason(before, after metrics) string {
 			parts = append(parts, fmt.Sprintf("%s %.0f", reason, n))
 		}
 	}
-	sort.Strings(parts)
+	slices.Sort(parts)
 	return strings.Join(parts, ", ")
 }
 
@@ -131,7 +131,7 @@ func requestsByMethod(before, after metrics) string {
 			parts = append(parts, fmt.Sprintf("%s %.0f", method, n))
 		}
 	}
-	sort.Strings(parts)
+	slices.Sort(parts)
 	return strings.Join(parts, ", ")
 }
 

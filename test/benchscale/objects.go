@@ -37,6 +37,13 @@ type layout struct {
 	pods, perWorkload, workloads, nodes, namespaces int
 }
 
+// What every generated workload shares: its app container, its probe path and its name label.
+const (
+	appContainer = "app"
+	healthzPath  = "/healthz"
+	labelName    = "app.kubernetes.io/name"
+)
+
 func newLayout(pods, perWorkload, perNode, namespaces int) (layout, error) {
 	l := layout{pods: pods, perWorkload: perWorkload, workloads: pods / perWorkload, nodes: pods / perNode,
 		namespaces: namespaces}
@@ -74,7 +81,7 @@ func (p *podRec) containerID() string { return fmt.Sprintf("containerd://%s-%d",
 
 // livenessProbe is the probe the webhook moved into the annotation: HTTP on the named port.
 var livenessProbe = corev1.Probe{
-	ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}},
+	ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: healthzPath, Port: intstr.FromString("http")}},
 	PeriodSeconds:    10,
 	FailureThreshold: 3,
 }
@@ -88,11 +95,11 @@ const appPort = 8080
 // memory figures depend on it; the cache transform keeps a small part of it.
 func (l layout) podTemplate(w int) corev1.PodTemplateSpec {
 	// The annotation's documented format (docs/webhooks.md), as the webhook writes it.
-	pctx, err := json.Marshal([]map[string]any{{"name": "app", "livenessProbe": livenessProbe}})
+	pctx, err := json.Marshal([]map[string]any{{"name": appContainer, "livenessProbe": livenessProbe}})
 	if err != nil {
 		panic(err)
 	}
-	labels := map[string]string{"app.kubernetes.io/name": l.workload(w), "app.kubernetes.io/part-of": "shop",
+	labels := map[string]string{labelName: l.workload(w), "app.kubernetes.io/part-of": "shop",
 		"pod-template-hash": "7c9d5b8f4d", appsv1alpha1.LabelEnrolled: appsv1alpha1.TrueValue}
 	res := func(cpu, mem string) corev1.ResourceRequirements {
 		return corev1.ResourceRequirements{
@@ -110,7 +117,7 @@ func (l layout) podTemplate(w int) corev1.PodTemplateSpec {
 		{Name: "kube-api-access", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}}
 	secCtx := &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), RunAsNonRoot: ptr.To(true),
 		ReadOnlyRootFilesystem: ptr.To(true), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
-	app := corev1.Container{Name: "app", Image: "registry.example/shop/" + l.workload(w) + ":1.42.0",
+	app := corev1.Container{Name: appContainer, Image: "registry.example/shop/" + l.workload(w) + ":1.42.0",
 		Args:  []string{"--config=/etc/app/config.yaml", "--listen=:8080"},
 		Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: appPort}, {Name: "metrics", ContainerPort: 9090}},
 		Env:   env, Resources: res("250m", "512Mi"), VolumeMounts: mounts, SecurityContext: secCtx,
@@ -147,7 +154,7 @@ func (l layout) podTemplate(w int) corev1.PodTemplateSpec {
 			},
 			TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone",
 				WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
-					"app.kubernetes.io/name": l.workload(w)}}}},
+					labelName: l.workload(w)}}}},
 		},
 	}
 }
@@ -165,7 +172,7 @@ func runningStatus(p *podRec, nodeIP string) corev1.PodStatus {
 			ContainerID: fmt.Sprintf("containerd://%s-%s-%d", p.uid, name, p.gen),
 			State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}
 	}
-	app := cs("app", "registry.example/shop/app:1.42.0")
+	app := cs(appContainer, "registry.example/shop/app:1.42.0")
 	app.ContainerID = p.containerID()
 	return corev1.PodStatus{Phase: corev1.PodRunning, HostIP: nodeIP, HostIPs: []corev1.HostIP{{IP: nodeIP}},
 		PodIP: p.ip, PodIPs: []corev1.PodIP{{IP: p.ip}}, StartTime: &now, QOSClass: corev1.PodQOSBurstable,

@@ -112,7 +112,7 @@ func populate(ctx context.Context, cl *cluster, l layout, o options) (*populated
 	err = parallel(ctx, l.workloads, o.writers, func(ctx context.Context, w int) error {
 		ns, tmpl := l.namespace(w), l.podTemplate(w)
 		templates[w] = tmpl
-		sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": l.workload(w)}}
+		sel := &metav1.LabelSelector{MatchLabels: map[string]string{labelName: l.workload(w)}}
 		d := &appsv1.Deployment{ObjectMeta: objectMeta(ns, l.workload(w)),
 			Spec: appsv1.DeploymentSpec{Replicas: ptr.To(int32(l.perWorkload)), Selector: sel, Template: tmpl}}
 		if err := create(ctx, c, d); err != nil {

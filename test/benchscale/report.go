@@ -23,6 +23,9 @@ import (
 	"time"
 )
 
+// unitMiB is the unit of the memory rows.
+const unitMiB = "MiB"
+
 func ms(d time.Duration) string { return fmt.Sprintf("%.0fms", float64(d.Microseconds())/1000) }
 
 // print writes one run's figures.
@@ -119,8 +122,8 @@ func printSummary(out io.Writer, o options, results []result) {
 			name string
 			ys   []float64
 			unit string
-		}{{"converge", conv, "s"}, {"cold CPU", cpu, "s"}, {"peak RSS", peak, "MiB"}, {"steady RSS", steady, "MiB"},
-			{"live heap", live, "MiB"}, {"kube-apiserver RSS", api, "MiB"}, {"etcd RSS", etcd, "MiB"}} {
+		}{{"converge", conv, "s"}, {"cold CPU", cpu, "s"}, {"peak RSS", peak, unitMiB}, {"steady RSS", steady, unitMiB},
+			{"live heap", live, unitMiB}, {"kube-apiserver RSS", api, unitMiB}, {"etcd RSS", etcd, unitMiB}} {
 			a, b := fitLine(xs, s.ys)
 			p("  %-18s %8.2f + %8.4f/pod  (%.1f %s per 1,000 pods) -> %.0f %s at 100k", s.name, a, b, b*1000, s.unit,
 				a+b*100000, s.unit)

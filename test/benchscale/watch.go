@@ -189,7 +189,7 @@ func (w *watcher) check(npp *appsv1alpha1.NodePodProbe, n int) (bool, string) {
 			return false, "unexpected pod " + pp.Namespace + "/" + pp.Name
 		case pp.IP != p.ip:
 			return false, fmt.Sprintf("pod %s has IP %q, want %s", pp.Name, pp.IP, p.ip)
-		case len(pp.Probes) != 1 || pp.Probes[0].ContainerName != "app" || pp.Probes[0].Name != p.name+"-app":
+		case len(pp.Probes) != 1 || pp.Probes[0].ContainerName != appContainer || pp.Probes[0].Name != p.name+"-app":
 			return false, fmt.Sprintf("pod %s probes %+v", pp.Name, pp.Probes)
 		case pp.Probes[0].Probe.HTTPGet == nil || pp.Probes[0].Probe.HTTPGet.Port.IntValue() != appPort:
 			return false, fmt.Sprintf("pod %s probe %+v, want HTTP on port %d", pp.Name, pp.Probes[0].Probe, appPort)

@@ -17,6 +17,9 @@ func eventTime(e eventsv1.Event) time.Time {
 	return e.EventTime.Time
 }
 
+// kubeletComponent is the reporting component of the kubelet's own events.
+const kubeletComponent = "kubelet"
+
 // describe turns an event into a timeline line; "" for the noise a reader does not need.
 func describe(e eventsv1.Event) string {
 	who := e.ReportingController
@@ -25,7 +28,7 @@ func describe(e eventsv1.Event) string {
 	}
 	note := strings.TrimSpace(e.Note)
 	switch {
-	case e.Reason == "Unhealthy" && who == "kubelet":
+	case e.Reason == "Unhealthy" && who == kubeletComponent:
 		return "kubelet liveness probe failed (native path): " + note
 	case e.Reason == "Unhealthy":
 		return "liveness probe failed, seen by the node daemon: " + note
@@ -33,11 +36,11 @@ func describe(e eventsv1.Event) string {
 		return "restart decided by the operator: " + note
 	case e.Reason == "RestartHeld":
 		return "restart HELD: " + note
-	case e.Reason == "Killing" && who == "kubelet":
+	case e.Reason == "Killing" && who == kubeletComponent:
 		return "container killed by the kubelet: " + note
 	case e.Reason == "Killing":
 		return "container stopped by the node daemon: " + note
-	case e.Reason == "Started" && who == "kubelet":
+	case e.Reason == "Started" && who == kubeletComponent:
 		return "container started"
 	// A ContainerRecreateRequest's own events repeat its phase, which the timeline already shows.
 	case e.Regarding.Kind == "EnhancedLivenessPolicy":

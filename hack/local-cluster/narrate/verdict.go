@@ -156,7 +156,7 @@ func Summarize(f Facts) string {
 		}
 	}
 	if heldPods > 0 {
-		var rs []string
+		rs := make([]string, 0, len(byReason))
 		for _, r := range sortedKeys(byReason) {
 			rs = append(rs, fmt.Sprintf("%s on %d", r, byReason[r]))
 		}

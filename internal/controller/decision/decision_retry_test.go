@@ -52,7 +52,7 @@ var _ = Describe("Decision controller after a failed request", Ordered, func() {
 			g.Expect(list[0].UID).NotTo(Equal(first.UID), "a new request in place of the failed one")
 			g.Expect(list[0].Status.Phase).NotTo(Equal(appsv1alpha1.RecreateFailed))
 		}, wait, poll).Should(Succeed())
-		var uid types.UID = crrs(ns)[0].UID
+		var uid = crrs(ns)[0].UID
 
 		By("a request still open is not replaced")
 		report(node, []*corev1.Pod{pod}, failed(pod, "app", 1))

@@ -17,7 +17,6 @@ limitations under the License.
 package trust
 
 import (
-	"fmt"
 	"sync"
 	"time"
 
@@ -176,6 +175,6 @@ var _ = Describe("the trust key set controller", Ordered, func() {
 			g.Expect(set).To(HaveKey(cur.ID))
 			g.Expect(set).NotTo(HaveKey("garbage"))
 		}, "2s").Should(Succeed())
-		fmt.Fprintf(GinkgoWriter, "removed %s, kept %s\n", removed, cur.ID)
+		GinkgoWriter.Printf("removed %s, kept %s\n", removed, cur.ID)
 	})
 })

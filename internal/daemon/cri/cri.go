@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -92,8 +93,8 @@ func Connect(ctx context.Context, endpoint string, timeout time.Duration) (Runti
 
 // TrimContainerID strips the "<runtime>://" prefix that pod status puts before a CRI container ID.
 func TrimContainerID(id string) string {
-	if i := strings.Index(id, "://"); i >= 0 {
-		return id[i+3:]
+	if _, after, ok := strings.Cut(id, "://"); ok {
+		return after
 	}
 	return id
 }
@@ -121,7 +122,7 @@ func (r ExecResult) TimedOut() bool { return errors.Is(r.Err, ErrCommandTimedOut
 // with timeout, keeping at most limit bytes of output. A non-zero exit is a result, not an error.
 func Exec(ctx context.Context, rt Execer, containerID string, cmd []string, timeout time.Duration, limit int) ExecResult {
 	stdout, stderr, err := rt.ExecSync(ctx, TrimContainerID(containerID), cmd, timeout)
-	out := append(stdout[:len(stdout):len(stdout)], stderr...)
+	out := append(slices.Clip(stdout), stderr...)
 	if len(out) > limit {
 		out = out[:limit]
 	}

@@ -37,7 +37,7 @@ func TestWorker_6_OneWorkerPerPodContainerProbe(t *testing.T) {
 	b := a
 	b.Key.Probe = "second-probe-of-app"
 	c := a
-	c.Key.PodUID = "uid-2"
+	c.PodUID = "uid-2"
 	m.Sync([]Target{a, b, c, a}, []*corev1.Pod{f.pod})
 	waitFor(t, func() bool { return m.WorkerCount() == 3 })
 	m.Sync([]Target{a}, nil)

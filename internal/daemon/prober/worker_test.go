@@ -222,8 +222,7 @@ func TestWorker_12_TerminatingPodStopsWorkerWithoutFailure(t *testing.T) {
 	}
 
 	// Sync gives a terminating pod's probe no worker at all.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context()
 	m := &Manager{UserAgent: "kube-probe/1.37", Clock: f.clk}
 	go func() { _ = m.Start(ctx) }()
 	waitFor(t, func() bool { m.mu.RLock(); defer m.mu.RUnlock(); return m.ctx != nil })
@@ -314,7 +313,7 @@ func TestWorker_20_29_EventsOnlyOnTransitions(t *testing.T) {
 func TestWorker_30_ProbeCounterAndDurationLabelledLikeKubelet(t *testing.T) {
 	f := newFixture(t)
 	tg := f.target(3)
-	tg.Key.PodUID = "uid-metrics"
+	tg.PodUID = "uid-metrics"
 	p := f.pod.DeepCopy()
 	p.UID = "uid-metrics"
 	f.setPod(p)
@@ -361,7 +360,7 @@ func TestWorker_6_SidecarContainerIsProbed(t *testing.T) {
 	}}
 	f.setPod(p)
 	tg := f.target(1)
-	tg.Key.Container = "proxy"
+	tg.Container = "proxy"
 	w := f.worker(tg)
 	f.run(w, 500)
 	if e := mustState(t, f, tg.Key, appsv1alpha1.ProbeFailed); e.ContainerID != "containerd://side" {

@@ -171,15 +171,7 @@ func Advance(o Observation) Plan {
 		p.States = append(p.States, st)
 	}
 	if fatal {
-		// A container failed under failurePolicy Fail: stop nothing more, and leave the containers
-		// this plan was about to stop as they were.
-		for i, s := range p.States {
-			if _, planned := prev[s.Name]; planned && slices.Contains(p.Kill, s.Name) {
-				p.States[i] = prev[s.Name]
-				p.States[i].Message = "not stopped: the request failed"
-			}
-		}
-		p.Kill = nil
+		p.cancelStops(prev)
 	}
 	// Past the deadline no container was stepped: nothing to stop, nothing to wait for.
 	inFlight := markInFlight(o, p)
@@ -201,6 +193,18 @@ func Advance(o Observation) Plan {
 		p.WriteAfter = o.returnWait(p)
 	}
 	return p
+}
+
+// cancelStops is the plan once a container failed under failurePolicy Fail: it stops nothing
+// more, and the containers it was about to stop keep their states from before this plan (prev).
+func (p *Plan) cancelStops(prev map[string]appsv1alpha1.ContainerRecreateState) {
+	for i, s := range p.States {
+		if _, planned := prev[s.Name]; planned && slices.Contains(p.Kill, s.Name) {
+			p.States[i] = prev[s.Name]
+			p.States[i].Message = "not stopped: the request failed"
+		}
+	}
+	p.Kill = nil
 }
 
 // markInFlight sets each state's stopInFlight: the container is stopped by this plan, or the

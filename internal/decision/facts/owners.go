@@ -151,9 +151,9 @@ func (o *owners) read(ctx context.Context, ns string, gvk schema.GroupVersionKin
 	if gvk.Group == batchv1.GroupName && gvk.Kind == "Job" {
 		obj = &batchv1.Job{} // read whole: its desired count is in its spec and status
 	} else {
-		meta := &metav1.PartialObjectMetadata{}
-		meta.SetGroupVersionKind(gvk)
-		obj = meta
+		partial := &metav1.PartialObjectMetadata{}
+		partial.SetGroupVersionKind(gvk)
+		obj = partial
 	}
 	err := o.api.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, obj)
 	var owner *Owner

@@ -178,7 +178,7 @@ func (g *Gate) Filter(entries []appsv1alpha1.PodProbe, pods map[types.UID]*corev
 			seen[key] = r.Cause
 			if g.refused[key] != r.Cause {
 				Refusals.WithLabelValues(r.Cause).Add(float64(n))
-				g.report(pp, pod, r)
+				g.report(pod, r)
 			}
 		}
 		if len(accepted) > 0 {
@@ -196,7 +196,7 @@ func (g *Gate) Filter(entries []appsv1alpha1.PodProbe, pods map[types.UID]*corev
 }
 
 // report sends the Warning event of a refusal on the pod (none when the daemon knows no such pod).
-func (g *Gate) report(pp *appsv1alpha1.PodProbe, pod *corev1.Pod, r Refusal) {
+func (g *Gate) report(pod *corev1.Pod, r Refusal) {
 	if g.Recorder == nil || pod == nil {
 		return
 	}

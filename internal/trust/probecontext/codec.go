@@ -114,8 +114,8 @@ func Decode(data []byte, path *field.Path) ([]ContainerProbe, field.ErrorList) {
 	seen := make(map[string]struct{}, len(entries))
 	for i, e := range entries {
 		p := path.Index(i)
-		switch {
-		case e.Name == "":
+		switch e.Name {
+		case "":
 			errs = append(errs, field.Required(p.Child("name"), "the container's name"))
 		default:
 			if _, dup := seen[e.Name]; dup {

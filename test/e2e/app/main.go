@@ -39,6 +39,12 @@ import (
 // dependencyFile is DEPENDENCY_FILE, set once at start: present = the app's dependency is down.
 var dependencyFile string
 
+// The commands (and admin paths) that take the dependency down and bring it back.
+const (
+	cmdDependencyDown = "dependency-down"
+	cmdDependencyUp   = "dependency-up"
+)
+
 func main() {
 	healthFile := envOr("HEALTH_FILE", "/tmp/sick")
 	dependencyFile = os.Getenv("DEPENDENCY_FILE")
@@ -111,8 +117,8 @@ func subcommand(name string, args []string, healthFile string) int {
 			return 1
 		}
 		return 0
-	case "dependency-down", "dependency-up":
-		if err := switchFile(dependencyFile, name == "dependency-down"); err != nil {
+	case cmdDependencyDown, cmdDependencyUp:
+		if err := switchFile(dependencyFile, name == cmdDependencyDown); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
@@ -157,13 +163,13 @@ func serve(healthFile, httpPort, tcpPort, grpcPort string) error {
 		fmt.Printf("SWITCHED healthy at=%d\n", time.Now().UnixNano())
 		_, _ = w.Write([]byte("healthy"))
 	})
-	for _, name := range []string{"dependency-down", "dependency-up"} {
+	for _, name := range []string{cmdDependencyDown, cmdDependencyUp} {
 		mux.HandleFunc("/admin/"+name, func(w http.ResponseWriter, r *http.Request) {
 			if r.Method != http.MethodPost {
 				http.Error(w, "POST only", http.StatusMethodNotAllowed)
 				return
 			}
-			if err := switchFile(dependencyFile, name == "dependency-down"); err != nil {
+			if err := switchFile(dependencyFile, name == cmdDependencyDown); err != nil {
 				http.Error(w, err.Error(), http.StatusInternalServerError)
 				return
 			}
@@ -172,7 +178,7 @@ func serve(healthFile, httpPort, tcpPort, grpcPort string) error {
 		})
 	}
 	mux.HandleFunc("/admin/state", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintf(w, "{\"sick\":%t,\"dependencyDown\":%t}\n", isSick(healthFile),
+		_, _ = fmt.Fprintf(w, "{\"sick\":%t,\"dependencyDown\":%t}\n", isSick(healthFile),
 			dependencyFile != "" && exists(dependencyFile))
 	})
 

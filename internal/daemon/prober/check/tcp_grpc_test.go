@@ -16,7 +16,6 @@ limitations under the License.
 package check
 
 import (
-	"context"
 	"net"
 	"strings"
 	"testing"
@@ -120,8 +119,7 @@ func TestGRPC_25_DialTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context()
 	defer func() { _ = l.Close() }()
 	go func() {
 		for {

@@ -171,7 +171,7 @@ func invalid(pod *corev1.Pod, cerrs []containerError) error {
 	if name == "" {
 		name = pod.GenerateName
 	}
-	var list field.ErrorList
+	list := make(field.ErrorList, 0, len(cerrs))
 	parts := make([]string, 0, len(cerrs))
 	for _, ce := range cerrs {
 		list = append(list, ce.err)

@@ -146,7 +146,7 @@ var _ = Describe("Pod webhook signature", func() {
 
 // jobPod is a Job-style pod: restartPolicy set, one app container with a liveness probe, and a
 // sidecar with one.
-func jobPod(ns, name string, policy corev1.RestartPolicy) *corev1.Pod {
+func jobPod(ns, name string, policy corev1.RestartPolicy) *corev1.Pod { //nolint:unparam // a pod builder takes its namespace, like NewPod
 	tcp := func(port int32) *corev1.Probe {
 		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(port)}}}
 	}

@@ -97,7 +97,7 @@ var _ = Describe("Pod webhook and the limits of the NodePodProbe schema", func()
 		Expect(pod.Spec.Containers[0].LivenessProbe).To(BeNil())
 		Expect(pod.Spec.Containers[1].LivenessProbe).To(BeNil())
 		Expect(contextOf(pod)).To(HaveLen(2))
-		Expect(len(name + "-" + long)).To(Equal(appsv1alpha1.MaxProbeNameLength))
+		Expect(name + "-" + long).To(HaveLen(appsv1alpha1.MaxProbeNameLength))
 		// The API server's own warning about a pod name longer than a DNS label stays.
 		Expect(warnings.take()).NotTo(ContainElement(ContainSubstring("enhanced liveness")))
 	})

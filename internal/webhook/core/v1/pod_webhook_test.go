@@ -297,7 +297,7 @@ var _ = Describe("Pod webhook probe validation", func() {
 	})
 })
 
-func annotated(ns, name, key, value string) *corev1.Pod {
+func annotated(ns, name, key, value string) *corev1.Pod { //nolint:unparam // a pod builder takes its namespace, like NewPod
 	pod := appPod(ns, name, optIn())
 	pod.Annotations[key] = value
 	// The creator moved the probes itself.
