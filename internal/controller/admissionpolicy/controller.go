@@ -43,10 +43,10 @@ import (
 const FieldOwner = "enhanced-liveness-operator"
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=list;watch
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get;create;update;patch,resourceNames=enhanced-liveness-operator-pod-probe-immutable;enhanced-liveness-operator-daemon-node-scope
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get;create;update;patch,resourceNames=enhanced-liveness-operator-pod-probe-immutable;enhanced-liveness-operator-daemon-node-scope;enhanced-liveness-operator-restart-holds
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get,resourceNames=nodepodprobes.apps.enhancedliveness.io
 
-// Reconciler applies both policies and their bindings at start and again whenever one is edited
+// Reconciler applies the policies and their bindings at start and again whenever one is edited
 // or deleted. It runs on the leader only; the objects are cluster-wide.
 type Reconciler struct {
 	Client client.Client
@@ -78,7 +78,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 		return ctrl.Result{}, fmt.Errorf("reading CRD %s: %w", OwnerCRD, err)
 	}
 	for _, build := range []func(Config) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding){
-		Build, BuildDaemonNodeScope,
+		Build, BuildDaemonNodeScope, BuildRestartHolds,
 	} {
 		policy, binding := build(cfg)
 		for _, obj := range []client.Object{policy, binding} {

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
@@ -231,6 +232,50 @@ var _ = Describe("Immutability ValidatingAdmissionPolicy", Ordered, func() {
 			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Name: DaemonNodeScopeName}, policy)).To(Succeed())
 			g.Expect(policy.Spec).To(Equal(*want))
 		}, specTimeout).Should(Succeed())
+	})
+
+	It("leaves RestartHolds to the manager: a cluster admin may not forge, edit or delete one, the garbage collector may delete one", func() {
+		policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+		Eventually(func() error {
+			return k8sClient.Get(ctx, types.NamespacedName{Name: RestartHoldsName}, policy)
+		}, specTimeout).Should(Succeed())
+		Expect(policy.OwnerReferences).To(ConsistOf(metav1.OwnerReference{
+			APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: crd.Name, UID: crd.UID}))
+		gc := HoldDeleters[0]
+		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "el-holds"}, Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{policyv1alpha1.GroupVersion.Group}, Resources: []string{"restartholds"},
+			Verbs: []string{"get", "create", "update", "delete"}}}}
+		Expect(k8sClient.Create(ctx, role)).To(Succeed())
+		Expect(k8sClient.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "el-holds"},
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: operatorUser},
+				{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: gc}}})).To(Succeed())
+		hold := func(name string) *policyv1alpha1.RestartHold {
+			return &policyv1alpha1.RestartHold{ObjectMeta: metav1.ObjectMeta{Namespace: policyNS, Name: name},
+				Status: policyv1alpha1.RestartHoldStatus{Workload: policyv1alpha1.WorkloadReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+					Container: "app", Reason: policyv1alpha1.HoldFailureStorm, Onset: metav1.Now(), WaitStart: metav1.Now()}}
+		}
+		refused := func(err error) {
+			GinkgoHelper()
+			Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want Forbidden, got %v", err)
+			Expect(err.Error()).To(ContainSubstring("ValidatingAdmissionPolicy '" + RestartHoldsName + "'"))
+			Expect(err.Error()).To(ContainSubstring("RestartHolds are the enhanced-liveness manager's records of its held restarts"))
+		}
+		By("a cluster admin may not create one")
+		Eventually(func() error { return k8sClient.Create(ctx, hold("forged")) }, specTimeout).Should(MatchError(ContainSubstring(RestartHoldsName)))
+		refused(k8sClient.Create(ctx, hold("forged")))
+
+		By("the manager creates and updates one; the admin may neither end it early nor delete it")
+		h := hold("web-app")
+		Expect(asOp.Create(ctx, h)).To(Succeed())
+		h.Status.Canaries = 3
+		Expect(asOp.Update(ctx, h)).To(Succeed())
+		h.Status.NextCanary = &metav1.Time{}
+		refused(k8sClient.Update(ctx, h))
+		refused(k8sClient.Delete(ctx, h))
+
+		By("the garbage collector deletes it with its workload")
+		Expect(clientAs(gc).Delete(ctx, h)).To(Succeed())
 	})
 
 	It("refuses a namespace user who adds, changes or removes a protected annotation or the label", func() {

@@ -1,0 +1,92 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package admissionpolicy
+
+import (
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+)
+
+// RestartHoldsName is the name of the RestartHolds' policy and of its binding (cluster-scoped).
+const RestartHoldsName = "enhanced-liveness-operator-restart-holds"
+
+// HoldDeleters may delete a RestartHold besides the manager: the garbage collector (the hold's
+// workload was deleted) and the namespace controller (its namespace was), under their own
+// ServiceAccounts or as kube-controller-manager when it runs without them.
+var HoldDeleters = []string{
+	"system:serviceaccount:kube-system:generic-garbage-collector",
+	"system:serviceaccount:kube-system:namespace-controller",
+	"system:kube-controller-manager",
+}
+
+// BuildRestartHolds returns the policy that keeps RestartHolds the manager's (c.OperatorUsername):
+// a hold's record says when its next canary goes and what its last one showed, and a record
+// forged or deleted by anyone else would end or reset a hold. Everyone else, cluster admins
+// included, is refused every create, update and delete, but for the deletes of HoldDeleters.
+func BuildRestartHolds(c Config) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+	meta := objectMeta(RestartHoldsName, c)
+	var conditions []admissionregistrationv1.MatchCondition
+	if c.OperatorUsername != "" {
+		conditions = append(conditions, admissionregistrationv1.MatchCondition{
+			Name:       "not-the-operator",
+			Expression: "request.userInfo.username != " + celString(c.OperatorUsername),
+		})
+	}
+	deleters := make([]string, len(HoldDeleters))
+	for i, u := range HoldDeleters {
+		deleters[i] = celString(u)
+	}
+	forbidden := metav1.StatusReasonForbidden
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
+		ObjectMeta: meta(),
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				MatchPolicy:       ptr.To(admissionregistrationv1.Equivalent),
+				NamespaceSelector: &metav1.LabelSelector{},
+				ObjectSelector:    &metav1.LabelSelector{},
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete},
+					Rule: admissionregistrationv1.Rule{APIGroups: []string{policyv1alpha1.GroupVersion.Group}, APIVersions: []string{"*"},
+						Resources: []string{"restartholds", "restartholds/status"}, Scope: ptr.To(admissionregistrationv1.NamespacedScope)},
+				}}},
+			},
+			MatchConditions: conditions,
+			Validations: []admissionregistrationv1.Validation{{
+				Expression: "request.operation == 'DELETE' && request.userInfo.username in [" + strings.Join(deleters, ", ") + "]",
+				MessageExpression: "'RestartHolds are the enhanced-liveness manager\\'s records of its held restarts: ' + " +
+					"request.userInfo.username + ' may not ' + request.operation.lowerAscii() + ' one'",
+				Reason: &forbidden,
+			}},
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicyBinding"},
+		ObjectMeta: meta(),
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        RestartHoldsName,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+		},
+	}
+	return policy, binding
+}
