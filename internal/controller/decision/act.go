@@ -114,7 +114,8 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, d rules.D
 	}
 	canary := ""
 	if d.Canary {
-		canary = "; the canary of the workload's held restarts: they follow if its new container passes its probe"
+		canary = fmt.Sprintf("; the canary of the held restarts of container %s of %s: they follow if its new container passes its probe",
+			x.Container, d.WorkloadRef)
 	}
 	r.recorder.Eventf(pod, crr, corev1.EventTypeNormal, EventRestartRequested, "Restart",
 		"restarting container %s (%s) after liveness probe %s failed: ContainerRecreateRequest %s%s",

@@ -18,6 +18,7 @@ package decision
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,12 +54,16 @@ type DecisionRecord struct {
 type DecisionReconciler struct {
 	client.Client
 	live      client.Reader // the API server, uncached
+	api       client.Reader // the API server, for the holds' records when this manager starts leading
 	cfg       Config
 	clock     clock.Clock
 	recorder  recorder.EventRecorder
 	facts     *facts.Builder
 	workloads *facts.Workloads
 	memory    *memory.Memory
+
+	loadMu sync.Mutex
+	loaded bool
 }
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
@@ -75,11 +80,15 @@ type DecisionReconciler struct {
 // +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=nodepodprobereports,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=containerrecreaterequests,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=policy.enhancedliveness.io,resources=enhancedlivenesspolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=policy.enhancedliveness.io,resources=restartholds,verbs=get;list;watch;create;update;delete
 
 // Reconcile decides the Failed liveness states of one pod: it reads the facts, then, for each
 // failure, the memory decides and the controller acts.
 func (r *DecisionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	started := r.clock.Now()
+	if err := r.loadHolds(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 	pod, f, err := r.facts.Facts(ctx, req.NamespacedName)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -106,4 +115,21 @@ func (r *DecisionReconciler) decide(ctx context.Context, pod *corev1.Pod, f *rul
 		"outcome", d.Outcome, "reason", d.Reason, "message", d.Message, "workload", d.Workload,
 		"desired", d.Desired, "unavailable", d.Unavailable, "podAvailable", d.PodAvailable)
 	return r.act(ctx, pod, d, timing{reconcileStarted: started, decidedAt: r.clock.Now()})
+}
+
+// loadHolds reads the holds' records into the memory once, before this manager's first decision:
+// the controller runs on the leader only, so this is when it starts leading.
+func (r *DecisionReconciler) loadHolds(ctx context.Context) error {
+	r.loadMu.Lock()
+	defer r.loadMu.Unlock()
+	if r.loaded {
+		return nil
+	}
+	n, err := loadHolds(ctx, r.api, r.memory)
+	if err != nil {
+		return err
+	}
+	r.loaded = true
+	logf.FromContext(ctx).Info("loaded the holds kept in RestartHolds", "holds", n)
+	return nil
 }

@@ -28,13 +28,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 )
 
-// Doubt holds end: after maxHold one held pod is restarted as a canary, and the others follow once
-// its new container passes its probe. The manager's clock is fake; the daemon's heartbeat and
+// Holds end: soon after a doubt hold begins one held pod is restarted as a canary, and the others
+// follow once its new container passes its probe; a budget hold behind pods the operator never
+// restarts ends within maxHold. The manager's clock is fake; the daemon's heartbeat and
 // fresh results are played at its time.
 var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 	var (
@@ -49,7 +51,7 @@ var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 	})
 	AfterAll(func() { stop() })
 
-	It("releases one canary of a FailureStorm hold after maxHold, then the others when it passes", func() {
+	It("releases one canary of a FailureStorm hold soon after the onset, then the others when it passes; its RestartHold tells each step", func() {
 		ns, node := newNamespace(), name("hold-node")
 		renewLease(node, clock.Now())
 		createPolicy(ns, "web", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
@@ -71,20 +73,31 @@ var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 			}
 			return out
 		}
+		onset := clock.Now()
 		reportAt(node, clock.Now(), pods, states("")...)
 		Eventually(heldEvents(ns, pods[0].Name, policyv1alpha1.HoldFailureStorm), wait, poll).Should(ConsistOf(
 			And(ContainSubstring("8 of 10 pods of Deployment/held are failing"),
-				ContainSubstring("one held pod is restarted as a canary in 1m0s (maxHold 1m0s)"))))
+				ContainSubstring("one held pod is restarted as canary 1 in 30s (the wait doubles after a canary fails, up to maxHold 1m0s)"))))
+		hold := restartHold(ns, "Deployment", "held", "app")
+		Eventually(hold, wait, poll).Should(And(
+			HaveField("Status.Reason", policyv1alpha1.HoldFailureStorm),
+			HaveField("Status.Workload", policyv1alpha1.WorkloadReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "held"}),
+			HaveField("Status.Onset.Time", BeTemporally("~", onset, time.Second)),
+			HaveField("Status.NextCanary.Time", BeTemporally("~", onset.Add(30*time.Second), time.Second)),
+			HaveField("Status.Canaries", int32(0))))
+		Expect(hold().OwnerReferences).To(ConsistOf(HaveField("Name", "held")))
 		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
 
-		By("after maxHold exactly one held pod is restarted")
-		clock.Step(time.Minute)
+		By("30 s after the onset exactly one held pod is restarted")
+		clock.Step(30 * time.Second)
 		renewLease(node, clock.Now())
 		reportAt(node, clock.Now(), pods, states("")...)
 		Eventually(crrCount(ns), wait, poll).Should(Equal(1))
 		Consistently(crrCount(ns), quiet, poll).Should(Equal(1))
 		canaryName := crrPods(ns)[0]
-		Expect(events(ns, canaryName)).To(ContainElement(ContainSubstring("the canary of the workload's held restarts")))
+		Expect(events(ns, canaryName)).To(ContainElement(ContainSubstring("the canary of the held restarts of container app of Deployment/held")))
+		Eventually(hold, wait, poll).Should(And(HaveField("Status.Canaries", int32(1)),
+			HaveField("Status.Canary.Pod", canaryName), HaveField("Status.NextCanary", BeNil())))
 		var canary *corev1.Pod
 		for _, p := range pods {
 			if p.Name == canaryName {
@@ -102,16 +115,17 @@ var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 		// 10 is 3: three restarts at once.
 		Eventually(crrCount(ns), wait, poll).Should(Equal(4))
 		Consistently(crrCount(ns), quiet, poll).Should(Equal(4))
+		Eventually(hold, wait, poll).Should(HaveField("Status.ReleasedAt", Not(BeNil())))
 	})
 
-	It("holds another namespace's hang in a node storm no longer than its maxHold", func() {
+	It("holds another namespace's hang in a node storm no longer than its own first wait", func() {
 		theirs, ours, node := newNamespace(), newNamespace(), name("storm-node")
 		renewLease(node, clock.Now())
 		createPolicy(ours, "ours", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
 			s.MaxHold = &metav1.Duration{Duration: time.Minute}
 		})
-		// Three workloads of another namespace fail for good on the node (default policy, maxHold
-		// 10m), then our pod hangs: 4 of 4 pods in 4 workloads, a node storm.
+		// Three workloads of another namespace fail for good on the node, then our pod hangs: 4
+		// of 4 pods in 4 workloads, a node storm.
 		var pods []*corev1.Pod
 		for i := range 3 {
 			pods = append(pods, createPod(theirs, fmt.Sprintf("broken-%d", i), node, podOpts{}))
@@ -129,15 +143,43 @@ var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 		Eventually(heldEvents(ours, mine.Name, policyv1alpha1.HoldNodeStorm), wait, poll).Should(HaveLen(1))
 		Consistently(crrCount(ours), quiet, poll).Should(BeZero())
 
-		By("after our maxHold our pod is restarted; theirs stay held under their own maxHold")
+		By("after its first wait our pod is restarted as its own canary, whatever theirs do")
+		clock.Step(30 * time.Second)
+		renewLease(node, clock.Now())
+		reportAt(node, clock.Now(), pods, states()...)
+		Eventually(crrPods, wait, poll).WithArguments(ours).Should(ConsistOf("hung"))
+		// Each of theirs has a canary of its own: at most one restart each.
+		Expect(crrCount(theirs)()).To(BeNumerically("<=", 3))
+	})
+
+	It("ends a budget hold caused only by a Pending pod within maxHold", func() {
+		ns, node := newNamespace(), name("pending-node")
+		renewLease(node, clock.Now())
+		createPolicy(ns, "web", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.MaxUnavailable, s.MaxHold = ptr.To(intstr.FromInt32(1)), &metav1.Duration{Duration: time.Minute}
+		})
+		labels := map[string]string{"app": "budget"}
+		rs := deployment(ns, "budget", 4, labels)
+		var pods []*corev1.Pod
+		for i := range 4 {
+			pods = append(pods, createPod(ns, fmt.Sprintf("budget-%d", i), node, podOpts{owner: rs, labels: labels}))
+		}
+		makePending(pods[3]) // unschedulable for good: nobody restarts it, it never gives its place back
+		reportAt(node, clock.Now(), pods[:3], failed(pods[0], "app", 1))
+		Eventually(heldEvents(ns, pods[0].Name, policyv1alpha1.HoldMaxUnavailable), wait, poll).Should(ConsistOf(
+			ContainSubstring("1 of them the operator will not restart (Pending, blacklisted or held by choice): they stop counting at")))
+		Eventually(restartHold(ns, "Deployment", "budget", "app"), wait, poll).Should(
+			HaveField("Status.Reason", policyv1alpha1.HoldMaxUnavailable))
+		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
+
+		By("maxHold later the Pending pod stops counting: the hang is restarted")
 		for range 2 {
 			clock.Step(30 * time.Second)
 			renewLease(node, clock.Now())
-			reportAt(node, clock.Now(), pods, states()...)
+			reportAt(node, clock.Now(), pods[:3], failed(pods[0], "app", 1))
 			time.Sleep(100 * time.Millisecond)
 		}
-		Eventually(crrPods, wait, poll).WithArguments(ours).Should(ConsistOf("hung"))
-		Consistently(crrCount(theirs), quiet, poll).Should(BeZero())
+		Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf(pods[0].Name))
 	})
 
 	for _, skew := range []time.Duration{0, 5 * time.Minute, -5 * time.Minute} {

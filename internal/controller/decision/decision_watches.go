@@ -37,6 +37,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/fairqueue"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 )
 
@@ -45,7 +46,9 @@ type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 func (r *DecisionReconciler) setup(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("policy-decision").
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.cfg.MaxConcurrentReconciles}).
+		// Namespaces are served in turn: one namespace's backlog (a large fleet held in DryRun, a
+		// stream of failures) never delays another's fresh failure by more than one decision.
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.cfg.MaxConcurrentReconciles, NewQueue: fairqueue.NewRateLimitingQueue}).
 		Watches(&corev1.Pod{}, handler.Funcs{
 			CreateFunc:  func(_ context.Context, e event.CreateEvent, q queue) { r.podChanged(e.Object, q) },
 			UpdateFunc:  func(_ context.Context, e event.UpdateEvent, q queue) { r.podChanged(e.ObjectNew, q) },

@@ -74,13 +74,14 @@ func init() {
 		heldPods, oldestHold, holdsOverMaxHold)
 }
 
-// holdGauges sets the hold gauges from the decision's memory every interval; it runs on the
-// leader only, where the memory is.
+// holdGauges sets the hold gauges from the decision's memory every interval, and sweeps the
+// holds no decision sees any more (memory.Sweep); it runs on the leader only, where the memory is.
 func holdGauges(mem *memory.Memory, interval time.Duration) manager.RunnableFunc {
 	return func(ctx context.Context) error {
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
+			mem.Sweep()
 			setHoldGauges(mem.HoldStats())
 			select {
 			case <-ctx.Done():

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -112,9 +113,16 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 		Clock:             cfg.Clock,
 	})
 	mem := memory.New(cfg.Clock, cfg.GlobalRate, dirty.notify)
+	changed := make(chan event.GenericEvent, 1024)
+	records := &holdRecords{Client: mgr.GetClient(), memory: mem, changed: changed, keys: map[types.NamespacedName]rules.HoldKey{}}
+	mem.NotifyHolds(records.notify(changed))
+	if err := records.setup(mgr); err != nil {
+		return err
+	}
 	d := &DecisionReconciler{
 		Client:    mgr.GetClient(),
 		live:      cmp.Or[client.Reader](cfg.liveReader, mgr.GetAPIReader()),
+		api:       mgr.GetAPIReader(),
 		cfg:       cfg,
 		clock:     cfg.Clock,
 		recorder:  mgr.GetEventRecorder("enhanced-liveness-decision"),

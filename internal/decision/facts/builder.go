@@ -68,8 +68,10 @@ func (b *Builder) Reader() *Reader { return b.reader(false) }
 
 func (b *Builder) reader(learn bool) *Reader {
 	return &Reader{cache: b.cache, workloads: b.workloads, leaseNS: b.opts.OperatorNamespace, now: b.opts.Clock.Now(),
-		heartbeats: b.heartbeats, onsets: b.onsets, learn: learn, reports: map[string]nodeReport{},
-		npps: map[string]*appsv1alpha1.NodePodProbe{}, leases: map[string]rules.Daemon{}}
+		heartbeats: b.heartbeats, onsets: b.onsets, learn: learn, settings: b.opts.Settings, def: b.opts.Default,
+		reports: map[string]nodeReport{}, npps: map[string]*appsv1alpha1.NodePodProbe{},
+		specs: map[string]map[types.UID]*appsv1alpha1.PodProbe{}, leases: map[string]rules.Daemon{},
+		policies: map[string][]rules.Policy{}}
 }
 
 // Facts reads the facts of the pod's failed liveness results, and returns the pod as the cache
@@ -111,7 +113,7 @@ func (b *Builder) read(ctx context.Context, r *Reader, pod *corev1.Pod, f *rules
 	if f.Daemon, err = r.daemon(ctx, pod.Spec.NodeName); err != nil {
 		return err
 	}
-	if f.Policies, err = r.governing(ctx, pod, b.opts.Default); err != nil {
+	if f.Policies, err = r.governing(ctx, pod); err != nil {
 		return err
 	}
 	w, err := r.Workload(ctx, pod)
@@ -123,7 +125,7 @@ func (b *Builder) read(ctx context.Context, r *Reader, pod *corev1.Pod, f *rules
 		return err
 	}
 	if !found {
-		if f.Self, err = r.podState(ctx, pod); err != nil {
+		if f.Self, err = r.podState(ctx, pod, w.Ref); err != nil {
 			return err
 		}
 	}

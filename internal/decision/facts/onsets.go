@@ -165,3 +165,17 @@ func (b *Builder) ForgetPod(pod *corev1.Pod) {
 		b.onsets.forgetPod(pod.Spec.NodeName, pod.UID)
 	}
 }
+
+// of returns when the manager first saw one failing or suspect state of a pod (seen now if it was
+// not seen before).
+func (o *onsets) of(node string, uid types.UID, s *appsv1alpha1.ContainerProbeState) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	k := onsetKey{probe: s.Name, containerID: s.ContainerID}
+	at, ok := o.byNode[node][uid][k]
+	if !ok {
+		at = o.clock.Now()
+		o.byNode[node] = put(o.byNode[node], uid, k, at)
+	}
+	return at
+}

@@ -53,9 +53,15 @@ type Reader struct {
 	// learn: the decision's reader; the workloads it resolves are learned for the watches.
 	learn bool
 
-	reports map[string]nodeReport
-	npps    map[string]*appsv1alpha1.NodePodProbe
-	leases  map[string]rules.Daemon
+	// settings and def are the manager's flags and its default policy.
+	settings rules.Settings
+	def      rules.Policy
+
+	reports  map[string]nodeReport
+	npps     map[string]*appsv1alpha1.NodePodProbe
+	specs    map[string]map[types.UID]*appsv1alpha1.PodProbe
+	leases   map[string]rules.Daemon
+	policies map[string][]rules.Policy
 }
 
 // nodeProbe returns the node's NodePodProbe (nil if there is none), with the results of its
@@ -254,7 +260,7 @@ func (r *Reader) workloadState(ctx context.Context, pod *corev1.Pod, w Workload)
 			continue
 		}
 		live++
-		ps, err := r.podState(ctx, p)
+		ps, err := r.podState(ctx, p, w.Ref)
 		if err != nil {
 			return st, self, false, err
 		}
@@ -279,7 +285,8 @@ func (r *Reader) workloadState(ctx context.Context, pod *corev1.Pod, w Workload)
 	return st, self, found, nil
 }
 
-func (r *Reader) podState(ctx context.Context, p *corev1.Pod) (rules.PodState, error) {
+// podState is what the storm and budget rules see of pod p of workload w.
+func (r *Reader) podState(ctx context.Context, p *corev1.Pod, w rules.WorkloadRef) (rules.PodState, error) {
 	active, recovering, finished, err := r.requests(ctx, p)
 	if err != nil {
 		return rules.PodState{}, err
@@ -296,22 +303,32 @@ func (r *Reader) podState(ctx context.Context, p *corev1.Pod) (rules.PodState, e
 		}
 		onset = r.onsets.onset(p.Spec.NodeName, rep.status)
 	}
+	containers, err := r.containerStates(ctx, p)
+	if err != nil {
+		return rules.PodState{}, err
+	}
+	never, err := r.neverRestarted(ctx, p, w, containers)
+	if err != nil {
+		return rules.PodState{}, err
+	}
 	var controller types.UID
 	if ref := metav1.GetControllerOf(p); ref != nil {
 		controller = ref.UID
 	}
 	return rules.PodState{
-		UID:         p.UID,
-		Ready:       podutil.IsReady(p),
-		ActiveCRR:   active,
-		Finished:    finished,
-		Recovering:  recovering,
-		Failing:     e.Failed > 0,
-		Suspect:     e.Failed == 0 && e.Suspect,
-		Healthy:     e.Passed,
-		Terminating: p.DeletionTimestamp != nil,
-		Controller:  controller,
-		Onset:       onset,
+		UID:            p.UID,
+		Ready:          podutil.IsReady(p),
+		ActiveCRR:      active,
+		Finished:       finished,
+		Recovering:     recovering,
+		Failing:        e.Failed > 0,
+		Suspect:        e.Failed == 0 && e.Suspect,
+		Healthy:        e.Passed,
+		Terminating:    p.DeletionTimestamp != nil,
+		NeverRestarted: never,
+		Controller:     controller,
+		Onset:          onset,
+		Containers:     containers,
 	}, nil
 }
 
@@ -357,20 +374,24 @@ func (r *Reader) nodeState(ctx context.Context, node string, rule rules.NodeStor
 	return st, nil
 }
 
-// governing compiles the namespace's policies and selects those governing the pod. Policies that
-// do not compile are skipped (their Ready condition says so).
-func (r *Reader) governing(ctx context.Context, pod *corev1.Pod, def rules.Policy) (rules.Governing, error) {
-	list := &policyv1alpha1.EnhancedLivenessPolicyList{}
-	if err := r.cache.List(ctx, list, client.InNamespace(pod.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
-	}
-	compiled := make([]rules.Policy, 0, len(list.Items))
-	for i := range list.Items {
-		p, err := rules.Compile(&list.Items[i])
-		if err != nil {
-			continue
+// governing compiles the namespace's policies (once per reader) and selects those governing the
+// pod. Policies that do not compile are skipped (their Ready condition says so).
+func (r *Reader) governing(ctx context.Context, pod *corev1.Pod) (rules.Governing, error) {
+	compiled, ok := r.policies[pod.Namespace]
+	if !ok {
+		list := &policyv1alpha1.EnhancedLivenessPolicyList{}
+		if err := r.cache.List(ctx, list, client.InNamespace(pod.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+			return nil, err
 		}
-		compiled = append(compiled, p)
+		compiled = make([]rules.Policy, 0, len(list.Items))
+		for i := range list.Items {
+			p, err := rules.Compile(&list.Items[i])
+			if err != nil {
+				continue
+			}
+			compiled = append(compiled, p)
+		}
+		r.policies[pod.Namespace] = compiled
 	}
-	return rules.Select(compiled, def, pod.Namespace, pod.Labels), nil
+	return rules.Select(compiled, r.def, pod.Namespace, pod.Labels), nil
 }

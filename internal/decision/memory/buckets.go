@@ -44,28 +44,42 @@ func (b *bucket) refill(now time.Time) {
 }
 
 // wait is how long until the bucket holds one token (0 if it does now).
-func (b *bucket) wait() time.Duration {
-	if b.tokens >= 1 {
+func (b *bucket) wait() time.Duration { return b.waitFor(1) }
+
+// waitFor is how long until the bucket holds n tokens (0 if it does now); never, when n is more
+// than it can hold.
+func (b *bucket) waitFor(n float64) time.Duration {
+	if b.tokens >= n {
 		return 0
 	}
-	if b.rate.PerMinute <= 0 {
-		return time.Duration(math.MaxInt64)
+	if b.rate.PerMinute <= 0 || n > float64(b.rate.Burst) {
+		return never
 	}
-	missing := 1 - b.tokens
+	missing := n - b.tokens
 	return time.Duration(math.Ceil(missing / float64(b.rate.PerMinute) * float64(time.Minute)))
 }
+
+const never = time.Duration(math.MaxInt64)
 
 // buckets are the manager-wide bucket and one per policy. They live in memory only: a manager
 // restart (or a leader change) starts every bucket full again, so right after a restart up to
 // burst restarts per policy (and the global burst) can happen at once.
+//
+// The manager-wide bucket is shared fairly between namespaces: a namespace that took one of its
+// tokens within the time the bucket takes to refill (burst / rate) may take another only while
+// more than a reserve is left, a quarter of the burst (at least one token), kept for the
+// namespaces that have not. So one namespace's stream of restarts gets the bucket's rate, and a
+// fresh hang in another namespace still finds a token at once.
 type buckets struct {
 	global   *bucket // nil = no manager-wide limit
 	byPolicy map[rules.PolicyKey]*bucket
+	// served is when each namespace last took a token from the manager-wide bucket.
+	served map[string]time.Time
 }
 
 // newBuckets returns full buckets; a global rate with PerMinute <= 0 means no manager-wide limit.
 func newBuckets(global rules.Rate, now time.Time) *buckets {
-	l := &buckets{byPolicy: map[rules.PolicyKey]*bucket{}}
+	l := &buckets{byPolicy: map[rules.PolicyKey]*bucket{}, served: map[string]time.Time{}}
 	if global.PerMinute > 0 {
 		global.Burst = max(global.Burst, 1)
 		l.global = newBucket(global, now)
@@ -107,37 +121,65 @@ func (l *buckets) of(g rules.Governing, now time.Time, sync bool) []*bucket {
 	return bs
 }
 
-// wait is how long until the global bucket and each governing policy's hold a token (0 when they
-// do now). It changes nothing.
-func (l *buckets) wait(g rules.Governing, now time.Time) time.Duration {
+// wait is how long until the global bucket, as shared with namespace ns, and each governing
+// policy's hold a token (0 when they do now). It changes nothing.
+func (l *buckets) wait(ns string, g rules.Governing, now time.Time) time.Duration {
+	return l.waitOf(ns, l.of(g, now, false), now)
+}
+
+func (l *buckets) waitOf(ns string, bs []*bucket, now time.Time) time.Duration {
 	var wait time.Duration
-	for _, b := range l.of(g, now, false) {
+	for i, b := range bs {
+		if i == 0 && l.global != nil {
+			wait = max(wait, l.globalWait(ns, b, now))
+			continue
+		}
 		wait = max(wait, b.wait())
 	}
 	return wait
 }
 
-// take takes one token from the global bucket and from the bucket of each governing policy, all
-// or nothing. When any bucket is empty it takes none and returns how long until every bucket can
-// give one. Either way the policies' buckets are brought up to date (of).
-func (l *buckets) take(g rules.Governing, now time.Time) (bool, time.Duration) {
-	bs := l.of(g, now, true)
-	var wait time.Duration
-	for _, b := range bs {
-		wait = max(wait, b.wait())
+// globalWait is how long until namespace ns may take a token of the manager-wide bucket b: at
+// once when it holds one and ns has not been served within its refill time; for a namespace
+// served since, when more than the reserve is left, or when it has not been served for that
+// long and a token is there.
+func (l *buckets) globalWait(ns string, b *bucket, now time.Time) time.Duration {
+	window := time.Duration(float64(b.rate.Burst) / float64(b.rate.PerMinute) * float64(time.Minute))
+	last, ok := l.served[ns]
+	if !ok || now.Sub(last) >= window {
+		return b.wait()
 	}
-	if wait > 0 {
+	reserve := max(1, math.Ceil(float64(b.rate.Burst)/4))
+	return min(b.waitFor(1+reserve), max(last.Add(window).Sub(now), b.wait()))
+}
+
+// take takes one token from the global bucket and from the bucket of each governing policy, all
+// or nothing, for a pod of namespace ns. When any bucket is empty (the global one as shared with
+// ns) it takes none and returns how long until every bucket can give one. Either way the
+// policies' buckets are brought up to date (of).
+func (l *buckets) take(ns string, g rules.Governing, now time.Time) (bool, time.Duration) {
+	bs := l.of(g, now, true)
+	if wait := l.waitOf(ns, bs, now); wait > 0 {
 		return false, wait
 	}
 	for _, b := range bs {
 		b.tokens--
+	}
+	if l.global != nil {
+		l.served[ns] = now
+		window := time.Duration(float64(l.global.rate.Burst) / float64(l.global.rate.PerMinute) * float64(time.Minute))
+		for n, at := range l.served {
+			if now.Sub(at) >= window {
+				delete(l.served, n) // served long enough ago to be fresh again: bounded by the active namespaces
+			}
+		}
 	}
 	return true, 0
 }
 
 // giveBack returns the token a restart governed by g took, to each bucket (capped at its burst):
 // its request was not created.
-func (l *buckets) giveBack(g rules.Governing, now time.Time) {
+func (l *buckets) giveBack(_ string, g rules.Governing, now time.Time) {
 	for _, b := range l.of(g, now, true) {
 		b.tokens = min(b.tokens+1, float64(b.rate.Burst))
 	}

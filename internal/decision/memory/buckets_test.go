@@ -64,10 +64,10 @@ func TestTokenBucket(t *testing.T) {
 			for i, s := range c.steps {
 				now = now.Add(s.advance)
 				// wait only reads: it says what take does.
-				if w := l.wait(p, now); w != s.wantWait {
+				if w := l.wait("ns", p, now); w != s.wantWait {
 					t.Fatalf("step %d: wait %s, want %s", i, w, s.wantWait)
 				}
-				ok, wait := l.take(p, now)
+				ok, wait := l.take("ns", p, now)
 				if ok != s.wantOK || wait != s.wantWait {
 					t.Fatalf("step %d: got (%v, %s), want (%v, %s)", i, ok, wait, s.wantOK, s.wantWait)
 				}
@@ -81,10 +81,10 @@ func TestBucketsAllOrNothing(t *testing.T) {
 	l := newBuckets(rules.Rate{}, now)
 	a := rules.Policy{Key: rules.PolicyKey{Namespace: "ns", Name: "a"}, Rate: rules.Rate{PerMinute: 60, Burst: 5}}
 	b := rules.Policy{Key: rules.PolicyKey{Namespace: "ns", Name: "b"}, Rate: rules.Rate{PerMinute: 60, Burst: 1}}
-	if ok, _ := l.take(rules.Governing{a, b}, now); !ok {
+	if ok, _ := l.take("ns", rules.Governing{a, b}, now); !ok {
 		t.Fatal("first take must succeed")
 	}
-	if ok, wait := l.take(rules.Governing{a, b}, now); ok || wait != time.Second {
+	if ok, wait := l.take("ns", rules.Governing{a, b}, now); ok || wait != time.Second {
 		t.Fatalf("b is empty: got %v %s", ok, wait)
 	}
 	// The failed take must not have consumed a's token: 4 left.
@@ -93,7 +93,7 @@ func TestBucketsAllOrNothing(t *testing.T) {
 	}
 	// A rate change keeps the tokens, capped at the new burst.
 	a.Rate = rules.Rate{PerMinute: 60, Burst: 2}
-	if ok, _ := l.take(rules.Governing{a}, now); !ok {
+	if ok, _ := l.take("ns", rules.Governing{a}, now); !ok {
 		t.Fatal("a still has tokens")
 	}
 	if got := l.tokens(rules.PolicyKey{Namespace: "ns", Name: "a"}, now); got != 1 {
@@ -111,20 +111,20 @@ func TestGiveBack(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	l := newBuckets(rules.Rate{PerMinute: 60, Burst: 2}, now)
 	a := rules.Policy{Key: rules.PolicyKey{Namespace: "ns", Name: "a"}, Rate: rules.Rate{PerMinute: 6, Burst: 1}}
-	if ok, _ := l.take(rules.Governing{a}, now); !ok {
+	if ok, _ := l.take("ns", rules.Governing{a}, now); !ok {
 		t.Fatal("first take must succeed")
 	}
-	if ok, _ := l.take(rules.Governing{a}, now); ok {
+	if ok, _ := l.take("ns", rules.Governing{a}, now); ok {
 		t.Fatal("a's bucket is empty")
 	}
-	l.giveBack(rules.Governing{a}, now) // the create was refused
+	l.giveBack("ns", rules.Governing{a}, now) // the create was refused
 	if got := l.tokens(a.Key, now); got != 1 {
 		t.Fatalf("a has %v tokens after giving back, want 1", got)
 	}
 	if l.global.refill(now); l.global.tokens != 2 {
 		t.Fatalf("global bucket has %v tokens after giving back, want 2", l.global.tokens)
 	}
-	l.giveBack(rules.Governing{a}, now) // twice: capped at the burst
+	l.giveBack("ns", rules.Governing{a}, now) // twice: capped at the burst
 	if got := l.tokens(a.Key, now); got != 1 {
 		t.Fatalf("a has %v tokens after a second give back, want 1 (capped at burst)", got)
 	}
@@ -143,13 +143,58 @@ func TestDefaultPolicyBucketPerNamespace(t *testing.T) {
 	if noisy[0].Key == quiet[0].Key || !noisy[0].IsDefault() || noisy[0].Key.String() != "noisy/<default>" {
 		t.Fatalf("default keys: %v %v", noisy[0].Key, quiet[0].Key)
 	}
-	if ok, _ := l.take(noisy, now); !ok {
+	if ok, _ := l.take("noisy", noisy, now); !ok {
 		t.Fatal("noisy's first restart")
 	}
-	if ok, _ := l.take(noisy, now); ok {
+	if ok, _ := l.take("noisy", noisy, now); ok {
 		t.Fatal("noisy's bucket is empty")
 	}
-	if ok, _ := l.take(quiet, now); !ok {
+	if ok, _ := l.take("quiet", quiet, now); !ok {
 		t.Fatal("quiet has a bucket of its own")
+	}
+}
+
+// The manager-wide bucket is shared fairly: a namespace with a stream of restarts takes it down
+// to its reserve and then gets its rate; a fresh hang in another namespace finds a token at once.
+func TestGlobalBucketIsSharedFairly(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// 6 a minute, burst 4: a reserve of 1; a namespace served within 40 s is "recent".
+	l := newBuckets(rules.Rate{PerMinute: 6, Burst: 4}, now)
+	stream := rules.Governing{{Key: rules.PolicyKey{Namespace: "stream", Name: "fast"}, Rate: rules.Rate{PerMinute: 6000, Burst: 1000}}}
+	fresh := rules.Governing{{Key: rules.PolicyKey{Namespace: "quiet", Name: "p"}, Rate: rules.Rate{PerMinute: 6, Burst: 3}}}
+	other := rules.Governing{{Key: rules.PolicyKey{Namespace: "third", Name: "p"}, Rate: rules.Rate{PerMinute: 6, Burst: 3}}}
+	took := 0
+	for range 10 {
+		if ok, _ := l.take("stream", stream, now); ok {
+			took++
+		}
+	}
+	if took != 3 {
+		t.Fatalf("the stream took %d of the 4 tokens at once, want 3: one is kept for the others", took)
+	}
+	if w := l.wait("stream", stream, now); w != 10*time.Second {
+		t.Fatalf("the stream waits %s, want 10s: the reserve is refilled first", w)
+	}
+	if ok, w := l.take("quiet", fresh, now); !ok {
+		t.Fatalf("a fresh hang in another namespace waits %s", w)
+	}
+	// The reserve is gone; the stream and a third namespace get the next tokens as they come.
+	if ok, _ := l.take("third", other, now); ok {
+		t.Fatal("no token left")
+	}
+	now = now.Add(10 * time.Second)
+	if ok, _ := l.take("stream", stream, now); ok {
+		t.Fatal("the stream takes the reserve back before it is refilled")
+	}
+	if ok, w := l.take("third", other, now); !ok {
+		t.Fatalf("the third namespace, not served yet, takes the token that came: waits %s", w)
+	}
+	// Quiet for 40 s (the bucket's refill time): the stream is fresh again.
+	now = now.Add(40 * time.Second)
+	if ok, w := l.take("stream", stream, now); !ok {
+		t.Fatalf("the stream, served 50 s ago, waits %s", w)
+	}
+	if len(l.served) != 1 {
+		t.Fatalf("served remembers %v: namespaces served long ago are forgotten", l.served)
 	}
 }

@@ -233,3 +233,30 @@ func keys(m map[types.NamespacedName]struct{}) []types.NamespacedName {
 	}
 	return out
 }
+
+// keysOf returns the keys of the pod's remembered instances.
+func (s *instances) keysOf(pod types.NamespacedName) []rules.HoldKey {
+	var keys []rules.HoldKey
+	for inst, x := range s.byPod[pod] {
+		if k := (rules.HoldKey{Workload: x.workload, Container: inst.Container}); !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// heldIn reports whether an instance of the key is held for a doubt or the budget.
+func (s *instances) heldIn(k rules.HoldKey) bool {
+	for pod := range s.byWorkload[k.Workload] {
+		for inst, x := range s.byPod[pod] {
+			if inst.Container == k.Container && x.workload == k.Workload && x.heldNotByChoice() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (x *instance) heldNotByChoice() bool {
+	return x.hold != nil && x.hold.reason.Kind() != policyv1alpha1.HoldKindChoice
+}

@@ -29,7 +29,7 @@ limitations under the License.
 package memory
 
 import (
-	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -50,6 +50,8 @@ type Memory struct {
 	clock clock.PassiveClock
 	// counted is told the policies whose counts a decision changed, after the lock is released.
 	counted func([]rules.PolicyKey)
+	// durable is told the keys whose hold record changed (or ended), after the lock is released.
+	durable func([]rules.HoldKey)
 
 	mu       sync.Mutex
 	expected *expectations
@@ -57,12 +59,12 @@ type Memory struct {
 	instances  *instances
 	restarts   *restarts
 	counts     *counters
-	storms     timers[rules.WorkloadKey]
+	storms     timers[rules.HoldKey]
 	nodeStorms timers[string]
-	// stormOnsets keep, beside storms, the onset of the pod that last saw each workload's storm.
-	stormOnsets timers[rules.WorkloadKey]
+	// stormOnsets keep, beside storms, the onset of the pod that last saw each key's storm.
+	stormOnsets timers[rules.HoldKey]
 	buckets     *buckets
-	doubts      doubts
+	holds       *keyHolds
 }
 
 // New returns an empty memory; global is the manager-wide bucket (PerMinute 0: none). counted,
@@ -75,13 +77,17 @@ func New(c clock.PassiveClock, global rules.Rate, counted func([]rules.PolicyKey
 		instances:   newInstances(),
 		restarts:    newRestarts(),
 		counts:      newCounters(),
-		storms:      timers[rules.WorkloadKey]{},
-		stormOnsets: timers[rules.WorkloadKey]{},
+		storms:      timers[rules.HoldKey]{},
+		stormOnsets: timers[rules.HoldKey]{},
 		nodeStorms:  timers[string]{},
 		buckets:     newBuckets(global, c.Now()),
-		doubts:      doubts{},
+		holds:       newKeyHolds(),
 	}
 }
+
+// NotifyHolds sets whom the memory tells the keys whose hold record changed or ended (it must
+// not block); set it before the first decision.
+func (m *Memory) NotifyHolds(f func([]rules.HoldKey)) { m.durable = f }
 
 // Decide decides one failure of the pod (rules.Decide) and applies the decision, under the
 // memory's lock: two failures of one workload decided at once never see the same budget, as the
@@ -91,8 +97,9 @@ func (m *Memory) Decide(f *rules.Facts, x rules.Failure) rules.Decision {
 	m.mu.Lock()
 	d := rules.Decide(f, x, view{m: m, now: m.clock.Now()})
 	counted := m.apply(d)
+	changed := m.holds.take()
 	m.mu.Unlock()
-	m.tell(counted, d)
+	m.tell(counted, d, changed)
 	return d
 }
 
@@ -101,13 +108,21 @@ func (m *Memory) Decide(f *rules.Facts, x rules.Failure) rules.Decision {
 func (m *Memory) Apply(d rules.Decision) {
 	m.mu.Lock()
 	counted := m.apply(d)
+	changed := m.holds.take()
 	m.mu.Unlock()
-	m.tell(counted, d)
+	m.tell(counted, d, changed)
 }
 
-func (m *Memory) tell(counted bool, d rules.Decision) {
+func (m *Memory) tell(counted bool, d rules.Decision, changed []rules.HoldKey) {
 	if counted && m.counted != nil && len(d.StatusPolicies) > 0 {
 		m.counted(d.StatusPolicies)
+	}
+	m.tellHolds(changed)
+}
+
+func (m *Memory) tellHolds(changed []rules.HoldKey) {
+	if len(changed) > 0 && m.durable != nil {
+		m.durable(changed)
 	}
 }
 
@@ -121,22 +136,21 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 		now := m.clock.Now()
 		if m.instances.get(d.Pod, inst) != nil {
 			m.instances.update(d.Pod, inst, func(x *instance) { x.hold, x.waiting = nil, false })
+			m.endUnheld(d.Key)
 		}
 		m.restarts.requested(d.Workload, d.UID, inst.Container, inst.ContainerID, d.Soon, now)
 		m.counts.requested(d.StatusPolicies, now)
 		return true
 	case rules.Withdrawn:
-		m.buckets.giveBack(d.Policies, m.clock.Now())
+		m.buckets.giveBack(d.Pod.Namespace, d.Policies, m.clock.Now())
 		m.expected.observed(d.UID, d.Failure.Request)
-		if d.Canary {
-			m.doubts.withdrawn(d)
-		}
+		m.holds.withdrawn(d)
 		return false
 	}
 	// Wait, Hold, Restart: first what the decision saw, whichever rule answered.
 	s := d.Seen
-	m.storms.mark(d.Workload, s.WorkloadStorm, s.At)
-	m.stormOnsets.mark(d.Workload, s.WorkloadStorm, s.WorkloadStormOnset)
+	m.storms.mark(d.Key, s.WorkloadStorm, s.At)
+	m.stormOnsets.mark(d.Key, s.WorkloadStorm, s.WorkloadStormOnset)
 	m.nodeStorms.mark(d.Node, s.NodeStorm, s.At)
 	for _, id := range s.Ineffective {
 		m.restarts.ineffective(d.Workload, id)
@@ -144,7 +158,9 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 	for _, r := range s.Finished {
 		m.expected.observed(r.Pod, r.Name)
 	}
-	m.doubts.seen(d.Workload, s)
+	if s.Hold != nil {
+		m.holds.set(d.Key, d.WorkloadRef, *s.Hold)
+	}
 	m.instances.update(d.Pod, inst, func(x *instance) {
 		if x.firstSeen.IsZero() {
 			x.firstSeen = s.At
@@ -160,15 +176,14 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 			m.counts.held(d.StatusPolicies, d.Reason)
 		}
 		if d.Reason == policyv1alpha1.HoldRateLimited {
-			m.buckets.take(d.Policies, s.At) // takes nothing: brings the buckets up to date
+			m.buckets.take(d.Pod.Namespace, d.Policies, s.At) // takes nothing: brings the buckets up to date
 		}
+		m.endUnheld(d.Key) // held by choice now, its hold may have no held pod left
 		return d.NewHold
 	case d.Outcome == rules.Restart:
 		m.expected.expect(d.UID, d.Failure.Request)
-		m.buckets.take(d.Policies, s.At)
-		if d.Canary {
-			m.doubts.canary(d, s.At)
-		}
+		m.buckets.take(d.Pod.Namespace, d.Policies, s.At)
+		m.holds.canary(d, s.At)
 	}
 	return false
 }
@@ -184,19 +199,15 @@ func heldBy(d rules.Decision, prev *hold) *hold {
 }
 
 // Retain keeps what is remembered of the pod's instances still failing (their first sightings,
-// holds and waits) and forgets the others.
+// holds and waits) and forgets the others; a hold none of whose pods is held any more ends.
 func (m *Memory) Retain(pod types.NamespacedName, failing []rules.Instance) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	keep := func(i rules.Instance) bool {
-		for _, f := range failing {
-			if f == i {
-				return true
-			}
-		}
-		return false
-	}
-	m.instances.retain(pod, keep)
+	keys := m.instances.keysOf(pod)
+	m.instances.retain(pod, func(i rules.Instance) bool { return slices.Contains(failing, i) })
+	m.endUnheld(keys...)
+	changed := m.holds.take()
+	m.mu.Unlock()
+	m.tellHolds(changed)
 }
 
 // RequestFinished ends the expectation of a request the cache shows finished or deleted.
@@ -209,12 +220,16 @@ func (m *Memory) RequestFinished(pod types.UID, name string) {
 // ForgetPod forgets a pod that is gone: its instances, its restarts, its expected request.
 func (m *Memory) ForgetPod(pod types.NamespacedName, uid types.UID) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	keys := m.instances.keysOf(pod)
 	m.instances.forget(pod)
 	if uid != "" {
 		m.restarts.forgetPod(uid)
 		m.expected.forget(uid)
 	}
+	m.endUnheld(keys...)
+	changed := m.holds.take()
+	m.mu.Unlock()
+	m.tellHolds(changed)
 }
 
 // ForgetPolicy forgets a deleted policy's bucket and counters.
@@ -254,17 +269,19 @@ type view struct {
 
 var _ rules.Memory = view{}
 
-func (v view) Now() time.Time                                  { return v.now }
-func (v view) Expected(pod types.UID) (string, bool)           { return v.m.expected.expected(pod) }
-func (v view) LastStorm(w rules.WorkloadKey) (time.Time, bool) { return v.m.storms.last(w) }
-func (v view) LastNodeStorm(n string) (time.Time, bool)        { return v.m.nodeStorms.last(n) }
-func (v view) StormOnset(w rules.WorkloadKey) time.Time {
-	at, _ := v.m.stormOnsets.last(w)
+func (v view) Now() time.Time                                     { return v.now }
+func (v view) Expected(pod types.UID) (string, bool)              { return v.m.expected.expected(pod) }
+func (v view) LastStorm(k rules.HoldKey) (time.Time, bool)        { return v.m.storms.last(k) }
+func (v view) LastNodeStorm(n string) (time.Time, bool)           { return v.m.nodeStorms.last(n) }
+func (v view) Hold(k rules.HoldKey) (rules.DoubtHold, bool)       { return v.m.holds.of(k) }
+func (v view) Restarts(w rules.WorkloadKey) []rules.RestartRecord { return v.m.restarts.of(w) }
+func (v view) StormOnset(k rules.HoldKey) time.Time {
+	at, _ := v.m.stormOnsets.last(k)
 	return at
 }
-func (v view) Restarts(w rules.WorkloadKey) []rules.RestartRecord { return v.m.restarts.of(w) }
-func (v view) TokenWait(g rules.Governing) time.Duration          { return v.m.buckets.wait(g, v.now) }
-func (v view) Doubt(w rules.WorkloadKey) (rules.DoubtHold, bool)  { return v.m.doubts.of(w) }
+func (v view) TokenWait(ns string, g rules.Governing) time.Duration {
+	return v.m.buckets.wait(ns, g, v.now)
+}
 func (v view) FirstSeen(pod types.NamespacedName, i rules.Instance) (time.Time, bool) {
 	return v.m.instances.firstSeenOf(pod, i)
 }
@@ -284,7 +301,8 @@ type Snapshot struct {
 
 	ineffective map[rules.WorkloadKey]int
 	pending     map[types.UID]bool
-	lastStorm   map[rules.WorkloadKey]time.Time
+	// lastStorm is when each workload was last seen in a storm, of any of its containers.
+	lastStorm map[rules.WorkloadKey]time.Time
 }
 
 // Snapshot copies what the status of policy shows.
@@ -297,7 +315,12 @@ func (m *Memory) Snapshot(policy rules.PolicyKey) Snapshot {
 		Counts:      m.counts.counts(policy),
 		HeldPods:    m.instances.governedBy(policy),
 		pending:     map[types.UID]bool{},
-		lastStorm:   maps.Clone(m.storms),
+		lastStorm:   map[rules.WorkloadKey]time.Time{},
+	}
+	for k, at := range m.storms {
+		if at.After(s.lastStorm[k.Workload]) {
+			s.lastStorm[k.Workload] = at
+		}
 	}
 	for uid := range m.expected.byPod {
 		if m.expected.pending(uid) {

@@ -286,7 +286,7 @@ func TestStormSettleKeepsTheStormsOnset(t *testing.T) {
 	if d := m.Decide(f, x); d.Reason != policyv1alpha1.HoldDryRun {
 		t.Fatalf("decided %s/%s", d.Outcome, d.Reason)
 	}
-	w := f.Workload.Ref.Key("ns")
+	w := rules.HoldKey{Workload: f.Workload.Ref.Key("ns"), Container: "app"}
 	if got := (view{m: m, now: clk.Now()}).StormOnset(w); !got.Equal(t0.Add(-20 * time.Minute)) {
 		t.Fatalf("the storm's onset %s", got)
 	}

@@ -48,8 +48,12 @@ func expectRequests(c *judged) {
 		}
 		return false
 	}
-	c.workload = c.f.Workload.Expecting(expected)
-	c.self = c.f.Self
+	c.workload = c.f.Workload.Expecting(expected).For(c.x.Container)
+	c.self = c.f.Self.For(c.x.Container)
+	if c.f.Self.Containers != nil {
+		// Its siblings count toward its storms when their failures began with this container's.
+		c.workload.Onset = c.self.Onset
+	}
 	if expected(c.self) {
 		c.self.ActiveCRR = true
 	}

@@ -26,19 +26,35 @@ import (
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 )
 
-// Doubt holds end. A storm, restarts that did not help or a daemon that is not reporting are
-// reasons to doubt that a restart helps, not proof that it hurts: held for ever, a real hang
-// among them would never be restarted, where native liveness would restart it. So after the
-// policy's maxHold one held pod of the workload is restarted as a canary (still within the
-// budget and the rate limit); if its new container passes its probe the others follow, and if it
-// fails again the hold starts over with its period doubled, as CrashLoopBackOff doubles its delay.
+// Doubt holds end. A storm, or restarts that did not help, are reasons to doubt that a restart
+// helps, not proof that it hurts: held for ever, a real hang among them would never be restarted,
+// where native liveness would restart it. A correlated hang is a question one restart answers, so
+// soon after a doubt hold begins one held pod is restarted as a canary (still within the budget
+// and the rate limit); if its new container passes its probe the others follow, and each canary
+// that fails doubles the wait before the next one, up to the policy's maxHold: CrashLoopBackOff's
+// shape at workload level. A doubt is about one container of a workload (a HoldKey). A daemon
+// that is not reporting is no doubt a canary can answer: no
+// restart can run on its node, so those holds end only when it reports again or the pod goes.
 
 // DefaultMaxHold is the maxHold of the default policy and of a policy that sets none.
 const DefaultMaxHold = 10 * time.Minute
 
-// MaxHoldCap bounds the doubled hold period, as a multiple of maxHold: with the default 10m a
-// workload whose canaries keep failing gets one restart every 80 minutes at most.
-const MaxHoldCap = 8
+// FirstCanaryWait is how long a new doubt hold waits before its first canary: time for a
+// correlated onset to show how far it reaches (a fleet-wide failure has crossed its threshold on
+// every pod by then), short enough that a whole workload that hangs is restarted within a couple
+// of minutes.
+const FirstCanaryWait = 30 * time.Second
+
+// FirstWait is the wait before a new hold's first canary: FirstCanaryWait, doubled for each
+// restart of the key already found not to help (a RestartIneffective hold begins with that
+// evidence: those restarts were canaries that failed), at most maxHold.
+func FirstWait(maxHold time.Duration, failed int32) time.Duration {
+	w := FirstCanaryWait
+	for i := int32(0); i < failed && w < maxHold; i++ {
+		w *= 2
+	}
+	return min(w, maxHold)
+}
 
 // MaxHold combines the governing policies' maxHold: the longest, since a restart needs every
 // policy's leave, and zero (never) if any policy says never.
@@ -57,23 +73,49 @@ func (g Governing) MaxHold() (time.Duration, PolicyKey) {
 	return out, by
 }
 
-// DoubtHold is what the memory keeps of a workload whose restarts are held for a doubt.
+// DoubtHold is a hold of a key (a workload's container): a doubt hold, or a budget hold behind
+// pods the operator never restarts (budget.go). Everything but Touched is kept in the API
+// (one write per change), on the manager's clock, so that a manager restart or a leader change
+// does not start it over.
 type DoubtHold struct {
-	// Since is when the current hold period began; Period how long it lasts.
-	Since  time.Time
-	Period time.Duration
-	// Touched is when a decision last saw the hold; a hold no decision has seen for two periods
-	// is over (its pods recovered or went away: held pods are decided again every recheck
-	// interval), and the next doubt starts a new one.
-	Touched time.Time
-	// Canary is the restart released to test the doubt, while its outcome is not known.
-	Canary *Canary
-	// Released is when a canary passed: for one period the workload's held pods go on to the
-	// budget and the rate limit.
+	// Reason is the hold's reason when it began.
+	Reason policyv1alpha1.HoldReason
+	// Onset is when the hold began; Since when the current wait began, Period how long it lasts
+	// (zero: maxHold 0s, no canary ever).
+	Onset, Since time.Time
+	Period       time.Duration
+	// Canaries counts the canaries released so far; Canary is the one in flight.
+	Canaries int32
+	Canary   *Canary
+	// Released is when a canary passed: for maxHold the held pods go on to the budget and the
+	// rate limit.
 	Released time.Time
+	// Touched is when a decision last saw the hold (the memory's only: never written).
+	Touched time.Time
 }
 
-// Canary is the restart released to test a doubt hold.
+// NextCanary is when the next canary goes: zero while one is in flight, while the held pods are
+// released, and when none ever goes. For a budget hold behind pods the operator never restarts,
+// it is when those stop counting.
+func (h DoubtHold) NextCanary() time.Time {
+	if h.Canary != nil || !h.Released.IsZero() || h.Period <= 0 {
+		return time.Time{}
+	}
+	return h.Since.Add(h.Period)
+}
+
+// Durable returns the hold without what is not written (Touched): two holds with the same
+// Durable are one record in the API.
+func (h DoubtHold) Durable() DoubtHold {
+	h.Touched = time.Time{}
+	if h.Canary != nil {
+		k := *h.Canary
+		h.Canary = &k
+	}
+	return h
+}
+
+// Canary is the restart released to test a doubt hold: a pod of the key's workload.
 type Canary struct {
 	Pod                 types.UID
 	PodName             string
@@ -97,17 +139,20 @@ type CanaryResult int
 const (
 	// CanaryPending: its new container has not passed its probe yet, nor failed it.
 	CanaryPending CanaryResult = iota
-	// CanaryPassed: the pod's probes pass after the restart.
+	// CanaryPassed: the canary container's probe passes after the restart.
 	CanaryPassed
 	// CanaryFailed: the new container failed its probe soon after the restart, or the deadline
 	// passed without it passing.
 	CanaryFailed
-	// CanaryLost: the pod is gone; another held pod may be the canary.
+	// CanaryLost: the pod is gone, or the restart never happened (the deadline passed with the
+	// old instance still running: its request was not carried out); another held pod may be the
+	// canary, and the wait does not double: nothing was learnt.
 	CanaryLost
 )
 
 // JudgeCanary judges a canary by what the effectiveness breaker sees of its restart (restarts,
-// with found: the ones found ineffective now) and by its pod's probes.
+// with found: the ones found ineffective now) and by its container's probe (pods as they are,
+// each judged for its containers: PodState.For).
 func JudgeCanary(k Canary, pods []PodState, restarts []RestartRecord, found []RestartID, now time.Time) CanaryResult {
 	same := func(id RestartID) bool {
 		return id.Pod == k.Pod && id.Container == k.Container && id.Instance == k.Instance
@@ -124,10 +169,14 @@ func JudgeCanary(k Canary, pods []PodState, restarts []RestartRecord, found []Re
 	if i < 0 {
 		return CanaryLost
 	}
-	if p := pods[i]; p.Healthy && !p.ActiveCRR && !p.Recovering && !p.Terminating {
+	running, known := pods[i].Running(k.Container)
+	if p := pods[i].For(k.Container); p.Healthy && !p.ActiveCRR && !p.Recovering && !p.Terminating && running != k.Instance {
 		return CanaryPassed
 	}
 	if now.After(k.Deadline) {
+		if known && running == k.Instance {
+			return CanaryLost
+		}
 		return CanaryFailed
 	}
 	return CanaryPending
@@ -147,60 +196,73 @@ type DoubtStep struct {
 	Due time.Duration
 }
 
-// BoundDoubt applies maxHold (zero: never) to a doubt hold of the workload. st is the hold the
-// memory keeps (seen: it keeps one); judge tells what became of its canary.
-func BoundDoubt(st DoubtHold, seen bool, maxHold time.Duration, judge func(Canary) CanaryResult, now time.Time) DoubtStep {
-	if !seen || (st.Period > 0 && now.Sub(st.Touched) > 2*st.Period) {
-		st = DoubtHold{Since: now, Period: maxHold}
+// BoundDoubt applies maxHold (zero: never) to a doubt hold for reason. st is the hold the memory
+// keeps (seen: it keeps one); failed counts the key's restarts already found not to help (they
+// lengthen a new hold's first wait: FirstWait); judge tells what became of its canary.
+func BoundDoubt(st DoubtHold, seen bool, reason policyv1alpha1.HoldReason, maxHold time.Duration, failed int32,
+	judge func(Canary) CanaryResult, now time.Time) DoubtStep {
+	fresh := func() DoubtHold {
+		return DoubtHold{Reason: reason, Onset: now, Since: now, Period: FirstWait(maxHold, failed)}
+	}
+	if !seen || st.Reason.Kind() != policyv1alpha1.HoldKindDoubt {
+		st = fresh() // a new hold, or the key's budget hold becomes a doubt: its waits start now
 	}
 	st.Touched = now
 	if maxHold <= 0 {
-		return DoubtStep{Next: st, Message: fmt.Sprintf("held since %s; maxHold is 0s, so only the cause ending ends the hold", stamp(st.Since))}
+		st.Period = 0
+		return DoubtStep{Next: st, Message: fmt.Sprintf("held since %s; maxHold is 0s, so only the cause ending ends the hold", stamp(st.Onset))}
 	}
-	// maxHold may have changed since the hold began.
-	st.Period = min(max(st.Period, maxHold), MaxHoldCap*maxHold)
+	if st.Period <= 0 {
+		st.Since, st.Period = now, FirstWait(maxHold, failed) // maxHold was 0s until now
+	}
+	st.Period = min(st.Period, maxHold) // maxHold may have changed since the hold began
 	if k := st.Canary; k != nil {
 		switch judge(*k) {
 		case CanaryPending:
-			return DoubtStep{Next: st, Due: max(0, k.Deadline.Sub(now)), Message: fmt.Sprintf("held since %s; container %s of pod %s was restarted as a canary at %s, waiting for its probe until %s",
-				stamp(st.Since), k.Container, k.PodName, stamp(k.At), stamp(k.Deadline))}
+			return DoubtStep{Next: st, Due: max(0, k.Deadline.Sub(now)), Message: fmt.Sprintf(
+				"held since %s; container %s of pod %s was restarted as canary %d at %s, waiting for its probe until %s",
+				stamp(st.Onset), k.Container, k.PodName, st.Canaries, stamp(k.At), stamp(k.Deadline))}
 		case CanaryPassed:
 			st.Canary, st.Released = nil, now
 		case CanaryFailed:
 			st.Canary, st.Since, st.Released = nil, now, time.Time{}
-			st.Period = min(2*st.Period, MaxHoldCap*maxHold)
+			st.Period = min(2*st.Period, maxHold)
 		case CanaryLost:
 			st.Canary = nil
 		}
 	}
 	if !st.Released.IsZero() {
-		if now.Sub(st.Released) < st.Period {
+		if now.Sub(st.Released) < maxHold {
 			return DoubtStep{Next: st, Release: true}
 		}
-		// The canary passed a period ago and the doubt is back: a new hold.
-		st = DoubtHold{Since: now, Period: maxHold, Touched: now}
+		// The canary passed maxHold ago and the doubt is back: a new hold.
+		st = fresh()
+		st.Touched = now
 	}
 	if left := st.Since.Add(st.Period).Sub(now); left > 0 {
-		return DoubtStep{Next: st, Due: left, Message: fmt.Sprintf("held since %s; one held pod is restarted as a canary in %s (maxHold %s)",
-			stamp(st.Since), left.Round(time.Second), st.Period)}
+		return DoubtStep{Next: st, Due: left, Message: fmt.Sprintf(
+			"held since %s; one held pod is restarted as canary %d in %s (the wait doubles after a canary fails, up to maxHold %s)",
+			stamp(st.Onset), st.Canaries+1, left.Round(time.Second), maxHold)}
 	}
 	return DoubtStep{Next: st, Release: true, Canary: true}
 }
 
 // boundDoubt bounds the doubt hold v: it reports whether the failure is released past it, or
-// adds to v how the hold ends. The hold is judged once per decision: a pod released past one
-// doubt rule is released past the later ones.
+// adds to v how the hold ends. Every doubt of a key (its storms, the node storm it is in, its
+// restarts that did not help) shares the key's hold, judged once per decision: a pod released
+// past one doubt rule is released past the later ones. Each key has its own canaries: another
+// tenant's pods failing for good on the node never make this key's wait longer.
 func boundDoubt(c *judged, v *Verdict) bool {
+	if v.Reason == policyv1alpha1.HoldDaemonNotReporting {
+		// No canary: no restart can run where no daemon reports, nor is the evidence there any.
+		v.Message += "; held until the daemon reports again or the pod goes: no restart can run on its node"
+		return false
+	}
 	if c.doubt == nil {
 		maxHold, _ := c.f.Policies.MaxHold()
-		st, seen := c.m.Doubt(c.workloadKey)
-		restarts := c.m.Restarts(c.workloadKey)
-		judge := func(k Canary) CanaryResult {
-			return JudgeCanary(k, c.workload.Pods, restarts, c.seen.Ineffective, c.now)
-		}
-		step := BoundDoubt(st, seen, maxHold, judge, c.now)
-		c.doubt = &step
-		c.seen.Doubt = &step.Next
+		st, seen := c.m.Hold(c.key)
+		step := BoundDoubt(st, seen, v.Reason, maxHold, c.tally.Ineffective, c.judgeCanary, c.now)
+		c.doubt, c.seen.Hold = &step, &step.Next
 	}
 	if !c.doubt.Release {
 		v.Message += "; " + c.doubt.Message
@@ -210,6 +272,11 @@ func boundDoubt(c *judged, v *Verdict) bool {
 		}
 	}
 	return c.doubt.Release
+}
+
+// judgeCanary judges the key's canary by its pod as the workload's pods show it.
+func (c *judged) judgeCanary(k Canary) CanaryResult {
+	return JudgeCanary(k, c.workload.Pods, c.m.Restarts(c.key.Workload), c.seen.Ineffective, c.now)
 }
 
 // isDoubt reports whether v is a doubt hold.

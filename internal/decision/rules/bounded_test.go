@@ -26,62 +26,94 @@ import (
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 )
 
+func TestFirstWait(t *testing.T) {
+	for _, tc := range []struct {
+		maxHold time.Duration
+		failed  int32
+		want    time.Duration
+	}{
+		{10 * time.Minute, 0, 30 * time.Second},
+		{10 * time.Minute, 1, time.Minute},
+		{10 * time.Minute, 2, 2 * time.Minute},
+		{10 * time.Minute, 5, 10 * time.Minute},
+		{10 * time.Minute, 100, 10 * time.Minute},
+		{time.Minute, 3, time.Minute},
+	} {
+		if got := FirstWait(tc.maxHold, tc.failed); got != tc.want {
+			t.Errorf("FirstWait(%s, %d) = %s, want %s", tc.maxHold, tc.failed, got, tc.want)
+		}
+	}
+}
+
+// The canary schedule: the first canary soon after the hold begins, the wait doubling after each
+// canary that fails, maxHold the longest wait; one canary at a time; a passed canary releases
+// the held pods for maxHold.
 func TestBoundDoubt(t *testing.T) {
 	const maxHold = 10 * time.Minute
-	canary := &Canary{Pod: "pod-1", PodName: "web-1", Container: "app", Instance: "containerd://c", At: t0.Add(10 * time.Minute),
-		Deadline: t0.Add(13 * time.Minute)}
+	storm := policyv1alpha1.HoldFailureStorm
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
-	held := DoubtHold{Since: t0, Period: maxHold, Touched: at(9 * time.Minute)}
+	canary := &Canary{Pod: "pod-1", PodName: "web-1", Container: "app", Instance: "containerd://c", At: at(30 * time.Second),
+		Deadline: at(3 * time.Minute)}
+	held := DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(20 * time.Second)}
 	withCanary := held
-	withCanary.Canary, withCanary.Touched = canary, at(10*time.Minute)
+	withCanary.Canary, withCanary.Canaries, withCanary.Touched = canary, 1, at(30*time.Second)
 	cases := []struct {
 		name    string
 		st      DoubtHold
 		seen    bool
+		reason  policyv1alpha1.HoldReason
 		maxHold time.Duration
+		failed  int32
 		result  CanaryResult
 		now     time.Time
 		release bool
 		canary  bool
 		next    DoubtHold
 	}{
-		{"a new hold starts with maxHold", DoubtHold{}, false, maxHold, CanaryPending, t0, false, false,
-			DoubtHold{Since: t0, Period: maxHold, Touched: t0}},
-		{"held within maxHold", held, true, maxHold, CanaryPending, at(9*time.Minute + 30*time.Second), false, false,
-			DoubtHold{Since: t0, Period: maxHold, Touched: at(9*time.Minute + 30*time.Second)}},
-		{"released as the canary after maxHold", held, true, maxHold, CanaryPending, at(10 * time.Minute), true, true,
-			DoubtHold{Since: t0, Period: maxHold, Touched: at(10 * time.Minute)}},
-		{"only one canary: the others wait for it", withCanary, true, maxHold, CanaryPending, at(11 * time.Minute), false, false,
-			DoubtHold{Since: t0, Period: maxHold, Touched: at(11 * time.Minute), Canary: canary}},
-		{"the canary passed: the others are released", withCanary, true, maxHold, CanaryPassed, at(12 * time.Minute), true, false,
-			DoubtHold{Since: t0, Period: maxHold, Touched: at(12 * time.Minute), Released: at(12 * time.Minute)}},
-		{"released for a period after the canary passed", DoubtHold{Since: t0, Period: maxHold, Touched: at(13 * time.Minute), Released: at(12 * time.Minute)},
-			true, maxHold, CanaryPending, at(14 * time.Minute), true, false,
-			DoubtHold{Since: t0, Period: maxHold, Touched: at(14 * time.Minute), Released: at(12 * time.Minute)}},
-		{"a doubt a period after the canary passed is a new hold", DoubtHold{Since: t0, Period: 2 * maxHold, Touched: at(30 * time.Minute), Released: at(12 * time.Minute)},
-			true, maxHold, CanaryPending, at(32 * time.Minute), false, false,
-			DoubtHold{Since: at(32 * time.Minute), Period: maxHold, Touched: at(32 * time.Minute)}},
-		{"the canary failed: the hold starts over, doubled", withCanary, true, maxHold, CanaryFailed, at(12 * time.Minute), false, false,
-			DoubtHold{Since: at(12 * time.Minute), Period: 2 * maxHold, Touched: at(12 * time.Minute)}},
-		{"the doubled period is capped at 8 × maxHold", DoubtHold{Since: t0, Period: 8 * maxHold, Touched: at(81 * time.Minute), Canary: canary},
-			true, maxHold, CanaryFailed, at(82 * time.Minute), false, false,
-			DoubtHold{Since: at(82 * time.Minute), Period: 8 * maxHold, Touched: at(82 * time.Minute)}},
-		{"a lost canary lets another pod be the canary", withCanary, true, maxHold, CanaryLost, at(11 * time.Minute), true, true,
-			DoubtHold{Since: t0, Period: maxHold, Touched: at(11 * time.Minute)}},
-		{"maxHold 0s: never released", held, true, 0, CanaryPending, at(24 * time.Hour), false, false,
-			DoubtHold{Since: at(24 * time.Hour), Period: 0, Touched: at(24 * time.Hour)}},
-		{"maxHold 0s: a hold kept within its period is never released", DoubtHold{Since: t0, Touched: at(9 * time.Minute)}, true, 0, CanaryPending, at(10 * time.Minute), false, false,
-			DoubtHold{Since: t0, Touched: at(10 * time.Minute)}},
-		{"a hold no decision saw for two periods is over", held, true, maxHold, CanaryPending, at(30*time.Minute + time.Second), false, false,
-			DoubtHold{Since: at(30*time.Minute + time.Second), Period: maxHold, Touched: at(30*time.Minute + time.Second)}},
-		{"a longer maxHold lengthens the current hold", held, true, 2 * maxHold, CanaryPending, at(10 * time.Minute), false, false,
-			DoubtHold{Since: t0, Period: 2 * maxHold, Touched: at(10 * time.Minute)}},
+		{"a new hold waits FirstCanaryWait for its first canary", DoubtHold{}, false, storm, maxHold, 0, CanaryPending, t0, false, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: t0}},
+		{"a new hold after two restarts that did not help waits twice doubled", DoubtHold{}, false, policyv1alpha1.HoldRestartIneffective,
+			maxHold, 2, CanaryPending, t0, false, false,
+			DoubtHold{Reason: policyv1alpha1.HoldRestartIneffective, Onset: t0, Since: t0, Period: 2 * time.Minute, Touched: t0}},
+		{"held within the wait", held, true, storm, maxHold, 0, CanaryPending, at(29 * time.Second), false, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(29 * time.Second)}},
+		{"released as the canary after the wait", held, true, storm, maxHold, 0, CanaryPending, at(30 * time.Second), true, true,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(30 * time.Second)}},
+		{"another doubt rule of the key shares its hold", held, true, policyv1alpha1.HoldRestartIneffective, maxHold, 3, CanaryPending,
+			at(30 * time.Second), true, true,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(30 * time.Second)}},
+		{"only one canary: the others wait for it", withCanary, true, storm, maxHold, 0, CanaryPending, at(time.Minute), false, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(time.Minute), Canary: canary, Canaries: 1}},
+		{"the canary passed: the others are released", withCanary, true, storm, maxHold, 0, CanaryPassed, at(time.Minute), true, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(time.Minute), Released: at(time.Minute), Canaries: 1}},
+		{"released for maxHold after the canary passed", DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Released: at(time.Minute), Canaries: 1},
+			true, storm, maxHold, 0, CanaryPending, at(10*time.Minute + 59*time.Second), true, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(10*time.Minute + 59*time.Second), Released: at(time.Minute), Canaries: 1}},
+		{"a doubt maxHold after the canary passed is a new hold", DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Released: at(time.Minute), Canaries: 1},
+			true, storm, maxHold, 0, CanaryPending, at(11 * time.Minute), false, false,
+			DoubtHold{Reason: storm, Onset: at(11 * time.Minute), Since: at(11 * time.Minute), Period: 30 * time.Second, Touched: at(11 * time.Minute)}},
+		{"the canary failed: the wait doubles from now, the onset stays", withCanary, true, storm, maxHold, 0, CanaryFailed, at(time.Minute), false, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: at(time.Minute), Period: time.Minute, Touched: at(time.Minute), Canaries: 1}},
+		{"the doubled wait is capped at maxHold", DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Canary: canary, Canaries: 5},
+			true, storm, maxHold, 0, CanaryFailed, at(20 * time.Minute), false, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: at(20 * time.Minute), Period: maxHold, Touched: at(20 * time.Minute), Canaries: 5}},
+		{"a lost canary lets another pod be the canary, the wait unchanged", withCanary, true, storm, maxHold, 0, CanaryLost, at(time.Minute), true, true,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(time.Minute), Canaries: 1}},
+		{"maxHold 0s: never released", held, true, storm, 0, 0, CanaryPending, at(24 * time.Hour), false, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 0, Touched: at(24 * time.Hour)}},
+		{"maxHold shortened: the wait with it", DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute}, true, storm, 2 * time.Minute, 0,
+			CanaryPending, at(time.Minute), false, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 2 * time.Minute, Touched: at(time.Minute)}},
+		{"a budget hold of the key becomes a doubt: its waits start now",
+			DoubtHold{Reason: policyv1alpha1.HoldMaxUnavailable, Onset: t0, Since: t0, Period: maxHold}, true, storm, maxHold, 0, CanaryPending,
+			at(9 * time.Minute), false, false,
+			DoubtHold{Reason: storm, Onset: at(9 * time.Minute), Since: at(9 * time.Minute), Period: 30 * time.Second, Touched: at(9 * time.Minute)}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			judged := 0
 			judge := func(Canary) CanaryResult { judged++; return tc.result }
-			got := BoundDoubt(tc.st, tc.seen, tc.maxHold, judge, tc.now)
+			got := BoundDoubt(tc.st, tc.seen, tc.reason, tc.maxHold, tc.failed, judge, tc.now)
 			if got.Release != tc.release || got.Canary != tc.canary {
 				t.Errorf("release %v canary %v, want %v %v (%s)", got.Release, got.Canary, tc.release, tc.canary, got.Message)
 			}
@@ -99,8 +131,42 @@ func TestBoundDoubt(t *testing.T) {
 }
 
 func equalDoubt(a, b DoubtHold) bool {
-	return a.Since.Equal(b.Since) && a.Period == b.Period && a.Touched.Equal(b.Touched) && a.Released.Equal(b.Released) &&
+	return a.Reason == b.Reason && a.Onset.Equal(b.Onset) && a.Since.Equal(b.Since) && a.Period == b.Period &&
+		a.Touched.Equal(b.Touched) && a.Released.Equal(b.Released) && a.Canaries == b.Canaries &&
 		(a.Canary == nil) == (b.Canary == nil) && (a.Canary == nil || *a.Canary == *b.Canary)
+}
+
+// A wrong probe costs one canary per wait, each wait twice the last, up to maxHold: the schedule
+// through many failed canaries.
+func TestCanaryScheduleOfAWrongProbe(t *testing.T) {
+	const maxHold = 10 * time.Minute
+	st, seen := DoubtHold{}, false
+	now := t0
+	var canaries []time.Duration
+	for now.Before(t0.Add(time.Hour)) {
+		step := BoundDoubt(st, seen, policyv1alpha1.HoldFailureStorm, maxHold, 0, func(Canary) CanaryResult { return CanaryFailed }, now)
+		st, seen = step.Next, true
+		if step.Canary {
+			canaries = append(canaries, now.Sub(t0))
+			// Its new container fails again 10 s later.
+			st.Canary, st.Canaries = &Canary{Pod: "p", Container: "app", Deadline: now.Add(time.Hour)}, st.Canaries+1
+			now = now.Add(10 * time.Second)
+			continue
+		}
+		now = now.Add(time.Second)
+	}
+	// Waits of 30 s, 1, 2, 4, 8 min, then 10 min (maxHold), each counted from the previous
+	// canary's failure.
+	want := []time.Duration{30 * time.Second, 100 * time.Second, 230 * time.Second, 480 * time.Second, 970 * time.Second,
+		1580 * time.Second, 2190 * time.Second, 2800 * time.Second, 3410 * time.Second}
+	if len(canaries) != len(want) {
+		t.Fatalf("canaries at %v, want %v", canaries, want)
+	}
+	for i := range want {
+		if canaries[i] != want[i] {
+			t.Fatalf("canaries at %v, want %v", canaries, want)
+		}
+	}
 }
 
 func TestJudgeCanary(t *testing.T) {
@@ -108,6 +174,10 @@ func TestJudgeCanary(t *testing.T) {
 	id := RestartID{Pod: "pod-1", Container: "app", Instance: "containerd://old", At: t0.Add(time.Second)}
 	healthy := []PodState{{UID: "pod-0", Failing: true}, {UID: "pod-1", Ready: true, Healthy: true}}
 	unprobed := []PodState{{UID: "pod-0", Failing: true}, {UID: "pod-1"}}
+	sidecarFailing := []PodState{{UID: "pod-1", Ready: true, Failing: true, Containers: []ContainerState{
+		{Name: "app", Healthy: true, Running: "containerd://new"}, {Name: "side", Failing: true, Running: "containerd://s"}}}}
+	neverRan := []PodState{{UID: "pod-1", Ready: true, Failing: true, Containers: []ContainerState{
+		{Name: "app", Failing: true, Running: "containerd://old"}}}}
 	cases := []struct {
 		name     string
 		pods     []PodState
@@ -118,12 +188,16 @@ func TestJudgeCanary(t *testing.T) {
 	}{
 		{"new container not probed yet", unprobed, []RestartRecord{{RestartID: id}}, nil, t0.Add(time.Minute), CanaryPending},
 		{"new container passes its probe", healthy, []RestartRecord{{RestartID: id}}, nil, t0.Add(time.Minute), CanaryPassed},
+		{"its container passes, a blacklisted sidecar of the pod fails: passed", sidecarFailing, []RestartRecord{{RestartID: id}}, nil,
+			t0.Add(time.Minute), CanaryPassed},
 		{"still being restarted", []PodState{{UID: "pod-1", Healthy: true, ActiveCRR: true}}, nil, nil, t0.Add(time.Minute), CanaryPending},
 		{"new container failed soon after the restart, found now", unprobed, []RestartRecord{{RestartID: id}}, []RestartID{id}, t0.Add(time.Minute), CanaryFailed},
 		{"new container failed soon after the restart, found before", healthy, []RestartRecord{{RestartID: id, Ineffective: true}}, nil, t0.Add(time.Minute), CanaryFailed},
 		{"another restart's failure is not the canary's", unprobed, []RestartRecord{{RestartID: id}},
 			[]RestartID{{Pod: "pod-0", Container: "app", Instance: "containerd://x"}}, t0.Add(time.Minute), CanaryPending},
 		{"no pass by the deadline", unprobed, []RestartRecord{{RestartID: id}}, nil, t0.Add(4 * time.Minute), CanaryFailed},
+		{"the restart never ran by the deadline (no daemon carried it out): lost, nothing learnt", neverRan,
+			[]RestartRecord{{RestartID: id}}, nil, t0.Add(4 * time.Minute), CanaryLost},
 		{"pod gone", []PodState{{UID: "pod-0", Failing: true}}, nil, nil, t0.Add(time.Minute), CanaryLost},
 	}
 	for _, tc := range cases {
@@ -157,109 +231,108 @@ func stormFacts() (*Facts, Failure) {
 }
 
 func TestDecideBoundsDoubtHolds(t *testing.T) {
-	held := DoubtHold{Since: t0.Add(-10 * time.Minute), Period: 10 * time.Minute, Touched: t0.Add(-10 * time.Second)}
+	storm := policyv1alpha1.HoldFailureStorm
+	due := DoubtHold{Reason: storm, Onset: t0.Add(-time.Minute), Since: t0.Add(-time.Minute), Period: 30 * time.Second, Touched: t0.Add(-10 * time.Second)}
 	cases := []struct {
 		name    string
 		mutate  func(*Facts, *Failure, *fakeMemory)
 		outcome Outcome
 		reason  policyv1alpha1.HoldReason
 		canary  bool
-		ended   bool
+		touched bool // the key's hold is looked at (kept, or begun)
 	}{
-		{"a storm starts a hold", func(*Facts, *Failure, *fakeMemory) {}, Hold, policyv1alpha1.HoldFailureStorm, false, false},
-		{"after maxHold one pod goes as the canary", func(_ *Facts, _ *Failure, m *fakeMemory) { m.doubts[web] = held },
-			Restart, "", true, false},
-		{"the canary is still rate limited", func(_ *Facts, _ *Failure, m *fakeMemory) { m.doubts[web] = held; m.tokenWait = time.Second },
-			Hold, policyv1alpha1.HoldRateLimited, false, false},
+		{"a storm starts a hold", func(*Facts, *Failure, *fakeMemory) {}, Hold, storm, false, true},
+		{"once its wait is over one pod goes as the canary", func(_ *Facts, _ *Failure, m *fakeMemory) { m.holds[webApp] = due },
+			Restart, "", true, true},
+		{"the canary is still rate limited", func(_ *Facts, _ *Failure, m *fakeMemory) { m.holds[webApp] = due; m.tokenWait = time.Second },
+			Hold, policyv1alpha1.HoldRateLimited, false, true},
 		{"the canary still needs budget", func(f *Facts, _ *Failure, m *fakeMemory) {
-			m.doubts[web] = held
+			m.holds[webApp] = due
 			for i := 1; i <= 3; i++ {
 				f.Workload.Pods[i].Ready = false
 			}
-		}, Hold, policyv1alpha1.HoldMaxUnavailable, false, false},
+		}, Hold, policyv1alpha1.HoldMaxUnavailable, false, true},
 		{"the canary still waits for the pod's active restart", func(f *Facts, _ *Failure, m *fakeMemory) {
-			m.doubts[web] = held
+			m.holds[webApp] = due
 			m.expected["pod-0"] = "web-0-app-0"
 		}, Wait, "", false, false},
-		{"a node storm is a doubt hold too", func(f *Facts, _ *Failure, m *fakeMemory) {
+		{"another container's hold is not this one's", func(_ *Facts, _ *Failure, m *fakeMemory) {
+			m.holds[HoldKey{Workload: web, Container: "side"}] = due
+		}, Hold, storm, false, true},
+		{"a node storm shares the key's hold", func(f *Facts, _ *Failure, m *fakeMemory) {
 			f.Workload.Pods = pods(10, 10, 1, 0)
 			f.Node = NodeState{Name: "n1", Pods: 10, FailingPods: 6, FailingWorkloads: 3}
-			m.doubts[web] = held
-		}, Restart, "", true, false},
-		{"a daemon not reporting is a doubt hold too", func(f *Facts, _ *Failure, m *fakeMemory) {
-			f.Workload.Pods = pods(10, 10, 1, 0)
-			f.Daemon.Reporting = false
-			m.doubts[web] = held
-		}, Restart, "", true, false},
+			m.holds[webApp] = due
+		}, Restart, "", true, true},
 		{"released past a second doubt rule too", func(f *Facts, _ *Failure, m *fakeMemory) {
 			f.Node = NodeState{Name: "n1", Pods: 10, FailingPods: 6, FailingWorkloads: 3}
-			m.doubts[web] = held
-		}, Restart, "", true, false},
+			m.holds[webApp] = due
+		}, Restart, "", true, true},
+		{"a daemon not reporting is never released as a canary: no restart could run there", func(f *Facts, _ *Failure, m *fakeMemory) {
+			f.Workload.Pods = pods(10, 10, 1, 0)
+			f.Daemon.Reporting = false
+			m.holds[webApp] = due
+		}, Hold, policyv1alpha1.HoldDaemonNotReporting, false, false},
 		{"maxHold 0s holds for ever", func(f *Facts, _ *Failure, m *fakeMemory) {
 			f.Policies[0].MaxHold = 0
-			m.doubts[web] = DoubtHold{Since: t0.Add(-48 * time.Hour), Touched: t0.Add(-10 * time.Second)}
-		}, Hold, policyv1alpha1.HoldFailureStorm, false, false},
+			m.holds[webApp] = DoubtHold{Reason: storm, Onset: t0.Add(-48 * time.Hour), Since: t0.Add(-48 * time.Hour), Touched: t0.Add(-10 * time.Second)}
+		}, Hold, storm, false, true},
 		{"a choice is never bounded", func(f *Facts, _ *Failure, m *fakeMemory) {
 			f.RestartDisabled = true
-			m.doubts[web] = held
+			m.holds[webApp] = due
 		}, Hold, policyv1alpha1.HoldDisabled, false, false},
-		{"no doubt left: the hold is over", func(f *Facts, _ *Failure, m *fakeMemory) {
+		{"a sibling past every doubt rule leaves the key's hold alone", func(f *Facts, _ *Failure, m *fakeMemory) {
 			f.Workload.Pods = pods(10, 10, 1, 0)
-			m.doubts[web] = held
-		}, Restart, "", false, true},
+			m.holds[webApp] = due
+		}, Restart, "", false, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f, x := stormFacts()
 			m := newFakeMemory()
-			m.doubts = map[WorkloadKey]DoubtHold{}
 			tc.mutate(f, &x, m)
 			d := Decide(f, x, m)
-			if d.Outcome != tc.outcome || d.Reason != tc.reason || d.Canary != tc.canary || d.Seen.DoubtEnded != tc.ended {
-				t.Fatalf("got %s %s canary %v ended %v, want %s %s %v %v (%s)", d.Outcome, d.Reason, d.Canary, d.Seen.DoubtEnded,
-					tc.outcome, tc.reason, tc.canary, tc.ended, d.Message)
+			if d.Outcome != tc.outcome || d.Reason != tc.reason || d.Canary != tc.canary || (d.Seen.Hold != nil) != tc.touched {
+				t.Fatalf("got %s %s canary %v touched %v, want %s %s %v %v (%s)", d.Outcome, d.Reason, d.Canary,
+					d.Seen.Hold != nil, tc.outcome, tc.reason, tc.canary, tc.touched, d.Message)
 			}
-			if d.Outcome == Hold && d.Reason.Kind() == policyv1alpha1.HoldKindDoubt && d.Seen.Doubt == nil {
-				t.Error("a doubt hold must be remembered")
+			if d.Key != webApp {
+				t.Errorf("key %v, want %v", d.Key, webApp)
 			}
 		})
 	}
 }
 
-// A node storm holds another namespace's hang no longer than maxHold, while a real node-wide
-// failure is held until then.
+// A node storm holds another namespace's hang no longer than its first wait, then it goes as its
+// key's canary: each key has its own.
 func TestNodeStormIsBounded(t *testing.T) {
-	nodeWide := func(f *Facts) {
-		f.Workload.Pods = pods(10, 10, 1, 0) // the workload itself is fine but for this pod
-		f.Node = NodeState{Name: "n1", Pods: 20, FailingPods: 20, FailingWorkloads: 5}
-	}
 	f, x := stormFacts()
-	nodeWide(f)
+	f.Workload.Pods = pods(10, 10, 1, 0) // the workload itself is fine but for this pod
+	f.Node = NodeState{Name: "n1", Pods: 20, FailingPods: 20, FailingWorkloads: 5}
 	m := newFakeMemory()
-	m.doubts = map[WorkloadKey]DoubtHold{}
 	d := Decide(f, x, m)
-	if d.Outcome != Hold || d.Reason != policyv1alpha1.HoldNodeStorm || d.Seen.Doubt == nil {
+	if d.Outcome != Hold || d.Reason != policyv1alpha1.HoldNodeStorm || d.Seen.Hold == nil || d.Seen.Hold.Reason != policyv1alpha1.HoldNodeStorm {
 		t.Fatalf("every probe of the node failing: %s %s (%s)", d.Outcome, d.Reason, d.Message)
 	}
-	m.doubts[web] = *d.Seen.Doubt
-	m.now = t0.Add(9 * time.Minute)
+	m.holds[webApp] = *d.Seen.Hold
+	m.now = t0.Add(29 * time.Second)
 	if d = Decide(f, x, m); d.Outcome != Hold || d.Reason != policyv1alpha1.HoldNodeStorm {
-		t.Fatalf("within maxHold: %s %s", d.Outcome, d.Reason)
+		t.Fatalf("within the first wait: %s %s", d.Outcome, d.Reason)
 	}
-	m.doubts[web] = *d.Seen.Doubt
-	m.now = t0.Add(10 * time.Minute)
+	m.holds[webApp] = *d.Seen.Hold
+	m.now = t0.Add(30 * time.Second)
 	if d = Decide(f, x, m); d.Outcome != Restart || !d.Canary {
-		t.Fatalf("after maxHold: %s %s (%s)", d.Outcome, d.Reason, d.Message)
+		t.Fatalf("after the first wait: %s %s (%s)", d.Outcome, d.Reason, d.Message)
 	}
 }
 
 // A doubt hold is decided again when its canary is due (or its canary's deadline passes), not
-// only at the decision controller's fallback recheck, so that maxHold is kept to the second.
+// only at the decision controller's fallback recheck, so that its schedule is kept to the second.
 func TestBoundDoubtDue(t *testing.T) {
 	const maxHold = 10 * time.Minute
-	canary := &Canary{Pod: "pod-1", Container: "app", Instance: "containerd://c", At: t0.Add(10 * time.Minute),
-		Deadline: t0.Add(13 * time.Minute)}
-	held := DoubtHold{Since: t0, Period: maxHold, Touched: t0.Add(9 * time.Minute)}
+	storm := policyv1alpha1.HoldFailureStorm
+	canary := &Canary{Pod: "pod-1", Container: "app", Instance: "containerd://c", At: t0.Add(time.Minute), Deadline: t0.Add(3 * time.Minute)}
+	held := DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: time.Minute, Touched: t0.Add(50 * time.Second)}
 	withCanary := held
 	withCanary.Canary = canary
 	cases := []struct {
@@ -269,45 +342,48 @@ func TestBoundDoubtDue(t *testing.T) {
 		now     time.Time
 		due     time.Duration
 	}{
-		{"a new hold: due after maxHold", DoubtHold{}, maxHold, t0, maxHold},
-		{"30 s before maxHold", held, maxHold, t0.Add(9*time.Minute + 30*time.Second), 30 * time.Second},
-		{"a canary in flight: due at its deadline", withCanary, maxHold, t0.Add(11 * time.Minute), 2 * time.Minute},
+		{"a new hold: due after its first wait", DoubtHold{}, maxHold, t0, FirstCanaryWait},
+		{"30 s before the wait ends", held, maxHold, t0.Add(30 * time.Second), 30 * time.Second},
+		{"a canary in flight: due at its deadline", withCanary, maxHold, t0.Add(2 * time.Minute), time.Minute},
 		{"maxHold 0s: never due", held, 0, t0.Add(time.Hour), 0},
-		{"released: nothing is due", held, maxHold, t0.Add(10 * time.Minute), 0},
+		{"released: nothing is due", held, maxHold, t0.Add(time.Minute), 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := BoundDoubt(tc.st, tc.st != (DoubtHold{}), tc.maxHold, func(Canary) CanaryResult { return CanaryPending }, tc.now)
+			got := BoundDoubt(tc.st, tc.st != (DoubtHold{}), storm, tc.maxHold, 0, func(Canary) CanaryResult { return CanaryPending }, tc.now)
 			if got.Due != tc.due {
 				t.Errorf("due %s, want %s (%s)", got.Due, tc.due, got.Message)
 			}
 		})
 	}
 
-	// Through Decide: a storm hold of the workload asks to be decided again when the canary is due.
+	// Through Decide: a storm hold of the key asks to be decided again when the canary is due.
 	f, x := stormFacts()
 	m := newFakeMemory()
-	m.doubts = map[WorkloadKey]DoubtHold{web: {Since: t0.Add(-9 * time.Minute), Period: maxHold, Touched: t0.Add(-10 * time.Second)}}
+	m.holds[webApp] = DoubtHold{Reason: storm, Onset: t0.Add(-20 * time.Second), Since: t0.Add(-20 * time.Second), Period: 30 * time.Second}
 	d := Decide(f, x, m)
-	if d.Outcome != Hold || d.Reason != policyv1alpha1.HoldFailureStorm || d.RequeueAfter != time.Minute {
-		t.Errorf("decision %s %s requeue %s, want a FailureStorm hold decided again in 1m0s", d.Outcome, d.Reason, d.RequeueAfter)
+	if d.Outcome != Hold || d.Reason != storm || d.RequeueAfter != 10*time.Second {
+		t.Errorf("decision %s %s requeue %s, want a FailureStorm hold decided again in 10s", d.Outcome, d.Reason, d.RequeueAfter)
 	}
 }
 
-// The default policy's maxHold is the manager's --default-max-hold: it bounds the doubt holds of
-// a pod no policy selects.
+// The default policy's maxHold is the manager's --default-max-hold: the longest wait between two
+// canaries of a pod no policy selects.
 func TestDefaultPolicyMaxHold(t *testing.T) {
-	held := DoubtHold{Since: t0.Add(-30 * time.Minute), Period: 10 * time.Minute, Touched: t0.Add(-10 * time.Second)}
+	// Canary 5 has just failed after a wait of 8 minutes.
+	failed := DoubtHold{Reason: policyv1alpha1.HoldFailureStorm, Onset: t0.Add(-30 * time.Minute), Since: t0.Add(-10 * time.Minute),
+		Period: 8 * time.Minute, Canaries: 5, Canary: &Canary{Pod: "pod-3", Container: "app", Instance: "containerd://x",
+			At: t0.Add(-2 * time.Minute), Deadline: t0.Add(time.Minute)}}
 	cases := []struct {
-		name    string
-		maxHold *time.Duration
-		want    time.Duration
-		outcome Outcome
+		name     string
+		maxHold  *time.Duration
+		want     time.Duration
+		nextWait time.Duration
 	}{
-		{"flag not given: 10m, the canary goes after 30 min held", nil, DefaultMaxHold, Restart},
-		{"1h: still held after 30 min", ptr.To(time.Hour), time.Hour, Hold},
-		{"15m: the canary goes", ptr.To(15 * time.Minute), 15 * time.Minute, Restart},
-		{"0s: held for ever", ptr.To(time.Duration(0)), 0, Hold},
+		{"flag not given: 10m, the wait stops doubling at 10 minutes", nil, DefaultMaxHold, 10 * time.Minute},
+		{"1h: it doubles to 16 minutes", ptr.To(time.Hour), time.Hour, 16 * time.Minute},
+		{"15m: 15 minutes", ptr.To(15 * time.Minute), 15 * time.Minute, 15 * time.Minute},
+		{"0s: held for ever", ptr.To(time.Duration(0)), 0, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -319,14 +395,17 @@ func TestDefaultPolicyMaxHold(t *testing.T) {
 			}
 			f, x := stormFacts()
 			f.Policies = g
+			f.Refailures = []Refailure{{Pod: "pod-3", Container: "app", ContainerID: "containerd://y", Started: t0.Add(-time.Minute), FailedAt: t0}}
 			m := newFakeMemory()
-			m.doubts = map[WorkloadKey]DoubtHold{web: held}
+			m.holds[webApp] = failed
+			m.restarts = []RestartRecord{{RestartID: RestartID{Pod: "pod-3", Container: "app", Instance: "containerd://x", At: t0.Add(-2 * time.Minute)},
+				Soon: time.Minute}}
 			d := Decide(f, x, m)
-			if d.Outcome != tc.outcome {
-				t.Fatalf("got %s %s (%s), want %s", d.Outcome, d.Reason, d.Message, tc.outcome)
+			if d.Outcome != Hold || d.Reason != policyv1alpha1.HoldFailureStorm || d.Seen.Hold == nil {
+				t.Fatalf("got %s %s (%s), want a FailureStorm hold", d.Outcome, d.Reason, d.Message)
 			}
-			if tc.outcome == Hold && d.Reason != policyv1alpha1.HoldFailureStorm {
-				t.Fatalf("held %s, want FailureStorm", d.Reason)
+			if got := d.Seen.Hold.Period; got != tc.nextWait {
+				t.Fatalf("next wait %s, want %s (%s)", got, tc.nextWait, d.Message)
 			}
 		})
 	}

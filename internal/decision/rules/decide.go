@@ -68,7 +68,11 @@ type Decision struct {
 
 	// Workload and Policies are the pod's workload and its governing policies (their buckets);
 	// StatusPolicies those with a status that counts the decision (not the default policy).
+	// Key is the workload's container the failure is of (its holds, storms and canaries);
+	// WorkloadRef the workload as its hold's record names and is owned by it.
 	Workload       WorkloadKey
+	Key            HoldKey
+	WorkloadRef    WorkloadRef
 	Policies       Governing
 	StatusPolicies []PolicyKey
 	// Held is the reason the instance's restart was held for before this decision, "" if none.
@@ -80,7 +84,8 @@ type Decision struct {
 	// the hold is told in an event, when it starts and every HoldEventInterval while it lasts.
 	HeldSince time.Time
 	Announce  bool
-	// Canary: the restart is a doubt hold's canary (bounded.go); the memory remembers it as such.
+	// Canary: the restart is the canary of the key's doubt hold (bounded.go); the memory
+	// remembers it as such.
 	Canary bool
 	// Soon is how soon after the restart a failure of the new instance means that the restart
 	// did not help (SoonAfterRestart).
@@ -105,10 +110,10 @@ type Seen struct {
 	Ineffective []RestartID
 	// Finished are the expected requests the cache shows finished.
 	Finished []ExpectedRequest
-	// Doubt is the workload's doubt hold from now, when a doubt rule answered; DoubtEnded: the
-	// failure passed every doubt rule, so the workload's doubt hold is over.
-	Doubt      *DoubtHold
-	DoubtEnded bool
+	// Hold is the key's hold from now, when a rule looked at it: a doubt hold, or a budget hold
+	// behind pods the operator never restarts (budget.go). The memory ends a hold once none of
+	// its pods is held any more.
+	Hold *DoubtHold
 }
 
 // ExpectedRequest is a request the decision created for a pod.
@@ -126,19 +131,21 @@ type Memory interface {
 	Expected(pod types.UID) (request string, ok bool)
 	// Held returns the instance's held restart.
 	Held(pod types.NamespacedName, i Instance) (HeldRecord, bool)
-	// LastStorm and LastNodeStorm return when the workload or the node was last seen in a storm.
-	LastStorm(w WorkloadKey) (time.Time, bool)
+	// LastStorm and LastNodeStorm return when the key (a container of a workload) or the node
+	// was last seen in a storm.
+	LastStorm(k HoldKey) (time.Time, bool)
 	LastNodeStorm(node string) (time.Time, bool)
-	// StormOnset returns the onset of the pod whose decision last saw the workload's storm (zero:
+	// StormOnset returns the onset of the pod whose decision last saw the key's storm (zero:
 	// unknown).
-	StormOnset(w WorkloadKey) time.Time
+	StormOnset(k HoldKey) time.Time
 	// Restarts are the workload's remembered restarts, oldest first. The slice is only read.
 	Restarts(w WorkloadKey) []RestartRecord
-	// TokenWait is how long until the manager-wide bucket and each governing policy's hold a
-	// token; zero when they do now.
-	TokenWait(g Governing) time.Duration
-	// Doubt returns the workload's doubt hold.
-	Doubt(w WorkloadKey) (DoubtHold, bool)
+	// TokenWait is how long until the manager-wide bucket, as shared with namespace ns, and each
+	// governing policy's hold a token; zero when they do now.
+	TokenWait(ns string, g Governing) time.Duration
+	// Hold returns the key's hold (a doubt hold, or a budget hold behind pods the operator never
+	// restarts).
+	Hold(k HoldKey) (DoubtHold, bool)
 	// FirstSeen returns when a decision first saw the instance's failure.
 	FirstSeen(pod types.NamespacedName, i Instance) (time.Time, bool)
 }
@@ -162,7 +169,8 @@ var inOrder = []func(*judged) (Verdict, bool){
 	switches,    // 2.
 	blacklisted, // 3.
 	oneAtATime,  // 4.
-	storms,      // 5. workload, revision and node storms, and their settling
+	storms,      // 5. workload and revision storms, and their settling
+	nodeStorms,  // 5b. node storms, and their settling
 	ineffective, // 5c. restarts that do not help
 	budget,      // 6. maxUnavailable
 	rateLimited, // 7.
@@ -177,7 +185,8 @@ func Decide(f *Facts, x Failure, m Memory) Decision {
 		return d
 	}
 	c := judge(f, x, m)
-	d.Workload, d.Policies, d.StatusPolicies, d.Seen = c.workloadKey, f.Policies, f.Policies.WithStatus(), c.seen
+	d.Workload, d.Key, d.WorkloadRef = c.key.Workload, c.key, f.Workload.Ref
+	d.Policies, d.StatusPolicies = f.Policies, f.Policies.WithStatus()
 	held, _ := m.Held(f.Pod, x.Instance())
 	d.Held = held.Reason
 	d.Soon = SoonAfterRestart(x.InitialDelay, x.Threshold, x.Period)
@@ -192,10 +201,6 @@ func Decide(f *Facts, x Failure, m Memory) Decision {
 		break
 	}
 	d.Seen = c.seen
-	// Past every doubt rule without one answering: the doubt is over.
-	if c.doubt == nil && (d.Outcome == Restart || d.Reason.Kind() == policyv1alpha1.HoldKindBudget) {
-		d.Seen.DoubtEnded = true
-	}
 	d.Canary = d.Outcome == Restart && c.doubt != nil && c.doubt.Canary
 	d.NewHold = d.Outcome == Hold && d.Held != d.Reason
 	if d.Outcome == Hold {
@@ -210,12 +215,14 @@ func Decide(f *Facts, x Failure, m Memory) Decision {
 // judged is one failure under judgement: the facts, the memory, and what follows from both
 // before any rule answers. What it sees is kept whichever rule answers.
 type judged struct {
-	f           *Facts
-	x           Failure
-	m           Memory
-	now         time.Time
-	workloadKey WorkloadKey
-	// The workload and the pod, with the requests the memory expects counted as active.
+	f   *Facts
+	x   Failure
+	m   Memory
+	now time.Time
+	// key is the workload's container the failure is of.
+	key HoldKey
+	// The workload and the pod as the failed container's evidence shows them (PodState.For),
+	// with the requests the memory expects counted as active.
 	workload WorkloadState
 	self     PodState
 	// failedFor is how long the decision has seen the result Failed, on the manager's clock (the
@@ -230,13 +237,14 @@ type judged struct {
 	tally, podTally RestartTally
 	// ineffectivePods counts the workload's pods whose restarts did not help.
 	ineffectivePods int
-	// doubt is the workload's doubt hold, once a doubt rule has answered.
+	// doubt is the key's doubt hold, once a doubt rule has answered.
 	doubt *DoubtStep
 	seen  Seen
 }
 
 func judge(f *Facts, x Failure, m Memory) *judged {
-	c := &judged{f: f, x: x, m: m, now: m.Now(), workloadKey: f.Workload.Ref.Key(f.Pod.Namespace)}
+	c := &judged{f: f, x: x, m: m, now: m.Now(),
+		key: HoldKey{Workload: f.Workload.Ref.Key(f.Pod.Namespace), Container: x.Container}}
 	c.seen.At = c.now
 	if first, ok := m.FirstSeen(f.Pod, x.Instance()); ok {
 		c.failedFor = max(0, c.now.Sub(first))

@@ -32,18 +32,19 @@ type fakeMemory struct {
 	now           time.Time
 	expected      map[types.UID]string
 	held          map[Instance]HeldRecord
-	lastStorm     map[WorkloadKey]time.Time
-	stormOnset    time.Time // of every workload's storm
+	lastStorm     map[HoldKey]time.Time
+	stormOnset    time.Time // of every key's storm
 	lastNodeStorm map[string]time.Time
 	restarts      []RestartRecord
 	tokenWait     time.Duration
-	doubts        map[WorkloadKey]DoubtHold
+	holds         map[HoldKey]DoubtHold
 	firstSeen     map[Instance]time.Time
 }
 
 func newFakeMemory() *fakeMemory {
 	return &fakeMemory{now: t0, expected: map[types.UID]string{}, held: map[Instance]HeldRecord{},
-		lastStorm: map[WorkloadKey]time.Time{}, lastNodeStorm: map[string]time.Time{}}
+		lastStorm: map[HoldKey]time.Time{}, lastNodeStorm: map[string]time.Time{},
+		holds: map[HoldKey]DoubtHold{}}
 }
 
 func (m *fakeMemory) Now() time.Time { return m.now }
@@ -55,29 +56,32 @@ func (m *fakeMemory) Held(_ types.NamespacedName, i Instance) (HeldRecord, bool)
 	r, ok := m.held[i]
 	return r, ok
 }
-func (m *fakeMemory) LastStorm(w WorkloadKey) (time.Time, bool) {
-	t, ok := m.lastStorm[w]
+func (m *fakeMemory) LastStorm(k HoldKey) (time.Time, bool) {
+	t, ok := m.lastStorm[k]
 	return t, ok
 }
-func (m *fakeMemory) StormOnset(WorkloadKey) time.Time { return m.stormOnset }
+func (m *fakeMemory) StormOnset(HoldKey) time.Time { return m.stormOnset }
 func (m *fakeMemory) LastNodeStorm(n string) (time.Time, bool) {
 	t, ok := m.lastNodeStorm[n]
 	return t, ok
 }
-func (m *fakeMemory) Restarts(WorkloadKey) []RestartRecord { return m.restarts }
-func (m *fakeMemory) TokenWait(Governing) time.Duration    { return m.tokenWait }
+func (m *fakeMemory) Restarts(WorkloadKey) []RestartRecord      { return m.restarts }
+func (m *fakeMemory) TokenWait(string, Governing) time.Duration { return m.tokenWait }
 func (m *fakeMemory) FirstSeen(_ types.NamespacedName, i Instance) (time.Time, bool) {
 	t, ok := m.firstSeen[i]
 	return t, ok
 }
-func (m *fakeMemory) Doubt(w WorkloadKey) (DoubtHold, bool) {
-	d, ok := m.doubts[w]
+func (m *fakeMemory) Hold(k HoldKey) (DoubtHold, bool) {
+	d, ok := m.holds[k]
 	return d, ok
 }
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 var web = WorkloadKey{Namespace: "ns", Group: "apps", Kind: "Deployment", Name: "web"}
+
+// webApp is the key of web's app container, the one baseFacts' failure is of.
+var webApp = HoldKey{Workload: web, Container: "app"}
 
 // baseFacts is a healthy 10-replica workload where one pod's container failed: everything allows
 // the restart. Each case changes one fact (or what the memory remembers) and expects the rule of
@@ -240,16 +244,16 @@ func TestDecideInOrder(t *testing.T) {
 		}, Hold, policyv1alpha1.HoldNodeStorm},
 		{"5 of 10 failing right after a storm: still settling", func(f *Facts, _ *Failure, m *fakeMemory) {
 			f.Workload.Pods = pods(10, 10, 5, 0)
-			m.lastStorm[web] = t0.Add(-18 * time.Second) // 12 s of the 30 s left
+			m.lastStorm[webApp] = t0.Add(-18 * time.Second) // 12 s of the 30 s left
 		}, Hold, policyv1alpha1.HoldFailureStorm},
-		{"a storm that has settled", func(_ *Facts, _ *Failure, m *fakeMemory) { m.lastStorm[web] = t0.Add(-30 * time.Second) }, Restart, ""},
+		{"a storm that has settled", func(_ *Facts, _ *Failure, m *fakeMemory) { m.lastStorm[webApp] = t0.Add(-30 * time.Second) }, Restart, ""},
 		{"node storm settling", func(_ *Facts, _ *Failure, m *fakeMemory) { m.lastNodeStorm["n1"] = t0.Add(-29 * time.Second) }, Hold, policyv1alpha1.HoldNodeStorm},
 		{"settling comes after the switches", func(f *Facts, _ *Failure, m *fakeMemory) {
-			m.lastStorm[web] = t0.Add(-29 * time.Second)
+			m.lastStorm[webApp] = t0.Add(-29 * time.Second)
 			f.RestartDisabled = true
 		}, Hold, policyv1alpha1.HoldDisabled},
 		{"no settling when it is off", func(f *Facts, _ *Failure, m *fakeMemory) {
-			m.lastStorm[web] = t0
+			m.lastStorm[webApp] = t0
 			f.Settings.StormSettle = 0
 		}, Restart, ""},
 		{"budget: 2 of 3 unavailable allows", func(f *Facts, _ *Failure, _ *fakeMemory) { f.Workload.Pods = pods(10, 10, 3, 2) }, Restart, ""},

@@ -50,10 +50,13 @@ func ineffective(c *judged) (Verdict, bool) {
 
 // judgeRestarts looks, before any rule answers, at the failed results of the containers the
 // workload's pods run now: all the workload's pods, not only the one decided, so that restarts
-// that do not help are seen together before another one is made.
+// that do not help are seen together before another one is made. Every restart is judged, and
+// the breaker counts those of the failed container (the key): a sidecar whose restarts do not
+// help never holds the app container's.
 func judgeRestarts(c *judged) {
-	restarts := c.m.Restarts(c.workloadKey)
-	c.seen.Ineffective = Ineffective(restarts, c.f.Refailures)
+	all := c.m.Restarts(c.key.Workload)
+	c.seen.Ineffective = Ineffective(all, c.f.Refailures)
+	restarts := OfContainer(all, c.key.Container)
 	b, _ := c.f.Policies.RestartBreaker()
 	var pods []types.UID
 	c.tally, pods = tally(restarts, c.seen.Ineffective, b.Window, c.now)
@@ -65,6 +68,17 @@ func judgeRestarts(c *judged) {
 		}
 	}
 	c.podTally = Tally(own, c.seen.Ineffective, b.Window, c.now)
+}
+
+// OfContainer returns the restarts of one container (in order); the slice is a new one.
+func OfContainer(restarts []RestartRecord, container string) []RestartRecord {
+	var out []RestartRecord
+	for _, r := range restarts {
+		if r.Container == container {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // RestartRecord is a restart the decision requested, as the memory keeps it for the breaker.

@@ -17,6 +17,7 @@ limitations under the License.
 package rules
 
 import (
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -121,7 +122,9 @@ type Daemon struct {
 	Started, Renewed time.Time
 }
 
-// PodState is one pod of a workload as the storm and budget rules see it.
+// PodState is one pod of a workload as the storm and budget rules see it. Failing, Suspect,
+// Healthy and Onset are the pod's evidence as a whole (any of its containers); the rules judge
+// one container at a time (For), from Containers.
 type PodState struct {
 	UID   types.UID
 	Ready bool
@@ -142,11 +145,58 @@ type PodState struct {
 	// probed yet (just started, or in its initialDelaySeconds) is neither healthy nor failing.
 	Healthy     bool
 	Terminating bool
+	// NeverRestarted: the operator will not restart this pod, so it does not give its place in
+	// the budget back by itself: it is Pending, or held by a choice (the restart-disabled
+	// annotation, a DryRun policy, a blacklist of its workload, of itself or of a container
+	// failing in it).
+	NeverRestarted bool
 	// Controller is the UID of the pod's own controller (its ReplicaSet in a Deployment).
 	Controller types.UID
 	// Onset is when the manager first saw the pod's current failures (its earliest failing or
 	// suspect container instance), on the manager's clock; zero when it is not failing.
 	Onset time.Time
+	// Containers is the evidence of each probed container. Nil: the pod is judged as a whole
+	// (a pod state built with one container in mind).
+	Containers []ContainerState
+}
+
+// ContainerState is what one container's liveness probe says.
+type ContainerState struct {
+	Name string
+	// Failing: its state is Failed; Suspect: it has started failing, below its threshold;
+	// Healthy: it has passed and is not failing.
+	Failing, Suspect, Healthy bool
+	// Onset is when the manager first saw its current failure (zero when not failing).
+	Onset time.Time
+	// Running is the instance running now ("" when it is not running).
+	Running string
+}
+
+// For returns the pod as the rules judge one of its containers: its evidence is that container's
+// alone (a pod without it is neither failing nor healthy), so that a sidecar's failures never
+// count toward the storms, the breaker or the canary of another container.
+func (p PodState) For(container string) PodState {
+	if p.Containers == nil {
+		return p
+	}
+	out := p
+	out.Failing, out.Suspect, out.Healthy, out.Onset = false, false, false, time.Time{}
+	for _, c := range p.Containers {
+		if c.Name == container {
+			out.Failing, out.Suspect, out.Healthy, out.Onset = c.Failing, c.Suspect && !c.Failing, c.Healthy, c.Onset
+		}
+	}
+	return out
+}
+
+// Running returns the instance of container the pod runs now, and whether it is known.
+func (p PodState) Running(container string) (string, bool) {
+	for _, c := range p.Containers {
+		if c.Name == container {
+			return c.Running, true
+		}
+	}
+	return "", false
 }
 
 // WorkloadState is what the storm and budget rules need of one workload.
@@ -162,6 +212,42 @@ type WorkloadState struct {
 	// it count toward its storms (Correlated). Zero (the policy status) counts every pod.
 	Onset time.Time
 }
+
+// For returns the workload as the rules judge one container of its pods (PodState.For). The
+// pods are a copy: the facts are not changed.
+func (w WorkloadState) For(container string) WorkloadState {
+	out := w
+	out.Pods = make([]PodState, len(w.Pods))
+	for i, p := range w.Pods {
+		out.Pods[i] = p.For(container)
+	}
+	return out
+}
+
+// Containers returns the names of the containers probed in the workload's pods, in order of
+// first appearance.
+func (w WorkloadState) Containers() []string {
+	var out []string
+	for _, p := range w.Pods {
+		for _, c := range p.Containers {
+			if !slices.Contains(out, c.Name) {
+				out = append(out, c.Name)
+			}
+		}
+	}
+	return out
+}
+
+// HoldKey names what a workload-level hold is about: one container (one probe) of a workload's
+// pods. Storms, restarts that do not help and their canaries are judged per key, never per pod:
+// a sidecar failing everywhere is no reason to hold a hang of the app container beside it.
+type HoldKey struct {
+	Workload  WorkloadKey
+	Container string
+}
+
+// String is namespace/kind/name/container, for logs.
+func (k HoldKey) String() string { return k.Workload.String() + "/" + k.Container }
 
 // NodeState is what the node-storm rule needs of one node.
 type NodeState struct {

@@ -151,7 +151,7 @@ func TestSettlingIsACorrelatedOnset(t *testing.T) {
 				f.Workload.Pods[i].Onset = t0
 			}
 			m := newFakeMemory()
-			m.lastStorm[web], m.stormOnset = t0.Add(-10*time.Second), tc.stormOnset
+			m.lastStorm[webApp], m.stormOnset = t0.Add(-10*time.Second), tc.stormOnset
 			d := Decide(f, x, m)
 			if d.Outcome != tc.want {
 				t.Fatalf("decision %s %s: %q", d.Outcome, d.Reason, d.Message)
@@ -187,7 +187,7 @@ func TestACanaryFailingAgainIsTheStormGoingOn(t *testing.T) {
 			f.Workload.Pods[0].UID, f.Workload.Pods[0].Onset, f.Workload.Onset = "pod-0", t0, t0
 			m := newFakeMemory()
 			m.stormOnset = t0.Add(-20 * time.Minute)
-			m.doubts = map[WorkloadKey]DoubtHold{web: {Since: t0.Add(-10 * time.Minute), Period: 10 * time.Minute, Touched: t0.Add(-time.Second),
+			m.holds = map[HoldKey]DoubtHold{webApp: {Reason: policyv1alpha1.HoldFailureStorm, Since: t0.Add(-10 * time.Minute), Period: 10 * time.Minute, Touched: t0.Add(-time.Second),
 				Canary: &Canary{Pod: tc.canary, PodName: "web-x", Container: "app", Instance: "containerd://old", At: t0.Add(-time.Minute), Deadline: t0.Add(time.Minute)}}}
 			d := Decide(f, x, m)
 			if d.Outcome != tc.want {

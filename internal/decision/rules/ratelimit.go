@@ -27,7 +27,7 @@ import (
 // uses up the rate limit.
 
 func rateLimited(c *judged) (Verdict, bool) {
-	wait := c.m.TokenWait(c.f.Policies)
+	wait := c.m.TokenWait(c.f.Pod.Namespace, c.f.Policies)
 	if wait <= 0 {
 		return Verdict{}, false
 	}

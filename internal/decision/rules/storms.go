@@ -28,7 +28,8 @@ import (
 // Step 5: failure storms. Many pods failing together point at a cause restarts cannot cure (a
 // wrong probe, a shared dependency, a sick node), so their restarts are held until the storm has
 // passed and settled. Failing and suspect pods count: a fleet-wide failure is held before its
-// first pod reaches the failure threshold.
+// first pod reaches the failure threshold. A workload's storm is judged per container (the
+// failed one's evidence only: judged.workload), a node's over its pods.
 
 func storms(c *judged) (Verdict, bool) {
 	w, by := &c.workload, c.maxFailingBy
@@ -54,6 +55,12 @@ func storms(c *judged) (Verdict, bool) {
 		v.RequeueAfter = c.workloadSettling
 		return v, true
 	}
+	return Verdict{}, false
+}
+
+// nodeStorms holds the restarts of a node where many workloads fail at once: the node or its
+// daemon is the likely cause, not the apps.
+func nodeStorms(c *judged) (Verdict, bool) {
 	n, rule := &c.f.Node, c.f.Settings.NodeStorm
 	if rule.Storm(*n) {
 		return hold(policyv1alpha1.HoldNodeStorm, "%d of %d pods in %d workloads are failing on node %s, more than %s",
@@ -68,26 +75,26 @@ func storms(c *judged) (Verdict, bool) {
 	return Verdict{}, false
 }
 
-// observeStorms looks at the workload's and the node's storms before any rule answers: their
-// settle timers move whatever the decision.
+// observeStorms looks at the key's and the node's storms before any rule answers: their settle
+// timers move whatever the decision.
 func observeStorms(c *judged) {
 	c.maxFailing, c.maxFailingBy = c.f.Policies.MaxFailing(c.workload.Desired)
 	settle := c.f.Settings.StormSettle
-	if st, ok := c.m.Doubt(c.workloadKey); ok && st.Canary != nil && st.Canary.Pod == c.f.UID {
+	if st, ok := c.m.Hold(c.key); ok && st.Canary != nil && st.Canary.Pod == c.f.UID {
 		// The hold's canary failing again is the held storm going on, not a new onset: its
 		// restart was the storm's test, and failing it doubles the hold (bounded.go).
-		if onset := c.m.StormOnset(c.workloadKey); !onset.IsZero() {
+		if onset := c.m.StormOnset(c.key); !onset.IsZero() {
 			c.workload.Onset = onset
-			for i := range c.workload.Pods { // a copy (Expecting): the facts are not changed
+			for i := range c.workload.Pods { // a copy (For): the facts are not changed
 				if c.workload.Pods[i].UID == c.f.UID {
 					c.workload.Pods[i].Onset = onset
 				}
 			}
 		}
 	}
-	last, seen := c.m.LastStorm(c.workloadKey)
+	last, seen := c.m.LastStorm(c.key)
 	storm := c.workload.Storm(c.maxFailing)
-	if !storm && seen && !Correlated(c.workload.Onset, c.m.StormOnset(c.workloadKey)) {
+	if !storm && seen && !Correlated(c.workload.Onset, c.m.StormOnset(c.key)) {
 		// The storm last seen is one of pods whose failures began apart from this pod's (they may
 		// still storm among themselves): its settling holds them, not this pod.
 		seen = false

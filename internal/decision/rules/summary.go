@@ -54,9 +54,16 @@ type WorkloadVerdict struct {
 
 // JudgeWorkload judges one workload for the status of policy p, from the workload's pods now
 // (all of them: the status counts every failing pod, whenever its failures began), what the
-// memory holds of it, the storm settle period and the time.
+// memory holds of it, the storm settle period and the time. It is in a storm when one of its
+// containers is.
 func JudgeWorkload(w WorkloadState, p *Policy, h WorkloadHolds, settle time.Duration, now time.Time) WorkloadVerdict {
-	storm := w.Storm(Scaled(p.MaxFailing, w.Desired)) || h.Reason == policyv1alpha1.HoldFailureStorm
+	maxFailing := Scaled(p.MaxFailing, w.Desired)
+	storm := h.Reason == policyv1alpha1.HoldFailureStorm || len(w.Containers()) == 0 && w.Storm(maxFailing)
+	for _, c := range w.Containers() {
+		// Judged per container, as a decision does: a sidecar failing everywhere beside a
+		// healthy app is the sidecar's storm, and shows as one.
+		storm = storm || w.For(c).Storm(maxFailing)
+	}
 	left, _ := Settling(false, h.LastStorm, h.StormSeen, settle, now)
 	v := WorkloadVerdict{Storm: storm, Settling: !storm && left > 0, Ineffective: h.Ineffective, HeldReason: h.Reason}
 	if v.Storm || v.Settling {

@@ -1,0 +1,119 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package decision
+
+import (
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+)
+
+// Holds are durable: kept in RestartHolds on the manager's clock, written once per transition, and
+// read back by the next leader, which goes on where the last one was.
+var _ = Describe("Decision controller, durable holds", Ordered, func() {
+	var clock *clocktesting.FakeClock
+	BeforeAll(func() { clock = clocktesting.NewFakeClock(time.Now()) })
+	withClock := func() Config {
+		c := testConfig()
+		c.Clock = clock
+		return c
+	}
+
+	It("goes on where the hold was across a manager restart: the canary goes at the first leader's time", func() {
+		ns, node := newNamespace(), name("durable-node")
+		renewLease(node, clock.Now())
+		labels := map[string]string{"app": "durable"}
+		rs := deployment(ns, "durable", 6, labels)
+		var pods []*corev1.Pod
+		for i := range 6 {
+			pods = append(pods, createPod(ns, fmt.Sprintf("durable-%d", i), node, podOpts{owner: rs, labels: labels}))
+		}
+		states := func() []probeState {
+			var out []probeState
+			for _, p := range pods {
+				out = append(out, failed(p, "app", 1))
+			}
+			return out
+		}
+		hold := restartHold(ns, "Deployment", "durable", "app")
+		stop := startManager(withClock())
+		onset := clock.Now()
+		reportAt(node, clock.Now(), pods, states()...)
+		Eventually(hold, wait, poll).Should(HaveField("Status.Reason", policyv1alpha1.HoldFailureStorm))
+		written := hold().ResourceVersion
+
+		By("decided again and again within the first wait: the record is not written again")
+		for range 3 {
+			clock.Step(5 * time.Second)
+			renewLease(node, clock.Now())
+			reportAt(node, clock.Now(), pods, states()...)
+			time.Sleep(200 * time.Millisecond)
+		}
+		Consistently(func() string { return hold().ResourceVersion }, quiet, poll).Should(Equal(written))
+
+		By("the leader goes; 10 s later a new one starts: it reads the hold back and holds until the onset + 30 s")
+		stop()
+		clock.Step(10 * time.Second)
+		stop = startManager(withClock())
+		defer func() { stop() }()
+		renewLease(node, clock.Now())
+		reportAt(node, clock.Now(), pods, states()...)
+		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
+		Expect(hold().ResourceVersion).To(Equal(written))
+		Expect(hold().Status.Onset.Time).To(BeTemporally("~", onset, time.Second))
+		clock.Step(onset.Add(30 * time.Second).Sub(clock.Now()))
+		renewLease(node, clock.Now())
+		reportAt(node, clock.Now(), pods, states()...)
+		Eventually(crrCount(ns), wait, poll).Should(Equal(1))
+		Consistently(crrCount(ns), quiet, poll).Should(Equal(1))
+		Eventually(hold, wait, poll).Should(HaveField("Status.Canaries", int32(1)))
+	})
+
+	It("writes nothing while nothing is held, and deletes the record when the hold ends", func() {
+		stop := startManager(withClock())
+		defer stop()
+		ns, node := newNamespace(), name("quiet-node")
+		renewLease(node, clock.Now())
+		labels := map[string]string{"app": "quiet"}
+		rs := deployment(ns, "quiet", 4, labels)
+		var pods []*corev1.Pod
+		for i := range 4 {
+			pods = append(pods, createPod(ns, fmt.Sprintf("quiet-%d", i), node, podOpts{owner: rs, labels: labels}))
+		}
+		By("one hang, restarted: no record")
+		reportAt(node, clock.Now(), pods, failed(pods[0], "app", 1))
+		Eventually(crrCount(ns), wait, poll).Should(Equal(1))
+		Consistently(restartHolds(ns), quiet, poll).Should(BeEmpty())
+
+		By("a storm of the other three: a record; they recover: it is deleted")
+		createPolicy(ns, "slow", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.MaxHold = &metav1.Duration{Duration: time.Hour}
+		})
+		reportAt(node, clock.Now(), pods, failed(pods[1], "app", 1), failed(pods[2], "app", 1), failed(pods[3], "app", 1))
+		Eventually(restartHolds(ns), wait, poll).Should(HaveLen(1))
+		reportAt(node, clock.Now(), pods)
+		Eventually(restartHolds(ns), wait, poll).Should(BeEmpty())
+	})
+})

@@ -1,0 +1,144 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package decision
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
+)
+
+// No namespace can use up what the decision shares: the manager-wide token bucket, the decision
+// queue. A fresh hang in one namespace is decided at once whatever another one holds.
+var _ = Describe("Decision controller, fair sharing", Ordered, func() {
+	var (
+		stop func()
+		mu   sync.Mutex
+		log  []DecisionRecord
+		// gate, when set, is called (outside the lock) after each decision, in the worker.
+		gate func(DecisionRecord)
+	)
+	BeforeAll(func() {
+		c := testConfig()
+		// The manager-wide bucket: 6 a minute, 4 at once.
+		c.GlobalRate = rules.Rate{PerMinute: 6, Burst: 4}
+		// One decision at a time: the order of the queue is the order of the decisions.
+		c.MaxConcurrentReconciles = 1
+		c.OnDecision = func(r DecisionRecord) {
+			mu.Lock()
+			log = append(log, r)
+			g := gate
+			mu.Unlock()
+			if g != nil {
+				g(r)
+			}
+		}
+		stop = startManager(c)
+	})
+	AfterAll(func() { stop() })
+
+	It("restarts a fresh hang at once while another namespace's stream of failures holds the manager-wide bucket", func() {
+		stream, quiet := newNamespace(), newNamespace()
+		// The stream's policy would allow everything: only the manager-wide bucket limits it.
+		createPolicy(stream, "fast", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.MaxUnavailable, s.MaxFailing = ptr.To(intstr.FromString("100%")), ptr.To(intstr.FromString("100%"))
+			s.RateLimit = policyv1alpha1.RateLimit{RestartsPerMinute: 6000, Burst: 1000}
+		})
+		nodeA, nodeB := newNode(), newNode()
+		var failing []*corev1.Pod
+		var states []probeState
+		labels := map[string]string{"app": "s"}
+		rs := deployment(stream, "s", 8, labels) // one workload: no node storm
+		for i := range 8 {
+			p := createPod(stream, fmt.Sprintf("s-%d", i), nodeA, podOpts{owner: rs, labels: labels})
+			failing, states = append(failing, p), append(states, failed(p, "app", 1))
+		}
+		report(nodeA, failing, states...)
+		Eventually(crrCount(stream), wait, poll).Should(Equal(3)) // the fourth token is kept for the others
+		Eventually(func() int {
+			return len(heldEvents(stream, failing[7].Name, policyv1alpha1.HoldRateLimited)()) +
+				len(heldEvents(stream, failing[3].Name, policyv1alpha1.HoldRateLimited)())
+		}, wait, poll).Should(BeNumerically(">", 0))
+
+		hung := createPod(quiet, "hung", nodeB, podOpts{})
+		report(nodeB, []*corev1.Pod{hung}, failed(hung, "app", 1))
+		Eventually(crrCount(quiet), 3*time.Second, poll).Should(Equal(1))
+		Expect(heldEvents(quiet, hung.Name, policyv1alpha1.HoldRateLimited)()).To(BeEmpty())
+	})
+
+	It("decides a fresh hang before another namespace's backlog of held pods", func() {
+		fleet, shop := newNamespace(), newNamespace()
+		createPolicy(fleet, "try", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) { s.Mode = policyv1alpha1.ModeDryRun })
+		nodeA, nodeB := newNode(), newNode()
+		var pods []*corev1.Pod
+		var states []probeState
+		for i := range 150 {
+			p := createPod(fleet, fmt.Sprintf("f-%d", i), nodeA, podOpts{})
+			pods, states = append(pods, p), append(states, failed(p, "app", 1))
+		}
+		hung := createPod(shop, "hung", nodeB, podOpts{})
+		// The worker stops after the fleet's first decision until the shop's hang is queued
+		// behind the rest of the fleet's.
+		first, resume := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		mu.Lock()
+		log = nil
+		gate = func(r DecisionRecord) {
+			if r.Pod.Namespace == fleet {
+				once.Do(func() { close(first); <-resume })
+			}
+		}
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			gate = nil
+			mu.Unlock()
+		}()
+		report(nodeA, pods, states...)
+		Eventually(first, wait).Should(BeClosed())
+		report(nodeB, []*corev1.Pod{hung}, failed(hung, "app", 1))
+		time.Sleep(time.Second) // the report's watch event reaches the queue
+		close(resume)
+		Eventually(crrCount(shop), wait, poll).Should(Equal(1))
+		mu.Lock()
+		defer mu.Unlock()
+		shopAt, fleetBefore := -1, 0
+		for i, r := range log {
+			switch {
+			case r.Pod.Namespace == shop && shopAt < 0:
+				shopAt = i
+			case r.Pod.Namespace == fleet && shopAt < 0:
+				fleetBefore++
+			}
+		}
+		GinkgoWriter.Printf("the shop's hang was decided after %d of the fleet's %d held pods\n", fleetBefore, len(pods))
+		Expect(shopAt).To(BeNumerically(">=", 0))
+		// The worker was stopped after the fleet's first decision: the shop's hang comes next but
+		// for the one the fleet's turn may still take.
+		Expect(fleetBefore).To(BeNumerically("<=", 2), "the shop's hang waited for the fleet's backlog")
+	})
+})

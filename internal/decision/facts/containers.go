@@ -1,0 +1,122 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package facts
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
+)
+
+// containerStates reads what each probed container of a pod says (rules.ContainerState): its
+// probe's state in the node's results, when the manager first saw it failing, and the instance it
+// runs now. The rules judge storms, restarts that do not help and canaries per container, so a
+// sidecar's failures are never evidence about the app container beside it.
+func (r *Reader) containerStates(ctx context.Context, p *corev1.Pod) ([]rules.ContainerState, error) {
+	node := p.Spec.NodeName
+	if node == "" {
+		return nil, nil
+	}
+	npp, err := r.nodeProbe(ctx, node)
+	if err != nil || npp == nil {
+		return nil, err
+	}
+	spec := r.specOf(npp, p.UID)
+	if spec == nil {
+		return nil, nil
+	}
+	status, complete := r.reports[node].pod(p.UID).status, npp.OmitsPassing()
+	out := make([]rules.ContainerState, 0, len(spec.Probes))
+	for i := range spec.Probes {
+		probe := &spec.Probes[i]
+		cs := rules.ContainerState{Name: probe.ContainerName}
+		cs.Running, _ = podutil.RunningContainerID(p, probe.ContainerName)
+		s := stateOf(status, probe.Name)
+		switch {
+		case s == nil:
+			cs.Healthy = complete // not listed in a complete status: it passed
+		case s.Failed():
+			cs.Failing = true
+		case s.Suspect():
+			d, err := r.daemon(ctx, node)
+			if err != nil {
+				return nil, err
+			}
+			// A mark an earlier daemon instance left is no evidence.
+			cs.Suspect = d.Started.IsZero() || !s.FailingSince.Time.Before(d.Started)
+		case s.Passing():
+			cs.Healthy = true
+		}
+		if cs.Failing || cs.Suspect {
+			cs.Onset = r.onsets.of(node, p.UID, s)
+		}
+		out = append(out, cs)
+	}
+	return out, nil
+}
+
+// specOf returns the pod's entry of its node's NodePodProbe spec (nil if none).
+func (r *Reader) specOf(npp *appsv1alpha1.NodePodProbe, pod types.UID) *appsv1alpha1.PodProbe {
+	m, ok := r.specs[npp.Name]
+	if !ok {
+		m = make(map[types.UID]*appsv1alpha1.PodProbe, len(npp.Spec.PodProbes))
+		for i := range npp.Spec.PodProbes {
+			m[npp.Spec.PodProbes[i].UID] = &npp.Spec.PodProbes[i]
+		}
+		r.specs[npp.Name] = m
+	}
+	return m[pod]
+}
+
+func stateOf(ps *appsv1alpha1.PodProbeStatus, probe string) *appsv1alpha1.ContainerProbeState {
+	if ps == nil {
+		return nil
+	}
+	for i := range ps.ProbeStates {
+		if ps.ProbeStates[i].Name == probe {
+			return &ps.ProbeStates[i]
+		}
+	}
+	return nil
+}
+
+// neverRestarted reports whether the operator will not restart the pod (rules.PodState
+// .NeverRestarted): it is Pending, or a container failing in it is held by a choice.
+func (r *Reader) neverRestarted(ctx context.Context, p *corev1.Pod, w rules.WorkloadRef, containers []rules.ContainerState) (bool, error) {
+	if p.Status.Phase == corev1.PodPending {
+		return true, nil
+	}
+	restartDisabled := p.Annotations[appsv1alpha1.AnnotationRestartDisabled] == appsv1alpha1.TrueValue
+	for _, c := range containers {
+		if !c.Failing {
+			continue
+		}
+		g, err := r.governing(ctx, p)
+		if err != nil {
+			return false, err
+		}
+		if rules.HeldByChoice(r.settings.RestartsEnabled, restartDisabled, g, rules.Target{Workload: w, PodLabels: p.Labels, Container: c.Name}) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
