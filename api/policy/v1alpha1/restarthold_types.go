@@ -40,12 +40,12 @@ type RestartHoldStatus struct {
 	// +required
 	Container string `json:"container"`
 
-	// reason the hold began for: FailureStorm, NodeStorm or RestartIneffective (a doubt hold: a
-	// canary tests it), or MaxUnavailable (the budget is held only by pods the operator never
+	// reason the hold began for (a HoldReason, of these four only): FailureStorm, NodeStorm or
+	// RestartIneffective (a doubt hold: a canary tests it), or MaxUnavailable (the budget is held only by pods the operator never
 	// restarts: they stop counting at nextCanary).
 	// +kubebuilder:validation:Enum=FailureStorm;NodeStorm;RestartIneffective;MaxUnavailable
 	// +required
-	Reason HoldReason `json:"reason"`
+	Reason string `json:"reason"`
 
 	// onset is when the hold began.
 	// +required

@@ -61,7 +61,7 @@ var _ = Describe("Decision controller, durable holds", Ordered, func() {
 		stop := startManager(withClock())
 		onset := clock.Now()
 		reportAt(node, clock.Now(), pods, states()...)
-		Eventually(hold, wait, poll).Should(HaveField("Status.Reason", policyv1alpha1.HoldFailureStorm))
+		Eventually(hold, wait, poll).Should(HaveField("Status.Reason", string(policyv1alpha1.HoldFailureStorm)))
 		written := hold().ResourceVersion
 
 		By("decided again and again within the first wait: the record is not written again")

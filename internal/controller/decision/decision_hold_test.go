@@ -80,7 +80,7 @@ var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 				ContainSubstring("one held pod is restarted as canary 1 in 30s (the wait doubles after a canary fails, up to maxHold 1m0s)"))))
 		hold := restartHold(ns, "Deployment", "held", "app")
 		Eventually(hold, wait, poll).Should(And(
-			HaveField("Status.Reason", policyv1alpha1.HoldFailureStorm),
+			HaveField("Status.Reason", string(policyv1alpha1.HoldFailureStorm)),
 			HaveField("Status.Workload", policyv1alpha1.WorkloadReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "held"}),
 			HaveField("Status.Onset.Time", BeTemporally("~", onset, time.Second)),
 			HaveField("Status.NextCanary.Time", BeTemporally("~", onset.Add(30*time.Second), time.Second)),
@@ -169,7 +169,7 @@ var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 		Eventually(heldEvents(ns, pods[0].Name, policyv1alpha1.HoldMaxUnavailable), wait, poll).Should(ConsistOf(
 			ContainSubstring("1 of them the operator will not restart (Pending, blacklisted or held by choice): they stop counting at")))
 		Eventually(restartHold(ns, "Deployment", "budget", "app"), wait, poll).Should(
-			HaveField("Status.Reason", policyv1alpha1.HoldMaxUnavailable))
+			HaveField("Status.Reason", string(policyv1alpha1.HoldMaxUnavailable)))
 		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
 
 		By("maxHold later the Pending pod stops counting: the hang is restarted")

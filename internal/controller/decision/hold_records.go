@@ -162,7 +162,7 @@ func holdObject(rec memory.HoldRecord) *policyv1alpha1.RestartHold {
 			Labels: map[string]string{appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByDecisionController}},
 		Status: policyv1alpha1.RestartHoldStatus{
 			Workload:  policyv1alpha1.WorkloadReference{APIVersion: rec.Ref.APIVersion, Kind: rec.Ref.Kind, Name: rec.Ref.Name},
-			Container: rec.Key.Container, Reason: h.Reason, Canaries: h.Canaries,
+			Container: rec.Key.Container, Reason: string(h.Reason), Canaries: h.Canaries,
 			Onset: metav1.NewTime(h.Onset), WaitStart: metav1.NewTime(h.Since),
 		},
 	}
@@ -200,7 +200,7 @@ func holdRecord(obj *policyv1alpha1.RestartHold) (memory.HoldRecord, error) {
 		return memory.HoldRecord{}, fmt.Errorf("RestartHold %s/%s: status.workload and status.container are required", obj.Namespace, obj.Name)
 	}
 	rec := memory.HoldRecord{Key: rules.HoldKey{Workload: ref.Key(obj.Namespace), Container: st.Container}, Ref: ref,
-		Hold: rules.DoubtHold{Reason: st.Reason, Onset: st.Onset.Time, Since: st.WaitStart.Time, Canaries: st.Canaries}}
+		Hold: rules.DoubtHold{Reason: policyv1alpha1.HoldReason(st.Reason), Onset: st.Onset.Time, Since: st.WaitStart.Time, Canaries: st.Canaries}}
 	if st.Wait != nil {
 		rec.Hold.Period = st.Wait.Duration
 	}
