@@ -69,6 +69,8 @@ type app struct {
 	// stickySickness keeps the health file on an emptyDir, so a restart does not heal the pod.
 	stickySickness bool
 	annotations    map[string]string
+	// sidecars run beside the app container.
+	sidecars []corev1.Container
 }
 
 func probeWith(h corev1.ProbeHandler) *corev1.Probe {
@@ -119,7 +121,7 @@ func deployApp(ns string, a app) *appsv1.Deployment {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: ann},
 				Spec: corev1.PodSpec{
-					Containers: []corev1.Container{c}, Volumes: volumes,
+					Containers: append([]corev1.Container{c}, a.sidecars...), Volumes: volumes,
 					TerminationGracePeriodSeconds: ptr.To[int64](2),
 				},
 			},

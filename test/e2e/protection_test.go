@@ -137,10 +137,20 @@ var _ = Describe("a probe failing on all 6 replicas of a Deployment (scenario 3)
 		Eventually(hasEvent(ns, pods[5].Name, "RestartHeld", "", "FailureStorm")).
 			WithTimeout(30 * time.Second).Should(BeTrue())
 
-		By("while the storm lasts, no new restart is requested")
+		By("while the storm lasts, no new restart is requested before the hold's first canary, 30 s after its onset")
 		time.Sleep(3 * time.Second) // requests made just before the trip finish
 		held := crrCount()
-		Consistently(crrCount).WithTimeout(15 * time.Second).Should(Equal(held))
+		var hold *policyv1alpha1.RestartHold
+		Eventually(func() *policyv1alpha1.RestartHold { hold = restartHoldOf(ns, "fleet", appContainer); return hold }).
+			WithTimeout(10 * time.Second).ShouldNot(BeNil())
+		Expect(hold.Status.Reason).To(Equal(string(policyv1alpha1.HoldFailureStorm)))
+		if hold.Status.NextCanary != nil {
+			Expect(hold.Status.NextCanary.Time).To(BeTemporally("~", hold.Status.Onset.Add(30*time.Second), time.Second))
+			if quiet := min(15*time.Second, time.Until(hold.Status.NextCanary.Time)-time.Second); quiet > 0 {
+				Consistently(crrCount).WithTimeout(quiet).Should(Equal(held))
+			}
+		}
+		held = crrCount()
 
 		By("health restored: the hold clears and no further restarts happen")
 		for _, p := range appPods(ns, "fleet") {

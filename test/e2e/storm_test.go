@@ -107,9 +107,9 @@ func rolledOut(ns, name string) func(g Gomega) {
 }
 
 var _ = Describe("a rollout that ships a probe on a wrong path to 10 replicas", func() {
-	It("restarts none of them and reports the storm, while the kubelet restarts the same Deployment over and over", func() {
+	It("restarts at most one container per hold period and reports the storm, while the kubelet restarts the same Deployment over and over", func() {
 		enrolledNS, nativeNS := newNamespace("badprobe"), newNamespace("badprobe-native")
-		pol := createPolicy(enrolledNS, policyv1alpha1.EnhancedLivenessPolicySpec{}) // defaults: 25% / 50%
+		pol := createPolicy(enrolledNS, policyv1alpha1.EnhancedLivenessPolicySpec{}) // defaults: 25% / 50%, maxHold 10m
 		deployApp(enrolledNS, app{name: "web", replicas: 10, probe: httpProbe(), enrolled: true})
 		deployApp(nativeNS, app{name: "web", replicas: 10, probe: httpProbe()})
 
@@ -119,25 +119,60 @@ var _ = Describe("a rollout that ships a probe on a wrong path to 10 replicas", 
 		Eventually(rolledOut(enrolledNS, "web")).WithTimeout(120 * time.Second).Should(Succeed())
 		Eventually(rolledOut(nativeNS, "web")).WithTimeout(120 * time.Second).Should(Succeed())
 
-		By("the storm is reported on the policy, and every new pod's restart is held")
+		By("the storm is reported on the policy, every new pod's restart is held, and the hold is recorded")
 		Eventually(policyCondition(pol, policyv1alpha1.ConditionStormDetected)).WithTimeout(60 * time.Second).
 			Should(Equal(metav1.ConditionTrue))
 		Eventually(hasEvent(enrolledNS, pol.Name, "FailureStorm", "", "")).WithTimeout(30 * time.Second).Should(BeTrue())
 		Eventually(func() int { return heldPods(enrolledNS, "web", "FailureStorm") }).WithTimeout(60 * time.Second).
 			Should(Equal(10))
+		var hold *policyv1alpha1.RestartHold
+		Eventually(func() *policyv1alpha1.RestartHold { hold = restartHoldOf(enrolledNS, "web", appContainer); return hold }).
+			WithTimeout(30 * time.Second).ShouldNot(BeNil())
+		onset := hold.Status.Onset.Time
 
-		By("for 60 s more: 0 enrolled restarts, 0 restart requests")
-		Consistently(func() int32 { return restartsOf(enrolledNS, "web") }).WithTimeout(60 * time.Second).
-			WithPolling(time.Second).Should(BeZero())
-		Expect(crrsIn(enrolledNS)).To(BeEmpty())
+		// The schedule: the first canary 30 s after the onset, and each canary that fails (a
+		// wrong probe fails its new container at once) doubles the wait, up to maxHold: canaries
+		// go no earlier than onset + 30 s, + 90 s, + 210 s, ... so by t after the onset at most
+		// canariesBy(t) containers were restarted.
+		canariesBy := func(t time.Duration) int32 {
+			n, at, wait := int32(0), time.Duration(0), 30*time.Second
+			for at+wait <= t {
+				at, wait, n = at+wait, min(2*wait, 10*time.Minute), n+1
+			}
+			return n
+		}
+		By("for 150 s after the onset: at most one restart per hold period, each the hold's canary")
+		Consistently(func(g Gomega) {
+			t := time.Since(onset)
+			ours := restartsOf(enrolledNS, "web")
+			g.Expect(ours).To(BeNumerically("<=", canariesBy(t+5*time.Second)), "%d restarts %s after the onset", ours, t.Round(time.Second))
+			g.Expect(int32(len(crrsIn(enrolledNS)))).To(BeNumerically("<=", canariesBy(t+5*time.Second)))
+		}).WithTimeout(time.Until(onset.Add(150 * time.Second))).WithPolling(time.Second).Should(Succeed())
+		hold = restartHoldOf(enrolledNS, "web", appContainer)
+		Expect(hold.Status.Canaries).To(BeNumerically(">=", 1), "the first canary went 30 s after the onset")
+		Expect(hold.Status.Wait).NotTo(BeNil())
+		Expect(hold.Status.Wait.Duration).To(BeNumerically(">=", 60*time.Second), "a failed canary doubles the wait")
 
 		ours, native := restartsOf(enrolledNS, "web"), restartsOf(nativeNS, "web")
-		GinkgoWriter.Printf("wrong probe path on 10 replicas: enrolled %d restarts, native %d restarts\n", ours, native)
+		GinkgoWriter.Printf("wrong probe path on 10 replicas: enrolled %d restarts (%d canaries), native %d restarts\n",
+			ours, hold.Status.Canaries, native)
 		AddReportEntry("wrong-probe rollout restarts", map[string]int32{"enrolled": ours, "native": native})
-		appendStormReport("wrong probe path, 10 replicas, rollout + 60 s: enrolled %d restarts, native %d restarts", ours, native)
-		Expect(native).To(BeNumerically(">=", 10), "the kubelet restarted the native Deployment's containers")
+		appendStormReport("wrong probe path, 10 replicas, rollout + 150 s after the onset: enrolled %d restarts, native %d restarts", ours, native)
+		Expect(native).To(BeNumerically(">", 100), "the kubelet restarted the native Deployment's containers")
 	})
 })
+
+// restartHoldOf returns the RestartHold of the workload's container in ns, nil while there is none.
+func restartHoldOf(ns, workload, container string) *policyv1alpha1.RestartHold {
+	var list policyv1alpha1.RestartHoldList
+	Expect(k8s.List(context.Background(), &list, client.InNamespace(ns))).To(Succeed())
+	for i := range list.Items {
+		if h := &list.Items[i]; h.Status.Workload.Name == workload && h.Status.Container == container {
+			return h
+		}
+	}
+	return nil
+}
 
 var _ = Describe("a shared dependency that stays down across restarts, on 6 replicas", func() {
 	It("restarts at most maxUnavailable containers, then holds the rest as RestartIneffective or FailureStorm", func() {
@@ -173,7 +208,17 @@ var _ = Describe("a shared dependency that stays down across restarts, on 6 repl
 		}
 		Eventually(func() int { return heldPods(enrolledNS, "api", "RestartIneffective", "FailureStorm") }).
 			WithTimeout(60 * time.Second).Should(Equal(6))
-		Consistently(func() int { return len(crrsIn(enrolledNS)) }).WithTimeout(60 * time.Second).
+		// The schedule: the hold began with two restarts that did not help, so its first canary
+		// waits 30 s doubled twice: nothing more is restarted until then (60 s at most here).
+		hold := restartHoldOf(enrolledNS, "api", appContainer)
+		Expect(hold).NotTo(BeNil())
+		Expect(hold.Status.Reason).To(Equal(string(policyv1alpha1.HoldRestartIneffective)))
+		Expect(hold.Status.Wait).To(Equal(&metav1.Duration{Duration: 2 * time.Minute}))
+		Expect(hold.Status.NextCanary).NotTo(BeNil())
+		Expect(hold.Status.NextCanary.Time).To(BeTemporally("~", hold.Status.Onset.Add(2*time.Minute), time.Second))
+		quiet := min(60*time.Second, time.Until(hold.Status.NextCanary.Time)-2*time.Second)
+		Expect(quiet).To(BeNumerically(">", 20*time.Second), "the canary is not due before the check")
+		Consistently(func() int { return len(crrsIn(enrolledNS)) }).WithTimeout(quiet).
 			WithPolling(time.Second).Should(Equal(maxUnavailable))
 		ours := restartsOf(enrolledNS, "api")
 		Expect(ours).To(BeNumerically("<=", maxUnavailable))
