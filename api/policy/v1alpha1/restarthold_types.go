@@ -41,8 +41,8 @@ type RestartHoldStatus struct {
 	Container string `json:"container"`
 
 	// reason the hold began for (a HoldReason, of these four only): FailureStorm, NodeStorm or
-	// RestartIneffective (a doubt hold: a canary tests it), or MaxUnavailable (the budget is held only by pods the operator never
-	// restarts: they stop counting at nextCanary).
+	// RestartIneffective (a doubt hold: a canary tests it), or MaxUnavailable (the budget is held
+	// only by pods the operator never restarts: they stop counting at nextCanary).
 	// +kubebuilder:validation:Enum=FailureStorm;NodeStorm;RestartIneffective;MaxUnavailable
 	// +required
 	Reason string `json:"reason"`

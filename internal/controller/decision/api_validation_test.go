@@ -55,6 +55,16 @@ var _ = Describe("policy.enhancedliveness.io CRD validation", Ordered, func() {
 		Expect(k8sClient.Create(ctx, p)).To(Succeed())
 	})
 
+	It("accepts the RestartHold sample in config/samples", func() {
+		data, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "config", "samples", "policy_v1alpha1_restarthold.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		h := &policyv1alpha1.RestartHold{}
+		Expect(yaml.UnmarshalStrict(data, h)).To(Succeed())
+		Expect(k8sClient.Create(ctx, h)).To(Succeed())
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(h), h)).To(Succeed())
+		Expect(h.Status.Wait).To(Equal(&metav1.Duration{Duration: time.Minute}))
+	})
+
 	It("applies the documented defaults to an empty policy", func() {
 		p := &policyv1alpha1.EnhancedLivenessPolicy{ObjectMeta: metav1.ObjectMeta{Name: "defaults", Namespace: ns}}
 		Expect(k8sClient.Create(ctx, p)).To(Succeed())
