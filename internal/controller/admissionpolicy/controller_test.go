@@ -253,7 +253,7 @@ var _ = Describe("Immutability ValidatingAdmissionPolicy", Ordered, func() {
 		hold := func(name string) *policyv1alpha1.RestartHold {
 			return &policyv1alpha1.RestartHold{ObjectMeta: metav1.ObjectMeta{Namespace: policyNS, Name: name},
 				Status: policyv1alpha1.RestartHoldStatus{Workload: policyv1alpha1.WorkloadReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
-					Container: "app", Reason: policyv1alpha1.HoldFailureStorm, Onset: metav1.Now(), WaitStart: metav1.Now()}}
+					Container: "app", Reason: string(policyv1alpha1.HoldFailureStorm), Onset: metav1.Now(), WaitStart: metav1.Now()}}
 		}
 		refused := func(err error) {
 			GinkgoHelper()
