@@ -56,16 +56,19 @@ var (
 		// the Mapped condition of a NodePodProbe the API server refused (the daemon keeps it)
 		"apps.enhancedliveness.io/nodepodprobes/status: patch",
 		"policy.enhancedliveness.io/enhancedlivenesspolicies/status: patch", "policy.enhancedliveness.io/enhancedlivenesspolicies/status: update",
+		// the records of held restarts (only the manager writes them: the restart-holds policy)
+		"policy.enhancedliveness.io/restartholds: create", "policy.enhancedliveness.io/restartholds: delete",
+		"policy.enhancedliveness.io/restartholds: update",
 		"events.k8s.io/events: create", "events.k8s.io/events: patch", "events.k8s.io/events: update",
 		// the seal on enrolled pods (one annotation; the immutability policy exempts the manager only)
 		"core/pods: patch",
 		// the admission policies and the webhook configurations' caBundle, by name only
-		"admissionregistration.k8s.io/validatingadmissionpolicies[enhanced-liveness-operator-daemon-node-scope,enhanced-liveness-operator-pod-probe-immutable]: create",
-		"admissionregistration.k8s.io/validatingadmissionpolicies[enhanced-liveness-operator-daemon-node-scope,enhanced-liveness-operator-pod-probe-immutable]: patch",
-		"admissionregistration.k8s.io/validatingadmissionpolicies[enhanced-liveness-operator-daemon-node-scope,enhanced-liveness-operator-pod-probe-immutable]: update",
-		"admissionregistration.k8s.io/validatingadmissionpolicybindings[enhanced-liveness-operator-daemon-node-scope,enhanced-liveness-operator-pod-probe-immutable]: create",
-		"admissionregistration.k8s.io/validatingadmissionpolicybindings[enhanced-liveness-operator-daemon-node-scope,enhanced-liveness-operator-pod-probe-immutable]: patch",
-		"admissionregistration.k8s.io/validatingadmissionpolicybindings[enhanced-liveness-operator-daemon-node-scope,enhanced-liveness-operator-pod-probe-immutable]: update",
+		"admissionregistration.k8s.io/validatingadmissionpolicies[enhanced-liveness-operator-daemon-node-scope,enhanced-liveness-operator-pod-probe-immutable,enhanced-liveness-operator-restart-holds]: create",
+		"admissionregistration.k8s.io/validatingadmissionpolicies[enhanced-liveness-operator-daemon-node-scope,enhanced-liveness-operator-pod-probe-immutable,enhanced-liveness-operator-restart-holds]: patch",
+		"admissionregistration.k8s.io/validatingadmissionpolicies[enhanced-liveness-operator-daemon-node-scope,enhanced-liveness-operator-pod-probe-immutable,enhanced-liveness-operator-restart-holds]: update",
+		"admissionregistration.k8s.io/validatingadmissionpolicybindings[enhanced-liveness-operator-daemon-node-scope,enhanced-liveness-operator-pod-probe-immutable,enhanced-liveness-operator-restart-holds]: create",
+		"admissionregistration.k8s.io/validatingadmissionpolicybindings[enhanced-liveness-operator-daemon-node-scope,enhanced-liveness-operator-pod-probe-immutable,enhanced-liveness-operator-restart-holds]: patch",
+		"admissionregistration.k8s.io/validatingadmissionpolicybindings[enhanced-liveness-operator-daemon-node-scope,enhanced-liveness-operator-pod-probe-immutable,enhanced-liveness-operator-restart-holds]: update",
 		"admissionregistration.k8s.io/mutatingwebhookconfigurations[enhanced-liveness-operator-mutating-webhook-configuration]: update",
 		"admissionregistration.k8s.io/validatingwebhookconfigurations[enhanced-liveness-operator-validating-webhook-configuration]: update",
 		// its own identity (SelfSubjectReview)
@@ -105,12 +108,13 @@ var (
 		"ClusterRole/daemon-role":   daemon, "Role/daemon-lease-role": daemonLease, "Role/daemon-trust-role": nil,
 		"ClusterRole/metrics-auth-role": metricsAuth, "ClusterRole/metrics-reader": nil,
 		// For people (aggregated into admin/edit/view): a ContainerRecreateRequest is a general
-		// API (a restart by hand); NodePodProbes can only be viewed.
+		// API (a restart by hand); NodePodProbes and RestartHolds can only be viewed.
 		"ClusterRole/policy-enhancedlivenesspolicy-admin-role": policyAdmin, "ClusterRole/policy-enhancedlivenesspolicy-editor-role": policyEditor,
 		"ClusterRole/policy-enhancedlivenesspolicy-viewer-role": nil,
 		"ClusterRole/apps-containerrecreaterequest-admin-role":  crrAdmin, "ClusterRole/apps-containerrecreaterequest-editor-role": crrEditor,
 		"ClusterRole/apps-containerrecreaterequest-viewer-role": nil,
 		"ClusterRole/apps-nodepodprobe-viewer-role":             nil,
+		"ClusterRole/policy-restarthold-viewer-role":            nil,
 	}
 	// The CSV: cluster permissions and namespaced permissions, by ServiceAccount.
 	csvClusterWrites = map[string][]string{
