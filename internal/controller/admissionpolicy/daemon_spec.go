@@ -49,7 +49,7 @@ func BuildDaemonNodeScope(c Config) (*admissionregistrationv1.ValidatingAdmissio
 		return admissionregistrationv1.Validation{Expression: expression, MessageExpression: message, Reason: &forbidden}
 	}
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
+		TypeMeta:   policyType,
 		ObjectMeta: meta(),
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
@@ -95,7 +95,7 @@ func BuildDaemonNodeScope(c Config) (*admissionregistrationv1.ValidatingAdmissio
 		},
 	}
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicyBinding"},
+		TypeMeta:   bindingType,
 		ObjectMeta: meta(),
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
 			PolicyName:        DaemonNodeScopeName,

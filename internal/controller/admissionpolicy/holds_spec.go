@@ -57,7 +57,7 @@ func BuildRestartHolds(c Config) (*admissionregistrationv1.ValidatingAdmissionPo
 	}
 	forbidden := metav1.StatusReasonForbidden
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
+		TypeMeta:   policyType,
 		ObjectMeta: meta(),
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
@@ -81,7 +81,7 @@ func BuildRestartHolds(c Config) (*admissionregistrationv1.ValidatingAdmissionPo
 		},
 	}
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicyBinding"},
+		TypeMeta:   bindingType,
 		ObjectMeta: meta(),
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
 			PolicyName:        RestartHoldsName,

@@ -38,6 +38,12 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 )
 
+// policyType and bindingType are the kinds of the objects the policies are made of.
+var (
+	policyType  = metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"}
+	bindingType = metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicyBinding"}
+)
+
 const (
 	// Name is the name of the policy and of its binding (cluster-scoped).
 	Name = "enhanced-liveness-operator-pod-probe-immutable"
@@ -104,7 +110,7 @@ func Build(c Config) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admis
 	}
 
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
+		TypeMeta:   policyType,
 		ObjectMeta: meta(),
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
@@ -131,7 +137,7 @@ func Build(c Config) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admis
 		},
 	}
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicyBinding"},
+		TypeMeta:   bindingType,
 		ObjectMeta: meta(),
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
 			PolicyName:        Name,

@@ -26,7 +26,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
@@ -65,7 +64,7 @@ var _ = Describe("Decision controller, fair sharing", Ordered, func() {
 		stream, quiet := newNamespace(), newNamespace()
 		// The stream's policy would allow everything: only the manager-wide bucket limits it.
 		createPolicy(stream, "fast", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
-			s.MaxUnavailable, s.MaxFailing = ptr.To(intstr.FromString("100%")), ptr.To(intstr.FromString("100%"))
+			s.MaxUnavailable, s.MaxFailing = new(intstr.FromString("100%")), new(intstr.FromString("100%"))
 			s.RateLimit = policyv1alpha1.RateLimit{RestartsPerMinute: 6000, Burst: 1000}
 		})
 		nodeA, nodeB := newNode(), newNode()

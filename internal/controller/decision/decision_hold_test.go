@@ -28,7 +28,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clocktesting "k8s.io/utils/clock/testing"
-	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
@@ -156,7 +155,7 @@ var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 		ns, node := newNamespace(), name("pending-node")
 		renewLease(node, clock.Now())
 		createPolicy(ns, "web", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
-			s.MaxUnavailable, s.MaxHold = ptr.To(intstr.FromInt32(1)), &metav1.Duration{Duration: time.Minute}
+			s.MaxUnavailable, s.MaxHold = new(intstr.FromInt32(1)), &metav1.Duration{Duration: time.Minute}
 		})
 		labels := map[string]string{"app": "budget"}
 		rs := deployment(ns, "budget", 4, labels)

@@ -29,7 +29,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -168,17 +167,17 @@ func holdObject(rec memory.HoldRecord) *policyv1alpha1.RestartHold {
 	}
 	if rec.Ref.UID != "" {
 		obj.OwnerReferences = []metav1.OwnerReference{{APIVersion: rec.Ref.APIVersion, Kind: rec.Ref.Kind, Name: rec.Ref.Name,
-			UID: rec.Ref.UID, Controller: ptr.To(false), BlockOwnerDeletion: ptr.To(false)}}
+			UID: rec.Ref.UID, Controller: new(false), BlockOwnerDeletion: new(false)}}
 	}
 	st := &obj.Status
 	if h.Period > 0 {
 		st.Wait = &metav1.Duration{Duration: h.Period}
 	}
 	if next := h.NextCanary(); !next.IsZero() {
-		st.NextCanary = ptr.To(metav1.NewTime(next))
+		st.NextCanary = new(metav1.NewTime(next))
 	}
 	if !h.Released.IsZero() {
-		st.ReleasedAt = ptr.To(metav1.NewTime(h.Released))
+		st.ReleasedAt = new(metav1.NewTime(h.Released))
 	}
 	if k := h.Canary; k != nil {
 		st.Canary = &policyv1alpha1.HoldCanary{Pod: k.PodName, PodUID: k.Pod, Container: k.Container, ContainerID: k.Instance,
