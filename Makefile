@@ -87,7 +87,7 @@ bench-scale: setup-envtest ## Manager at scale: cold start, memory and rounds of
 
 BENCH_NPP_PODS ?= 1,110
 .PHONY: bench-status-writes
-bench-status-writes: setup-envtest ## API server CPU per NodePodProbe status write at BENCH_NPP_PODS pods per node, against one pod status patch.
+bench-status-writes: setup-envtest ## API server CPU per NodePodProbeReport status write beside a NodePodProbe of BENCH_NPP_PODS pods, against one pod status patch.
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go run ./test/benchscale -status-writes 1000 -status-pods $(BENCH_NPP_PODS)
 
 BENCH_WORKERS ?= 5000

@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Command daemon is the enhanced-liveness node daemon: one per node, it runs the liveness probes
-// listed in its node's NodePodProbe, reports them in its status, executes the node's
+// listed in its node's NodePodProbe, reports them in its NodePodProbeReport, executes the node's
 // ContainerRecreateRequests and holds a Lease as its heartbeat.
 package main
 

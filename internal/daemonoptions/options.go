@@ -69,7 +69,7 @@ func Bind(fs *flag.FlagSet) *Options {
 		"CRI runtime endpoint, e.g. unix:///run/containerd/containerd.sock; auto-detected (containerd, CRI-O) when empty.")
 	fs.DurationVar(&o.CRITimeout, "cri-timeout", 10*time.Second, "Connection timeout and per-call timeout of CRI calls.")
 	fs.DurationVar(&o.WriteWindow, "status-write-window", DefaultStatusWriteWindow,
-		"How long probe transitions are gathered into one NodePodProbe status patch.")
+		"How long probe transitions are gathered into one NodePodProbeReport status patch.")
 	fs.DurationVar(&o.FailureWriteWindow, "failure-write-window", DefaultFailureWriteWindow,
 		"How long after the previous status patch a new liveness failure waits to be written (at most --status-write-window).")
 	fs.StringVar(&o.KubeletVersion, "kubelet-version", "",

@@ -142,7 +142,7 @@ func run(m *testing.M, cfg *rest.Config) int {
 
 // setup creates the namespace, a policy that lets every failure of a round through (the rate
 // limit is not what is measured), the Deployments, ReplicaSets and pods, their running status,
-// the daemons' Leases and the NodePodProbe specs.
+// the daemons' Leases, the NodePodProbe specs and their reports.
 func setup(ctx context.Context) error {
 	for _, ns := range []string{namespace, opNamespace} {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
@@ -226,6 +226,15 @@ func setup(ctx context.Context) error {
 					Probe: corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: httpGet}}}}})
 		}
 		if err := c.Create(ctx, npp); err != nil {
+			return err
+		}
+		// The report as the manager creates it, then as the daemon writes it: every probe passes.
+		rep := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: node}}
+		if err := c.Create(ctx, rep); err != nil {
+			return err
+		}
+		rep.Status = appsv1alpha1.ProbeResults{ObservedGeneration: npp.Generation, ProbedGeneration: npp.Generation}
+		if err := c.Status().Update(ctx, rep); err != nil {
 			return err
 		}
 	}

@@ -96,29 +96,29 @@ func pickFailing(round int) []*corev1.Pod {
 	return out
 }
 
-// reportFailures plays the daemons: one status write per node, concurrently, carrying every
+// reportFailures plays the daemons: one report write per node, concurrently, carrying every
 // failure of the node. It returns when each node's write was sent, and the round's start.
 func reportFailures(ctx context.Context, b *testing.B, failing []*corev1.Pod) (map[string]time.Time, time.Time) {
 	byNode := map[string][]*corev1.Pod{}
 	for _, p := range failing {
 		byNode[podNode[p.UID]] = append(byNode[podNode[p.UID]], p)
 	}
-	npps := map[string]*appsv1alpha1.NodePodProbe{}
+	reps := map[string]*appsv1alpha1.NodePodProbeReport{}
 	for node, ps := range byNode {
-		npp := &appsv1alpha1.NodePodProbe{}
-		if err := c.Get(ctx, client.ObjectKey{Name: node}, npp); err != nil {
+		rep := &appsv1alpha1.NodePodProbeReport{}
+		if err := c.Get(ctx, client.ObjectKey{Name: node}, rep); err != nil {
 			b.Fatal(err)
 		}
 		now := metav1.Now()
-		npp.Status.PodProbeStatuses = nil
+		rep.Status.PodProbeStatuses, rep.Status.FailingProbes = nil, int32(len(ps))
 		for _, p := range ps {
 			state := appsv1alpha1.ContainerProbeState{Name: p.Name + "-app", ContainerID: cid(p, gen[p.UID]),
 				State: appsv1alpha1.ProbeFailed, Message: "HTTP probe failed with statuscode: 503",
 				LastProbeTime: now, LastTransitionTime: now}
-			npp.Status.PodProbeStatuses = append(npp.Status.PodProbeStatuses, appsv1alpha1.PodProbeStatus{
+			rep.Status.PodProbeStatuses = append(rep.Status.PodProbeStatuses, appsv1alpha1.PodProbeStatus{
 				Name: p.Name, Namespace: p.Namespace, UID: p.UID, ProbeStates: []appsv1alpha1.ContainerProbeState{state}})
 		}
-		npps[node] = npp
+		reps[node] = rep
 	}
 	written := map[string]time.Time{}
 	var g errgroup.Group
@@ -126,13 +126,13 @@ func reportFailures(ctx context.Context, b *testing.B, failing []*corev1.Pod) (m
 		node string
 		at   time.Time
 	}
-	ch := make(chan w, len(npps))
+	ch := make(chan w, len(reps))
 	start := time.Now()
-	for node, npp := range npps {
+	for node, rep := range reps {
 		g.Go(func() error {
 			at := time.Now()
 			ch <- w{node, at}
-			return c.Status().Update(ctx, npp)
+			return c.Status().Update(ctx, rep)
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -179,12 +179,12 @@ func restore(ctx context.Context, b *testing.B, failing []*corev1.Pod) {
 		b.Fatal(err)
 	}
 	for n := range nodes {
-		npp := &appsv1alpha1.NodePodProbe{}
-		if err := c.Get(ctx, client.ObjectKey{Name: fmt.Sprintf("node-%02d", n)}, npp); err != nil {
+		rep := &appsv1alpha1.NodePodProbeReport{}
+		if err := c.Get(ctx, client.ObjectKey{Name: fmt.Sprintf("node-%02d", n)}, rep); err != nil {
 			b.Fatal(err)
 		}
-		npp.Status.PodProbeStatuses = nil
-		if err := c.Status().Update(ctx, npp); err != nil {
+		rep.Status.PodProbeStatuses, rep.Status.FailingProbes = nil, 0
+		if err := c.Status().Update(ctx, rep); err != nil {
 			b.Fatal(err)
 		}
 	}

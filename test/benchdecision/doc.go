@@ -16,13 +16,13 @@ limitations under the License.
 
 // Package benchdecision measures the decision controller's throughput and latency against a real
 // kube-apiserver (envtest): 2,000 enrolled pods in 50 Deployments on 20 nodes, and 200 liveness
-// failures (4 per Deployment) reported at once, one NodePodProbe status write per node.
+// failures (4 per Deployment) reported at once, one NodePodProbeReport status write per node.
 //
 //	KUBEBUILDER_ASSETS=$PWD/bin/k8s/1.37.2-linux-amd64 \
 //	  go test ./test/benchdecision -run '^$' -bench . -benchtime=3x
 //
 // Each iteration is one round: the failures are reported, every one of them must turn into a
-// ContainerRecreateRequest, and the round's decisions/s and per-failure latency (from the status
+// ContainerRecreateRequest, and the round's decisions/s and per-failure latency (from the report
 // write of the failure's node to the decision's CRR being created) are reported. Between rounds
 // (timer stopped) the test plays the node daemon and the kubelet: requests finish, containers run
 // under a new ID, probes succeed.

@@ -36,14 +36,12 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/latency"
 )
 
-// writeStatuses plays the node daemons: one results write per node carrying the state of the
-// probes on it, Failed for the pods in failing, Succeeded for the others: in the node's
-// NodePodProbeReport (as shipped), or, full, every state in the NodePodProbe's status (as daemons
-// before the report and probedGeneration wrote them). Nodes write
-// concurrently, as independent daemons do. It returns when each node's write was sent and when
-// the API server acknowledged it.
+// writeStatuses plays the node daemons: one write of each node's NodePodProbeReport carrying what
+// is not passing on it, Failed for the pods in failing, with the spec generation it covers (the
+// others passed). Nodes write concurrently, as independent daemons do. It returns when each
+// node's write was sent and when the API server acknowledged it.
 func writeStatuses(ctx context.Context, cl *cluster, w *watcher, nodes []int, failing map[types.UID]bool,
-	workers int, full bool) (sent, acked map[int]time.Time, err error) {
+	workers int) (sent, acked map[int]time.Time, err error) {
 	var mu sync.Mutex
 	sent, acked = make(map[int]time.Time, len(nodes)), make(map[int]time.Time, len(nodes))
 	err = parallel(ctx, len(nodes), workers, func(ctx context.Context, i int) error {
@@ -54,40 +52,27 @@ func writeStatuses(ctx context.Context, cl *cluster, w *watcher, nodes []int, fa
 			pods = append(pods, p)
 		}
 		slices.SortFunc(pods, func(a, b *podRec) int { return cmp.Compare(a.uid, b.uid) })
-		// The daemon's report: every probe's state (full, the daemons before probedGeneration),
-		// or only the failing ones with the spec generation they cover (sparse, as shipped).
-		st := map[string]any{"probedPods": len(pods)}
 		states := []appsv1alpha1.PodProbeStatus{}
-		failingProbes := 0
 		for _, p := range pods {
-			state, msg := appsv1alpha1.ProbeSucceeded, ""
-			if failing[p.uid] {
-				state, msg = appsv1alpha1.ProbeFailed, "HTTP probe failed with statuscode: 503"
-				failingProbes++
-			} else if !full {
+			if !failing[p.uid] {
 				continue
 			}
 			states = append(states, appsv1alpha1.PodProbeStatus{Name: p.name, Namespace: p.ns,
 				UID: p.uid, ProbeStates: []appsv1alpha1.ContainerProbeState{{Name: p.name + "-app",
-					ContainerID: p.containerID(), State: state, Message: msg, LastProbeTime: now, LastTransitionTime: now}}})
+					ContainerID: p.containerID(), State: appsv1alpha1.ProbeFailed, Message: "HTTP probe failed with statuscode: 503",
+					LastProbeTime: now, LastTransitionTime: now}}})
 		}
 		// Written out even when empty or zero: a merge patch leaves out what it does not name.
-		st["podProbeStatuses"], st["failingProbes"] = states, failingProbes
-		if !full {
-			st["probedGeneration"] = w.generation(n)
-		}
-		patch, err := json.Marshal(map[string]any{"status": st})
+		patch, err := json.Marshal(map[string]any{"status": map[string]any{"probedPods": len(pods),
+			"podProbeStatuses": states, "failingProbes": len(states), "probedGeneration": w.generation(n)}})
 		if err != nil {
 			return err
 		}
-		var obj client.Object = &appsv1alpha1.NodePodProbeReport{ObjectMeta: objectMeta("", w.l.nodeName(n))}
-		if full {
-			obj = &appsv1alpha1.NodePodProbe{ObjectMeta: objectMeta("", w.l.nodeName(n))}
-		}
+		obj := &appsv1alpha1.NodePodProbeReport{ObjectMeta: objectMeta("", w.l.nodeName(n))}
 		at := time.Now()
 		err = retry(ctx, func(int) error {
 			err := cl.daemons.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))
-			if apierrors.IsNotFound(err) && !full {
+			if apierrors.IsNotFound(err) {
 				// The manager creates the report right after the node's NodePodProbe: wait for it.
 				return apierrors.NewServiceUnavailable("NodePodProbeReport " + obj.GetName() + " not created yet")
 			}
@@ -201,7 +186,7 @@ func runRound(ctx context.Context, cl *cluster, m *managerProc, w *watcher, l la
 		go saveProfile(ctx, http.DefaultClient, m.pprofURL, o.profile,
 			filepath.Join(o.logDir, fmt.Sprintf("manager-%s-round%d.pprof", at, round)))
 	}
-	written, acked, err := writeStatuses(ctx, cl, w, nodes, failingUID, o.daemonWriters, o.fullStatus)
+	written, acked, err := writeStatuses(ctx, cl, w, nodes, failingUID, o.daemonWriters)
 	if err != nil {
 		return res, err
 	}

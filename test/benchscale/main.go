@@ -17,7 +17,7 @@ limitations under the License.
 // Command benchscale measures the manager at scale against envtest's real kube-apiserver and
 // etcd: enrolled pods in Deployments of perWorkload replicas on nodes of perNode pods (100,000
 // pods, 2,000 workloads, 5,000 nodes at full size). The benchmark plays the kubelets (pod status)
-// and the node daemons (NodePodProbe status, Leases); the manager is the real binary built from
+// and the node daemons (NodePodProbeReport status, Leases); the manager is the real binary built from
 // ./cmd, run as its own process with the shipped RBAC, so that its RSS and CPU are its own.
 //
 //	KUBEBUILDER_ASSETS=$PWD/bin/k8s/1.37.2-linux-amd64 go run ./test/benchscale -pods 10000,25000,50000
@@ -53,7 +53,6 @@ type options struct {
 	managerBin, logDir                    string
 	managerArgs                           []string
 	writers, daemonWriters                int
-	fullStatus                            bool
 	settle, convergeTimeout, roundTimeout time.Duration
 	restoreTimeout                        time.Duration
 	profile                               time.Duration
@@ -77,9 +76,7 @@ func main() {
 	flag.StringVar(&o.logDir, "log-dir", "", "Keep the manager's logs in this directory (default: deleted with the cluster).")
 	flag.StringVar(&managerArgs, "manager-args", "", "Extra manager flags, space-separated (e.g. --kube-api-qps=-1).")
 	flag.IntVar(&o.writers, "writers", 64, "Concurrent clients creating the cluster.")
-	flag.IntVar(&o.daemonWriters, "daemon-writers", 200, "Concurrent NodePodProbe status writes (simulated daemons).")
-	flag.BoolVar(&o.fullStatus, "full-status", false,
-		"Simulated daemons list every probe's state in the NodePodProbe status, as daemons before status.probedGeneration and the NodePodProbeReport did (default: only failing ones, in the report).")
+	flag.IntVar(&o.daemonWriters, "daemon-writers", 200, "Concurrent NodePodProbeReport status writes (simulated daemons).")
 	flag.DurationVar(&o.settle, "settle", 10*time.Second, "How long NodePodProbe writes are still counted after convergence.")
 	flag.DurationVar(&o.convergeTimeout, "converge-timeout", 30*time.Minute, "Bound on the cold start.")
 	flag.DurationVar(&o.roundTimeout, "round-timeout", 5*time.Minute, "Bound on one round of failures.")
@@ -89,9 +86,9 @@ func main() {
 		"Take CPU profiles of kube-apiserver and of the manager this long from the start of each round, into -log-dir.")
 	flag.DurationVar(&timeout, "timeout", 3*time.Hour, "Bound on the whole benchmark.")
 	statusWrites := flag.Int("status-writes", 0,
-		"Instead of the scale run: this many status writes of each kind (NodePodProbe at each -status-pods size, "+
+		"Instead of the scale run: this many status writes of each kind (NodePodProbeReport at each -status-pods size, "+
 			"a pod status patch for reference), with the API server's and etcd's CPU per write.")
-	statusPods := flag.String("status-pods", "1,110", "Comma-separated pods per NodePodProbe for -status-writes.")
+	statusPods := flag.String("status-pods", "1,110", "Comma-separated pods per node (NodePodProbe spec) for -status-writes.")
 	flag.Parse()
 	if *statusWrites > 0 {
 		ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr)))

@@ -151,7 +151,7 @@ func carryOut(ctx context.Context, cl *cluster, w *watcher, open []*appsv1alpha1
 			report = append(report, p.node)
 		}
 	}
-	_, acked, err := writeStatuses(ctx, cl, w, report, nil, o.daemonWriters, o.fullStatus)
+	_, acked, err := writeStatuses(ctx, cl, w, report, nil, o.daemonWriters)
 	if err != nil {
 		return nil, err
 	}

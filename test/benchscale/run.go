@@ -105,7 +105,7 @@ func runManager(ctx context.Context, cl *cluster, bin string, w *watcher, l layo
 	for n := range all {
 		all[n] = n
 	}
-	if _, _, err := writeStatuses(ctx, cl, w, all, nil, o.daemonWriters, o.fullStatus); err != nil {
+	if _, _, err := writeStatuses(ctx, cl, w, all, nil, o.daemonWriters); err != nil {
 		return r, err
 	}
 	ictx, cancel := context.WithTimeout(ctx, o.roundTimeout)

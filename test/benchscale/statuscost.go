@@ -48,20 +48,14 @@ type statusCase struct {
 }
 
 // statusWriteCost measures what one status write costs the API server and etcd, each kind n
-// times in a row on one control plane: results writes as node daemons made them at each size of
-// podCounts (the full report of every probe and the sparse one in the NodePodProbe's status, each
-// with an empty spec for the spec's share) and as they make them now (the sparse results in the
-// node's NodePodProbeReport), and the kubelet's pod status patch of a container restart, the native
-// reference (-status-writes; docs/performance.md, "NodePodProbe status writes").
+// times in a row on one control plane: the node daemon's results write (the sparse results in the
+// node's NodePodProbeReport) at each size of podCounts, and the kubelet's pod status patch of a
+// container restart, the native reference (-status-writes; docs/performance.md,
+// "NodePodProbeReport status writes").
 func statusWriteCost(podCounts []int, n int) error {
 	var cases []statusCase
 	for _, p := range podCounts {
-		cases = append(cases,
-			statusCase{"full status", p, fullStatus(p, true)},
-			statusCase{"full status, empty spec", p, fullStatus(p, false)},
-			statusCase{"sparse status", p, sparseStatus(p, true)},
-			statusCase{"sparse status, no spec", p, sparseStatus(p, false)},
-			statusCase{"report status write", p, reportStatus(p)})
+		cases = append(cases, statusCase{"report status write", p, reportStatus(p)})
 	}
 	cases = append(cases, statusCase{"pod status patch (native)", 1, podStatusPatch})
 
@@ -121,77 +115,10 @@ func measure(ctx context.Context, c client.Client, sc statusCase, n int) (writeC
 
 var objects int
 
-// fullStatus is the daemon's report of every probe on a node of pods pods, with the mapping's
-// spec or (withSpec false) none: it creates the NodePodProbe as the manager does, writes a state
-// for every pod once, and then each write flips one pod between Succeeded and Failed (merge patch
-// with the resourceVersion, as the daemon writes).
-func fullStatus(pods int, withSpec bool) func(context.Context, client.Client) (int, func(int) error, error) {
-	return func(ctx context.Context, c client.Client) (int, func(int) error, error) {
-		objects++
-		spec := nodePodProbe(fmt.Sprintf("node-%d", objects), pods)
-		npp := spec.DeepCopy()
-		if !withSpec {
-			npp.Spec = appsv1alpha1.NodePodProbeSpec{}
-		}
-		if err := c.Create(ctx, npp, client.FieldOwner("manager")); err != nil {
-			return 0, nil, err
-		}
-		base := npp.DeepCopy()
-		for i := range pods {
-			npp.Status.PodProbeStatuses = append(npp.Status.PodProbeStatuses, podState(spec, i, false))
-		}
-		npp.Status.ProbedPods = int32(pods)
-		if err := c.Status().Patch(ctx, npp, client.MergeFrom(base), client.FieldOwner("daemon")); err != nil {
-			return 0, nil, err
-		}
-		whole, _ := json.Marshal(npp)
-		return len(whole), func(k int) error {
-			before := npp.DeepCopy()
-			i := k % pods
-			npp.Status.PodProbeStatuses[i] = podState(spec, i, (k/pods)%2 == 0)
-			return c.Status().Patch(ctx, npp, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}),
-				client.FieldOwner("daemon"))
-		}, nil
-	}
-}
-
-// sparseStatus is the daemon's report of what is not passing on a node of pods pods, all passing
-// but one at a time: each write reports one pod Failed, the next one passing again (its entry
-// gone), status.probedGeneration marking the spec as probed. Without the spec (withSpec false)
-// it is what results in an object of their own would cost.
-func sparseStatus(pods int, withSpec bool) func(context.Context, client.Client) (int, func(int) error, error) {
-	return func(ctx context.Context, c client.Client) (int, func(int) error, error) {
-		objects++
-		spec := nodePodProbe(fmt.Sprintf("node-%d", objects), pods)
-		npp := spec.DeepCopy()
-		if !withSpec {
-			npp.Spec = appsv1alpha1.NodePodProbeSpec{}
-		}
-		if err := c.Create(ctx, npp, client.FieldOwner("manager")); err != nil {
-			return 0, nil, err
-		}
-		base := npp.DeepCopy()
-		npp.Status.ProbedGeneration, npp.Status.ProbedPods = npp.Generation, int32(pods)
-		if err := c.Status().Patch(ctx, npp, client.MergeFrom(base), client.FieldOwner("daemon")); err != nil {
-			return 0, nil, err
-		}
-		whole, _ := json.Marshal(npp)
-		return len(whole), func(k int) error {
-			before := npp.DeepCopy()
-			if k%2 == 1 {
-				npp.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{podState(spec, (k/2)%pods, true)}
-				npp.Status.FailingProbes = 1
-			} else {
-				npp.Status.PodProbeStatuses, npp.Status.FailingProbes = nil, 0
-			}
-			return c.Status().Patch(ctx, npp, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}),
-				client.FieldOwner("daemon"))
-		}, nil
-	}
-}
-
-// reportStatus is what today's daemon writes: the sparse results of sparseStatus in the node's
-// NodePodProbeReport (the real CRD), next to its NodePodProbe with the spec of pods pods.
+// reportStatus is what the daemon writes on a node of pods pods, all passing but one at a time:
+// each write reports one pod Failed in the node's NodePodProbeReport, the next one passing again
+// (its entry gone), status.probedGeneration marking the spec of its NodePodProbe as probed (merge
+// patch with the resourceVersion, as the daemon writes).
 func reportStatus(pods int) func(context.Context, client.Client) (int, func(int) error, error) {
 	return func(ctx context.Context, c client.Client) (int, func(int) error, error) {
 		objects++

@@ -39,7 +39,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/test/results"
 )
 
 // On a real node: the probe keys are immutable in the apiserver itself, the
@@ -141,22 +140,20 @@ var _ = Describe("the probe of an enrolled pod is immutable", func() {
 		Expect(got.Annotations[appsv1alpha1.AnnotationProbeContext]).To(Equal(pod.Annotations[appsv1alpha1.AnnotationProbeContext]))
 	})
 
-	It("keeps the probe's output out of the cluster-scoped NodePodProbe: its status says exit code 1, the pod's event the output", func() {
+	It("keeps the probe's output out of the cluster-scoped NodePodProbeReport: it says exit code 1, the pod's event the output", func() {
 		ns := newNamespace("output")
 		deployApp(ns, app{name: "web", replicas: 1, probe: execProbe(), enrolled: true,
 			annotations: map[string]string{appsv1alpha1.AnnotationRestartDisabled: appsv1alpha1.TrueValue}})
 		pod := onlyPod(ns, "web")
 		setSick(pod, true) // `/app check` prints "sick" and exits 1
 		Eventually(func(g Gomega) {
-			npp, err := results.Of(context.Background(), k8s, pod.Spec.NodeName)
-			g.Expect(err).NotTo(HaveOccurred())
+			rep := &appsv1alpha1.NodePodProbeReport{}
+			g.Expect(k8s.Get(context.Background(), client.ObjectKey{Name: pod.Spec.NodeName}, rep)).To(Succeed())
 			var msgs []string
-			for _, ps := range npp.Status.PodProbeStatuses {
-				if ps.UID == pod.UID {
-					for _, s := range ps.ProbeStates {
-						if s.State == appsv1alpha1.ProbeFailed {
-							msgs = append(msgs, s.Message)
-						}
+			if ps := rep.Status.Pod(pod.UID); ps != nil {
+				for _, s := range ps.ProbeStates {
+					if s.State == appsv1alpha1.ProbeFailed {
+						msgs = append(msgs, s.Message)
 					}
 				}
 			}

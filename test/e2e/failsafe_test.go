@@ -36,7 +36,6 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/project"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/test/results"
 )
 
 // Scenarios 5 and 6 of the e2e issue: the operator's parts going away never makes things worse.
@@ -45,21 +44,12 @@ import (
 // the pod.
 func probeFailed(node string, uid types.UID) func() bool {
 	return func() bool {
-		npp, err := results.Of(context.Background(), k8s, node)
-		if err != nil {
+		rep := &appsv1alpha1.NodePodProbeReport{}
+		if err := k8s.Get(context.Background(), client.ObjectKey{Name: node}, rep); err != nil {
 			return false
 		}
-		for _, ps := range npp.Status.PodProbeStatuses {
-			if ps.UID != uid {
-				continue
-			}
-			for _, s := range ps.ProbeStates {
-				if s.State == appsv1alpha1.ProbeFailed {
-					return true
-				}
-			}
-		}
-		return false
+		ps := rep.Status.Pod(uid)
+		return ps != nil && ps.FailedProbes() > 0
 	}
 }
 

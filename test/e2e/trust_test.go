@@ -45,7 +45,6 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/nodescope"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/test/results"
 )
 
 // The trust boundary on a real node: the daemon runs only what a pod's own admitted, sealed probe
@@ -86,11 +85,13 @@ func healthy(p *corev1.Pod) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// nppMentions reports whether the node's NodePodProbe lists the pod in its spec or its results
-// (its report, or its status written by a daemon from before the report).
+// nppMentions reports whether the node's NodePodProbe lists the pod in its spec or its report
+// lists it in its results.
 func nppMentions(node string, uid types.UID) bool {
-	npp, err := results.Of(context.Background(), k8s, node)
-	if err != nil {
+	npp := &appsv1alpha1.NodePodProbe{}
+	rep := &appsv1alpha1.NodePodProbeReport{}
+	if k8s.Get(context.Background(), client.ObjectKey{Name: node}, npp) != nil ||
+		k8s.Get(context.Background(), client.ObjectKey{Name: node}, rep) != nil {
 		return false
 	}
 	for _, p := range npp.Spec.PodProbes {
@@ -98,12 +99,7 @@ func nppMentions(node string, uid types.UID) bool {
 			return true
 		}
 	}
-	for _, s := range npp.Status.PodProbeStatuses {
-		if s.UID == uid {
-			return true
-		}
-	}
-	return false
+	return rep.Status.Pod(uid) != nil
 }
 
 // managerDown scales the manager to 0 and returns what scales it back (and waits for its
@@ -334,7 +330,7 @@ var _ = Describe("the trust boundary", Ordered, func() {
 		Expect(hasEvent(ns, pods[0].Name, gate.ReasonRejected, daemonReporter, "")()).To(BeFalse())
 	})
 
-	It("refuses the daemon's own token another node's NodePodProbe status and ContainerRecreateRequests (kustomize install)", func() {
+	It("refuses the daemon's own token its NodePodProbe and another node's report and ContainerRecreateRequests (kustomize install)", func() {
 		By("the manager created the policy; the apiserver type-checked it without a warning")
 		Eventually(func(g Gomega) {
 			p := &admissionregistrationv1.ValidatingAdmissionPolicy{}

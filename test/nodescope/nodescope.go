@@ -45,16 +45,17 @@ const OtherNode = "e2e-other-node"
 type DaemonWrites struct {
 	// Node is the daemon's node (its token is bound to the daemon pod there).
 	Node string
-	// OwnNPP: a status patch of its node's NodePodProbe (must be admitted).
+	// OwnReport: a status patch of its node's NodePodProbeReport (must be admitted).
+	OwnReport error
+	// OwnNPP: a status patch of its node's NodePodProbe (must be refused by RBAC: the manager
+	// alone writes NodePodProbes).
 	OwnNPP error
-	// OtherNPP, OtherCRR: status patches of OtherNode's NodePodProbe and of a
+	// OtherReport, OtherCRR: status patches of OtherNode's NodePodProbeReport and of a
 	// ContainerRecreateRequest labelled with OtherNode (must be denied by the node-scope policy).
-	OtherNPP, OtherCRR error
-	// OtherReport: a status patch of OtherNode's NodePodProbeReport (must be denied too).
-	OtherReport error
+	OtherReport, OtherCRR error
 }
 
-// TryDaemonWrites creates a second Node object (OtherNode) with a NodePodProbe, a pod bound to it
+// TryDaemonWrites creates a second Node object (OtherNode) with a NodePodProbe and its report, a pod bound to it
 // and a ContainerRecreateRequest for that pod, then writes their status with a token of the
 // daemon ServiceAccount bound to daemonPod, as the daemon's own token is. cleanup removes what it
 // created. c is a cluster-admin client, cfg its config (for the API server's address and CA).
@@ -125,22 +126,28 @@ func TryDaemonWrites(ctx context.Context, c client.Client, cs kubernetes.Interfa
 		return w, cleanup, err
 	}
 	status := client.RawPatch(types.MergePatchType, []byte(`{"status":{}}`))
+	w.OwnReport = daemon.Status().Patch(ctx, &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: w.Node}}, status)
 	w.OwnNPP = daemon.Status().Patch(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: w.Node}}, status)
-	w.OtherNPP = daemon.Status().Patch(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: OtherNode}}, status)
 	w.OtherReport = daemon.Status().Patch(ctx, &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: OtherNode}}, status)
 	w.OtherCRR = daemon.Status().Patch(ctx, crr.DeepCopy(), client.RawPatch(types.MergePatchType,
 		[]byte(`{"status":{"message":"written by another node's daemon"}}`)))
 	return w, cleanup, nil
 }
 
-// Check returns nil when the daemon's token wrote its own node's NodePodProbe status and the
-// node-scope admission policy refused it the other node's NodePodProbe, report and request; else what
-// went otherwise.
+// Check returns nil when the daemon's token wrote its own node's NodePodProbeReport status, RBAC
+// refused it its own node's NodePodProbe status, and the node-scope admission policy refused it
+// the other node's report and request; else what went otherwise.
 func (w DaemonWrites) Check() error {
-	if w.OwnNPP != nil {
-		return fmt.Errorf("the daemon's token was refused its own node's NodePodProbe status: %w", w.OwnNPP)
+	if w.OwnReport != nil {
+		return fmt.Errorf("the daemon's token was refused its own node's NodePodProbeReport status: %w", w.OwnReport)
 	}
-	for what, err := range map[string]error{"NodePodProbe " + OtherNode: w.OtherNPP, "NodePodProbeReport " + OtherNode: w.OtherReport,
+	switch {
+	case w.OwnNPP == nil:
+		return fmt.Errorf("the daemon of node %s wrote the status of its NodePodProbe", w.Node)
+	case !apierrors.IsForbidden(w.OwnNPP) || strings.Contains(w.OwnNPP.Error(), "ValidatingAdmissionPolicy"):
+		return fmt.Errorf("writing the status of its NodePodProbe: refused, but not by RBAC: %w", w.OwnNPP)
+	}
+	for what, err := range map[string]error{"NodePodProbeReport " + OtherNode: w.OtherReport,
 		"a ContainerRecreateRequest of " + OtherNode: w.OtherCRR} {
 		switch {
 		case err == nil:
@@ -151,8 +158,8 @@ func (w DaemonWrites) Check() error {
 			return fmt.Errorf("writing the status of %s: refused, but not by the node-scope policy: %w", what, err)
 		}
 	}
-	if !strings.Contains(w.OtherNPP.Error(), "may write only NodePodProbe "+w.Node+", not "+OtherNode) {
-		return fmt.Errorf("unexpected refusal: %w", w.OtherNPP)
+	if !strings.Contains(w.OtherReport.Error(), "may write only NodePodProbeReport "+w.Node+", not "+OtherNode) {
+		return fmt.Errorf("unexpected refusal: %w", w.OtherReport)
 	}
 	return nil
 }

@@ -37,7 +37,6 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/test/results"
 )
 
 // setSick switches the test app's health off through its admin endpoint (the pod IP is on the
@@ -203,12 +202,12 @@ func upgradeWithRunBundleUpgrade() {
 	sick := pods[1]
 	Expect(setSick(sick)).To(Succeed())
 	Eventually(func(g Gomega) {
-		npp, err := results.Of(ctx, k8s, sick.Spec.NodeName)
-		g.Expect(err).NotTo(HaveOccurred())
+		rep := &appsv1alpha1.NodePodProbeReport{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Name: sick.Spec.NodeName}, rep)).To(Succeed())
 		failed := false
-		for _, ps := range npp.Status.PodProbeStatuses {
+		if ps := rep.Status.Pod(sick.UID); ps != nil {
 			for _, st := range ps.ProbeStates {
-				if ps.UID == sick.UID && st.State == appsv1alpha1.ProbeFailed && st.LastTransitionTime.After(newDaemons[0].CreationTimestamp.Time) {
+				if st.State == appsv1alpha1.ProbeFailed && st.LastTransitionTime.After(newDaemons[0].CreationTimestamp.Time) {
 					failed = true
 				}
 			}

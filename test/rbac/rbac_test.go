@@ -53,7 +53,7 @@ var (
 		"apps.enhancedliveness.io/nodepodprobes: patch", "apps.enhancedliveness.io/nodepodprobes: update",
 		// each NodePodProbe's report, created empty (the daemon writes its status)
 		"apps.enhancedliveness.io/nodepodprobereports: create",
-		// the Mapped condition of a NodePodProbe the API server refused (the daemon keeps it)
+		// the Mapped condition of a NodePodProbe the API server refused
 		"apps.enhancedliveness.io/nodepodprobes/status: patch",
 		"policy.enhancedliveness.io/enhancedlivenesspolicies/status: patch", "policy.enhancedliveness.io/enhancedlivenesspolicies/status: update",
 		// the records of held restarts (only the manager writes them: the restart-holds policy)
@@ -93,7 +93,6 @@ var (
 	daemon = []string{
 		"apps.enhancedliveness.io/containerrecreaterequests/status: patch", "apps.enhancedliveness.io/containerrecreaterequests/status: update",
 		"apps.enhancedliveness.io/nodepodprobereports/status: patch", "apps.enhancedliveness.io/nodepodprobereports/status: update",
-		"apps.enhancedliveness.io/nodepodprobes/status: patch", "apps.enhancedliveness.io/nodepodprobes/status: update",
 		"core/events: create", "core/events: patch", "events.k8s.io/events: create", "events.k8s.io/events: patch",
 	}
 	daemonLease   = []string{"coordination.k8s.io/leases: create", "coordination.k8s.io/leases: update"}

@@ -28,7 +28,8 @@ import (
 // The pod webhook and the probe-mapping controller check an entry against these before it is
 // written, so that the API server never refuses a NodePodProbe for one pod's sake.
 const (
-	// MaxPodProbesPerNode is the most pods spec.podProbes (and status.podProbeStatuses) holds.
+	// MaxPodProbesPerNode is the most pods spec.podProbes (and the NodePodProbeReport's
+	// status.podProbeStatuses) holds.
 	MaxPodProbesPerNode = 1000
 	// MaxPodNameLength is the longest pod name (the API server's own limit).
 	MaxPodNameLength = 253

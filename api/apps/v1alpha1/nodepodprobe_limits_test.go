@@ -52,11 +52,10 @@ func schemaLimits(schema map[string]any, path string, out map[string]int) {
 	}
 }
 
-// The generated CRD holds exactly the limits of the Go constants the webhook and the mapping
-// controller check against: a marker changed without its constant (or a new one without a
-// constant) fails here.
-func TestNodePodProbeCRDLimitsAreTheConstants(t *testing.T) {
-	data, err := os.ReadFile("../../../config/crd/bases/apps.enhancedliveness.io_nodepodprobes.yaml")
+// crdLimits reads the size limits of the generated CRD of the given file in config/crd/bases.
+func crdLimits(t *testing.T, file string) map[string]int {
+	t.Helper()
+	data, err := os.ReadFile("../../../config/crd/bases/" + file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,29 +73,15 @@ func TestNodePodProbeCRDLimitsAreTheConstants(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Name != "v1alpha1" {
-		t.Fatalf("versions: %+v", crd.Spec.Versions)
+		t.Fatalf("%s versions: %+v", file, crd.Spec.Versions)
 	}
 	got := map[string]int{}
 	schemaLimits(crd.Spec.Versions[0].Schema.OpenAPIV3Schema, "", got)
+	return got
+}
 
-	const pp, pr = ".spec.podProbes[]", ".spec.podProbes[].probes[]"
-	want := map[string]int{
-		".spec.podProbes maxItems":                                   MaxPodProbesPerNode,
-		pp + ".name minLength":                                       1,
-		pp + ".name maxLength":                                       MaxPodNameLength,
-		pp + ".namespace minLength":                                  1,
-		pp + ".namespace maxLength":                                  MaxNamespaceLength,
-		pp + ".uid minLength":                                        1,
-		pp + ".probes minItems":                                      1,
-		pp + ".probes maxItems":                                      MaxProbesPerPod,
-		pr + ".name minLength":                                       1,
-		pr + ".name maxLength":                                       MaxProbeNameLength,
-		pr + ".containerName minLength":                              1,
-		pr + ".containerName maxLength":                              MaxContainerNameLength,
-		".status.podProbeStatuses maxItems":                          MaxPodProbesPerNode,
-		".status.podProbeStatuses[].probeStates maxItems":            MaxProbesPerPod,
-		".status.podProbeStatuses[].probeStates[].message maxLength": MaxProbeMessageLength,
-	}
+// diffLimits lists how the limits of a CRD differ from the constants that should make them.
+func diffLimits(got, want map[string]int) []string {
 	var diffs []string
 	for k, v := range got {
 		if w, ok := want[k]; !ok || w != v {
@@ -109,8 +94,40 @@ func TestNodePodProbeCRDLimitsAreTheConstants(t *testing.T) {
 		}
 	}
 	sort.Strings(diffs)
-	if len(diffs) > 0 {
-		t.Errorf("the NodePodProbe CRD and the limits of nodepodprobe_limits.go differ:\n%s", strings.Join(diffs, "\n"))
+	return diffs
+}
+
+// The generated CRDs hold exactly the limits of the Go constants the webhook, the mapping
+// controller and the daemon check against: a marker changed without its constant (or a new one
+// without a constant) fails here. The NodePodProbe holds the spec, its report the results.
+func TestNodePodProbeCRDLimitsAreTheConstants(t *testing.T) {
+	const pp, pr = ".spec.podProbes[]", ".spec.podProbes[].probes[]"
+	spec := map[string]int{
+		".spec.podProbes maxItems":      MaxPodProbesPerNode,
+		pp + ".name minLength":          1,
+		pp + ".name maxLength":          MaxPodNameLength,
+		pp + ".namespace minLength":     1,
+		pp + ".namespace maxLength":     MaxNamespaceLength,
+		pp + ".uid minLength":           1,
+		pp + ".probes minItems":         1,
+		pp + ".probes maxItems":         MaxProbesPerPod,
+		pr + ".name minLength":          1,
+		pr + ".name maxLength":          MaxProbeNameLength,
+		pr + ".containerName minLength": 1,
+		pr + ".containerName maxLength": MaxContainerNameLength,
+	}
+	results := map[string]int{
+		".status.podProbeStatuses maxItems":                          MaxPodProbesPerNode,
+		".status.podProbeStatuses[].probeStates maxItems":            MaxProbesPerPod,
+		".status.podProbeStatuses[].probeStates[].message maxLength": MaxProbeMessageLength,
+	}
+	for file, want := range map[string]map[string]int{
+		"apps.enhancedliveness.io_nodepodprobes.yaml":       spec,
+		"apps.enhancedliveness.io_nodepodprobereports.yaml": results,
+	} {
+		if diffs := diffLimits(crdLimits(t, file), want); len(diffs) > 0 {
+			t.Errorf("%s and the limits of nodepodprobe_limits.go differ:\n%s", file, strings.Join(diffs, "\n"))
+		}
 	}
 }
 

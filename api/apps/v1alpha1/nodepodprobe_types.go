@@ -92,68 +92,12 @@ type ContainerProbe struct {
 	Probe corev1.Probe `json:"probe"`
 }
 
-// ProbeState is the last result the node daemon reported for a probe.
-// +kubebuilder:validation:Enum=Succeeded;Failed;Unknown
-type ProbeState string
-
-const (
-	// ProbeSucceeded means the probe reached its success threshold on the current container.
-	ProbeSucceeded ProbeState = "Succeeded"
-	// ProbeFailed means the probe reached its failure threshold on the container named by containerID.
-	ProbeFailed ProbeState = "Failed"
-	// ProbeUnknown means no result yet (initial delay, container not running, or probe errors).
-	ProbeUnknown ProbeState = "Unknown"
-)
-
-// ProbeResults are the probe results one node's daemon reports: the status of its
-// NodePodProbeReport (and, from daemons older than the report, of its NodePodProbe).
-type ProbeResults struct {
-	// observedGeneration is the NodePodProbe spec generation the daemon last acted on.
-	// +optional
-	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Observed Generation",xDescriptors={"urn:alm:descriptor:text"}
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-
-	// probedGeneration is the NodePodProbe spec generation (its metadata.generation) these
-	// results are complete for: every probe of that spec that podProbeStatuses does not list has
-	// passed its last probe (Succeeded, no run of failures). A daemon that sets it lists only
-	// probes that are failing, suspect or not probed yet (state Unknown), so a write costs what is
-	// wrong on the node, not what is there. Unset, or older than the NodePodProbe's generation, a
-	// probe missing from podProbeStatuses may not have been probed yet (the only reading of a
-	// status written by a daemon before this field existed).
-	// +optional
-	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Probed Generation",xDescriptors={"urn:alm:descriptor:text"}
-	ProbedGeneration int64 `json:"probedGeneration,omitempty"`
-
-	// probedPods is the number of pods of the spec with a result for at least one probe (those
-	// that pass included, though a status with probedGeneration does not list them).
-	// +optional
-	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Probed Pods",xDescriptors={"urn:alm:descriptor:text"}
-	ProbedPods int32 `json:"probedPods,omitempty"`
-
-	// failingProbes is the number of probe states that are Failed.
-	// +optional
-	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Failing Probes",xDescriptors={"urn:alm:descriptor:text"}
-	FailingProbes int32 `json:"failingProbes,omitempty"`
-
-	// podProbeStatuses holds the probe results per pod, one entry per pod UID: with
-	// probedGeneration set, only the probes that are not passing.
-	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=1000
-	// +optional
-	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Probe States"
-	PodProbeStatuses []PodProbeStatus `json:"podProbeStatuses,omitempty"`
-}
-
-// NodePodProbeStatus is written by the node daemon.
+// NodePodProbeStatus is written by the manager. The node daemon's results are in the
+// NodePodProbeReport of the same name.
 type NodePodProbeStatus struct {
-	// The probe results: a daemon that writes a NodePodProbeReport leaves them empty here (it
-	// clears what an older daemon wrote); the manager reads them only when the node has no report
-	// with probedGeneration set, i.e. while an older daemon runs on the node.
-	ProbeResults `json:",inline"`
-
-	// conditions are written by the manager (the daemon keeps them as they are): Mapped is False
-	// while the API server refuses the spec the manager computed for the node, whose enrolled pods
-	// are then not probed as they should be (each gets a Warning event).
+	// conditions: Mapped is False while the API server refuses the spec the manager computed for
+	// the node, whose enrolled pods are then not probed as they should be (each gets a Warning
+	// event). A NodePodProbe whose spec was never refused has none.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -173,79 +117,15 @@ const (
 	ReasonWriteRefused = "WriteRefused"
 )
 
-// PodProbeStatus holds the probe results of one pod.
-type PodProbeStatus struct {
-	// name of the pod.
-	// +required
-	Name string `json:"name"`
-
-	// namespace of the pod.
-	// +required
-	Namespace string `json:"namespace"`
-
-	// uid of the pod the results were taken on.
-	// +required
-	UID types.UID `json:"uid"`
-
-	// probeStates holds one result per probe, one per probe name.
-	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=64
-	// +optional
-	ProbeStates []ContainerProbeState `json:"probeStates,omitempty"`
-}
-
-// ContainerProbeState is the result of one probe.
-type ContainerProbeState struct {
-	// name of the probe (matches spec.podProbes[].probes[].name).
-	// +required
-	Name string `json:"name"`
-
-	// containerID of the container the result was taken on ("<runtime>://<id>").
-	// A result whose containerID is not the running container's is stale and never acted on.
-	// +optional
-	ContainerID string `json:"containerID,omitempty"`
-
-	// state is Succeeded (the probe reached its success threshold on this container), Failed
-	// (it reached its failure threshold; the decision controller decides whether to restart) or
-	// Unknown (no result yet: initial delay, container not running, startup probe not passed, or
-	// probe errors).
-	// +required
-	State ProbeState `json:"state"`
-
-	// message is a short reason for the state (an exit code, an HTTP status code, a timeout, a
-	// connection error), capped at 1 KiB. It never holds the probe's output (command output,
-	// response body): this object is cluster-scoped, so that goes only to the pod's events.
-	// +kubebuilder:validation:MaxLength=1024
-	// +optional
-	Message string `json:"message,omitempty"`
-
-	// lastProbeTime is when the probe ran last before this state was written.
-	// +optional
-	LastProbeTime metav1.Time `json:"lastProbeTime,omitzero"`
-
-	// lastTransitionTime is when state last changed.
-	// +optional
-	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitzero"`
-
-	// failingSince is set while the probe fails on the current container: when its run of
-	// failures began, from the run's second consecutive failure (its first with a
-	// failureThreshold of 1), before it reaches failureThreshold (state is then not yet Failed)
-	// and after. A single failed run between successes never sets it. It is written only when a
-	// run of failures is marked or ends, so early storm evidence costs one write per container.
-	// Unset while the probe passes.
-	// +optional
-	FailingSince *metav1.Time `json:"failingSince,omitempty"`
-}
-
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=npp
-// +kubebuilder:printcolumn:name="Pods",type=integer,JSONPath=`.status.probedPods`,description="Pods with reported probe states"
-// +kubebuilder:printcolumn:name="Failing",type=integer,JSONPath=`.status.failingProbes`,description="Probes whose last state is Failed"
+// +kubebuilder:printcolumn:name="Generation",type=integer,JSONPath=`.metadata.generation`,description="Spec generation: the NodePodProbeReport's Probed column reaches it once the daemon has probed this spec"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // NodePodProbe lists the liveness probes of the enrolled pods on one node (its name is the
-// node's name) and, in status, their results as reported by that node's daemon.
+// node's name). The node's daemon reports their results in the NodePodProbeReport of the same
+// name, which this object owns.
 // +operator-sdk:csv:customresourcedefinitions:displayName="Node Pod Probe",resources={{Pod,v1,pods}}
 type NodePodProbe struct {
 	metav1.TypeMeta `json:",inline"`
@@ -258,7 +138,7 @@ type NodePodProbe struct {
 	// +optional
 	Spec NodePodProbeSpec `json:"spec,omitzero"`
 
-	// status holds the results, written by the node daemon.
+	// status holds the manager's conditions.
 	// +optional
 	Status NodePodProbeStatus `json:"status,omitzero"`
 }

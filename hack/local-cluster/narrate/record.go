@@ -59,7 +59,7 @@ type snapshot struct {
 	crrs   []appsv1alpha1.ContainerRecreateRequest
 	events []eventsv1.Event
 	policy policyv1alpha1.EnhancedLivenessPolicy
-	probes []appsv1alpha1.NodePodProbe
+	probes []nodeResults
 	desire int
 }
 
@@ -93,7 +93,7 @@ func (r *recorder) take(ctx context.Context) (*snapshot, error) {
 	if err := r.c.List(ctx, &reps); err != nil {
 		return nil, err
 	}
-	s.probes = withReports(npps.Items, reps.Items)
+	s.probes = pairReports(npps.Items, reps.Items)
 	var d appsv1.Deployment
 	if err := r.c.Get(ctx, client.ObjectKey{Namespace: r.ns, Name: r.deploy}, &d); err != nil {
 		return nil, err
@@ -262,34 +262,43 @@ func podReady(p corev1.Pod) bool {
 	return false
 }
 
-// withReports gives each NodePodProbe the results of its node's report once a daemon wrote it
-// (the manager reads them so too); until then its own status holds them.
-func withReports(npps []appsv1alpha1.NodePodProbe, reps []appsv1alpha1.NodePodProbeReport) []appsv1alpha1.NodePodProbe {
+// nodeResults is what one node says of its pods: its NodePodProbe's spec and its report's results.
+type nodeResults struct {
+	spec    appsv1alpha1.NodePodProbe
+	results appsv1alpha1.ProbeResults
+}
+
+// pairReports pairs each NodePodProbe with the results of its node's report (none while there is
+// no report).
+func pairReports(npps []appsv1alpha1.NodePodProbe, reps []appsv1alpha1.NodePodProbeReport) []nodeResults {
 	byNode := map[string]*appsv1alpha1.NodePodProbeReport{}
 	for i := range reps {
 		byNode[reps[i].Name] = &reps[i]
 	}
-	out := make([]appsv1alpha1.NodePodProbe, len(npps))
+	out := make([]nodeResults, len(npps))
 	for i := range npps {
-		out[i] = *npps[i].WithReport(byNode[npps[i].Name])
+		out[i].spec = npps[i]
+		if rep := byNode[npps[i].Name]; rep != nil {
+			out[i].results = rep.Status
+		}
 	}
 	return out
 }
 
 // notPassing lists the pods of ns with a liveness state that is not Succeeded (Failed, Unknown, or
-// anything a newer daemon reports before the failure threshold). A pod of ns that the
-// NodePodProbes do not report at all is not passing either, unless the status is complete for
-// the spec that lists it (probedGeneration): such a status leaves passing probes out.
-func notPassing(npps []appsv1alpha1.NodePodProbe, ns string, pods []corev1.Pod) []string {
+// anything a newer daemon reports before the failure threshold). A pod of ns that the reports do
+// not list is not passing either, unless its node's report is complete for the spec that lists
+// it (probedGeneration): a report leaves passing probes out.
+func notPassing(nodes []nodeResults, ns string, pods []corev1.Pod) []string {
 	reported := map[types.UID]bool{}
 	var out []string
-	for _, n := range npps {
-		if n.OmitsPassing() {
-			for _, pp := range n.Spec.PodProbes {
+	for _, n := range nodes {
+		if n.results.CompleteFor(n.spec.Generation) {
+			for _, pp := range n.spec.Spec.PodProbes {
 				reported[pp.UID] = true
 			}
 		}
-		for _, ps := range n.Status.PodProbeStatuses {
+		for _, ps := range n.results.PodProbeStatuses {
 			if ps.Namespace != ns {
 				continue
 			}

@@ -53,14 +53,16 @@ func policyWith(requested int64, held map[string]int64, conds ...metav1.Conditio
 	return p
 }
 
-func probes(states map[string]appsv1alpha1.ProbeState) []appsv1alpha1.NodePodProbe {
-	var n appsv1alpha1.NodePodProbe
+// probes is one node whose report lists states, for a spec it is not complete for (every pod not
+// listed is not reported).
+func probes(states map[string]appsv1alpha1.ProbeState) []nodeResults {
+	var n nodeResults
 	for _, name := range sortedKeys(states) {
-		n.Status.PodProbeStatuses = append(n.Status.PodProbeStatuses, appsv1alpha1.PodProbeStatus{
+		n.results.PodProbeStatuses = append(n.results.PodProbeStatuses, appsv1alpha1.PodProbeStatus{
 			Name: name, Namespace: "demo", UID: types.UID("uid-" + name),
 			ProbeStates: []appsv1alpha1.ContainerProbeState{{Name: name + "-app", State: states[name]}}})
 	}
-	return []appsv1alpha1.NodePodProbe{n}
+	return []nodeResults{n}
 }
 
 // A step as the recorder sees it through three polls: what existed before the step is history,
@@ -158,24 +160,24 @@ func TestNotPassing(t *testing.T) {
 	}
 }
 
-// A status complete for its spec (probedGeneration) lists only what is not passing: a pod of the
+// A report complete for its spec (probedGeneration) lists only what is not passing: a pod of the
 // spec it leaves out passes; a pod of no spec is still not reported, and so is every pod left
 // out while the daemon has not caught up with the spec.
-func TestNotPassingSparseStatus(t *testing.T) {
+func TestNotPassingCompleteReport(t *testing.T) {
 	pods := []corev1.Pod{pod("a", 0, true), pod("b", 0, true), pod("d", 0, true)}
-	sparse := probes(map[string]appsv1alpha1.ProbeState{"b": appsv1alpha1.ProbeUnknown})
-	sparse[0].Generation = 4
+	nodes := probes(map[string]appsv1alpha1.ProbeState{"b": appsv1alpha1.ProbeUnknown})
+	nodes[0].spec.Generation = 4
 	for _, name := range []string{"a", "b"} {
-		sparse[0].Spec.PodProbes = append(sparse[0].Spec.PodProbes,
+		nodes[0].spec.Spec.PodProbes = append(nodes[0].spec.Spec.PodProbes,
 			appsv1alpha1.PodProbe{Name: name, Namespace: "demo", UID: types.UID("uid-" + name)})
 	}
-	sparse[0].Status.ProbedGeneration = 4
-	if got, want := notPassing(sparse, "demo", pods), []string{"b", "d (not reported)"}; !slices.Equal(got, want) {
-		t.Errorf("complete sparse status: notPassing = %v, want %v", got, want)
+	nodes[0].results.ProbedGeneration = 4
+	if got, want := notPassing(nodes, "demo", pods), []string{"b", "d (not reported)"}; !slices.Equal(got, want) {
+		t.Errorf("complete report: notPassing = %v, want %v", got, want)
 	}
-	sparse[0].Generation = 5 // the spec changed since the daemon's last write
-	if got, want := notPassing(sparse, "demo", pods), []string{"a (not reported)", "b", "d (not reported)"}; !slices.Equal(got, want) {
-		t.Errorf("stale sparse status: notPassing = %v, want %v", got, want)
+	nodes[0].spec.Generation = 5 // the spec changed since the daemon's last write
+	if got, want := notPassing(nodes, "demo", pods), []string{"a (not reported)", "b", "d (not reported)"}; !slices.Equal(got, want) {
+		t.Errorf("report of an older spec: notPassing = %v, want %v", got, want)
 	}
 }
 
@@ -195,24 +197,22 @@ func TestHoldReason(t *testing.T) {
 	}
 }
 
-// The results are read from a node's report once its daemon wrote it, from the NodePodProbe's
-// status otherwise.
+// The results are read from each node's report: a NodePodProbe without one has none yet.
 func TestNotPassingReadsReports(t *testing.T) {
 	pods := []corev1.Pod{pod("a", 0, true), pod("b", 0, true)}
-	npps := probes(map[string]appsv1alpha1.ProbeState{"a": appsv1alpha1.ProbeSucceeded, "b": appsv1alpha1.ProbeSucceeded})
-	npps[0].Generation = 2
+	npp := appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "n1", Generation: 2}}
 	for _, name := range []string{"a", "b"} {
-		npps[0].Spec.PodProbes = append(npps[0].Spec.PodProbes,
-			appsv1alpha1.PodProbe{Name: name, Namespace: "demo", UID: types.UID("uid-" + name)})
+		npp.Spec.PodProbes = append(npp.Spec.PodProbes, appsv1alpha1.PodProbe{Name: name, Namespace: "demo", UID: types.UID("uid-" + name)})
 	}
-	failing := probes(map[string]appsv1alpha1.ProbeState{"b": appsv1alpha1.ProbeFailed})
-	report := appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: npps[0].Name}, Status: failing[0].Status.ProbeResults}
+	report := appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: "n1"},
+		Status: probes(map[string]appsv1alpha1.ProbeState{"b": appsv1alpha1.ProbeFailed})[0].results}
 	report.Status.ProbedGeneration = 2
-	if got, want := notPassing(withReports(npps, []appsv1alpha1.NodePodProbeReport{report}), "demo", pods), []string{"b"}; !slices.Equal(got, want) {
+	other := appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: "n2"}}
+	nodes := []appsv1alpha1.NodePodProbe{npp}
+	if got, want := notPassing(pairReports(nodes, []appsv1alpha1.NodePodProbeReport{other, report}), "demo", pods), []string{"b"}; !slices.Equal(got, want) {
 		t.Errorf("written report: notPassing = %v, want %v", got, want)
 	}
-	report.Status = appsv1alpha1.ProbeResults{}
-	if got := notPassing(withReports(npps, []appsv1alpha1.NodePodProbeReport{report}), "demo", pods); len(got) != 0 {
-		t.Errorf("report not written yet: notPassing = %v, want the NodePodProbe's status (all passing)", got)
+	if got, want := notPassing(pairReports(nodes, nil), "demo", pods), []string{"a (not reported)", "b (not reported)"}; !slices.Equal(got, want) {
+		t.Errorf("no report: notPassing = %v, want %v", got, want)
 	}
 }

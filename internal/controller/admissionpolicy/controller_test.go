@@ -197,15 +197,15 @@ var _ = Describe("Immutability ValidatingAdmissionPolicy", Ordered, func() {
 		Expect(policy.Spec.MatchConditions).To(ConsistOf(admissionregistrationv1.MatchCondition{
 			Name: "is-node-daemon", Expression: `request.userInfo.username == "` + daemonUser + `"`}))
 
-		By("the daemon of node-a is refused another node's NodePodProbe status")
+		By("the daemon of node-a is refused another node's NodePodProbeReport status")
 		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "el-daemon-status"}, Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{appsv1alpha1.GroupVersion.Group}, Resources: []string{"nodepodprobes/status"}, Verbs: []string{"patch"}}}}
+			APIGroups: []string{appsv1alpha1.GroupVersion.Group}, Resources: []string{"nodepodprobereports/status"}, Verbs: []string{"patch"}}}}
 		Expect(k8sClient.Create(ctx, role)).To(Succeed())
 		Expect(k8sClient.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "el-daemon-status"},
 			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
 			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: daemonUser}}})).To(Succeed())
 		for _, n := range []string{"scope-a", "scope-b"} {
-			Expect(k8sClient.Create(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: n}})).To(Succeed())
+			Expect(k8sClient.Create(ctx, &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: n}})).To(Succeed())
 		}
 		c := rest.CopyConfig(cfg)
 		c.Impersonate = rest.ImpersonationConfig{UserName: daemonUser, Groups: []string{"system:authenticated"},
@@ -214,13 +214,13 @@ var _ = Describe("Immutability ValidatingAdmissionPolicy", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		status := client.RawPatch(types.MergePatchType, []byte(`{"status":{"probedPods":1}}`))
 		Eventually(func() string {
-			err := daemonA.Status().Patch(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "scope-b"}}, status)
+			err := daemonA.Status().Patch(ctx, &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: "scope-b"}}, status)
 			if err == nil {
 				return ""
 			}
 			return err.Error()
-		}, specTimeout).Should(ContainSubstring("the node daemon of node scope-a may write only NodePodProbe scope-a, not scope-b"))
-		Expect(daemonA.Status().Patch(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "scope-a"}}, status)).To(Succeed())
+		}, specTimeout).Should(ContainSubstring("the node daemon of node scope-a may write only NodePodProbeReport scope-a, not scope-b"))
+		Expect(daemonA.Status().Patch(ctx, &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: "scope-a"}}, status)).To(Succeed())
 
 		By("an added match condition that would switch it off is taken out")
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Name: DaemonNodeScopeName}, policy)).To(Succeed())

@@ -31,8 +31,8 @@ const DaemonNodeScopeName = "enhanced-liveness-operator-daemon-node-scope"
 const nodeNameExtra = "authentication.kubernetes.io/node-name"
 
 // BuildDaemonNodeScope returns the policy that keeps every node daemon to its own node, and its
-// binding. RBAC lets the daemon ServiceAccount patch the status of any NodePodProbe,
-// NodePodProbeReport and ContainerRecreateRequest and write Leases; this policy admits those writes only for the node its
+// binding. RBAC lets the daemon ServiceAccount patch the status of any NodePodProbeReport and
+// ContainerRecreateRequest and write Leases; this policy admits those writes only for the node its
 // token is bound to, which the API server puts into the user info of a Pod-bound token. A request
 // without it (a token not bound to a pod on a node) is denied. It matches c.DaemonUsername only.
 func BuildDaemonNodeScope(c Config) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
@@ -58,8 +58,7 @@ func BuildDaemonNodeScope(c Config) (*admissionregistrationv1.ValidatingAdmissio
 				NamespaceSelector: &metav1.LabelSelector{},
 				ObjectSelector:    &metav1.LabelSelector{},
 				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{
-					rules(appsv1alpha1.GroupVersion.Group, "nodepodprobes", "nodepodprobes/status",
-						"nodepodprobereports", "nodepodprobereports/status",
+					rules(appsv1alpha1.GroupVersion.Group, "nodepodprobereports", "nodepodprobereports/status",
 						"containerrecreaterequests", "containerrecreaterequests/status"),
 					rules("coordination.k8s.io", "leases"),
 				},
@@ -80,8 +79,6 @@ func BuildDaemonNodeScope(c Config) (*admissionregistrationv1.ValidatingAdmissio
 				validation("variables.node != ''",
 					"'the node daemon ' + request.userInfo.username + ' may write only with a token bound to a node (no ' + "+
 						celString(nodeNameExtra)+" + ' in its user info)'"),
-				validation("variables.node == '' || request.resource.resource != 'nodepodprobes' || variables.obj.metadata.name == variables.node",
-					"'the node daemon of node ' + variables.node + ' may write only NodePodProbe ' + variables.node + ', not ' + variables.obj.metadata.name"),
 				validation("variables.node == '' || request.resource.resource != 'nodepodprobereports' || variables.obj.metadata.name == variables.node",
 					"'the node daemon of node ' + variables.node + ' may write only NodePodProbeReport ' + variables.node + ', not ' + variables.obj.metadata.name"),
 				validation("variables.node == '' || request.resource.resource != 'containerrecreaterequests' || variables.crrNodes.all(n, n == variables.node)",

@@ -82,11 +82,11 @@ func TestBuildDaemonNodeScope(t *testing.T) {
 	for _, r := range policy.Spec.MatchConstraints.ResourceRules {
 		resources = append(resources, r.Resources...)
 	}
-	if got := strings.Join(resources, ","); got != "nodepodprobes,nodepodprobes/status,nodepodprobereports,nodepodprobereports/status,"+
+	if got := strings.Join(resources, ","); got != "nodepodprobereports,nodepodprobereports/status,"+
 		"containerrecreaterequests,containerrecreaterequests/status,leases" {
 		t.Errorf("resources %s", got)
 	}
-	if len(policy.Spec.Validations) != 5 || policy.OwnerReferences[0].UID != "uid-1" || !ManagedSelector().Matches(labels.Set(policy.Labels)) {
+	if len(policy.Spec.Validations) != 4 || policy.OwnerReferences[0].UID != "uid-1" || !ManagedSelector().Matches(labels.Set(policy.Labels)) {
 		t.Errorf("policy %+v", policy)
 	}
 }

@@ -27,6 +27,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -112,16 +114,30 @@ var _ = Describe("apps.enhancedliveness.io CRD validation", func() {
 		}, "spec.podProbes[0].probes[0].containerName", "should be at least 1 chars long"),
 	)
 
-	It("rejects an unknown probe state, through the status subresource", func() {
-		npp := validNPP("state-npp")
-		Expect(k8sClient.Create(ctx, npp)).To(Succeed())
-		npp.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{{
+	It("rejects an unknown probe state in a report, through the status subresource", func() {
+		rep := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: "state-report"}}
+		Expect(k8sClient.Create(ctx, rep)).To(Succeed())
+		rep.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{{
 			Name: "web-0", Namespace: "default", UID: "uid-web-0",
 			ProbeStates: []appsv1alpha1.ContainerProbeState{{Name: "web-0-app", State: "Broken"}},
 		}}
-		err := k8sClient.Status().Update(ctx, npp)
+		err := k8sClient.Status().Update(ctx, rep)
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
 		Expect(err.Error()).To(ContainSubstring(`Unsupported value: "Broken"`))
+	})
+
+	It("keeps no probe results in a NodePodProbe: its status has only conditions, the report holds the results", func() {
+		npp := validNPP("no-results-npp")
+		Expect(k8sClient.Create(ctx, npp)).To(Succeed())
+		results := []byte(`{"status":{"probedGeneration":1,"probedPods":1,"failingProbes":1,"podProbeStatuses":[{"name":"web-0",` +
+			`"namespace":"default","uid":"uid-web-0","probeStates":[{"name":"web-0-app","state":"Failed"}]}]}}`)
+		Expect(k8sClient.Status().Patch(ctx, npp, client.RawPatch(types.MergePatchType, results))).To(Succeed())
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(appsv1alpha1.GroupVersion.WithKind("NodePodProbe"))
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(npp), got)).To(Succeed())
+		status, _, err := unstructured.NestedMap(got.Object, "status")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(status).To(BeEmpty(), "the API server drops every result field")
 	})
 
 	DescribeTable("rejects an invalid ContainerRecreateRequest",

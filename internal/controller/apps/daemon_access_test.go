@@ -113,11 +113,11 @@ func clientAs(user, node string) client.Client {
 
 var patchSeq int
 
-// patchNPPStatus writes a status entry into NodePodProbe name.
+// patchNPPStatus writes a condition into the status of NodePodProbe name.
 func patchNPPStatus(c client.Client, name string) error {
 	patchSeq++
-	p := fmt.Sprintf(`{"status":{"podProbeStatuses":[{"name":"p","namespace":"default","uid":"uid-%d",`+
-		`"probeStates":[{"name":"liveness","state":"Succeeded"}]}]}}`, patchSeq)
+	p := fmt.Sprintf(`{"status":{"conditions":[{"type":"Mapped","status":"True","reason":"SpecWritten","message":"%d",`+
+		`"lastTransitionTime":"2026-12-04T00:00:00Z"}]}}`, patchSeq)
 	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	return c.Status().Patch(ctx, npp, client.RawPatch(types.MergePatchType, []byte(p)))
 }
@@ -183,14 +183,16 @@ var _ = Describe("Node daemon access (hand-kept RBAC + ValidatingAdmissionPolicy
 		}
 		// The policy is enforced once the API server has loaded it.
 		daemonA := clientAs(daemonUser, "node-a")
-		Eventually(func() bool { return deniedByPolicy(patchNPPStatus(daemonA, "node-b"), "node-a") }, packagingSpecTimeout).Should(BeTrue())
+		Eventually(func() bool { return deniedByPolicy(patchReportStatus(daemonA, "node-b"), "node-a") }, packagingSpecTimeout).Should(BeTrue())
 	})
 
-	It("lets the daemon of node-a write the status of NodePodProbe node-a only", func() {
+	It("refuses the daemon any write of a NodePodProbe, its own node's status included: the manager alone writes it", func() {
 		daemonA := clientAs(daemonUser, "node-a")
-		Expect(patchNPPStatus(daemonA, "node-a")).To(Succeed())
-		err := patchNPPStatus(daemonA, "node-b")
-		Expect(deniedByPolicy(err, "may write only NodePodProbe node-a")).To(BeTrue(), "got %v", err)
+		for _, node := range []string{"node-a", "node-b"} {
+			err := patchNPPStatus(daemonA, node)
+			Expect(apierrors.IsForbidden(err)).To(BeTrue(), "got %v", err)
+			Expect(deniedByPolicy(err, "")).To(BeFalse(), "refused by RBAC, not by the policy: %v", err)
+		}
 	})
 
 	It("lets the daemon of node-a write the results of NodePodProbeReport node-a only", func() {
@@ -227,7 +229,7 @@ var _ = Describe("Node daemon access (hand-kept RBAC + ValidatingAdmissionPolicy
 	It("denies every write of the daemon ServiceAccount without a node-bound token", func() {
 		unbound := clientAs(daemonUser, "")
 		for _, err := range []error{
-			patchNPPStatus(unbound, "node-a"),
+			patchReportStatus(unbound, "node-a"),
 			patchCRRStatus(unbound, crrNS, "crr-on-node-a"),
 			createLease(unbound, appsv1alpha1.DaemonLeasePrefix+"node-a"),
 		} {

@@ -178,23 +178,26 @@ var _ = Describe("NodePodProbe mapping", Ordered, func() {
 		Consistently(func() int { return writes.get(nodeB) }, "2s").Should(Equal(before))
 	})
 
-	It("leaves the status to the daemon, stale entries included", func() {
-		npp := getNPP(Default, nodeA)
+	It("leaves the report's status to the daemon, stale entries included", func() {
+		rep := &appsv1alpha1.NodePodProbeReport{}
+		Eventually(func() error { return k8sClient.Get(ctx, types.NamespacedName{Name: nodeA}, rep) }, mapTimeout).Should(Succeed())
 		now := metav1.Now()
 		state := func(name string, st appsv1alpha1.ProbeState) []appsv1alpha1.ContainerProbeState {
 			return []appsv1alpha1.ContainerProbeState{{Name: name, State: st, ContainerID: "containerd://1", LastProbeTime: now, LastTransitionTime: now}}
 		}
-		npp.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{
+		rep.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{
 			{Name: "a1", Namespace: mapNS, UID: podA1.UID, ProbeStates: state("a1-web", appsv1alpha1.ProbeFailed)},
 			{Name: "gone", Namespace: mapNS, UID: "0e4b3c4e-0000-0000-0000-000000000000", ProbeStates: state("gone-web", appsv1alpha1.ProbeFailed)},
 		}
-		npp.Status.ProbedPods, npp.Status.FailingProbes = 2, 2
-		Expect(k8sClient.Status().Update(ctx, npp)).To(Succeed())
-		written := npp.Status
-		// A pod event makes the controller reconcile the node; it must not touch the status.
+		rep.Status.ProbedGeneration, rep.Status.ProbedPods, rep.Status.FailingProbes = getNPP(Default, nodeA).Generation, 2, 2
+		Expect(k8sClient.Status().Update(ctx, rep)).To(Succeed())
+		written := rep.Status
+		// A pod event makes the controller reconcile the node; it must not touch the report.
 		setPodStatus(podA2, corev1.PodRunning, "10.0.0.2")
 		Consistently(func(g Gomega) {
-			g.Expect(getNPP(g, nodeA).Status).To(Equal(written))
+			got := &appsv1alpha1.NodePodProbeReport{}
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Name: nodeA}, got)).To(Succeed())
+			g.Expect(got.Status).To(Equal(written))
 		}, "2s").Should(Succeed())
 	})
 

@@ -72,7 +72,7 @@ var _ = Describe("NodePodProbe report", Ordered, func() {
 		Expect(owner.UID).To(Equal(npp.UID), "the garbage collector deletes it with this NodePodProbe")
 		Expect(owner.Controller).To(HaveValue(BeTrue()))
 		Expect(rep.Written()).To(BeFalse(), "only the daemon writes results")
-		Expect(rep.Status.Empty()).To(BeTrue())
+		Expect(rep.Status).To(Equal(appsv1alpha1.ProbeResults{}))
 	})
 
 	It("creates the report again when it is deleted", func() {

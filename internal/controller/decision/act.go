@@ -188,27 +188,13 @@ func (r *DecisionReconciler) replaceFailed(ctx context.Context, crr *appsv1alpha
 }
 
 // stillFailing reads the pod's liveness state from the API server: is the failed container
-// instance still Failed there? The node's report holds it once its daemon wrote it; until then
-// (a daemon from before the report) the NodePodProbe's status does.
+// instance still Failed in its node's report?
 func (r *DecisionReconciler) stillFailing(ctx context.Context, pod *corev1.Pod, x rules.Failure) (bool, error) {
-	var results *appsv1alpha1.ProbeResults
 	rep := &appsv1alpha1.NodePodProbeReport{}
-	if err := r.live.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, rep); err != nil && !apierrors.IsNotFound(err) {
-		return false, err
+	if err := r.live.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, rep); err != nil {
+		return false, client.IgnoreNotFound(err)
 	}
-	if rep.Written() {
-		results = &rep.Status
-	} else {
-		npp := &appsv1alpha1.NodePodProbe{}
-		if err := r.live.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, npp); err != nil {
-			return false, client.IgnoreNotFound(err)
-		}
-		results = &npp.Status.ProbeResults
-	}
-	for _, ps := range results.PodProbeStatuses {
-		if ps.UID != pod.UID {
-			continue
-		}
+	if ps := rep.Status.Pod(pod.UID); ps != nil {
 		for _, s := range ps.ProbeStates {
 			if s.Name == x.Probe {
 				return s.Failed() && s.ContainerID == x.ContainerID, nil

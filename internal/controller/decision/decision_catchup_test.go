@@ -48,11 +48,11 @@ var _ = Describe("Decision controller, a node's report catching up with its spec
 		}
 		// Node B's spec grew from one pod to nine (generation 2); its daemon has reported only
 		// the first spec: the eight new siblings are not probed yet.
-		reportInReport(nodeB, siblings[:1])
-		reportInReport(nodeB, siblings)
+		report(nodeB, siblings[:1])
+		report(nodeB, siblings)
 		setProbedGeneration(nodeB, 1)
 
-		reportInReport(nodeA, []*corev1.Pod{failing}, failed(failing, "app", 1))
+		report(nodeA, []*corev1.Pod{failing}, failed(failing, "app", 1))
 		Consistently(crrCount(ns), quiet, poll).Should(BeZero(), "waits: none of its siblings has been probed")
 
 		// The decision waits (no sibling has passed yet, nine not probed) and looks again later

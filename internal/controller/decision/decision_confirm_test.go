@@ -52,14 +52,14 @@ func (a *aheadReader) Get(ctx context.Context, key client.ObjectKey, obj client.
 	if err := a.Reader.Get(ctx, key, obj, opts...); err != nil {
 		return err
 	}
-	npp, ok := obj.(*appsv1alpha1.NodePodProbe)
+	rep, ok := obj.(*appsv1alpha1.NodePodProbeReport)
 	if !ok {
 		return nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for i := range npp.Status.PodProbeStatuses {
-		ps := &npp.Status.PodProbeStatuses[i]
+	for i := range rep.Status.PodProbeStatuses {
+		ps := &rep.Status.PodProbeStatuses[i]
 		if !a.recovered[ps.UID] {
 			continue
 		}

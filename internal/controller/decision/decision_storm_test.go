@@ -87,7 +87,7 @@ var _ = Describe("Decision controller, early storms and ineffective restarts", O
 		Eventually(crrPods, wait, poll).WithArguments(ns2).Should(ConsistOf("web-0"))
 	})
 
-	It("decides on a daemon's sparse status as on its full one: storm held, a lone failure restarted", func() {
+	It("counts the pods its report leaves out as passing: storm held, a lone failure restarted", func() {
 		labels := map[string]string{"app": "web"}
 		scenario := func(suspects int) (string, []*corev1.Pod) {
 			ns, node := newNamespace(), newNode()
@@ -101,8 +101,8 @@ var _ = Describe("Decision controller, early storms and ineffective restarts", O
 			for _, p := range pods[1 : 1+suspects] {
 				states = append(states, suspect(p, "app", 1))
 			}
-			// The others pass: the sparse status does not list them.
-			reportSparse(node, pods, states...)
+			// The others pass: the report does not list them.
+			report(node, pods, states...)
 			return ns, pods
 		}
 		ns, pods := scenario(5)
@@ -112,48 +112,6 @@ var _ = Describe("Decision controller, early storms and ineffective restarts", O
 
 		ns2, _ := scenario(1)
 		Eventually(crrPods, wait, poll).WithArguments(ns2).Should(ConsistOf("web-0"))
-	})
-
-	It("decides on the results of a node's report, over what an older daemon left in the NodePodProbe status", func() {
-		labels := map[string]string{"app": "web"}
-		scenario := func(suspects int) (string, []*corev1.Pod) {
-			ns, node := newNamespace(), newNode()
-			createPolicy(ns, "web", nil) // maxFailing 50%
-			rs := deployment(ns, "web", 10, labels)
-			var pods []*corev1.Pod
-			for i := range 10 {
-				pods = append(pods, createPod(ns, fmt.Sprintf("web-%d", i), node, podOpts{owner: rs, labels: labels}))
-			}
-			// An older daemon's full status: every pod passing. The report says otherwise.
-			report(node, pods)
-			states := []probeState{failed(pods[0], "app", 1)}
-			for _, p := range pods[1 : 1+suspects] {
-				states = append(states, suspect(p, "app", 1))
-			}
-			reportInReport(node, pods, states...)
-			return ns, pods
-		}
-		ns, pods := scenario(5)
-		Eventually(heldEvents(ns, pods[0].Name, policyv1alpha1.HoldFailureStorm), wait, poll).Should(ConsistOf(
-			ContainSubstring("6 of 10 pods of Deployment/web are failing (5 of them starting to fail)")))
-		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
-
-		ns2, _ := scenario(1)
-		Eventually(crrPods, wait, poll).WithArguments(ns2).Should(ConsistOf("web-0"))
-	})
-
-	It("decides on an older daemon's NodePodProbe status while the node's report has no results (upgrade)", func() {
-		labels := map[string]string{"app": "web"}
-		ns, node := newNamespace(), newNode()
-		createPolicy(ns, "web", nil)
-		rs := deployment(ns, "web", 10, labels)
-		var pods []*corev1.Pod
-		for i := range 10 {
-			pods = append(pods, createPod(ns, fmt.Sprintf("web-%d", i), node, podOpts{owner: rs, labels: labels}))
-		}
-		createEmptyReport(node) // the new manager made it; the old daemon does not write it
-		report(node, pods, failed(pods[0], "app", 1))
-		Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf("web-0"))
 	})
 
 	It("decides a new revision's failing pod as soon as a sibling on another node passes its first probe", func() {
@@ -170,14 +128,14 @@ var _ = Describe("Decision controller, early storms and ineffective restarts", O
 			createPod(ns, "web-1", nodeB, podOpts{owner: rs, labels: labels}),
 			createPod(ns, "web-2", nodeB, podOpts{owner: rs, labels: labels}),
 		}
-		reportInReport(nodeA, []*corev1.Pod{web0}, failed(web0, "app", 1))
+		report(nodeA, []*corev1.Pod{web0}, failed(web0, "app", 1))
 		// It waits (no pod of the revision has passed yet, two have not been probed): no request,
 		// no hold.
 		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
 		Expect(events(ns, web0.Name)).To(BeEmpty())
 
 		By("node-b's daemon probes its spec: both siblings pass")
-		reportInReport(nodeB, siblings)
+		report(nodeB, siblings)
 		Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf("web-0"))
 	})
 

@@ -55,17 +55,19 @@ func (r *DecisionReconciler) setup(mgr ctrl.Manager) error {
 			DeleteFunc:  func(_ context.Context, e event.DeleteEvent, q queue) { r.podDeleted(e.Object, q) },
 			GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) { r.podChanged(e.Object, q) },
 		}).
+		// A change of what a node probes may change what its held pods wait for.
 		Watches(&appsv1alpha1.NodePodProbe{}, handler.Funcs{
-			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { r.probesChanged(nil, e.Object, q) },
-			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) { r.probesChanged(e.ObjectOld, e.ObjectNew, q) },
-			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) { r.probesChanged(e.Object, nil, q) },
+			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { r.wakeNode(e.Object, q) },
+			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) { r.wakeNode(e.ObjectNew, q) },
+			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) { r.wakeNode(e.Object, q) },
 		}).
-		// The results of a node: in its report, or (a daemon from before the report) in its
-		// NodePodProbe's status.
+		// The results of a node: its report.
 		Watches(&appsv1alpha1.NodePodProbeReport{}, handler.Funcs{
-			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { r.probesChanged(nil, e.Object, q) },
-			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) { r.probesChanged(e.ObjectOld, e.ObjectNew, q) },
-			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) { r.probesChanged(e.Object, nil, q) },
+			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { r.probesChanged(nil, asReport(e.Object), q) },
+			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
+				r.probesChanged(asReport(e.ObjectOld), asReport(e.ObjectNew), q)
+			},
+			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) { r.probesChanged(asReport(e.Object), nil, q) },
 		}).
 		Watches(&appsv1alpha1.ContainerRecreateRequest{}, handler.Funcs{
 			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { r.crrChanged(e.Object, false, q) },
@@ -158,49 +160,30 @@ func ctrlRefUID(o client.Object) types.UID {
 	return ""
 }
 
+// wakeNode wakes the held pods of the node of a NodePodProbe.
+func (r *DecisionReconciler) wakeNode(o client.Object, q queue) {
+	add(q, r.memory.HeldOnNode(o.GetName())...)
+}
+
 // probesChanged records when each failure was first seen, decides every pod with a Failed state,
 // and wakes the held pods of the node and the held and waiting pods of the workloads of pods whose
-// states changed (a failure that cleared may end a storm, a first pass a wait for evidence). The first sightings are taken here, not when a decision reads a
-// node's results: this watch sees every failing and suspect pod of every node as soon as it is
-// reported, whether or not a decision ever looks at it. Any change of the node's results wakes
-// its held pods: one the rules held because its probes were not probed yet is decided again when
-// the daemon's probedGeneration catches up with the spec.
-func (r *DecisionReconciler) probesChanged(oldObj, newObj client.Object, q queue) {
-	if newObj != nil {
-		r.facts.ObserveProbes(newObj, false)
-	} else if oldObj != nil {
-		r.facts.ObserveProbes(oldObj, true)
-	}
-	results := func(o client.Object) *appsv1alpha1.ProbeResults {
-		switch o := o.(type) {
-		case *appsv1alpha1.NodePodProbe:
-			if o != nil {
-				return &o.Status.ProbeResults
-			}
-		case *appsv1alpha1.NodePodProbeReport:
-			if o != nil {
-				return &o.Status
-			}
-		}
-		return nil
-	}
-	states := func(r *appsv1alpha1.ProbeResults) map[types.UID]appsv1alpha1.PodProbeStatus {
-		m := map[types.UID]appsv1alpha1.PodProbeStatus{}
-		if r != nil {
-			for _, ps := range r.PodProbeStatuses {
-				m[ps.UID] = ps
-			}
-		}
-		return m
-	}
-	oldResults, newResults := results(oldObj), results(newObj)
-	before, after := states(oldResults), states(newResults)
+// states changed (a failure that cleared may end a storm, a first pass a wait for evidence). The
+// first sightings are taken here, not when a decision reads a node's results: this watch sees
+// every failing and suspect pod of every node as soon as it is reported, whether or not a
+// decision ever looks at it. Any change of the node's results wakes its held pods: one the rules
+// held because its probes were not probed yet is decided again when the daemon's
+// probedGeneration catches up with the spec.
+func (r *DecisionReconciler) probesChanged(oldRep, newRep *appsv1alpha1.NodePodProbeReport, q queue) {
+	var before, after map[types.UID]appsv1alpha1.PodProbeStatus
 	node := ""
-	for _, o := range []client.Object{newObj, oldObj} {
-		if o != nil {
-			node = o.GetName()
-			break
-		}
+	if oldRep != nil {
+		before, node = podStates(oldRep), oldRep.Name
+	}
+	if newRep != nil {
+		after, node = podStates(newRep), newRep.Name
+		r.facts.ObserveProbes(newRep, false)
+	} else if oldRep != nil {
+		r.facts.ObserveProbes(oldRep, true)
 	}
 	workloads := map[rules.WorkloadKey]bool{}
 	changed := func(key types.NamespacedName, uid types.UID) {
@@ -223,7 +206,7 @@ func (r *DecisionReconciler) probesChanged(oldObj, newObj client.Object, q queue
 	}
 	// The daemon probed a new spec of the node: its pods the results leave out have passed their
 	// first probe, which may end the wait of a sibling on another node for a revision's evidence.
-	if oldResults != nil && newResults != nil && newResults.ProbedGeneration != oldResults.ProbedGeneration {
+	if oldRep != nil && newRep != nil && newRep.Status.ProbedGeneration != oldRep.Status.ProbedGeneration {
 		for _, pod := range r.podsOn(node) {
 			if _, listed := after[pod.UID]; !listed {
 				changed(client.ObjectKeyFromObject(pod), pod.UID)
@@ -234,6 +217,21 @@ func (r *DecisionReconciler) probesChanged(oldObj, newObj client.Object, q queue
 	for w := range workloads {
 		add(q, r.memory.HeldInWorkload(w)...)
 	}
+}
+
+// asReport is the NodePodProbeReport a watch event carries (nil for another kind).
+func asReport(o client.Object) *appsv1alpha1.NodePodProbeReport {
+	rep, _ := o.(*appsv1alpha1.NodePodProbeReport)
+	return rep
+}
+
+// podStates indexes a report's listed results by pod UID.
+func podStates(rep *appsv1alpha1.NodePodProbeReport) map[types.UID]appsv1alpha1.PodProbeStatus {
+	m := make(map[types.UID]appsv1alpha1.PodProbeStatus, len(rep.Status.PodProbeStatuses))
+	for _, ps := range rep.Status.PodProbeStatuses {
+		m[ps.UID] = ps
+	}
+	return m
 }
 
 // workloadOfProbed returns the workload learned for a pod the node's results name: by its UID,

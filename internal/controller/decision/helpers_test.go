@@ -201,9 +201,11 @@ func succeeded(pod *corev1.Pod, container string, generation int) probeState {
 
 func probeName(pod *corev1.Pod, container string) string { return pod.Name + "-" + container }
 
-// report plays the daemon: the node's NodePodProbe lists probes for every container of pods and
-// its status carries states, and Succeeded for the pods states leave out, in one status write.
-// Probe grace period is 7s.
+// report plays the daemon: the node's NodePodProbe lists probes for every container of pods, and
+// its NodePodProbeReport (created if missing, as the manager does) lists the states, in one status
+// write, as the daemon writes them: no entry for a pod given no state nor for a Succeeded state
+// without a run of failures, and status.probedGeneration marking the spec as covered (every probe
+// it does not list passed). Probe grace period is 7s.
 //
 // The node's NodePodProbe is deleted when the spec ends, so that its failures are not decided
 // again by the managers of later specs (which would move the shared Prometheus counters).
@@ -219,38 +221,13 @@ var probePeriodSeconds int32
 
 // reportWith is report with the probes' terminationGracePeriodSeconds.
 func reportWith(node string, pods []*corev1.Pod, probeGrace *int64, states ...probeState) {
-	reportFull(node, pods, probeGrace, time.Now(), states...)
+	writeReport(node, pods, probeGrace, time.Now(), states...)
 }
 
 // reportAt is report with the probes run at at: a daemon refreshing its Failed results
 // (FailedRefreshInterval) on a manager whose clock is fake.
 func reportAt(node string, at time.Time, pods []*corev1.Pod, states ...probeState) {
-	reportFull(node, pods, ptr.To[int64](7), at, states...)
-}
-
-func reportFull(node string, pods []*corev1.Pod, probeGrace *int64, at time.Time, states ...probeState) {
-	writeReport(node, pods, probeGrace, at, false, states...)
-}
-
-// Where a daemon writes its results.
-type resultsIn int
-
-const (
-	inStatus resultsIn = iota // the NodePodProbe's status (a daemon from before the report)
-	inReport                  // the node's NodePodProbeReport
-)
-
-// reportSparse is report as a daemon that lists only what is not passing writes it: no entry for
-// a pod given no state nor for a Succeeded state without a run of failures, and
-// status.probedGeneration marking the spec as covered.
-func reportSparse(node string, pods []*corev1.Pod, states ...probeState) {
-	writeReport(node, pods, ptr.To[int64](7), time.Now(), true, states...)
-}
-
-// reportInReport is reportSparse written, as today's daemon does, to the node's
-// NodePodProbeReport (created if missing); the NodePodProbe's status is left as it is.
-func reportInReport(node string, pods []*corev1.Pod, states ...probeState) {
-	writeResults(node, pods, ptr.To[int64](7), time.Now(), true, inReport, states...)
+	writeReport(node, pods, ptr.To[int64](7), at, states...)
 }
 
 // createEmptyReport creates the node's NodePodProbeReport as the manager does: no results yet.
@@ -261,11 +238,7 @@ func createEmptyReport(node string) {
 	DeferCleanup(func() { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, rep))).To(Succeed()) })
 }
 
-func writeReport(node string, pods []*corev1.Pod, probeGrace *int64, at time.Time, sparse bool, states ...probeState) {
-	writeResults(node, pods, probeGrace, at, sparse, inStatus, states...)
-}
-
-func writeResults(node string, pods []*corev1.Pod, probeGrace *int64, at time.Time, sparse bool, where resultsIn, states ...probeState) {
+func writeReport(node string, pods []*corev1.Pod, probeGrace *int64, at time.Time, states ...probeState) {
 	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
 	DeferCleanup(func() {
 		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}))).To(Succeed())
@@ -284,52 +257,27 @@ func writeResults(node string, pods []*corev1.Pod, probeGrace *int64, at time.Ti
 		return nil
 	})
 	Expect(err).NotTo(HaveOccurred())
-	byPod := map[types.UID]*appsv1alpha1.PodProbeStatus{}
-	npp.Status.ProbeResults = appsv1alpha1.ProbeResults{}
+	results := appsv1alpha1.ProbeResults{ProbedGeneration: npp.Generation}
+	byPod := map[types.UID]int{}
 	now := metav1.NewTime(at)
 	for _, s := range states {
-		if sparse && s.state == appsv1alpha1.ProbeSucceeded && !s.failing {
+		if s.state == appsv1alpha1.ProbeSucceeded && !s.failing {
 			continue
 		}
-		ps := byPod[s.pod.UID]
-		if ps == nil {
-			npp.Status.PodProbeStatuses = append(npp.Status.PodProbeStatuses,
+		i, ok := byPod[s.pod.UID]
+		if !ok {
+			i = len(results.PodProbeStatuses)
+			byPod[s.pod.UID] = i
+			results.PodProbeStatuses = append(results.PodProbeStatuses,
 				appsv1alpha1.PodProbeStatus{Name: s.pod.Name, Namespace: s.pod.Namespace, UID: s.pod.UID})
-			ps = &npp.Status.PodProbeStatuses[len(npp.Status.PodProbeStatuses)-1]
-			byPod[s.pod.UID] = ps
 		}
-		ps.ProbeStates = append(ps.ProbeStates, appsv1alpha1.ContainerProbeState{Name: probeName(s.pod, s.container),
-			ContainerID: s.containerID, State: s.state, Message: "probe " + string(s.state), LastProbeTime: now, LastTransitionTime: now})
+		st := appsv1alpha1.ContainerProbeState{Name: probeName(s.pod, s.container), ContainerID: s.containerID, State: s.state,
+			Message: "probe " + string(s.state), LastProbeTime: now, LastTransitionTime: now}
 		if s.failing || s.state == appsv1alpha1.ProbeFailed {
-			ps.ProbeStates[len(ps.ProbeStates)-1].FailingSince = &now
+			st.FailingSince = &now
 		}
-		// byPod points into the slice: re-point after appends move it.
-		for i := range npp.Status.PodProbeStatuses {
-			byPod[npp.Status.PodProbeStatuses[i].UID] = &npp.Status.PodProbeStatuses[i]
-		}
+		results.PodProbeStatuses[i].ProbeStates = append(results.PodProbeStatuses[i].ProbeStates, st)
 	}
-	// A pod given no state passes its probes, as a daemon in steady state reports it (a pod
-	// without any result is one the daemon has not probed yet, which the storm rules treat apart).
-	for _, p := range pods {
-		if byPod[p.UID] != nil || sparse {
-			continue
-		}
-		ps := appsv1alpha1.PodProbeStatus{Name: p.Name, Namespace: p.Namespace, UID: p.UID}
-		for _, c := range p.Spec.Containers {
-			ps.ProbeStates = append(ps.ProbeStates, appsv1alpha1.ContainerProbeState{Name: probeName(p, c.Name),
-				ContainerID: containerID(p, c.Name, 1), State: appsv1alpha1.ProbeSucceeded, Message: "probe Succeeded",
-				LastProbeTime: now, LastTransitionTime: now})
-		}
-		npp.Status.PodProbeStatuses = append(npp.Status.PodProbeStatuses, ps)
-	}
-	if sparse {
-		npp.Status.ProbedGeneration = npp.Generation
-	}
-	if where == inStatus {
-		Expect(k8sClient.Status().Update(ctx, npp)).To(Succeed())
-		return
-	}
-	results := npp.Status.ProbeResults
 	rep := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: node}}
 	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(rep), rep); apierrors.IsNotFound(err) {
 		createEmptyReport(node)

@@ -98,16 +98,17 @@ func TestBuildStatus_ListsOnlyWhatIsNotPassing(t *testing.T) {
 	}
 	shownFailed := appsv1alpha1.PodProbeStatus{Name: "b", Namespace: "ns", UID: "u2", ProbeStates: []appsv1alpha1.ContainerProbeState{
 		{Name: "p1", State: appsv1alpha1.ProbeFailed, ContainerID: "containerd://old"}}}
-	shownPassed := appsv1alpha1.PodProbeStatus{Name: "b", Namespace: "ns", UID: "u2", ProbeStates: []appsv1alpha1.ContainerProbeState{
-		{Name: "p1", State: appsv1alpha1.ProbeSucceeded, ContainerID: "containerd://old"}}}
+	since := metav1.NewTime(now.Add(-time.Minute))
+	shownSuspect := appsv1alpha1.PodProbeStatus{Name: "b", Namespace: "ns", UID: "u2", ProbeStates: []appsv1alpha1.ContainerProbeState{
+		{Name: "p1", State: appsv1alpha1.ProbeSucceeded, ContainerID: "containerd://old", FailingSince: &since}}}
 	left := appsv1alpha1.PodProbeStatus{Name: "c", Namespace: "ns", UID: "u3", ProbeStates: []appsv1alpha1.ContainerProbeState{
 		{Name: "gone", State: appsv1alpha1.ProbeFailed}}}
 	// u1: p1 passes, p2 failed, p9 has no result; u2 has no result in the cache (its worker has not
-	// run since the daemon started). What u2 shows in the status decides what it keeps.
+	// run since the daemon started). What the report shows of u2 decides what it keeps.
 	for _, tc := range []struct {
 		name             string
 		shown            []appsv1alpha1.PodProbeStatus
-		probedGeneration int64 // of the status shown; the spec is generation 4
+		probedGeneration int64 // of the report shown; the spec is generation 4
 		u2               string
 		p9               bool // u1's probe p9 (no result) listed as not probed yet
 		probedPods       int32
@@ -115,7 +116,7 @@ func TestBuildStatus_ListsOnlyWhatIsNotPassing(t *testing.T) {
 	}{
 		{"nothing shown: u2 not probed yet", nil, 0, "Unknown", true, 1, 1},
 		{"a Failed state shown before a restart is kept", []appsv1alpha1.PodProbeStatus{shownFailed, left}, 4, "Failed", false, 2, 2},
-		{"a daemon of the full report showed it Succeeded: passing", []appsv1alpha1.PodProbeStatus{shownPassed, left}, 0, "", true, 2, 1},
+		{"a suspect state shown before a restart is kept", []appsv1alpha1.PodProbeStatus{shownSuspect, left}, 4, "Succeeded", false, 2, 1},
 		{"omitted for this spec: still passing", nil, 4, "", false, 2, 1},
 		{"omitted for an older spec: maybe new, not probed yet", nil, 3, "Unknown", true, 1, 1},
 	} {
@@ -126,9 +127,9 @@ func TestBuildStatus_ListsOnlyWhatIsNotPassing(t *testing.T) {
 			c.Set(Key{"u3", "app", "gone"}, appsv1alpha1.ProbeFailed, "containerd://z", "", now, WriteSoon) // pod left the spec
 			npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "n", Generation: 4}}
 			npp.Spec.PodProbes = spec
-			npp.Status.ProbeResults = appsv1alpha1.ProbeResults{ProbedGeneration: tc.probedGeneration, PodProbeStatuses: tc.shown}
+			shown := appsv1alpha1.ProbeResults{ProbedGeneration: tc.probedGeneration, PodProbeStatuses: tc.shown}
 
-			st := BuildStatus(npp, c, 7)
+			st := BuildStatus(npp, &shown, c, 7)
 			if st.ObservedGeneration != 4 || st.ProbedGeneration != 4 {
 				t.Errorf("observedGeneration %d, probedGeneration %d: want the object's 4", st.ObservedGeneration, st.ProbedGeneration)
 			}
@@ -152,7 +153,7 @@ func TestBuildStatus_ListsOnlyWhatIsNotPassing(t *testing.T) {
 					t.Fatalf("only u2 may follow u1 (u3 left the spec): %+v", st.PodProbeStatuses)
 				}
 				got = string(ps.ProbeStates[0].State)
-				if got == "Failed" && ps.ProbeStates[0].ContainerID != "containerd://old" {
+				if got != "Unknown" && ps.ProbeStates[0].ContainerID != "containerd://old" {
 					t.Errorf("the state shown is kept as it was: %+v", ps)
 				}
 			}
@@ -173,22 +174,21 @@ func TestBuildStatus_WritesOnlyOnChanges(t *testing.T) {
 		{Name: "a", Namespace: "ns", UID: "u1", Probes: []appsv1alpha1.ContainerProbe{{Name: "p1", ContainerName: "app"}}},
 		{Name: "b", Namespace: "ns", UID: "u2", Probes: []appsv1alpha1.ContainerProbe{{Name: "p1", ContainerName: "app"}}},
 	}
-	st := BuildStatus(npp, c, 2)
-	npp.Status.ProbeResults = st
+	st := BuildStatus(npp, &appsv1alpha1.ProbeResults{}, c, 2)
 	// A repeated computation with a moved lastProbeTime needs no write, nor does a passing probe
 	// that passes on a new container.
 	c.Touch(Key{"u2", "app", "p1"}, now.Add(time.Second))
 	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a2", "", now.Add(time.Minute), WriteInWindow)
-	if again := BuildStatus(npp, c, 2); !sameReport(&st, &again) {
+	if again := BuildStatus(npp, &st, c, 2); !sameReport(&st, &again) {
 		t.Error("a lastProbeTime change or a passing probe alone must not cause a write")
 	}
 	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeFailed, "containerd://a2", "x", now, WriteSoon)
-	if changed := BuildStatus(npp, c, 2); sameReport(&st, &changed) {
+	if changed := BuildStatus(npp, &st, c, 2); sameReport(&st, &changed) {
 		t.Error("a transition must cause a write")
 	}
 	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a2", "", now, WriteInWindow)
 	npp.Generation = 3
-	if changed := BuildStatus(npp, c, 2); sameReport(&st, &changed) {
+	if changed := BuildStatus(npp, &st, c, 2); sameReport(&st, &changed) {
 		t.Error("a new spec must be marked as probed")
 	}
 }
@@ -247,7 +247,7 @@ func TestWorker_14_26_ExecThroughCRI(t *testing.T) {
 	mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded) // the error changed nothing
 }
 
-// A result that stays Failed is written again once its lastProbeTime in the status is older than
+// A result that stays Failed is written again once its lastProbeTime in the report is older than
 // FailedRefreshInterval (twice the probe interval, at least 10 s; the interval is the timeout
 // when a run may outlast the period); other states are written only when they change.
 func TestRefreshDueForFailedResultsOnly(t *testing.T) {
@@ -277,14 +277,13 @@ func TestRefreshDueForFailedResultsOnly(t *testing.T) {
 			container := map[string]string{"p1": "app", "p2": "side", "p3": "slow"}[tc.probe]
 			c := NewCache()
 			c.Set(Key{"u1", container, tc.probe}, tc.state, "containerd://a", "", t0, WriteInWindow)
-			npp := npp.DeepCopy()
-			npp.Status.ProbeResults = BuildStatus(npp, c, 0)
+			shown := BuildStatus(npp, &appsv1alpha1.ProbeResults{}, c, 0)
 			c.Touch(Key{"u1", container, tc.probe}, t0.Add(tc.probedAgo))
-			desired := BuildStatus(npp, c, 0)
-			if !sameReport(&npp.Status.ProbeResults, &desired) {
+			desired := BuildStatus(npp, &shown, c, 0)
+			if !sameReport(&shown, &desired) {
 				t.Fatal("only lastProbeTime moved: the report is the same")
 			}
-			if got := refreshDue(npp, &desired); got != tc.due {
+			if got := refreshDue(npp, &shown, &desired); got != tc.due {
 				t.Fatalf("refreshDue = %v, want %v", got, tc.due)
 			}
 		})

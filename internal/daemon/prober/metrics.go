@@ -56,10 +56,10 @@ var (
 		Help: "Number of running liveness probe workers, by handler (http, tcp, grpc, exec).",
 	}, []string{"handler"})
 
-	// StatusWrites counts NodePodProbe status patches by outcome (success, conflict, error).
+	// StatusWrites counts NodePodProbeReport status patches by outcome (success, conflict, error).
 	StatusWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "enhanced_liveness_daemon_status_writes_total",
-		Help: "NodePodProbe status patches sent by the daemon, by outcome (success, conflict, error).",
+		Help: "NodePodProbeReport status patches sent by the daemon, by outcome (success, conflict, error).",
 	}, []string{"result"})
 
 	// CRIErrors counts failed CRI calls by operation.

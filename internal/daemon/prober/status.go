@@ -52,14 +52,15 @@ const DefaultRefreshCheck = 5 * time.Second
 // flush that still conflicts is retried after a back-off with a fresh read.
 const maxPatchAttempts = 5
 
-// StatusWriter reports the cache into the status of the node's NodePodProbe. It patches only
-// when the reported content (states, containers, messages, pod set, counters, generation)
-// differs from what the object shows, gathers changes for Window, and recomputes from a fresh
-// read on every conflict, so it never writes from a stale copy nor clobbers entries it does not own.
+// StatusWriter reports the cache into the status of the node's NodePodProbeReport, the one home
+// of the node's results. It patches only when the reported content (states, containers,
+// messages, pod set, counters, generation) differs from what the report shows, gathers changes
+// for Window, and recomputes from a fresh read on every conflict, so it never writes from a stale
+// copy nor clobbers entries it does not own.
 type StatusWriter struct {
-	// Client reads the NodePodProbe (from the cache) and patches its status.
+	// Client reads the NodePodProbe and its report (from the cache) and patches the report's status.
 	Client client.Client
-	// APIReader reads the NodePodProbe directly from the apiserver after a conflict.
+	// APIReader reads the report directly from the apiserver after a conflict.
 	APIReader client.Reader
 	NodeName  string
 	Results   *Cache
@@ -132,7 +133,7 @@ func (s *StatusWriter) Start(ctx context.Context) error {
 			if ctx.Err() != nil {
 				continue
 			}
-			log.Error(err, "writing NodePodProbe status; will retry", "after", backoff)
+			log.Error(err, "writing NodePodProbeReport status; will retry", "after", backoff)
 			s.Results.Signal()
 			select {
 			case <-ctx.Done():
@@ -172,64 +173,43 @@ func (s *StatusWriter) waitWindow(ctx context.Context, prev, last time.Time, win
 	}
 }
 
-// Flush writes the node's results now if they differ from the cache; a missing NodePodProbe is
-// not an error. The results go to the node's NodePodProbeReport (the manager creates it with the
-// NodePodProbe); while there is none (a manager from before the report), to the NodePodProbe's
-// status as before. Once the report is written, what the NodePodProbe's status still carries from
-// an older daemon is cleared in one write, so that the spec object stops carrying results. Each
-// patch carries the resourceVersion it was computed from (internal/patch); after a conflict the
-// object is read again from the API server and the results computed anew.
+// Flush writes the node's results to its NodePodProbeReport now if they differ from the cache.
+// A missing NodePodProbe or report is not an error: the manager creates the report with the
+// NodePodProbe, and the next flush (at the latest the next refresh check) writes it. The patch
+// carries the resourceVersion it was computed from (internal/patch); after a conflict the report
+// is read again from the API server and the results computed anew.
 func (s *StatusWriter) Flush(ctx context.Context) error {
 	npp := &appsv1alpha1.NodePodProbe{}
 	if err := s.Client.Get(ctx, client.ObjectKey{Name: s.NodeName}, npp); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	rep := &appsv1alpha1.NodePodProbeReport{}
-	err := s.Client.Get(ctx, client.ObjectKey{Name: s.NodeName}, rep)
-	if apierrors.IsNotFound(err) {
-		res, err := patch.Status(ctx, s.Client, s.APIReader, npp, func(npp *appsv1alpha1.NodePodProbe) (bool, error) {
-			return judge(npp, &npp.Status.ProbeResults, s.Results, s.observedGeneration.Load())
-		}, patch.Attempts(maxPatchAttempts))
-		return s.count("NodePodProbe", res, err)
-	}
-	if err != nil {
+	if err := s.Client.Get(ctx, client.ObjectKey{Name: s.NodeName}, rep); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
 		return fmt.Errorf("reading NodePodProbeReport %s: %w", s.NodeName, err)
 	}
 	res, err := patch.Status(ctx, s.Client, s.APIReader, rep, func(rep *appsv1alpha1.NodePodProbeReport) (bool, error) {
-		// Until this daemon's first write, the results to carry over are an older daemon's, in
-		// the NodePodProbe's status.
-		return judge(npp.WithReport(rep), &rep.Status, s.Results, s.observedGeneration.Load())
+		return judge(npp, &rep.Status, s.Results, s.observedGeneration.Load())
 	}, patch.Attempts(maxPatchAttempts))
-	if err := s.count("NodePodProbeReport", res, err); err != nil || !rep.Written() || npp.Status.ProbeResults.Empty() {
-		return err
-	}
-	_, err = patch.Status(ctx, s.Client, s.APIReader, npp, func(npp *appsv1alpha1.NodePodProbe) (bool, error) {
-		if npp.Status.ProbeResults.Empty() {
-			return false, nil
-		}
-		npp.Status.ProbeResults = appsv1alpha1.ProbeResults{}
-		return true, nil
-	}, patch.Attempts(maxPatchAttempts))
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("clearing the results in the status of NodePodProbe %s: %w", s.NodeName, err)
-	}
-	return nil
+	return s.count(res, err)
 }
 
-// judge sets out to the results BuildStatus computes for view (the NodePodProbe, with the
-// results last written) and says whether they are worth a write.
-func judge(view *appsv1alpha1.NodePodProbe, out *appsv1alpha1.ProbeResults, results *Cache, observedGeneration int64) (bool, error) {
-	desired := BuildStatus(view, results, observedGeneration)
-	if sameReport(out, &desired) && !refreshDue(view, &desired) {
+// judge sets shown (the results the report shows) to the results BuildStatus computes for npp's
+// spec and says whether they are worth a write.
+func judge(npp *appsv1alpha1.NodePodProbe, shown *appsv1alpha1.ProbeResults, results *Cache, observedGeneration int64) (bool, error) {
+	desired := BuildStatus(npp, shown, results, observedGeneration)
+	if sameReport(shown, &desired) && !refreshDue(npp, shown, &desired) {
 		return false, nil
 	}
-	*out = desired
+	*shown = desired
 	return true, nil
 }
 
 // count records the outcome of a results write in the metrics and returns its error (a missing
-// object is not one: the manager creates it again, and the next flush writes it).
-func (s *StatusWriter) count(kind string, res patch.Result, err error) error {
+// report is not one: the manager creates it again, and the next flush writes it).
+func (s *StatusWriter) count(res patch.Result, err error) error {
 	StatusWrites.WithLabelValues("conflict").Add(float64(res.Conflicts))
 	switch {
 	case res.Written:
@@ -241,32 +221,32 @@ func (s *StatusWriter) count(kind string, res patch.Result, err error) error {
 	case !apierrors.IsConflict(err):
 		StatusWrites.WithLabelValues("error").Inc()
 	}
-	return fmt.Errorf("patching status of %s %s: %w", kind, s.NodeName, err)
+	return fmt.Errorf("patching status of NodePodProbeReport %s: %w", s.NodeName, err)
 }
 
-// BuildStatus computes the status of npp from the cache. It lists only what a decision needs:
-// the probes of the spec that are failing, suspect (a run of failures below the threshold) or
-// not probed yet (state Unknown), and sets probedGeneration to the spec's generation, which says
-// that every other probe of that spec passed its last probe. A write then costs the API server
-// what is wrong on the node, not how many pods it runs. A probe without a result in the cache
-// (its worker has not run since the daemon started, or it stopped for a terminating pod) keeps
-// what the object shows: its listed state, or passing when the status omitted it for this very
-// spec; otherwise it is reported not probed yet. So a daemon restart does not wipe the node's
-// status. Pods and probes that left the spec disappear.
-func BuildStatus(npp *appsv1alpha1.NodePodProbe, results *Cache, observedGeneration int64) appsv1alpha1.ProbeResults {
+// BuildStatus computes the report of npp's spec from the cache and the results the report shows.
+// It lists only what a decision needs: the probes of the spec that are failing, suspect (a run of
+// failures below the threshold) or not probed yet (state Unknown), and sets probedGeneration to
+// the spec's generation, which says that every other probe of that spec passed its last probe. A
+// write then costs the API server what is wrong on the node, not how many pods it runs. A probe
+// without a result in the cache (its worker has not run since the daemon started, or it stopped
+// for a terminating pod) keeps what the report shows: its listed state, or passing when the
+// report omitted it for this very spec; otherwise it is reported not probed yet. So a daemon
+// restart does not wipe the node's report. Pods and probes that left the spec disappear.
+func BuildStatus(npp *appsv1alpha1.NodePodProbe, shown *appsv1alpha1.ProbeResults, results *Cache, observedGeneration int64) appsv1alpha1.ProbeResults {
 	st := appsv1alpha1.ProbeResults{ObservedGeneration: min(observedGeneration, npp.Generation), ProbedGeneration: npp.Generation}
 	type probeRef struct {
 		uid  types.UID
 		name string
 	}
-	shown := map[probeRef]*appsv1alpha1.ContainerProbeState{}
-	for i := range npp.Status.PodProbeStatuses {
-		ps := &npp.Status.PodProbeStatuses[i]
+	listed := map[probeRef]*appsv1alpha1.ContainerProbeState{}
+	for i := range shown.PodProbeStatuses {
+		ps := &shown.PodProbeStatuses[i]
 		for j := range ps.ProbeStates {
-			shown[probeRef{ps.UID, ps.ProbeStates[j].Name}] = &ps.ProbeStates[j]
+			listed[probeRef{ps.UID, ps.ProbeStates[j].Name}] = &ps.ProbeStates[j]
 		}
 	}
-	omittedPassing := npp.OmitsPassing()
+	omittedPassing := shown.CompleteFor(npp.Generation)
 	for i := range npp.Spec.PodProbes {
 		pp := &npp.Spec.PodProbes[i]
 		var states []appsv1alpha1.ContainerProbeState
@@ -282,7 +262,7 @@ func BuildStatus(npp *appsv1alpha1.NodePodProbe, results *Cache, observedGenerat
 				if !e.FailingSince.IsZero() {
 					state.FailingSince = &metav1.Time{Time: e.FailingSince}
 				}
-			} else if old := shown[probeRef{pp.UID, p.Name}]; old != nil {
+			} else if old := listed[probeRef{pp.UID, p.Name}]; old != nil {
 				state = *old
 			} else if omittedPassing {
 				probed = true
@@ -335,10 +315,10 @@ func sameReport(a, b *appsv1alpha1.ProbeResults) bool {
 	return true
 }
 
-// refreshDue reports whether a Failed state of desired is newer than the one the status shows by
+// refreshDue reports whether a Failed state of desired is newer than the one the report shows by
 // at least its probe's FailedRefreshInterval: a result that stays Failed is written again, so that
 // the decision controller can tell it from one a stopped daemon left behind.
-func refreshDue(npp *appsv1alpha1.NodePodProbe, desired *appsv1alpha1.ProbeResults) bool {
+func refreshDue(npp *appsv1alpha1.NodePodProbe, shown, desired *appsv1alpha1.ProbeResults) bool {
 	type ref struct {
 		uid   types.UID
 		probe string
@@ -351,18 +331,18 @@ func refreshDue(npp *appsv1alpha1.NodePodProbe, desired *appsv1alpha1.ProbeResul
 			period[ref{pp.UID, pp.Probes[j].Name}] = appsv1alpha1.ProbeInterval(p.PeriodSeconds, p.TimeoutSeconds)
 		}
 	}
-	shown := map[ref]*appsv1alpha1.ContainerProbeState{}
-	for i := range npp.Status.PodProbeStatuses {
-		ps := &npp.Status.PodProbeStatuses[i]
+	listed := map[ref]*appsv1alpha1.ContainerProbeState{}
+	for i := range shown.PodProbeStatuses {
+		ps := &shown.PodProbeStatuses[i]
 		for j := range ps.ProbeStates {
-			shown[ref{ps.UID, ps.ProbeStates[j].Name}] = &ps.ProbeStates[j]
+			listed[ref{ps.UID, ps.ProbeStates[j].Name}] = &ps.ProbeStates[j]
 		}
 	}
 	for i := range desired.PodProbeStatuses {
 		ps := &desired.PodProbeStatuses[i]
 		for j := range ps.ProbeStates {
 			st := &ps.ProbeStates[j]
-			old := shown[ref{ps.UID, st.Name}]
+			old := listed[ref{ps.UID, st.Name}]
 			if !st.Failed() || old == nil {
 				continue
 			}

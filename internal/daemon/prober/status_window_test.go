@@ -39,7 +39,8 @@ func TestStatusWriter_NewFailureWaitsOnlyTheFailureWindow(t *testing.T) {
 	npp.Spec.PodProbes = []appsv1alpha1.PodProbe{{Name: "web", Namespace: "ns", UID: "u1", Probes: []appsv1alpha1.ContainerProbe{
 		{Name: "p1", ContainerName: "app"}, {Name: "p2", ContainerName: "side"},
 	}}}
-	cl := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithStatusSubresource(npp).WithObjects(npp).Build()
+	rep := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}
+	cl := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithStatusSubresource(rep).WithObjects(npp, rep).Build()
 
 	t0 := time.Unix(1000, 0)
 	clk := clocktesting.NewFakeClock(t0)
@@ -68,7 +69,7 @@ func TestStatusWriter_NewFailureWaitsOnlyTheFailureWindow(t *testing.T) {
 		}
 	}
 	state := func(probe string) appsv1alpha1.ProbeState {
-		got := &appsv1alpha1.NodePodProbe{}
+		got := &appsv1alpha1.NodePodProbeReport{}
 		if err := cl.Get(ctx, client.ObjectKey{Name: "node-a"}, got); err != nil {
 			t.Fatal(err)
 		}

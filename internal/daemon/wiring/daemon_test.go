@@ -175,30 +175,36 @@ func getReport(name string) *appsv1alpha1.NodePodProbeReport {
 	return rep
 }
 
-// getNPP returns the node's NodePodProbe with the results the manager reads: its report's once
-// written, its own status's otherwise (a node without report: the conflict spec).
+// getNPP returns the node's NodePodProbe.
 func getNPP(name string) *appsv1alpha1.NodePodProbe {
 	GinkgoHelper()
 	npp := &appsv1alpha1.NodePodProbe{}
 	Expect(k8sClient.Get(ctx, types.NamespacedName{Name: name}, npp)).To(Succeed())
-	rep := &appsv1alpha1.NodePodProbeReport{}
-	if err := k8sClient.Get(ctx, types.NamespacedName{Name: name}, rep); err == nil {
-		return npp.WithReport(rep)
-	}
 	return npp
 }
 
-// stateOf maps pod name -> reported state of its single probe. A pod of the spec the status
+// results is what the manager reads of a node: its report, for the spec of its NodePodProbe.
+type results struct {
+	*appsv1alpha1.NodePodProbeReport
+	npp *appsv1alpha1.NodePodProbe
+}
+
+func getResults(name string) results {
+	GinkgoHelper()
+	return results{NodePodProbeReport: getReport(name), npp: getNPP(name)}
+}
+
+// stateOf maps pod name -> reported state of its single probe. A pod of the spec the report
 // leaves out passed its last probe (status.probedGeneration): it maps to a bare Succeeded state.
-func stateOf(npp *appsv1alpha1.NodePodProbe) map[string]appsv1alpha1.ContainerProbeState {
+func stateOf(r results) map[string]appsv1alpha1.ContainerProbeState {
 	out := map[string]appsv1alpha1.ContainerProbeState{}
-	for _, ps := range npp.Status.PodProbeStatuses {
+	for _, ps := range r.Status.PodProbeStatuses {
 		for _, s := range ps.ProbeStates {
 			out[ps.Name] = s
 		}
 	}
-	if npp.OmitsPassing() {
-		for _, pp := range npp.Spec.PodProbes {
+	if r.Status.CompleteFor(r.npp.Generation) {
+		for _, pp := range r.npp.Spec.PodProbes {
 			if _, listed := out[pp.Name]; !listed {
 				out[pp.Name] = appsv1alpha1.ContainerProbeState{Name: pp.Probes[0].Name, State: appsv1alpha1.ProbeSucceeded}
 			}
@@ -243,10 +249,10 @@ var _ = Describe("node daemon probe engine", func() {
 		eng := startDaemon(node, tg.rt)
 
 		Eventually(func(g Gomega) {
-			got := getNPP(node)
+			got := getResults(node)
 			g.Expect(got.Status.ProbedPods).To(BeEquivalentTo(50))
 			g.Expect(got.Status.FailingProbes).To(BeEquivalentTo(15))
-			g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+			g.Expect(got.Status.ObservedGeneration).To(Equal(got.npp.Generation))
 			states := stateOf(got)
 			g.Expect(got.Status.PodProbeStatuses).To(HaveLen(15), "only the failing pods are listed")
 			for name, st := range want {
@@ -283,9 +289,9 @@ var _ = Describe("node daemon probe engine", func() {
 		cur.Spec.PodProbes = cur.Spec.PodProbes[10:]
 		Expect(k8sClient.Update(ctx, cur)).To(Succeed())
 		Eventually(func(g Gomega) {
-			got := getNPP(node)
+			got := getResults(node)
 			g.Expect(got.Status.ProbedPods).To(BeEquivalentTo(40))
-			g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+			g.Expect(got.Status.ObservedGeneration).To(Equal(got.npp.Generation))
 			states := stateOf(got)
 			g.Expect(states).NotTo(HaveKey("fifty-00"))
 			g.Expect(states).NotTo(HaveKey("fifty-09"))
@@ -301,7 +307,7 @@ var _ = Describe("node daemon probe engine", func() {
 		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{podProbe(pod, corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(1)}})}
 		createNPP(npp)
 		eng := startDaemon(node, nil)
-		Eventually(func() int64 { return getNPP(node).Status.ObservedGeneration }).Should(BeEquivalentTo(1))
+		Eventually(func() int64 { return getReport(node).Status.ObservedGeneration }).Should(BeEquivalentTo(1))
 		Eventually(eng.Probes.WorkerCount).Should(Equal(1))
 		time.Sleep(time.Second) // let the generation write settle
 		before := eng.Status.Writes()
@@ -320,7 +326,7 @@ var _ = Describe("node daemon probe engine", func() {
 		}
 		elapsed := time.Since(start)
 		Eventually(func(g Gomega) {
-			s := stateOf(getNPP(node))["flip"]
+			s := stateOf(getResults(node))["flip"]
 			g.Expect(s.State).To(Equal(appsv1alpha1.ProbeFailed))
 			g.Expect(s.Message).To(Equal("flip 199"))
 		}).WithTimeout(5 * time.Second).Should(Succeed())
@@ -362,24 +368,23 @@ var _ = Describe("node daemon probe engine", func() {
 			g.Expect(lease.Spec.RenewTime.Time.After(first)).To(BeTrue())
 		}).WithTimeout(5 * time.Second).Should(Succeed())
 
-		Eventually(func() appsv1alpha1.ProbeState { return stateOf(getNPP(node))["lease-pod"].State }).
+		Eventually(func() appsv1alpha1.ProbeState { return stateOf(getResults(node))["lease-pod"].State }).
 			WithTimeout(10 * time.Second).Should(Equal(appsv1alpha1.ProbeSucceeded))
 		Consistently(func(g Gomega) {
-			o := getNPP(other)
-			g.Expect(o.ResourceVersion).To(Equal(otherRV))
-			g.Expect(getReport(other).ResourceVersion).To(Equal(otherReportRV))
+			g.Expect(getNPP(other).ResourceVersion).To(Equal(otherRV))
+			o := getReport(other)
+			g.Expect(o.ResourceVersion).To(Equal(otherReportRV))
 			g.Expect(o.Status.PodProbeStatuses).To(BeEmpty())
 		}).WithTimeout(2 * time.Second).Should(Succeed())
 		Expect(eng.Probes.WorkerCount()).To(Equal(1))
 	})
 
-	// The node has no report (a manager from before it): the daemon writes its NodePodProbe's status.
 	It("recomputes from a fresh read when its patch conflicts, and flushes on shutdown", func() {
 		node := "node-conflict"
 		pod := createPod(node, "conflict-pod", "")
 		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
 		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{podProbe(pod, corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(1)}})}
-		Expect(k8sClient.Create(ctx, npp)).To(Succeed())
+		createNPP(npp)
 		var eng *Engine
 		stop, err := testutil.StartManager(ctx, cfg, ctrl.Options{Cache: CacheOptions(node, appsv1alpha1.DefaultOperatorNamespace)},
 			func(mgr ctrl.Manager) error {
@@ -396,23 +401,23 @@ var _ = Describe("node daemon probe engine", func() {
 		}()
 		key := prober.Key{PodUID: pod.UID, Container: "app", Probe: "conflict-pod-app"}
 		eng.Probes.Results.Set(key, appsv1alpha1.ProbeUnknown, "containerd://c1", "", time.Now(), prober.WriteInWindow)
-		Eventually(func() string { return stateOf(getNPP(node))["conflict-pod"].ContainerID }).Should(Equal("containerd://c1"))
+		Eventually(func() string { return stateOf(getResults(node))["conflict-pod"].ContainerID }).Should(Equal("containerd://c1"))
 
-		By("another writer changing the status behind the daemon's cache")
-		cur := getNPP(node)
+		By("another writer changing the report behind the daemon's cache")
+		cur := getReport(node)
 		cur.Status.PodProbeStatuses[0].ProbeStates[0].Message = "written by someone else"
 		Expect(k8sClient.Status().Update(ctx, cur)).To(Succeed())
 		eng.Probes.Results.Set(key, appsv1alpha1.ProbeFailed, "containerd://c1", "boom", time.Now(), prober.WriteSoon)
 		Eventually(func(g Gomega) {
-			s := stateOf(getNPP(node))["conflict-pod"]
+			s := stateOf(getResults(node))["conflict-pod"]
 			g.Expect(s.State).To(Equal(appsv1alpha1.ProbeFailed))
 			g.Expect(s.Message).To(Equal("boom"))
 		}).WithTimeout(5 * time.Second).Should(Succeed())
 
 		By("a writer whose first read is stale: the patch conflicts, is recomputed from a fresh read and lands")
-		stale := getNPP(node)
+		stale := getReport(node)
 		stale.Status.PodProbeStatuses[0].ProbeStates[0].Message = "an older message the cache still shows"
-		cur = getNPP(node)
+		cur = getReport(node)
 		cur.Status.PodProbeStatuses[0].ProbeStates[0].Message = "written by someone else again"
 		Expect(k8sClient.Status().Update(ctx, cur)).To(Succeed())
 		reads, freshReads := 0, 0
@@ -421,12 +426,12 @@ var _ = Describe("node daemon probe engine", func() {
 		w := &prober.StatusWriter{
 			Client: interceptor.NewClient(staleClient, interceptor.Funcs{
 				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-					if _, ok := obj.(*appsv1alpha1.NodePodProbe); !ok {
-						return c.Get(ctx, key, obj, opts...) // the node's report: there is none
+					if _, ok := obj.(*appsv1alpha1.NodePodProbeReport); !ok {
+						return c.Get(ctx, key, obj, opts...) // the NodePodProbe: its spec is current
 					}
 					reads++
 					if reads == 1 {
-						stale.DeepCopyInto(obj.(*appsv1alpha1.NodePodProbe))
+						stale.DeepCopyInto(obj.(*appsv1alpha1.NodePodProbeReport))
 						return nil
 					}
 					return c.Get(ctx, key, obj, opts...)
@@ -438,14 +443,14 @@ var _ = Describe("node daemon probe engine", func() {
 		Expect(w.Flush(ctx)).To(Succeed())
 		Expect(w.Writes()).To(BeEquivalentTo(1))
 		Expect([]int{reads, freshReads}).To(Equal([]int{1, 1}), "one stale cached read, then one fresh read after the conflict")
-		s := stateOf(getNPP(node))["conflict-pod"]
+		s := stateOf(getResults(node))["conflict-pod"]
 		Expect(s.Message).To(Equal("boom"))
 
 		By("a transition right before shutdown is still written")
 		eng.Probes.Results.Set(key, appsv1alpha1.ProbeUnknown, "containerd://c2", "", time.Now(), prober.WriteInWindow)
 		stop()
 		stopped = true
-		s = stateOf(getNPP(node))["conflict-pod"]
+		s = stateOf(getResults(node))["conflict-pod"]
 		Expect(s.ContainerID).To(Equal("containerd://c2"))
 		Expect(s.State).To(Equal(appsv1alpha1.ProbeUnknown))
 	})

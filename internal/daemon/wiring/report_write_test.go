@@ -19,6 +19,8 @@ package wiring
 import (
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -28,10 +30,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
 )
 
 var _ = Describe("node daemon results", func() {
-	It("writes them to the node's report, and clears what an older daemon left in the NodePodProbe status", func() {
+	It("writes them to the node's report only, never to the NodePodProbe", func() {
 		tg := startTargets()
 		node := "node-report"
 		okPod := createPod(node, "report-ok", "containerd://report-ok")
@@ -43,45 +46,28 @@ var _ = Describe("node daemon results", func() {
 		}
 		createNPP(npp)
 
-		By("an older daemon's full status, and the manager's Mapped condition, on the NodePodProbe")
+		By("the manager's Mapped condition on the NodePodProbe")
 		at := metav1.NewTime(time.Now().Add(-time.Hour).Truncate(time.Second))
-		old := getNPP(node)
-		old.Status.ProbeResults = appsv1alpha1.ProbeResults{ObservedGeneration: old.Generation, ProbedPods: 2,
-			PodProbeStatuses: []appsv1alpha1.PodProbeStatus{
-				{Name: okPod.Name, Namespace: ns, UID: okPod.UID, ProbeStates: []appsv1alpha1.ContainerProbeState{{Name: "report-ok-app",
-					ContainerID: "containerd://report-ok", State: appsv1alpha1.ProbeSucceeded, LastProbeTime: at, LastTransitionTime: at}}},
-				{Name: failPod.Name, Namespace: ns, UID: failPod.UID, ProbeStates: []appsv1alpha1.ContainerProbeState{{Name: "report-fail-app",
-					ContainerID: "containerd://report-fail", State: appsv1alpha1.ProbeSucceeded, LastProbeTime: at, LastTransitionTime: at}}},
-			}}
-		old.Status.Conditions = []metav1.Condition{{Type: appsv1alpha1.ConditionMapped, Status: metav1.ConditionTrue,
+		mapped := getNPP(node)
+		mapped.Status.Conditions = []metav1.Condition{{Type: appsv1alpha1.ConditionMapped, Status: metav1.ConditionTrue,
 			Reason: appsv1alpha1.ReasonSpecWritten, LastTransitionTime: at}}
-		Expect(k8sClient.Status().Update(ctx, old)).To(Succeed())
+		Expect(k8sClient.Status().Update(ctx, mapped)).To(Succeed())
 
 		startDaemon(node, tg.rt)
 		Eventually(func(g Gomega) {
 			rep := getReport(node)
 			g.Expect(rep.Written()).To(BeTrue())
-			g.Expect(rep.Status.ProbedGeneration).To(Equal(old.Generation))
+			g.Expect(rep.Status.ProbedGeneration).To(Equal(mapped.Generation))
 			g.Expect(rep.Status.ProbedPods).To(BeEquivalentTo(2))
 			g.Expect(rep.Status.FailingProbes).To(BeEquivalentTo(1))
 			g.Expect(rep.Status.PodProbeStatuses).To(HaveLen(1), "only the failing pod")
 			g.Expect(rep.Status.PodProbeStatuses[0].Name).To(Equal("report-fail"))
 			g.Expect(rep.Status.PodProbeStatuses[0].ProbeStates[0].State).To(Equal(appsv1alpha1.ProbeFailed))
-
-			npp := &appsv1alpha1.NodePodProbe{}
-			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(old), npp)).To(Succeed())
-			g.Expect(npp.Status.ProbeResults.Empty()).To(BeTrue(), "the spec object no longer carries results: %+v", npp.Status.ProbeResults)
-			g.Expect(npp.Status.Conditions).To(HaveLen(1), "the manager's condition stays")
-			g.Expect(npp.Status.Conditions[0].Reason).To(Equal(appsv1alpha1.ReasonSpecWritten))
 		}).WithTimeout(20 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+		Expect(getNPP(node).ResourceVersion).To(Equal(mapped.ResourceVersion), "the daemon wrote the NodePodProbe")
 
-		By("later writes go to the report only")
-		rv := func() string {
-			npp := &appsv1alpha1.NodePodProbe{}
-			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(old), npp)).To(Succeed())
-			return npp.ResourceVersion
-		}
-		nppRV, reportRV := rv(), getReport(node).ResourceVersion
+		By("a spec change: the report follows, the NodePodProbe changes by the spec update only")
+		reportRV := getReport(node).ResourceVersion
 		cur := getNPP(node)
 		cur.Spec.PodProbes = cur.Spec.PodProbes[:1] // the failing pod leaves the spec
 		Expect(k8sClient.Update(ctx, cur)).To(Succeed())
@@ -92,6 +78,39 @@ var _ = Describe("node daemon results", func() {
 			g.Expect(rep.Status.PodProbeStatuses).To(BeEmpty())
 			g.Expect(rep.Status.FailingProbes).To(BeZero())
 		}).WithTimeout(10 * time.Second).Should(Succeed())
-		Expect(rv()).To(Equal(cur.ResourceVersion), "only the spec update changed the NodePodProbe since %s", nppRV)
+		Consistently(func() string { return getNPP(node).ResourceVersion }).WithTimeout(2*time.Second).
+			Should(Equal(cur.ResourceVersion), "only the spec update changed the NodePodProbe")
+		Expect(getNPP(node).Status.Conditions).To(HaveLen(1), "the manager's condition stays")
+	})
+
+	It("writes nothing while the node has no report, and the report once the manager creates it", func() {
+		tg := startTargets()
+		node := "node-no-report"
+		failPod := createPod(node, "noreport-fail", "containerd://noreport-fail")
+		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
+		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{
+			podProbe(failPod, corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/fail", Port: intstr.FromInt32(int32(tg.httpPort))}}),
+		}
+		Expect(k8sClient.Create(ctx, npp)).To(Succeed())
+		eng := startDaemon(node, tg.rt)
+		Eventually(func() appsv1alpha1.ProbeState {
+			e, _ := eng.Probes.Results.Get(prober.Key{PodUID: failPod.UID, Container: "app", Probe: "noreport-fail-app"})
+			return e.State
+		}).WithTimeout(10 * time.Second).Should(Equal(appsv1alpha1.ProbeFailed))
+		Consistently(func(g Gomega) {
+			g.Expect(getNPP(node).ResourceVersion).To(Equal(npp.ResourceVersion))
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Name: node}, &appsv1alpha1.NodePodProbeReport{}))).
+				To(BeTrue(), "the daemon creates no report")
+		}).WithTimeout(2 * time.Second).Should(Succeed())
+		Expect(eng.Status.Writes()).To(BeZero())
+
+		By("the manager creates the report: the failure is written to it")
+		Expect(k8sClient.Create(ctx, &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: node}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			rep := getReport(node)
+			g.Expect(rep.Status.FailingProbes).To(BeEquivalentTo(1))
+			g.Expect(rep.Status.PodProbeStatuses).To(HaveLen(1))
+		}).WithTimeout(3 * prober.DefaultRefreshCheck).Should(Succeed())
+		Expect(getNPP(node).ResourceVersion).To(Equal(npp.ResourceVersion), "the daemon wrote the NodePodProbe")
 	})
 })

@@ -36,7 +36,7 @@ import (
 // (of the node's NodePodProbeReport) that carries it: what the manager's decision waits for on the node's side.
 var FailureReportSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
 	Name:    "enhanced_liveness_daemon_failure_report_seconds",
-	Help:    "Time from a liveness probe run crossing its failure threshold to the acknowledged NodePodProbe status write that reports it.",
+	Help:    "Time from a liveness probe run crossing its failure threshold to the acknowledged NodePodProbeReport status write that reports it.",
 	Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
 })
 
@@ -115,8 +115,8 @@ func (f *failureReports) acknowledged(failed map[reportKey]time.Time, fresh []ne
 // stamp formats a time for logs: UTC, nanoseconds, whatever the log encoder does with times.
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-// reportingClient is the status writer's client: its patches of results (a NodePodProbeReport's
-// status, or a NodePodProbe's while the node has no report) are timed.
+// reportingClient is the status writer's client: its patches of a NodePodProbeReport's status
+// are timed.
 type reportingClient struct {
 	client.Client
 	reports *failureReports
@@ -132,20 +132,11 @@ type reportingStatus struct {
 }
 
 func (s reportingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	var results *appsv1alpha1.ProbeResults
-	switch o := obj.(type) {
-	case *appsv1alpha1.NodePodProbeReport:
-		results = &o.Status
-	case *appsv1alpha1.NodePodProbe:
-		results = &o.Status.ProbeResults
-		if results.Empty() {
-			// Clearing what an older daemon left: no result is written.
-			return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
-		}
-	default:
+	rep, ok := obj.(*appsv1alpha1.NodePodProbeReport)
+	if !ok {
 		return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 	}
-	fresh, failed := s.reports.pending(results)
+	fresh, failed := s.reports.pending(&rep.Status)
 	sent := s.reports.clock.Now()
 	err := s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 	if err == nil {

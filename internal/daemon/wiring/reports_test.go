@@ -32,27 +32,10 @@ import (
 )
 
 // TestFailureReports: each Failed state is reported once per transition, with the in-memory
-// (nanosecond) failure time, and only when the write is acknowledged; failures older than the
-// daemon are not new.
-// The results are timed where they are written: the node's report, or, while it has none, its
-// NodePodProbe's status.
+// (nanosecond) failure time, and only when the write of the node's report is acknowledged;
+// failures older than the daemon are not new.
 func TestFailureReports(t *testing.T) {
-	for _, kind := range []string{"NodePodProbeReport", "NodePodProbe"} {
-		t.Run(kind, func(t *testing.T) { testFailureReports(t, kind) })
-	}
-}
-
-func testFailureReports(t *testing.T, kind string) {
-	obj, results := client.Object(nil), func(client.Object) *appsv1alpha1.ProbeResults { return nil }
-	if kind == "NodePodProbe" {
-		obj = &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "node"}}
-		results = func(o client.Object) *appsv1alpha1.ProbeResults {
-			return &o.(*appsv1alpha1.NodePodProbe).Status.ProbeResults
-		}
-	} else {
-		obj = &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: "node"}}
-		results = func(o client.Object) *appsv1alpha1.ProbeResults { return &o.(*appsv1alpha1.NodePodProbeReport).Status }
-	}
+	obj := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: "node"}}
 	fc := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithObjects(obj).WithStatusSubresource(obj).Build()
 	start := time.Date(2026, 12, 1, 5, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakePassiveClock(start)
@@ -62,12 +45,12 @@ func testFailureReports(t *testing.T, kind string) {
 
 	write := func(states ...appsv1alpha1.ContainerProbeState) {
 		t.Helper()
-		cur := obj.DeepCopyObject().(client.Object)
+		cur := &appsv1alpha1.NodePodProbeReport{}
 		if err := fc.Get(ctx, client.ObjectKey{Name: "node"}, cur); err != nil {
 			t.Fatal(err)
 		}
-		base := cur.DeepCopyObject().(client.Object)
-		results(cur).PodProbeStatuses = []appsv1alpha1.PodProbeStatus{{Name: "p", Namespace: "ns", UID: "uid", ProbeStates: states}}
+		base := cur.DeepCopy()
+		cur.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{{Name: "p", Namespace: "ns", UID: "uid", ProbeStates: states}}
 		if err := c.Status().Patch(ctx, cur, client.MergeFrom(base)); err != nil {
 			t.Fatal(err)
 		}

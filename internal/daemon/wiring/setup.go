@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Package wiring assembles the node daemon on its controller-runtime manager: the node-scoped
-// cache (CacheOptions), the probe engine (Setup: the probe workers, the NodePodProbe status
+// cache (CacheOptions), the probe engine (Setup: the probe workers, the NodePodProbeReport status
 // writer, whose writes of new failures reports.go times, and the Lease heartbeat) and the
 // controller that keeps the workers in step with the node's NodePodProbe spec and pods
 // (SpecReconciler). cmd/daemon adds the CRR executor (internal/daemon/recreate) beside it.

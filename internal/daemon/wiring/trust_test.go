@@ -93,8 +93,8 @@ var _ = Describe("node daemon trust boundary", func() {
 		eng := startDaemon(node, tg.rt)
 
 		Eventually(func(g Gomega) {
-			got := getNPP(node)
-			g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+			got := getResults(node)
+			g.Expect(got.Status.ObservedGeneration).To(Equal(got.npp.Generation))
 			g.Expect(got.Status.ProbedPods).To(BeEquivalentTo(1))
 			g.Expect(stateOf(got)).To(HaveKey("good"))
 		}, "20s").Should(Succeed())
@@ -109,7 +109,7 @@ var _ = Describe("node daemon trust boundary", func() {
 				g.Expect(execsIn(tg.cri, id)).To(BeEmpty(), "nothing ran in %s", id)
 			}
 			// Only the sealed pod has a result; the others are reported not probed.
-			states := stateOf(getNPP(node))
+			states := stateOf(getResults(node))
 			g.Expect(states).To(HaveLen(4))
 			g.Expect(states["good"].State).To(Equal(appsv1alpha1.ProbeSucceeded))
 			for _, name := range []string{"plain", "forged", "swapped"} {
@@ -144,9 +144,9 @@ var _ = Describe("node daemon trust boundary", func() {
 		createNPP(npp)
 		eng := startDaemon(node, tg.rt)
 
-		Eventually(func() appsv1alpha1.ProbeState { return stateOf(getNPP(node))["sealed-old"].State }, "20s").
+		Eventually(func() appsv1alpha1.ProbeState { return stateOf(getResults(node))["sealed-old"].State }, "20s").
 			Should(Equal(appsv1alpha1.ProbeSucceeded))
-		Consistently(func() appsv1alpha1.ProbeState { return stateOf(getNPP(node))["sealed-new"].State }, "2s").
+		Consistently(func() appsv1alpha1.ProbeState { return stateOf(getResults(node))["sealed-new"].State }, "2s").
 			Should(Equal(appsv1alpha1.ProbeUnknown), "a key the daemon does not hold verifies nothing: not probed")
 
 		By("the manager publishes the new key in the trust ConfigMap, next to the old one")
@@ -162,9 +162,9 @@ var _ = Describe("node daemon trust boundary", func() {
 		set, _ := signature.DecodeKeySet(cm)
 		cm.Data = signature.EncodeKeySet(set.With(newKey, time.Now()))
 		Expect(k8sClient.Update(ctx, cm)).To(Succeed())
-		Eventually(func() appsv1alpha1.ProbeState { return stateOf(getNPP(node))["sealed-new"].State }, "20s").
+		Eventually(func() appsv1alpha1.ProbeState { return stateOf(getResults(node))["sealed-new"].State }, "20s").
 			Should(Equal(appsv1alpha1.ProbeSucceeded))
 		Expect(eng.Probes.WorkerCount()).To(Equal(2))
-		Expect(stateOf(getNPP(node))["sealed-old"].State).To(Equal(appsv1alpha1.ProbeSucceeded), "the old pod was probed throughout")
+		Expect(stateOf(getResults(node))["sealed-old"].State).To(Equal(appsv1alpha1.ProbeSucceeded), "the old pod was probed throughout")
 	})
 })

@@ -69,9 +69,7 @@ func (b *Builder) Reader() *Reader { return b.reader(false) }
 func (b *Builder) reader(learn bool) *Reader {
 	return &Reader{cache: b.cache, workloads: b.workloads, leaseNS: b.opts.OperatorNamespace, now: b.opts.Clock.Now(),
 		heartbeats: b.heartbeats, onsets: b.onsets, learn: learn, settings: b.opts.Settings, def: b.opts.Default,
-		reports: map[string]nodeReport{}, npps: map[string]*appsv1alpha1.NodePodProbe{},
-		specs: map[string]map[types.UID]*appsv1alpha1.PodProbe{}, leases: map[string]rules.Daemon{},
-		policies: map[string][]rules.Policy{}}
+		reports: map[string]nodeReport{}, leases: map[string]rules.Daemon{}, policies: map[string][]rules.Policy{}}
 }
 
 // Facts reads the facts of the pod's failed liveness results, and returns the pod as the cache
@@ -93,11 +91,11 @@ func (b *Builder) Facts(ctx context.Context, key types.NamespacedName) (*corev1.
 		return pod, f, nil
 	}
 	r := b.reader(true)
-	npp, err := r.nodeProbe(ctx, pod.Spec.NodeName)
+	rep, err := r.nodeReport(ctx, pod.Spec.NodeName)
 	if err != nil {
 		return nil, nil, err
 	}
-	f.Failures = failures(npp, pod)
+	f.Failures = failures(rep, pod)
 	if !slices.ContainsFunc(f.Failures, func(x rules.Failure) bool { _, stale := rules.Stale(f, x); return !stale }) {
 		return pod, f, nil
 	}
@@ -144,41 +142,30 @@ func (b *Builder) read(ctx context.Context, r *Reader, pod *corev1.Pod, f *rules
 
 // failures returns the pod's Failed states whose probe is still in the NodePodProbe spec,
 // ordered by probe name so several failed containers of one pod are handled in a stable order.
-func failures(npp *appsv1alpha1.NodePodProbe, pod *corev1.Pod) []rules.Failure {
-	if npp == nil {
+func failures(rep nodeReport, pod *corev1.Pod) []rules.Failure {
+	ps := rep.states[pod.UID]
+	if ps == nil {
 		return nil
 	}
-	var spec *appsv1alpha1.PodProbe
-	for i := range npp.Spec.PodProbes {
-		if npp.Spec.PodProbes[i].UID == pod.UID {
-			spec = &npp.Spec.PodProbes[i]
-			break
-		}
-	}
+	spec := rep.spec[pod.UID]
 	if spec == nil {
 		return nil
 	}
 	var out []rules.Failure
-	for i := range npp.Status.PodProbeStatuses {
-		ps := &npp.Status.PodProbeStatuses[i]
-		if ps.UID != pod.UID {
+	for _, s := range ps.ProbeStates {
+		if !s.Failed() {
 			continue
 		}
-		for _, s := range ps.ProbeStates {
-			if !s.Failed() {
+		for _, p := range spec.Probes {
+			if p.Name != s.Name {
 				continue
 			}
-			for _, p := range spec.Probes {
-				if p.Name != s.Name {
-					continue
-				}
-				running, restarts := podutil.RunningContainerID(pod, p.ContainerName)
-				out = append(out, rules.Failure{Probe: s.Name, Container: p.ContainerName, ContainerID: s.ContainerID,
-					Running: running, RestartCount: restarts, ProbeTime: s.LastProbeTime.Time, Since: s.LastTransitionTime.Time,
-					Period: p.Probe.PeriodSeconds, Timeout: p.Probe.TimeoutSeconds, Threshold: p.Probe.FailureThreshold, InitialDelay: p.Probe.InitialDelaySeconds,
-					ProbeGrace: p.Probe.TerminationGracePeriodSeconds, Grace: appsv1alpha1.TerminationGracePeriodFor(p.Probe.TerminationGracePeriodSeconds, pod),
-					Request: RequestName(pod, p.ContainerName, s.ContainerID)})
-			}
+			running, restarts := podutil.RunningContainerID(pod, p.ContainerName)
+			out = append(out, rules.Failure{Probe: s.Name, Container: p.ContainerName, ContainerID: s.ContainerID,
+				Running: running, RestartCount: restarts, ProbeTime: s.LastProbeTime.Time, Since: s.LastTransitionTime.Time,
+				Period: p.Probe.PeriodSeconds, Timeout: p.Probe.TimeoutSeconds, Threshold: p.Probe.FailureThreshold, InitialDelay: p.Probe.InitialDelaySeconds,
+				ProbeGrace: p.Probe.TerminationGracePeriodSeconds, Grace: appsv1alpha1.TerminationGracePeriodFor(p.Probe.TerminationGracePeriodSeconds, pod),
+				Request: RequestName(pod, p.ContainerName, s.ContainerID)})
 		}
 	}
 	slices.SortFunc(out, func(a, b rules.Failure) int { return strings.Compare(a.Probe, b.Probe) })
@@ -194,11 +181,11 @@ func (b *Builder) refailures(ctx context.Context, r *Reader, pod *corev1.Pod, w 
 	}
 	var out []rules.Refailure
 	for _, p := range pods {
-		npp, err := r.nodeProbe(ctx, p.Spec.NodeName)
+		rep, err := r.nodeReport(ctx, p.Spec.NodeName)
 		if err != nil {
 			return nil, err
 		}
-		for _, x := range failures(npp, p) {
+		for _, x := range failures(rep, p) {
 			cs := podutil.ContainerStatus(p, x.Container)
 			if cs == nil || cs.State.Running == nil || cs.ContainerID != x.ContainerID {
 				continue

@@ -62,6 +62,7 @@ func TestFacts(t *testing.T) {
 	}
 	at := metav1.NewTime(now.Add(-5 * time.Second))
 	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
+	rep := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: node}}
 	for i, p := range pods {
 		npp.Spec.PodProbes = append(npp.Spec.PodProbes, appsv1alpha1.PodProbe{Name: p.Name, Namespace: ns, UID: p.UID,
 			Probes: []appsv1alpha1.ContainerProbe{{Name: p.Name + "-app", ContainerName: "app", Probe: corev1.Probe{
@@ -77,7 +78,7 @@ func TestFacts(t *testing.T) {
 		if state == appsv1alpha1.ProbeFailed {
 			s.FailingSince = &at
 		}
-		npp.Status.PodProbeStatuses = append(npp.Status.PodProbeStatuses, appsv1alpha1.PodProbeStatus{Name: p.Name, Namespace: ns,
+		rep.Status.PodProbeStatuses = append(rep.Status.PodProbeStatuses, appsv1alpha1.PodProbeStatus{Name: p.Name, Namespace: ns,
 			UID: p.UID, ProbeStates: []appsv1alpha1.ContainerProbeState{s}})
 	}
 	finished := &appsv1alpha1.ContainerRecreateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-1-app-done",
@@ -87,11 +88,11 @@ func TestFacts(t *testing.T) {
 		Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: now}, AcquireTime: &metav1.MicroTime{Time: now.Add(-time.Hour)}}}
 	pol := &policyv1alpha1.EnhancedLivenessPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
 		Spec: policyv1alpha1.EnhancedLivenessPolicySpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
-	objs := []client.Object{dep, rs, npp, finished, lease, pol}
+	objs := []client.Object{dep, rs, npp, rep, finished, lease, pol}
 	for _, p := range pods {
 		objs = append(objs, p)
 	}
-	cache := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithObjects(objs...).WithStatusSubresource(npp).
+	cache := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithObjects(objs...).WithStatusSubresource(npp, rep).
 		WithIndex(&corev1.Pod{}, managercache.PodByNode, managercache.PodNode).
 		WithIndex(&corev1.Pod{}, managercache.ByController, managercache.ControllerUID).
 		WithIndex(&appsv1.ReplicaSet{}, managercache.ByController, managercache.ControllerUID).

@@ -20,7 +20,6 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
@@ -36,15 +35,11 @@ func (r *Reader) containerStates(ctx context.Context, p *corev1.Pod) ([]rules.Co
 	if node == "" {
 		return nil, nil
 	}
-	npp, err := r.nodeProbe(ctx, node)
-	if err != nil || npp == nil {
+	rep, err := r.probeReport(ctx, p)
+	if err != nil || rep.spec == nil {
 		return nil, err
 	}
-	spec := r.specOf(npp, p.UID)
-	if spec == nil {
-		return nil, nil
-	}
-	status, complete := r.reports[node].pod(p.UID).status, npp.OmitsPassing()
+	spec, status := rep.spec, rep.status
 	out := make([]rules.ContainerState, 0, len(spec.Probes))
 	for i := range spec.Probes {
 		probe := &spec.Probes[i]
@@ -53,7 +48,7 @@ func (r *Reader) containerStates(ctx context.Context, p *corev1.Pod) ([]rules.Co
 		s := stateOf(status, probe.Name)
 		switch {
 		case s == nil:
-			cs.Healthy = complete // not listed in a complete status: it passed
+			cs.Healthy = rep.complete // not listed in a complete report: it passed
 		case s.Failed():
 			cs.Failing = true
 		case s.Suspect():
@@ -72,31 +67,6 @@ func (r *Reader) containerStates(ctx context.Context, p *corev1.Pod) ([]rules.Co
 		out = append(out, cs)
 	}
 	return out, nil
-}
-
-// specOf returns the pod's entry of its node's NodePodProbe spec (nil if none).
-func (r *Reader) specOf(npp *appsv1alpha1.NodePodProbe, pod types.UID) *appsv1alpha1.PodProbe {
-	m, ok := r.specs[npp.Name]
-	if !ok {
-		m = make(map[types.UID]*appsv1alpha1.PodProbe, len(npp.Spec.PodProbes))
-		for i := range npp.Spec.PodProbes {
-			m[npp.Spec.PodProbes[i].UID] = &npp.Spec.PodProbes[i]
-		}
-		r.specs[npp.Name] = m
-	}
-	return m[pod]
-}
-
-func stateOf(ps *appsv1alpha1.PodProbeStatus, probe string) *appsv1alpha1.ContainerProbeState {
-	if ps == nil {
-		return nil
-	}
-	for i := range ps.ProbeStates {
-		if ps.ProbeStates[i].Name == probe {
-			return &ps.ProbeStates[i]
-		}
-	}
-	return nil
 }
 
 // neverRestarted reports whether the operator will not restart the pod (rules.PodState

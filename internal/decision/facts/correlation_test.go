@@ -61,6 +61,7 @@ func TestNodeStormIsACorrelatedOnset(t *testing.T) {
 				With(func(p *corev1.Pod) { p.UID = "ours" }).Build()
 			pods = append(pods, ours)
 			npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
+			rep := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: node}}
 			for _, p := range pods {
 				began := metav1.NewTime(now.Add(-tc.theirsBegan))
 				if p == ours {
@@ -69,18 +70,18 @@ func TestNodeStormIsACorrelatedOnset(t *testing.T) {
 				npp.Spec.PodProbes = append(npp.Spec.PodProbes, appsv1alpha1.PodProbe{Name: p.Name, Namespace: p.Namespace, UID: p.UID,
 					Probes: []appsv1alpha1.ContainerProbe{{Name: p.Name + "-app", ContainerName: "app", Probe: corev1.Probe{
 						ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}}}})
-				npp.Status.PodProbeStatuses = append(npp.Status.PodProbeStatuses, appsv1alpha1.PodProbeStatus{Name: p.Name,
+				rep.Status.PodProbeStatuses = append(rep.Status.PodProbeStatuses, appsv1alpha1.PodProbeStatus{Name: p.Name,
 					Namespace: p.Namespace, UID: p.UID, ProbeStates: []appsv1alpha1.ContainerProbeState{{Name: p.Name + "-app",
 						ContainerID: testutil.ContainerIDOf(p, "app", 1), State: appsv1alpha1.ProbeFailed,
 						LastProbeTime: metav1.NewTime(now), LastTransitionTime: began, FailingSince: &began}}})
 			}
 			lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "elo-system", Name: appsv1alpha1.DaemonLeasePrefix + node},
 				Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: now}, AcquireTime: &metav1.MicroTime{Time: now.Add(-2 * time.Hour)}}}
-			objs := []client.Object{npp, lease}
+			objs := []client.Object{npp, rep, lease}
 			for _, p := range pods {
 				objs = append(objs, p)
 			}
-			cache := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithObjects(objs...).WithStatusSubresource(npp).
+			cache := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithObjects(objs...).WithStatusSubresource(npp, rep).
 				WithIndex(&corev1.Pod{}, managercache.PodByNode, managercache.PodNode).
 				WithIndex(&corev1.Pod{}, managercache.ByController, managercache.ControllerUID).
 				WithIndex(&appsv1alpha1.ContainerRecreateRequest{}, managercache.CRRByPod, managercache.CRRPodUID).Build()

@@ -23,7 +23,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
@@ -31,13 +30,14 @@ import (
 // onsets remember when the manager first saw each container instance failing or starting to fail
 // (a probe state Failed, or with failingSince), on the manager's clock: the workload storm rules
 // compare the onsets of pods on different nodes, whose clocks cannot be compared with each other
-// (rules.Correlated). It is fed by the NodePodProbe watch, which sees every node's status as it
-// changes, so a sibling's onset is known whether or not a decision ever looked at it; a status a
-// reader meets before its watch event (or after a manager start) is seen then.
+// (rules.Correlated). It is fed by the NodePodProbeReport watch, which sees every node's results
+// as they change, so a sibling's onset is known whether or not a decision ever looked at it; a
+// report a reader meets before its watch event (or after a manager start) is seen then.
 //
 // An entry is kept per pod and (probe, containerID): a restarted container is a new instance and
-// a new onset. It is forgotten when its state passes, when the node's status no longer lists it,
-// when its pod is deleted or its NodePodProbe is, so memory is bounded by the failing instances.
+// a new onset. It is forgotten when its state passes, when the node's report no longer lists it,
+// when its pod is deleted or the report is (with its NodePodProbe), so memory is bounded by the
+// failing instances.
 type onsets struct {
 	clock  clock.PassiveClock
 	mu     sync.Mutex
@@ -131,32 +131,17 @@ func (o *onsets) onset(node string, ps *appsv1alpha1.PodProbeStatus) time.Time {
 	return out
 }
 
-// ObserveProbes records a node's results the watch delivered (deleted: the object is gone): a
-// NodePodProbeReport a daemon has written, or the status of a NodePodProbe that holds results (a
-// daemon from before the report). An empty one says nothing (the report the manager creates, the
-// status a daemon cleared when it moved to the report) and leaves what is known alone. Call it
-// from the watches, so that a failure's onset is when the manager saw it reported, not when a
-// decision next looked.
-func (b *Builder) ObserveProbes(obj client.Object, deleted bool) {
-	var results *appsv1alpha1.ProbeResults
-	switch o := obj.(type) {
-	case *appsv1alpha1.NodePodProbeReport:
-		if !deleted && !o.Written() {
-			return
-		}
-		results = &o.Status
-	case *appsv1alpha1.NodePodProbe:
-		if !deleted && o.Status.ProbeResults.Empty() {
-			return
-		}
-		results = &o.Status.ProbeResults
-	default:
-		return
+// ObserveProbes records a node's results the watch delivered (deleted: the report is gone): a
+// NodePodProbeReport a daemon has written. One no daemon has written yet (the manager creates it
+// empty) says nothing and leaves what is known alone. Call it from the watch, so that a failure's
+// onset is when the manager saw it reported, not when a decision next looked.
+func (b *Builder) ObserveProbes(rep *appsv1alpha1.NodePodProbeReport, deleted bool) {
+	switch {
+	case deleted:
+		b.onsets.observe(rep.Name, nil)
+	case rep.Written():
+		b.onsets.observe(rep.Name, &rep.Status)
 	}
-	if deleted {
-		results = nil
-	}
-	b.onsets.observe(obj.GetName(), results)
 }
 
 // ForgetPod drops what is known of a deleted pod's failures.

@@ -124,11 +124,11 @@ func TestOnsets(t *testing.T) {
 		t.Errorf("a failure that passed and fails again is a new onset: %s", got)
 	}
 
-	// A status read before its watch event is seen when read; a NodePodProbe deleted forgets its node.
+	// A report read before its watch event is seen when read; a deleted report forgets its node.
 	o.observe("n2", onsetStatus(probeStatus("d", "containerd://d1", appsv1alpha1.ProbeFailed, true)))
 	o.observe("n2", nil)
 	if _, ok := o.byNode["n2"]; ok {
-		t.Fatal("a deleted NodePodProbe's node is forgotten")
+		t.Fatal("a deleted report's node is forgotten")
 	}
 }
 
@@ -157,6 +157,7 @@ func TestWorkloadStormOnsetFromTheWatch(t *testing.T) {
 				Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](4)}}
 			objs := []client.Object{dep, rs}
 			npps := map[string]*appsv1alpha1.NodePodProbe{}
+			reps := map[string]*appsv1alpha1.NodePodProbeReport{}
 			var pods []*corev1.Pod
 			for i := range 4 {
 				// Two nodes, the second's clock an hour off: only the manager's clock is compared.
@@ -171,7 +172,8 @@ func TestWorkloadStormOnsetFromTheWatch(t *testing.T) {
 				objs = append(objs, p)
 				if npps[node] == nil {
 					npps[node] = &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
-					objs = append(objs, npps[node],
+					reps[node] = &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: node}}
+					objs = append(objs, npps[node], reps[node],
 						&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "elo-system", Name: appsv1alpha1.DaemonLeasePrefix + node},
 							Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: t0.Add(skew)}, AcquireTime: &metav1.MicroTime{Time: t0.Add(skew - 2*time.Hour)}}})
 				}
@@ -179,10 +181,10 @@ func TestWorkloadStormOnsetFromTheWatch(t *testing.T) {
 					Probes: []appsv1alpha1.ContainerProbe{{Name: "app", ContainerName: "app", Probe: corev1.Probe{
 						ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}}}})
 			}
-			// report sets each node's status: pods failing, the others passing, as a node's clock says.
+			// report sets each node's report: pods failing, the others passing, as a node's clock says.
 			report := func(failing ...*corev1.Pod) {
-				for node, npp := range npps {
-					npp.Status.PodProbeStatuses = nil
+				for node, rep := range reps {
+					rep.Status = appsv1alpha1.ProbeResults{ProbedGeneration: 1}
 					for _, p := range pods {
 						if p.Spec.NodeName != node {
 							continue
@@ -194,7 +196,7 @@ func TestWorkloadStormOnsetFromTheWatch(t *testing.T) {
 							}
 						}
 						ps.Name = p.Name
-						npp.Status.PodProbeStatuses = append(npp.Status.PodProbeStatuses, ps)
+						rep.Status.PodProbeStatuses = append(rep.Status.PodProbeStatuses, ps)
 					}
 				}
 			}
@@ -203,7 +205,7 @@ func TestWorkloadStormOnsetFromTheWatch(t *testing.T) {
 				report(pods...)
 			}
 			cache := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithObjects(objs...).
-				WithStatusSubresource(npps["n1"], npps["n2"]).
+				WithStatusSubresource(reps["n1"], reps["n2"]).
 				WithIndex(&corev1.Pod{}, managercache.PodByNode, managercache.PodNode).
 				WithIndex(&corev1.Pod{}, managercache.ByController, managercache.ControllerUID).
 				WithIndex(&appsv1.ReplicaSet{}, managercache.ByController, managercache.ControllerUID).
@@ -211,17 +213,17 @@ func TestWorkloadStormOnsetFromTheWatch(t *testing.T) {
 			settings := rules.Settings{RestartsEnabled: true, NodeStorm: rules.NodeStormRule{MaxFailing: intstr.FromString("100%"), MinWorkloads: 1}}
 			b := NewBuilder(cache, NewWorkloads(cache, cache, cache, clk), Options{Settings: settings,
 				Default: rules.DefaultPolicy(rules.Defaults{}), OperatorNamespace: "elo-system", Clock: clk})
-			for _, npp := range npps {
-				b.ObserveProbes(npp, false) // the watch's create events
+			for _, rep := range reps {
+				b.ObserveProbes(rep, false) // the watch's create events
 			}
 
 			clk.Step(tc.gap)
 			report(pods...)
-			for _, npp := range npps {
-				if err := cache.Status().Update(ctx, npp); err != nil {
+			for _, rep := range reps {
+				if err := cache.Status().Update(ctx, rep); err != nil {
 					t.Fatal(err)
 				}
-				b.ObserveProbes(npp, false)
+				b.ObserveProbes(rep, false)
 			}
 			_, f, err := b.Facts(ctx, client.ObjectKeyFromObject(pods[3]))
 			if err != nil {
@@ -249,27 +251,24 @@ func TestWorkloadStormOnsetFromTheWatch(t *testing.T) {
 	}
 }
 
-// The node's results come from its report once a daemon has written it, or from the NodePodProbe
-// status of an older daemon; an empty one (the report the manager creates, the status a daemon
-// cleared when it moved to the report) leaves the first sightings alone.
-func TestObserveProbesFromTheReportOrAnOlderDaemonsStatus(t *testing.T) {
+// The node's results come from its report: one no daemon has written yet (the manager creates it
+// empty) leaves the first sightings alone, a written one keeps them while they fail, a deleted
+// one forgets them.
+func TestObserveProbesFromTheReport(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	b := NewBuilder(fake.NewClientBuilder().WithScheme(testutil.Scheme()).Build(), nil,
 		Options{OperatorNamespace: "elo-system", Clock: clk})
 	failed := probeStatus("a", "containerd://a1", appsv1alpha1.ProbeFailed, false)
 	first := clk.Now()
-	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
-	npp.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{failed}
-	b.ObserveProbes(npp, false) // an older daemon's status
+	report := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: "n1"},
+		Status: appsv1alpha1.ProbeResults{ProbedGeneration: 1, PodProbeStatuses: []appsv1alpha1.PodProbeStatus{failed}}}
+	b.ObserveProbes(report, false)
 	clk.Step(time.Minute)
-	report := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
-	b.ObserveProbes(report, false) // created empty by the manager: no results yet
-	npp.Status.PodProbeStatuses = nil
-	b.ObserveProbes(npp, false) // the new daemon cleared the old status
-	report.Status = appsv1alpha1.ProbeResults{ProbedGeneration: 1, PodProbeStatuses: []appsv1alpha1.PodProbeStatus{failed}}
+	b.ObserveProbes(&appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, false) // created again, empty
+	report.Status.ProbedGeneration = 2
 	b.ObserveProbes(report, false)
 	if got := b.onsets.onset("n1", &failed); !got.Equal(first) {
-		t.Fatalf("onset %s, want the first sighting %s kept through the move to the report", got, first)
+		t.Fatalf("onset %s, want the first sighting %s kept", got, first)
 	}
 	b.ObserveProbes(report, true)
 	clk.Step(time.Minute)

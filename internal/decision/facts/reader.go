@@ -58,50 +58,47 @@ type Reader struct {
 	def      rules.Policy
 
 	reports  map[string]nodeReport
-	npps     map[string]*appsv1alpha1.NodePodProbe
-	specs    map[string]map[types.UID]*appsv1alpha1.PodProbe
 	leases   map[string]rules.Daemon
 	policies map[string][]rules.Policy
 }
 
-// nodeProbe returns the node's NodePodProbe (nil if there is none), with the results of its
-// NodePodProbeReport once the node's daemon has written it; until then (a daemon from before the
-// report), the results the NodePodProbe's own status holds.
-func (r *Reader) nodeProbe(ctx context.Context, node string) (*appsv1alpha1.NodePodProbe, error) {
-	if npp, ok := r.npps[node]; ok {
-		return npp, nil
+// nodeReport reads what the node says of its pods: its NodePodProbe's spec and its
+// NodePodProbeReport's results (each once per reader).
+func (r *Reader) nodeReport(ctx context.Context, node string) (nodeReport, error) {
+	if rep, ok := r.reports[node]; ok {
+		return rep, nil
 	}
 	npp := &appsv1alpha1.NodePodProbe{}
 	if err := r.cache.Get(ctx, client.ObjectKey{Name: node}, npp, unsafeGet); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return nil, err
+			return nodeReport{}, err
 		}
 		npp = nil
 	}
+	var rep *appsv1alpha1.NodePodProbeReport
 	if npp != nil {
-		rep := &appsv1alpha1.NodePodProbeReport{}
+		rep = &appsv1alpha1.NodePodProbeReport{}
 		if err := r.cache.Get(ctx, client.ObjectKey{Name: node}, rep, unsafeGet); err != nil {
 			if !apierrors.IsNotFound(err) {
-				return nil, err
+				return nodeReport{}, err
 			}
 			rep = nil
 		}
-		npp = npp.WithReport(rep)
 	}
-	r.npps[node] = npp
-	r.reports[node] = newNodeReport(npp)
-	return npp, nil
+	r.reports[node] = newNodeReport(npp, rep)
+	return r.reports[node], nil
 }
 
-// probeReport returns what the node's status says of a pod's probes.
+// probeReport returns what the node's report says of a pod's probes.
 func (r *Reader) probeReport(ctx context.Context, pod *corev1.Pod) (podReport, error) {
 	if pod.Spec.NodeName == "" {
 		return podReport{}, nil
 	}
-	if _, err := r.nodeProbe(ctx, pod.Spec.NodeName); err != nil {
+	rep, err := r.nodeReport(ctx, pod.Spec.NodeName)
+	if err != nil {
 		return podReport{}, err
 	}
-	return r.reports[pod.Spec.NodeName].pod(pod.UID), nil
+	return rep.pod(pod.UID), nil
 }
 
 // Evidence is what a pod's liveness states say about it.
@@ -117,7 +114,7 @@ type Evidence struct {
 	Since time.Time
 }
 
-// Evidence reads a pod's liveness states from its node's NodePodProbe status.
+// Evidence reads a pod's liveness states from its node's NodePodProbeReport.
 func (r *Reader) Evidence(ctx context.Context, pod *corev1.Pod) (Evidence, error) {
 	var e Evidence
 	rep, err := r.probeReport(ctx, pod)

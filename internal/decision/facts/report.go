@@ -22,65 +22,74 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
 
-// nodeReport indexes one NodePodProbe's status for the pods of its node. It reads both shapes a
-// daemon writes: every result (a daemon from before status.probedGeneration; a probe it does not
-// list has not been probed), and only what is not passing, complete for the current spec.
+// nodeReport is what one node says of its pods: the spec of its NodePodProbe (what is probed)
+// and the results of its NodePodProbeReport, which list only what is not passing.
 type nodeReport struct {
+	// npp is the node's NodePodProbe; nil when there is none (then nothing is probed there).
+	npp    *appsv1alpha1.NodePodProbe
 	states map[types.UID]*appsv1alpha1.PodProbeStatus
 	spec   map[types.UID]*appsv1alpha1.PodProbe
-	// omitsPassing: a probe of the spec the status does not list passed its last probe.
+	// omitsPassing: the results are complete for the current spec, so a probe of the spec they
+	// do not list passed its last probe.
 	omitsPassing bool
 }
 
-func newNodeReport(npp *appsv1alpha1.NodePodProbe) nodeReport {
+// newNodeReport indexes the spec of npp and the results of rep (nil: none yet).
+func newNodeReport(npp *appsv1alpha1.NodePodProbe, rep *appsv1alpha1.NodePodProbeReport) nodeReport {
 	if npp == nil {
 		return nodeReport{}
 	}
-	r := nodeReport{states: make(map[types.UID]*appsv1alpha1.PodProbeStatus, len(npp.Status.PodProbeStatuses)),
-		omitsPassing: npp.OmitsPassing()}
-	for i := range npp.Status.PodProbeStatuses {
-		r.states[npp.Status.PodProbeStatuses[i].UID] = &npp.Status.PodProbeStatuses[i]
+	r := nodeReport{npp: npp, spec: make(map[types.UID]*appsv1alpha1.PodProbe, len(npp.Spec.PodProbes))}
+	for i := range npp.Spec.PodProbes {
+		r.spec[npp.Spec.PodProbes[i].UID] = &npp.Spec.PodProbes[i]
 	}
-	if r.omitsPassing {
-		// Only a sparse status needs the spec: it tells which probes the status leaves out.
-		r.spec = make(map[types.UID]*appsv1alpha1.PodProbe, len(npp.Spec.PodProbes))
-		for i := range npp.Spec.PodProbes {
-			r.spec[npp.Spec.PodProbes[i].UID] = &npp.Spec.PodProbes[i]
-		}
+	if rep == nil {
+		return r
+	}
+	results := &rep.Status
+	r.omitsPassing = results.CompleteFor(npp.Generation)
+	r.states = make(map[types.UID]*appsv1alpha1.PodProbeStatus, len(results.PodProbeStatuses))
+	for i := range results.PodProbeStatuses {
+		r.states[results.PodProbeStatuses[i].UID] = &results.PodProbeStatuses[i]
 	}
 	return r
 }
 
-// podReport is what the node's status says of one pod: its listed states, and, in a sparse
-// status, its probes of the spec.
+// podReport is what the node's report says of one pod: its entry of the spec, its listed states,
+// and whether the report is complete for the spec (then a probe it does not list passed).
 type podReport struct {
-	status *appsv1alpha1.PodProbeStatus
-	spec   *appsv1alpha1.PodProbe
+	spec     *appsv1alpha1.PodProbe
+	status   *appsv1alpha1.PodProbeStatus
+	complete bool
 }
 
 func (r nodeReport) pod(uid types.UID) podReport {
-	return podReport{status: r.states[uid], spec: r.spec[uid]}
+	return podReport{spec: r.spec[uid], status: r.states[uid], complete: r.omitsPassing}
 }
 
-// omittedPassing reports whether a probe of the pod passed without being listed: the status is
-// sparse and complete for the spec, and some probe of the pod's spec entry has no listed state.
+// omittedPassing reports whether a probe of the pod passed without being listed: the report is
+// complete for the spec, and some probe of the pod's spec entry has no listed state.
 func (p podReport) omittedPassing() bool {
-	if p.spec == nil {
+	if !p.complete || p.spec == nil {
 		return false
 	}
 	for i := range p.spec.Probes {
-		if p.status == nil || !listed(p.status, p.spec.Probes[i].Name) {
+		if stateOf(p.status, p.spec.Probes[i].Name) == nil {
 			return true
 		}
 	}
 	return false
 }
 
-func listed(ps *appsv1alpha1.PodProbeStatus, probe string) bool {
+// stateOf returns the listed state of one probe of the pod (nil if it is not listed).
+func stateOf(ps *appsv1alpha1.PodProbeStatus, probe string) *appsv1alpha1.ContainerProbeState {
+	if ps == nil {
+		return nil
+	}
 	for i := range ps.ProbeStates {
 		if ps.ProbeStates[i].Name == probe {
-			return true
+			return &ps.ProbeStates[i]
 		}
 	}
-	return false
+	return nil
 }

@@ -44,10 +44,10 @@ const (
 	unprobed probeIs = "unprobed" // no result yet
 )
 
-// The evidence of a pod is the same whether its node's daemon lists every result (the shape
-// before status.probedGeneration) or only what is not passing, and a sparse status whose spec
-// changed since the daemon's write tells nothing about the probes it leaves out.
-func TestEvidence_FullAndSparseStatusReadTheSame(t *testing.T) {
+// The evidence of a pod from its node's report, which lists only what is not passing: complete
+// for the current spec, a probe it leaves out passed; written for an older spec (the spec changed
+// since the daemon's write), it tells nothing about the probes it leaves out.
+func TestEvidence_ReportListsOnlyWhatIsNotPassing(t *testing.T) {
 	now := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name   string
@@ -65,17 +65,17 @@ func TestEvidence_FullAndSparseStatusReadTheSame(t *testing.T) {
 		{"both failed", []probeIs{failed, failed}, Evidence{Failed: 2}},
 		{"neither probed", []probeIs{unprobed, unprobed}, Evidence{}},
 	} {
-		for _, shape := range []string{"full", "sparse", "sparse, older spec"} {
+		for _, shape := range []string{"current spec", "older spec"} {
 			t.Run(tc.name+", "+shape, func(t *testing.T) {
-				npp, pod := nodeStatus(now, tc.probes, shape)
-				got := evidenceOf(t, now, npp, pod)
+				npp, rep, pod := nodeResults(now, tc.probes, shape)
+				got := evidenceOf(t, now, npp, pod, rep)
 				want := tc.want
 				if want.Failed > 0 || want.Suspect {
-					want.Since = now.Add(-10 * time.Second) // the failingSince nodeStatus writes
+					want.Since = now.Add(-10 * time.Second) // the failingSince nodeResults writes
 				}
-				if shape == "sparse, older spec" {
-					// Passing probes are left out of the status, for a spec that may not
-					// have had them: they count as not probed yet.
+				if shape == "older spec" {
+					// Passing probes are left out of the report, for a spec that may not have
+					// had them: they count as not probed yet.
 					want.Passed = false
 				}
 				// Since is compared as an instant (a metav1.Time may carry another location).
@@ -89,27 +89,34 @@ func TestEvidence_FullAndSparseStatusReadTheSame(t *testing.T) {
 	}
 }
 
-// A pod missing from a sparse status has passed only if it is in the spec the status covers.
-func TestEvidence_SparseStatusOmitsOnlyPodsOfItsSpec(t *testing.T) {
+// A pod missing from the report has passed only if it is in the spec the report covers; a report
+// no daemon has written (the manager creates it empty), or none at all, says nothing.
+func TestEvidence_ReportOmitsOnlyPodsOfItsSpec(t *testing.T) {
 	now := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
-	npp, _ := nodeStatus(now, []probeIs{passing}, "sparse")
+	npp, rep, pod := nodeResults(now, []probeIs{passing}, "current spec")
 	other := testutil.NewPod("ns", "other").OnNode("n1").With(func(p *corev1.Pod) { p.UID = "u-other" }).Build()
-	if got := evidenceOf(t, now, npp, other); got != (Evidence{}) {
+	if got := evidenceOf(t, now, npp, other, rep); got != (Evidence{}) {
 		t.Fatalf("a pod the spec does not list: %+v, want no evidence", got)
 	}
-	npp.Status.ProbedGeneration = 0
-	_, pod := nodeStatus(now, []probeIs{passing}, "sparse")
-	if got := evidenceOf(t, now, npp, pod); got != (Evidence{}) {
+	if got := evidenceOf(t, now, npp, pod, rep); got != (Evidence{Passed: true}) {
+		t.Fatalf("a pod of the spec the report leaves out: %+v, want passed", got)
+	}
+	rep.Status.ProbedGeneration = 0
+	if got := evidenceOf(t, now, npp, pod, rep); got != (Evidence{}) {
 		t.Fatalf("no probedGeneration: %+v, want no evidence", got)
+	}
+	if got := evidenceOf(t, now, npp, pod); got != (Evidence{}) {
+		t.Fatalf("no report: %+v, want no evidence", got)
 	}
 }
 
-// nodeStatus builds the NodePodProbe of node n1 with one pod whose probes are as given, its
-// status of the given shape: "full" lists every result; "sparse" only what is not passing, for
-// the current spec; "sparse, older spec" the same written before the spec's last change.
-func nodeStatus(now time.Time, probes []probeIs, shape string) (*appsv1alpha1.NodePodProbe, *corev1.Pod) {
+// nodeResults builds the NodePodProbe of node n1 with one pod whose probes are as given, and its
+// report as the daemon writes it, listing only what is not passing: for the current spec, or
+// ("older spec") written before the spec's last change.
+func nodeResults(now time.Time, probes []probeIs, shape string) (*appsv1alpha1.NodePodProbe, *appsv1alpha1.NodePodProbeReport, *corev1.Pod) {
 	pod := testutil.NewPod("ns", "web-0").OnNode("n1").With(func(p *corev1.Pod) { p.UID = "u-web-0" }).Build()
 	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "n1", Generation: 3}}
+	rep := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
 	spec := appsv1alpha1.PodProbe{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID}
 	ps := appsv1alpha1.PodProbeStatus{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID}
 	at := metav1.NewTime(now.Add(-10 * time.Second))
@@ -120,37 +127,26 @@ func nodeStatus(now time.Time, probes []probeIs, shape string) (*appsv1alpha1.No
 		s := appsv1alpha1.ContainerProbeState{Name: name, ContainerID: "containerd://" + container, LastProbeTime: at, LastTransitionTime: at}
 		switch is {
 		case passing:
-			s.State = appsv1alpha1.ProbeSucceeded
+			continue
 		case failed:
 			s.State, s.FailingSince = appsv1alpha1.ProbeFailed, &at
 		case suspect:
 			s.State, s.FailingSince = appsv1alpha1.ProbeSucceeded, &at
 		case unprobed:
-			if shape == "full" {
-				continue // the daemon of the full report lists results only
-			}
 			s = appsv1alpha1.ContainerProbeState{Name: name, State: appsv1alpha1.ProbeUnknown}
-		}
-		if shape != "full" && s.Passing() {
-			continue
 		}
 		ps.ProbeStates = append(ps.ProbeStates, s)
 	}
 	npp.Spec.PodProbes = []appsv1alpha1.PodProbe{spec}
 	if len(ps.ProbeStates) > 0 {
-		npp.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{ps}
+		rep.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{ps}
 	}
-	switch shape {
-	case "sparse":
-		npp.Status.ProbedGeneration = 3
-	case "sparse, older spec":
-		npp.Status.ProbedGeneration = 2
-	}
-	return npp, pod
+	rep.Status.ProbedGeneration = map[string]int64{"current spec": 3, "older spec": 2}[shape]
+	return npp, rep, pod
 }
 
 // evidenceOf reads the pod's evidence from a cache holding npp, the node's daemon Lease (its
-// daemon started before the results were taken) and objs.
+// daemon started before the results were taken) and objs (the node's report among them).
 func evidenceOf(t *testing.T, now time.Time, npp *appsv1alpha1.NodePodProbe, pod *corev1.Pod, objs ...client.Object) Evidence {
 	t.Helper()
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "elo-system", Name: appsv1alpha1.DaemonLeasePrefix + "n1"},

@@ -16,7 +16,11 @@ limitations under the License.
 
 package v1alpha1
 
-import "time"
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
 
 // Failed reports whether the probe's last reported state is Failed: it reached its failure
 // threshold on the container named by ContainerID.
@@ -26,31 +30,18 @@ func (s *ContainerProbeState) Failed() bool { return s.State == ProbeFailed }
 // failure threshold yet: early evidence for the storm rules.
 func (s *ContainerProbeState) Suspect() bool { return !s.Failed() && s.FailingSince != nil }
 
-// Passing reports whether the probe passed its last probe and has no run of failures: a status
-// with probedGeneration omits such states.
+// Passing reports whether the probe passed its last probe and has no run of failures: the
+// report omits such states.
 func (s *ContainerProbeState) Passing() bool {
 	return s.State == ProbeSucceeded && s.FailingSince == nil
 }
 
-// OmitsPassing reports whether the status is complete for the current spec (probedGeneration is
-// metadata.generation): a probe of the spec that podProbeStatuses does not list passed its last
-// probe. Otherwise (a daemon that lists every result, or a spec changed since the daemon's last
-// write) a probe missing from the status may not have been probed yet.
-func (npp *NodePodProbe) OmitsPassing() bool {
-	return npp.Status.CompleteFor(npp.Generation)
-}
-
 // CompleteFor reports whether the results are complete for the NodePodProbe spec of the given
-// generation: a probe of that spec they do not list passed its last probe.
+// generation (its metadata.generation): a probe of that spec they do not list passed its last
+// probe. Otherwise (the daemon has not written for that spec yet) a probe they do not list may
+// not have been probed yet.
 func (r *ProbeResults) CompleteFor(generation int64) bool {
 	return r.ProbedGeneration > 0 && r.ProbedGeneration == generation
-}
-
-// Empty reports whether there are no results at all (a daemon that writes a report leaves the
-// NodePodProbe's status so).
-func (r *ProbeResults) Empty() bool {
-	return r.ObservedGeneration == 0 && r.ProbedGeneration == 0 && r.ProbedPods == 0 && r.FailingProbes == 0 &&
-		len(r.PodProbeStatuses) == 0
 }
 
 // Written reports whether a daemon has written the report: it sets probedGeneration on every
@@ -59,17 +50,14 @@ func (r *NodePodProbeReport) Written() bool {
 	return r != nil && r.Status.ProbedGeneration > 0
 }
 
-// WithReport returns npp with the results of its node's report in place of its own status
-// results, once a daemon has written the report; otherwise npp itself, whose status holds what a
-// daemon from before the report wrote (an upgrade in progress). The copy shares npp's spec and
-// conditions: both are only read.
-func (npp *NodePodProbe) WithReport(r *NodePodProbeReport) *NodePodProbe {
-	if npp == nil || !r.Written() {
-		return npp
+// Pod returns the listed results of the pod with the given UID, nil when none is listed.
+func (r *ProbeResults) Pod(uid types.UID) *PodProbeStatus {
+	for i := range r.PodProbeStatuses {
+		if r.PodProbeStatuses[i].UID == uid {
+			return &r.PodProbeStatuses[i]
+		}
 	}
-	view := *npp
-	view.Status.ProbeResults = r.Status
-	return &view
+	return nil
 }
 
 // FailedProbes counts the pod's probes whose last reported state is Failed.
