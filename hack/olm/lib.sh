@@ -11,6 +11,9 @@ REGISTRY_CA=$REGISTRY_DIR/ca.crt
 OLM_NAMESPACE=olm
 OPERATOR_PACKAGE=enhanced-liveness-operator
 OPERATOR_NAMESPACE=enhanced-liveness-system
+# The upgrade of `make test-olm`: two bundles of this tree, the second replacing the first.
+UPGRADE_FROM=0.1.0
+UPGRADE_TO=0.1.1
 
 # elapsed: seconds since $t0 (set by the caller)
 elapsed() { echo "$(( $(date +%s) - t0 ))s"; }

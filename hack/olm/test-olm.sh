@@ -2,10 +2,10 @@
 # make test-olm: installs, upgrades and removes the operator with the real OLM on the local node.
 #   1. tools: operator-sdk, scorecard-test, opm, olm, catalog, cpb (hack/build-olm.sh, cached in
 #      bin/olm/), Debian's busybox-static (hack/olm/busybox.sh)
-#   2. the operator and test images (hack/imagebuilder) and two bundles: 0.1.0, the previous
-#      release, built from the commit hack/olm/previous-release names (its operator image, and its
-#      bundle made by that release's own generator, hack/bundle), and 0.2.0 replacing it, built
-#      from this tree as `make bundle` does (hack/bundle.sh, operator-sdk)
+#   2. the operator and test images (hack/imagebuilder) and two bundles of this tree, as `make
+#      bundle` makes them (hack/bundle.sh, operator-sdk): 0.1.0, and 0.1.1 replacing it; the
+#      operator image is pushed under both versions' tags, so the upgrade rolls every pod of the
+#      operator to a new image reference
 #   3. the local node (hack/local-cluster/up.sh), the HTTPS test registry (hack/olm/registry) and
 #      containerd's hosts.toml for it; every image pushed (hack/olm/images)
 #   4. OLM (hack/olm/install.sh)
@@ -62,40 +62,20 @@ phase "images and bundles"
 mkdir -p "$OLM_TEST_DIR/bin"
 (cd "$ROOT" && go run ./hack/imagebuilder -out "$IMAGES_DIR" -tag e2e)
 (cd "$ROOT" && go build -o "$OLM_TEST_DIR/bin/" ./hack/olm/registry ./hack/olm/images)
-# The previous release's source: its operator image and bundle are what the upgrade starts from.
-source "$OLM_HACK/previous-release"
-PREVIOUS_SRC=$OLM_TEST_DIR/previous-src
-git -C "$ROOT" cat-file -e "$PREVIOUS_RELEASE_COMMIT^{commit}" 2>/dev/null || {
-  log "the previous release's commit $PREVIOUS_RELEASE_COMMIT (hack/olm/previous-release) is not in this clone: fetch the whole history (git fetch --unshallow)"; exit 1; }
-rm -rf "$PREVIOUS_SRC" && mkdir -p "$PREVIOUS_SRC"
-git -C "$ROOT" archive "$PREVIOUS_RELEASE_COMMIT" | tar -x -C "$PREVIOUS_SRC"
-(cd "$PREVIOUS_SRC" && go run ./hack/imagebuilder -out "$OLM_TEST_DIR/previous-images" -tag e2e operator)
-log "previous release ${PREVIOUS_RELEASE_COMMIT:0:12}: operator image built"
-# make_bundle V SRC: bundle V of the tree SRC in $OLM_TEST_DIR/bundle-V, validated. The previous
-# release is bundled by its own generator (hack/bundle in its tree), as it shipped; this tree as
-# `make bundle` does (hack/bundle.sh, operator-sdk).
+# make_bundle V: bundle V of this tree in $OLM_TEST_DIR/bundle-V, replacing $PREVIOUS when set,
+# validated (hack/bundle.sh, as `make bundle`).
 make_bundle() {
-  local v=$1 src=$2 k8s
+  local v=$1 k8s
   k8s=$(echo "${K8S_VERSION#v}" | cut -d. -f1,2)
-  if [ "$v" = 0.1.0 ]; then
-    "$KUSTOMIZE" build "$src/config/manifests" | (cd "$src" && go run ./hack/bundle generate --version "$v" \
-        --image "$OPERATOR_IMAGE_BASE:v$v" --created-at 2026-11-30T00:00:00Z \
-        --root "$OLM_TEST_DIR" --output-dir "bundle-$v" --dockerfile "bundle-$v.Dockerfile") &&
-      (cd "$src" && go run ./hack/bundle validate --dir "$OLM_TEST_DIR/bundle-$v" \
-        --dockerfile "$OLM_TEST_DIR/bundle-$v.Dockerfile" --k8s-version "$k8s")
-  else
-    KUSTOMIZE="$KUSTOMIZE" OPERATOR_SDK="$OLM_BIN/operator-sdk" "$ROOT/hack/bundle.sh" --version "$v" \
-      --image "$OPERATOR_IMAGE_BASE:v$v" --created-at 2026-11-30T00:00:00Z ${PREVIOUS:+--replaces "$PREVIOUS"} \
-      --k8s-version "$k8s" --output-dir "$OLM_TEST_DIR/bundle-$v"
-  fi
+  KUSTOMIZE="$KUSTOMIZE" OPERATOR_SDK="$OLM_BIN/operator-sdk" "$ROOT/hack/bundle.sh" --version "$v" \
+    --image "$OPERATOR_IMAGE_BASE:v$v" --created-at 2026-11-30T00:00:00Z ${PREVIOUS:+--replaces "$PREVIOUS"} \
+    --k8s-version "$k8s" --output-dir "$OLM_TEST_DIR/bundle-$v"
 }
 OPERATOR_IMAGE_BASE=$REGISTRY/enhanced-liveness-operator
 PREVIOUS=
-for v in 0.1.0 0.2.0; do
-  src=$ROOT
-  [ "$v" = 0.1.0 ] && src=$PREVIOUS_SRC
+for v in "$UPGRADE_FROM" "$UPGRADE_TO"; do
   blog=$OLM_TEST_DIR/bundle-$v.log
-  if ! make_bundle "$v" "$src" > "$blog" 2>&1; then
+  if ! make_bundle "$v" > "$blog" 2>&1; then
     cat "$blog" >&2; log "bundle $v: generation or validation failed"; exit 1
   fi
   log "bundle $v${PREVIOUS:+ (replaces $PREVIOUS)}: generated and valid, in $OLM_TEST_DIR/bundle-$v"
@@ -136,9 +116,10 @@ PUSH="$OLM_TEST_DIR/bin/images"
 "$PUSH" tools -bin "$OLM_BIN" -busybox "$BUSYBOX" -registry "$REGISTRY" -ca "$REGISTRY_CA" \
   -olm-tag "$OLM_VERSION" -opm-tag "$OPM_VERSION" -sdk-tag "$SDK_VERSION"
 "$PUSH" copy -from "$REGISTRY/opm:$OPM_VERSION" -ref "$REGISTRY/${DEFAULT_INIT_IMAGE#*/}" -ca "$REGISTRY_CA"
-"$PUSH" archive -file "$OLM_TEST_DIR/previous-images/operator.tar" -ca "$REGISTRY_CA" -ref "$OPERATOR_IMAGE_BASE:v0.1.0"
-"$PUSH" archive -file "$IMAGES_DIR/operator.tar" -ca "$REGISTRY_CA" -ref "$OPERATOR_IMAGE_BASE:v0.2.0"
-for v in 0.1.0 0.2.0; do
+for v in "$UPGRADE_FROM" "$UPGRADE_TO"; do
+  "$PUSH" archive -file "$IMAGES_DIR/operator.tar" -ca "$REGISTRY_CA" -ref "$OPERATOR_IMAGE_BASE:v$v"
+done
+for v in "$UPGRADE_FROM" "$UPGRADE_TO"; do
   "$PUSH" bundle -dir "$OLM_TEST_DIR/bundle-$v" -ref "$REGISTRY/$OPERATOR_PACKAGE-bundle:v$v" -ca "$REGISTRY_CA"
 done
 
@@ -148,9 +129,9 @@ phase "OLM $OLM_VERSION"
 phase "suite test/olm"
 export KUBECONFIG=$KUBECONFIG_FILE KUBECTL=$K8S_BIN/kubectl SSL_CERT_FILE=$REGISTRY_CA
 export OLM_OPERATOR_SDK=$OLM_BIN/operator-sdk
-export OLM_BUNDLE_V1=$REGISTRY/$OPERATOR_PACKAGE-bundle:v0.1.0 OLM_BUNDLE_V2=$REGISTRY/$OPERATOR_PACKAGE-bundle:v0.2.0
+export OLM_UPGRADE_FROM=$UPGRADE_FROM OLM_UPGRADE_TO=$UPGRADE_TO
+export OLM_BUNDLE_V1=$REGISTRY/$OPERATOR_PACKAGE-bundle:v$UPGRADE_FROM OLM_BUNDLE_V2=$REGISTRY/$OPERATOR_PACKAGE-bundle:v$UPGRADE_TO
 export OLM_INDEX_IMAGE=$REGISTRY/opm:$OPM_VERSION OLM_UNTAR_IMAGE=$REGISTRY/scorecard-untar:$SDK_VERSION
-export OLM_OPERATOR_IMAGE_V2=$OPERATOR_IMAGE_BASE:v0.2.0
 export E2E_APP_IMAGE=localhost/e2e-app:e2e E2E_REPORT_DIR=${E2E_REPORT_DIR:-$ROOT/bin/olm-report}
 export PATH=$K8S_BIN:$CONTAINERD_BIN:$PATH
 cd "$ROOT"

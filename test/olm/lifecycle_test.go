@@ -51,10 +51,10 @@ var _ = Describe("the operator's life under OLM", Ordered, func() {
 		installMonitoringCRDs()
 	})
 
-	It("installs the previous release with operator-sdk run bundle: CSV Succeeded, manager and daemon running, "+
+	It("installs the first version with operator-sdk run bundle: CSV Succeeded, manager and daemon running, "+
 		"webhooks on OLM's certificates", installWithRunBundle)
-	It("upgrades with operator-sdk run bundle-upgrade, keeping policies and CRRs, restarting no enrolled container "+
-		"and probing every one: the new manager seals what the previous release signed", upgradeWithRunBundleUpgrade)
+	It("upgrades with operator-sdk run bundle-upgrade to the next version, keeping policies, CRRs and seals, restarting "+
+		"no enrolled container and probing every one throughout", upgradeWithRunBundleUpgrade)
 	It("holds the daemon's own token to its node: the manager created the node-scope policy on the OLM install",
 		expectDaemonNodeScope)
 	It("has the manager's PrometheusRule with the hold alert and its ServiceMonitor, which the bundle does not carry",

@@ -17,8 +17,8 @@ limitations under the License.
 */
 
 // Package olm installs, upgrades and removes the operator with the real OLM on the local node:
-// `operator-sdk run bundle` of the previous release (hack/olm/previous-release),
-// `operator-sdk run bundle-upgrade` to this tree's, the node-scope check with the daemon's own
+// `operator-sdk run bundle` of a bundle of this tree, `operator-sdk run bundle-upgrade` to a
+// second bundle of this tree with a higher version that replaces it, the node-scope check with the daemon's own
 // token, the manager's PrometheusRule and ServiceMonitor (their CRDs applied first), the e2e
 // smoke subset against the upgraded operator, `operator-sdk scorecard` and `operator-sdk cleanup`.
 // Run it with `make test-olm` (hack/olm/test-olm.sh builds the tools and images, starts the node,
@@ -55,8 +55,6 @@ import (
 const (
 	packageName = "enhanced-liveness-operator"
 	operatorNS  = "enhanced-liveness-system"
-	csvV1       = packageName + ".v0.1.0"
-	csvV2       = packageName + ".v0.2.0"
 	// managerName is the manager Deployment of the CSV; OLM names its webhook Service and
 	// certificate Secret after it.
 	managerName = packageName + "-controller-manager"
@@ -71,9 +69,12 @@ var (
 	operatorSDK = mustEnv("OLM_OPERATOR_SDK")
 	bundleV1    = mustEnv("OLM_BUNDLE_V1")
 	bundleV2    = mustEnv("OLM_BUNDLE_V2")
-	indexImage  = mustEnv("OLM_INDEX_IMAGE")
-	untarImage  = mustEnv("OLM_UNTAR_IMAGE")
-	appImage    = mustEnv("E2E_APP_IMAGE")
+	// csvV1 and csvV2 are the CSVs of the two bundles (OLM_UPGRADE_FROM, OLM_UPGRADE_TO).
+	csvV1      = packageName + ".v" + mustEnv("OLM_UPGRADE_FROM")
+	csvV2      = packageName + ".v" + mustEnv("OLM_UPGRADE_TO")
+	indexImage = mustEnv("OLM_INDEX_IMAGE")
+	untarImage = mustEnv("OLM_UNTAR_IMAGE")
+	appImage   = mustEnv("E2E_APP_IMAGE")
 )
 
 func mustEnv(key string) string {

@@ -19,8 +19,10 @@ limitations under the License.
 package olm
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -143,8 +145,10 @@ func upgradeWithRunBundleUpgrade() {
 		WithTimeout(10*time.Second).Should(Equal(before), "healthy and steady before the upgrade")
 	GinkgoWriter.Printf("before the upgrade: %v\n", before)
 	_, oldDaemons := expectDaemonRolledOut(imageOld)
+	sealsBefore := seals(ns)
 
 	upgradeStart := time.Now()
+	probing := watchProbing(pods)
 	sdk(12*time.Minute, "run", "bundle-upgrade", bundleV2, "--namespace", operatorNS, "--timeout", "10m")
 	csv := expectCSVSucceeded(csvV2)
 	Expect(csv.Spec.Replaces).To(Equal(csvV1))
@@ -165,6 +169,12 @@ func upgradeWithRunBundleUpgrade() {
 	expectDaemonReporting(newDaemons[0].CreationTimestamp.Time)
 	GinkgoWriter.Printf("upgrade rolled out in %s\n", time.Since(upgradeStart).Round(time.Second))
 
+	By("every enrolled pod stayed in its node's NodePodProbe and was never reported Failed, polled every second across the upgrade")
+	polls, problems := probing()
+	GinkgoWriter.Printf("%d polls of the NodePodProbes and their reports during the upgrade\n", polls)
+	Expect(problems).To(BeEmpty())
+	Expect(polls).To(BeNumerically(">=", 10), "polled through the upgrade")
+
 	By("the policy and the CRR are kept")
 	keptPol := &policyv1alpha1.EnhancedLivenessPolicy{}
 	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pol), keptPol)).To(Succeed())
@@ -181,7 +191,7 @@ func upgradeWithRunBundleUpgrade() {
 	Expect(k8s.List(ctx, &crrs, client.InNamespace(ns))).To(Succeed())
 	Expect(crrs.Items).To(HaveLen(1), "no CRR but the hand-made one")
 
-	By("the new manager sealed every pod the previous release enrolled, after checking its first-release signature")
+	By("the new manager trusts the seals the first one wrote: the same signatures and seals, verified by the trust ConfigMap")
 	Eventually(func(g Gomega) {
 		cm := &corev1.ConfigMap{}
 		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNS, Name: signature.TrustConfigMapName}, cm)).To(Succeed())
@@ -192,32 +202,112 @@ func upgradeWithRunBundleUpgrade() {
 		g.Expect(list.Items).To(HaveLen(upgradeReplicas))
 		for i := range list.Items {
 			p := &list.Items[i]
-			g.Expect(signature.IsLegacy(p)).To(BeTrue(), "pod %s was admitted by the previous release", p.Name)
 			_, err := signature.VerifySeal(keys, p)
 			g.Expect(err).NotTo(HaveOccurred(), "pod %s sealed", p.Name)
 		}
 	}).WithTimeout(time.Minute).Should(Succeed())
+	Expect(seals(ns)).To(Equal(sealsBefore), "no pod was sealed again")
 
-	By("the new daemon probes them: a pod the previous release enrolled falls sick, is reported and restarted")
-	sick := pods[1]
-	Expect(setSick(sick)).To(Succeed())
-	Eventually(func(g Gomega) {
-		rep := &appsv1alpha1.NodePodProbeReport{}
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Name: sick.Spec.NodeName}, rep)).To(Succeed())
-		failed := false
-		if ps := rep.Status.Pod(sick.UID); ps != nil {
-			for _, st := range ps.ProbeStates {
-				if st.State == appsv1alpha1.ProbeFailed && st.LastTransitionTime.After(newDaemons[0].CreationTimestamp.Time) {
-					failed = true
+	By("the new daemon probes every pod the first release enrolled: each, made sick in turn, is reported Failed in its node's report and restarted")
+	for _, sick := range pods {
+		Expect(setSick(sick)).To(Succeed())
+		Eventually(func(g Gomega) {
+			rep := &appsv1alpha1.NodePodProbeReport{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Name: sick.Spec.NodeName}, rep)).To(Succeed())
+			failed := false
+			if ps := rep.Status.Pod(sick.UID); ps != nil {
+				for _, st := range ps.ProbeStates {
+					if st.State == appsv1alpha1.ProbeFailed && st.LastTransitionTime.After(newDaemons[0].CreationTimestamp.Time) {
+						failed = true
+					}
 				}
 			}
-		}
-		g.Expect(failed).To(BeTrue(), "a Failed result from the new daemon")
-	}).WithTimeout(time.Minute).Should(Succeed())
-	Eventually(func() int32 { return enrolledContainers(ns)[sick.UID].RestartCount }).
-		WithTimeout(2*time.Minute).Should(BeNumerically(">", before[sick.UID].RestartCount), "restarted through a CRR")
+			g.Expect(failed).To(BeTrue(), "a Failed result of pod %s from the new daemon", sick.Name)
+		}).WithTimeout(time.Minute).Should(Succeed())
+		Eventually(func(g Gomega) {
+			now := enrolledContainers(ns)[sick.UID]
+			g.Expect(now.RestartCount).To(BeNumerically(">", before[sick.UID].RestartCount), "pod %s restarted through a CRR", sick.Name)
+			g.Expect(podReady(ns, sick.Name)).To(BeTrue(), "pod %s ready again", sick.Name)
+		}).WithTimeout(2 * time.Minute).Should(Succeed())
+	}
 
 	By("the new CSV's webhooks are served with OLM's certificate")
 	expectWebhooksServedWithOLMCerts(csvV2)
 	expectEnrolledAtAdmission(ns)
+}
+
+// seals maps each pod of the fleet to its admission signature and seal.
+func seals(ns string) map[string][2]string {
+	var list corev1.PodList
+	Expect(k8s.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{"app": "fleet"})).To(Succeed())
+	out := map[string][2]string{}
+	for _, p := range list.Items {
+		out[p.Name] = [2]string{p.Annotations[appsv1alpha1.AnnotationProbeContextSignature], p.Annotations[appsv1alpha1.AnnotationProbeContextSeal]}
+	}
+	return out
+}
+
+// podReady reports whether the pod's Ready condition is True.
+func podReady(ns, name string) bool {
+	p := &corev1.Pod{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// watchProbing polls every second, until the returned function is called, that each of pods is
+// in its node's NodePodProbe and not reported Failed in its node's NodePodProbeReport; that
+// function returns how many polls read both objects of every pod, and what was seen otherwise.
+// Reads that fail (the API server busy) are not counted.
+func watchProbing(pods []corev1.Pod) func() (int, []string) {
+	pollCtx, cancel := context.WithCancel(ctx)
+	var (
+		polls    int
+		problems []string
+		done     = make(chan struct{})
+	)
+	poll := func() bool {
+		for _, p := range pods {
+			npp, rep := &appsv1alpha1.NodePodProbe{}, &appsv1alpha1.NodePodProbeReport{}
+			if k8s.Get(pollCtx, client.ObjectKey{Name: p.Spec.NodeName}, npp) != nil ||
+				k8s.Get(pollCtx, client.ObjectKey{Name: p.Spec.NodeName}, rep) != nil {
+				return false
+			}
+			at := time.Now().Format(time.RFC3339)
+			if !slices.ContainsFunc(npp.Spec.PodProbes, func(pp appsv1alpha1.PodProbe) bool { return pp.UID == p.UID }) {
+				problems = append(problems, fmt.Sprintf("%s: pod %s not in NodePodProbe %s (generation %d)", at, p.Name, npp.Name, npp.Generation))
+			}
+			if ps := rep.Status.Pod(p.UID); ps != nil && ps.FailedProbes() > 0 {
+				problems = append(problems, fmt.Sprintf("%s: pod %s reported Failed: %+v", at, p.Name, ps.ProbeStates))
+			}
+		}
+		return true
+	}
+	go func() {
+		defer GinkgoRecover()
+		defer close(done)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			if poll() {
+				polls++
+			}
+			select {
+			case <-pollCtx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() (int, []string) {
+		cancel()
+		<-done
+		return polls, problems
+	}
 }
