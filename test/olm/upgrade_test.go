@@ -208,7 +208,7 @@ func upgradeWithRunBundleUpgrade() {
 	}).WithTimeout(time.Minute).Should(Succeed())
 	Expect(seals(ns)).To(Equal(sealsBefore), "no pod was sealed again")
 
-	By("the new daemon probes every pod the first release enrolled: each, made sick in turn, is reported Failed in its node's report and restarted")
+	By("the new daemon probes every pod the first version enrolled: each, made sick in turn, is reported Failed in its node's report and restarted")
 	for _, sick := range pods {
 		Expect(setSick(sick)).To(Succeed())
 		Eventually(func(g Gomega) {

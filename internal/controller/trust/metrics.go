@@ -22,11 +22,11 @@ import (
 )
 
 var (
-	// Sealed counts the probe contexts sealed, by the evidence checked (admission, legacy).
+	// Sealed counts the probe contexts sealed, by the evidence checked (admission).
 	Sealed = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "enhanced_liveness_probe_contexts_sealed_total",
 		Help: "Probe contexts the manager sealed to their pod, by the evidence it checked first " +
-			"(admission: the pod webhook's signature; legacy: the first release's).",
+			"(admission: the pod webhook's signature).",
 	}, []string{"evidence"})
 	// Untrusted counts the pods whose probe context the manager refused to seal, by cause.
 	Untrusted = prometheus.NewCounterVec(prometheus.CounterOpts{

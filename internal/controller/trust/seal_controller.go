@@ -56,12 +56,9 @@ const ReasonNotTrusted = "LivenessProbeNotTrusted"
 // moment ago and published it where this replica's cache does not show it yet.
 const unknownKeyWait = 2 * time.Minute
 
-// Keys is what the seal controller signs and verifies with (a *signature.Store and a
-// *signature.Trust in the manager).
+// Keys is what the seal controller signs with (a *signature.Store in the manager).
 type Keys interface {
 	Current() (signature.KeyPair, bool)
-	// Legacy is the first release's HMAC key, when the signing Secret holds one.
-	Legacy() ([]byte, bool)
 }
 
 // KeySource gives the trusted public keys; false while they cannot be known yet.
@@ -70,8 +67,8 @@ type KeySource interface {
 }
 
 // SealReconciler seals the probe context of every enrolled pod once: it checks how the context
-// was admitted (the pod webhook's admission signature, used by no other pod, or a first-release
-// HMAC signature) and writes a seal bound to the pod's UID, which is all the mapping controller
+// was admitted (the pod webhook's admission signature, used by no other pod) and writes a seal
+// bound to the pod's UID, which is all the mapping controller
 // and the node daemons accept. A pod whose context it cannot vouch for gets a Warning event
 // saying why, and is never probed.
 type SealReconciler struct {
@@ -156,18 +153,10 @@ func (r *SealReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 }
 
 // admitted checks how the pod's probe context was admitted and returns which evidence holds:
-// "admission" (the webhook's signature, on this pod only) or "legacy" (the first release's).
+// "admission" (the webhook's signature, on this pod only).
 func (r *SealReconciler) admitted(ctx context.Context, keys signature.KeySet, pod *corev1.Pod) (string, error) {
 	if pod.Namespace == metav1.NamespaceSystem || pod.Namespace == r.OperatorNamespace {
 		return "", fmt.Errorf("%w: the webhook enrolls no pod in namespace %s", signature.ErrNotSigned, pod.Namespace)
-	}
-	if signature.IsLegacy(pod) {
-		key, ok := r.Keys.Legacy()
-		if !ok {
-			return "", fmt.Errorf("%w: it carries a first-release signature and the signing Secret no longer holds "+
-				"that release's key", signature.ErrNotSigned)
-		}
-		return "legacy", signature.VerifyLegacy(key, pod)
 	}
 	if _, err := signature.VerifyAdmission(keys, pod); err != nil {
 		return "", err

@@ -17,6 +17,8 @@ limitations under the License.
 package trust
 
 import (
+	"encoding/base64"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -40,13 +42,8 @@ import (
 
 const sealNS = "seal"
 
-// legacyKey is the first release's HMAC key the signing Secret of an upgraded install holds.
-var legacyKey = []byte("first-release-hmac-key-0123456789abcdef")
-
-// staticKeys signs with the suites' key, knows the first release's key, and trusts the suites' key.
+// staticKeys signs with the suites' key and trusts it.
 type staticKeys struct{ eltestutil.StaticKeys }
-
-func (staticKeys) Legacy() ([]byte, bool) { return legacyKey, true }
 
 const webContext = `[{"name":"web","livenessProbe":{"exec":{"command":["/bin/check"]}}}]`
 
@@ -181,21 +178,13 @@ var _ = Describe("the seal controller", Ordered, func() {
 		Expect(sealOf(b)()).NotTo(Equal(sealOf(a)()))
 	})
 
-	It("seals a pod the first release signed, after checking its HMAC with that release's key", func() {
-		before := testutil.ToFloat64(Sealed.WithLabelValues("legacy"))
-		pod := enrolledPod("first-release")
-		pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = signature.SignLegacy(legacyKey, sealNS,
-			appsv1alpha1.AnnotationProbeContext, webContext, time.Now())
+	It("refuses an HMAC signature (v1.<time>.<MAC>, an unreleased build's): only the admission signature is evidence", func() {
+		pod := enrolledPod("hmac-signed")
+		pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = fmt.Sprintf("v1.%d.%s", time.Now().Unix(),
+			base64.RawURLEncoding.EncodeToString([]byte(strings.Repeat("m", 32))))
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
-		expectSealed(pod)
-		// Counted once the seal's patch returned, a moment after the seal is visible.
-		Eventually(func() float64 { return testutil.ToFloat64(Sealed.WithLabelValues("legacy")) - before }).Should(BeEquivalentTo(1))
-
-		forged := enrolledPod("first-release-forged")
-		forged.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = signature.SignLegacy([]byte(strings.Repeat("x", 32)), sealNS,
-			appsv1alpha1.AnnotationProbeContext, webContext, time.Now())
-		Expect(k8sClient.Create(ctx, forged)).To(Succeed())
-		expectNotTrusted(forged, "its v1 signature does not match")
+		expectNotTrusted(pod, "is not a v2 signature")
+		Consistently(sealOf(pod), "2s").Should(BeEmpty())
 	})
 
 	It("seals nothing in kube-system or the operator namespace", func() {

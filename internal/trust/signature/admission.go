@@ -31,7 +31,7 @@ import (
 )
 
 const (
-	// admissionVersion prefixes an admission signature; LegacyVersion is the first release's.
+	// admissionVersion prefixes an admission signature.
 	admissionVersion = "v2"
 	admissionDomain  = "enhancedliveness.io/probe-context-admission/v2"
 	nonceBytes       = 12
@@ -71,8 +71,8 @@ type Admitted struct {
 	Issued time.Time
 }
 
-// AdmissionKeyID returns the key ID an admission signature names, "" when the pod has none (or a
-// legacy one).
+// AdmissionKeyID returns the key ID an admission signature names, "" when the pod has none (or
+// something else in the annotation).
 func AdmissionKeyID(pod metav1.Object) string { return admissionPart(pod, 1) }
 
 // AdmissionNonce returns the nonce of the pod's admission signature, "" when it has none: the

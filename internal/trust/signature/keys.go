@@ -29,8 +29,7 @@ limitations under the License.
 //     the pod's UID, so it cannot be replayed onto any other pod.
 //
 // Daemons hold public keys only (the trust ConfigMap the manager keeps, KeySet): they can verify
-// a seal, never make one. The first release signed with HMAC-SHA256 (LegacyVerify); the manager
-// seals pods carrying such a signature once, after checking it with the old key.
+// a seal, never make one.
 package signature
 
 import (

@@ -117,8 +117,8 @@ func TestVerifyAdmission(t *testing.T) {
 		{"signing time edited", pod("shop", "web-0", "", "u", at.Add(time.Hour), map[string]string{ctxKey: value,
 			sigKey: strings.Replace(named, ".1772", ".1773", 1)}), "does not match"},
 		{"a key nobody trusts", pod("shop", "web-0", "", "u", at, map[string]string{ctxKey: value, sigKey: byOther}), "is not in the trusted key set"},
-		{"the first release's kind", pod("shop", "web-0", "", "u", at, map[string]string{ctxKey: value,
-			sigKey: SignLegacy([]byte(strings.Repeat("k", 32)), "shop", ctxKey, value, at)}), "is not a v2 signature"},
+		{"an HMAC signature of an unreleased build (v1.<time>.<MAC>)", pod("shop", "web-0", "", "u", at, map[string]string{ctxKey: value,
+			sigKey: "v1.1772370000.bAr8g1dZ3GfFzeY7k9XUxFJqzv3c6GQ8y6jJjO0aF1s"}), "is not a v2 signature"},
 		{"garbage", pod("shop", "web-0", "", "u", at, map[string]string{ctxKey: value, sigKey: "x"}), "is not a v2 signature"},
 		{"bad time", pod("shop", "web-0", "", "u", at, map[string]string{ctxKey: value, sigKey: "v2." + kp.ID + ".soon.n.s"}), "no valid signing time"},
 		{"bad encoding", pod("shop", "web-0", "", "u", at, map[string]string{ctxKey: value, sigKey: "v2." + kp.ID + ".1.n.%%%"}), "does not match"},
@@ -190,38 +190,6 @@ func TestSealBindsThePodsUID(t *testing.T) {
 	}
 	if _, err := Seal(kp, pod("shop", "web-0", "", "", at, map[string]string{ctxKey: value})); err == nil {
 		t.Fatal("sealed a pod that does not exist yet (no UID)")
-	}
-}
-
-func TestVerifyLegacy(t *testing.T) {
-	key := []byte(strings.Repeat("k", MinLegacyKeyBytes))
-	at := time.Date(2026, 3, 1, 13, 0, 0, 0, time.UTC)
-	good := SignLegacy(key, "shop", ctxKey, value, at)
-	if !strings.HasPrefix(good, "v1.1772370000.") {
-		t.Fatalf("signature %q lacks version and time", good)
-	}
-	cases := []struct {
-		name string
-		pod  *corev1.Pod
-		want string
-	}{
-		{"signed by the first release", pod("shop", "a", "", "u", at.Add(time.Second), map[string]string{ctxKey: value, sigKey: good}), ""},
-		{"unsigned and old: the first release's grace is gone", pod("shop", "a", "", "u", time.Unix(0, 0), map[string]string{ctxKey: value}), "is not a v1 signature"},
-		{"context rewritten", pod("shop", "a", "", "u", at, map[string]string{ctxKey: evil, sigKey: good}), "does not match"},
-		{"another namespace", pod("kube-system", "a", "", "u", at, map[string]string{ctxKey: value, sigKey: good}), "does not match"},
-		{"another key", pod("shop", "a", "", "u", at, map[string]string{ctxKey: value,
-			sigKey: SignLegacy([]byte(strings.Repeat("o", 32)), "shop", ctxKey, value, at)}), "does not match"},
-		{"copied onto a pod created later", pod("shop", "a", "", "u", at.Add(MaxSkew+time.Second), map[string]string{ctxKey: value, sigKey: good}), "copied from another pod"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { expectErr(t, VerifyLegacy(key, tc.pod), tc.want) })
-	}
-	if !IsLegacy(pod("shop", "a", "", "u", at, map[string]string{sigKey: good})) {
-		t.Fatal("IsLegacy")
-	}
-	// The format is the first release's: the MAC separates its parts, so ("ab","c") and ("a","bc") differ.
-	if SignLegacy(key, "ab", "c", "v", at) == SignLegacy(key, "a", "bc", "v", at) {
-		t.Fatal("namespace and key are not separated")
 	}
 }
 

@@ -36,9 +36,6 @@ import (
 const (
 	// SecretSigningKeyData holds the 32-byte Ed25519 seed of the signing key.
 	SecretSigningKeyData = "signing-key"
-	// SecretLegacyKeyData holds the first release's HMAC key, when the Secret was created by it:
-	// the manager reads it only to seal the pods that release admitted (VerifyLegacy).
-	SecretLegacyKeyData = "key"
 
 	// DefaultSecretName is the Secret's name in the operator namespace.
 	DefaultSecretName = "enhanced-liveness-operator-probe-signing-key"
@@ -51,7 +48,7 @@ const (
 
 // Store holds the signing key of the manager. Every replica runs one (each serves the pod
 // webhook, the leader also seals pods): it reads the Secret, and when the Secret is absent, or
-// holds only the first release's HMAC key, it generates an Ed25519 key, publishes its public key
+// holds no signing key (created empty by hand), it generates an Ed25519 key, publishes its public key
 // in the trust ConfigMap and only then writes the Secret. It re-reads the Secret periodically and
 // switches to a changed key the same way (publish first). Deleting the Secret therefore rotates
 // the key: the previous public key stays in the trust ConfigMap, so every pod sealed with it
@@ -72,7 +69,6 @@ type Store struct {
 
 	mu      sync.RWMutex
 	current *KeyPair
-	legacy  []byte
 	loaded  chan struct{}
 	once    sync.Once
 }
@@ -101,13 +97,6 @@ func (s *Store) Current() (KeyPair, bool) {
 		return KeyPair{}, false
 	}
 	return *s.current, true
-}
-
-// Legacy returns the first release's HMAC key, when the Secret holds one.
-func (s *Store) Legacy() ([]byte, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.legacy, s.legacy != nil
 }
 
 // Loaded is closed once the key is known.
@@ -152,7 +141,7 @@ func (s *Store) Start(ctx context.Context) error {
 	}
 }
 
-// Sync reads the Secret once, creating it (or adding an Ed25519 key to a first-release Secret)
+// Sync reads the Secret once, creating it (or adding an Ed25519 key to a Secret without one)
 // when needed, and switches to the key it holds, publishing its public key first.
 func (s *Store) Sync(ctx context.Context) error {
 	s.init()
@@ -176,10 +165,6 @@ func (s *Store) Sync(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("secret %s/%s: data[%q]: %w", secret.Namespace, secret.Name, SecretSigningKeyData, err)
 	}
-	var legacy []byte
-	if b := secret.Data[SecretLegacyKeyData]; len(b) >= MinLegacyKeyBytes {
-		legacy = append([]byte(nil), b...)
-	}
 	if cur, ok := s.Current(); !ok || cur.ID != kp.ID {
 		// Published before use; also when another replica wrote the Secret (its publication may
 		// have been lost to a ConfigMap deleted meanwhile).
@@ -189,7 +174,7 @@ func (s *Store) Sync(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	first := s.current == nil
-	s.current, s.legacy = &kp, legacy
+	s.current = &kp
 	s.mu.Unlock()
 	if first {
 		close(s.loaded)
@@ -229,7 +214,7 @@ func (s *Store) create(ctx context.Context) (*corev1.Secret, error) {
 	return secret, nil
 }
 
-// addKey adds a new key to a Secret written by the first release, keeping its HMAC key.
+// addKey adds a new key to a Secret that holds none (created by hand), keeping its other data.
 func (s *Store) addKey(ctx context.Context, secret *corev1.Secret) error {
 	kp, err := s.newPublishedKey(ctx)
 	if err != nil {

@@ -110,9 +110,6 @@ func TestStoreCreatesAKeyAndPublishesItFirst(t *testing.T) {
 	if err := s.Checker(nil); err != nil {
 		t.Fatalf("not ready with the key loaded: %v", err)
 	}
-	if _, ok := s.Legacy(); ok {
-		t.Fatal("a legacy key out of nowhere")
-	}
 	// A second replica reads the same key.
 	if kp2 := syncStore(t, newStore(c)); kp2.ID != kp.ID {
 		t.Fatal("two replicas hold different keys")
@@ -129,21 +126,19 @@ func fmtType(obj client.Object) string {
 	return "?"
 }
 
-func TestStoreAddsAKeyToAFirstReleaseSecretAndKeepsItsHMACKey(t *testing.T) {
-	hmacKey := []byte(strings.Repeat("a", 40))
+// A Secret of that name without a signing key (created by hand, say) gets one, its other data kept.
+func TestStoreAddsAKeyToASecretWithoutOne(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(&corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: DefaultSecretName},
-		Data:       map[string][]byte{SecretLegacyKeyData: hmacKey, "since": []byte("2026-01-02T03:04:05Z")},
+		Data:       map[string][]byte{"note": []byte("kept")},
 	}).Build()
 	kp := syncStore(t, newStore(c))
 	sec := getSecret(t, c)
-	if !bytes.Equal(sec.Data[SecretLegacyKeyData], hmacKey) || !bytes.Equal(sec.Data[SecretSigningKeyData], kp.Private.Seed()) {
-		t.Fatalf("Secret data %q: want the HMAC key kept and the new key added", sec.Data)
+	if string(sec.Data["note"]) != "kept" || !bytes.Equal(sec.Data[SecretSigningKeyData], kp.Private.Seed()) {
+		t.Fatalf("Secret data %q: want the other data kept and the new key added", sec.Data)
 	}
-	s := newStore(c)
-	syncStore(t, s)
-	if got, ok := s.Legacy(); !ok || !bytes.Equal(got, hmacKey) {
-		t.Fatalf("legacy key %q, %t", got, ok)
+	if kp2 := syncStore(t, newStore(c)); kp2.ID != kp.ID {
+		t.Fatal("another replica reads another key")
 	}
 	if _, ok := trusted(t, c)[kp.ID]; !ok {
 		t.Fatal("new key not published")
