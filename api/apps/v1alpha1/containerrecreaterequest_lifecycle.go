@@ -51,7 +51,7 @@ const (
 
 // SetDefaults writes every default of the request into it, from the pod whose containers it
 // restarts: the labels that tie it to the pod and its node (crr.enhancedliveness.io/pod-uid,
-// node-name, active), failurePolicy Fail, the grace period, the TTL and the active deadline.
+// node-name), failurePolicy Fail, the grace period, the TTL and the active deadline.
 // probeGrace returns a container's liveness-probe terminationGracePeriodSeconds, nil when the
 // probe sets none. A value the creator set is kept.
 func (r *ContainerRecreateRequest) SetDefaults(pod *corev1.Pod, probeGrace func(container string) *int64) {
@@ -60,7 +60,6 @@ func (r *ContainerRecreateRequest) SetDefaults(pod *corev1.Pod, probeGrace func(
 	}
 	r.Labels[LabelCRRPodUID] = string(pod.UID)
 	r.Labels[LabelCRRNodeName] = pod.Spec.NodeName
-	r.Labels[LabelCRRActive] = TrueValue
 
 	s := &r.Spec.Strategy
 	if s.FailurePolicy == "" {
@@ -123,8 +122,7 @@ func (p ContainerRecreateRequestPhase) Finished() bool {
 func (r *ContainerRecreateRequest) Finished() bool { return r.Status.Phase.Finished() }
 
 // Active reports whether the request still holds its pod: not finished and not being deleted.
-// (The crr.enhancedliveness.io/active label does not tell: it stays when the request finished;
-// select unfinished requests by status.phase, a selectable field.)
+// status.phase is a selectable field, so unfinished requests can be listed by it.
 func (r *ContainerRecreateRequest) Active() bool {
 	return !r.Finished() && r.DeletionTimestamp == nil
 }

@@ -160,11 +160,15 @@ func TestSetDefaults(t *testing.T) {
 					*s.ActiveDeadlineSeconds, *s.TTLSecondsAfterFinished, s.Strategy.FailurePolicy,
 					tc.wantGrace, tc.wantDeadline, tc.wantTTL, tc.wantPolicy)
 			}
-			want := map[string]string{LabelCRRPodUID: "uid-web", LabelCRRNodeName: "node-1", LabelCRRActive: TrueValue}
+			want := map[string]string{LabelCRRPodUID: "uid-web", LabelCRRNodeName: "node-1"}
 			for k, v := range want {
 				if tc.r.Labels[k] != v {
 					t.Fatalf("labels %v, want %v", tc.r.Labels, want)
 				}
+			}
+			// Whether a request is active is its phase: no label says it.
+			if _, ok := tc.r.Labels["crr.enhancedliveness.io/active"]; ok {
+				t.Fatalf("labels %v: an active label", tc.r.Labels)
 			}
 			// A request that went through SetDefaults and one that did not agree on the deadline.
 			if got := tc.r.ActiveDeadline(); got != time.Duration(tc.wantDeadline)*time.Second {

@@ -41,12 +41,11 @@ const (
 	// LabelEnrolled marks pods whose liveness probes the operator runs; the manager caches only these.
 	LabelEnrolled = "enhancedliveness.io/enrolled"
 
-	// LabelCRRPodUID, LabelCRRNodeName and LabelCRRActive are set on every ContainerRecreateRequest
-	// by its webhook. A node daemon runs only requests labelled active=true; the label stays when
-	// the request finished (whether a request is still active is its phase: Active).
+	// LabelCRRPodUID and LabelCRRNodeName are set on every ContainerRecreateRequest by its webhook:
+	// a node daemon watches the requests labelled with its node. Whether a request is still active
+	// is its phase (ContainerRecreateRequest.Active), not a label.
 	LabelCRRPodUID   = "crr.enhancedliveness.io/pod-uid"
 	LabelCRRNodeName = "crr.enhancedliveness.io/node-name"
-	LabelCRRActive   = "crr.enhancedliveness.io/active"
 
 	// LabelManagedBy is app.kubernetes.io/managed-by; ManagedByDecisionController is its value on
 	// requests the decision controller created (as opposed to hand-made ones).

@@ -180,9 +180,9 @@ var _ = Describe("apps.enhancedliveness.io CRD validation", func() {
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
 		Expect(err.Error()).To(ContainSubstring("spec is immutable after creation"))
 
-		// metadata (the manager removes the active label) stays writable
+		// metadata stays writable
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(crr), crr)).To(Succeed())
-		crr.Labels = map[string]string{appsv1alpha1.LabelCRRActive: appsv1alpha1.TrueValue}
+		crr.Labels = map[string]string{"team": "shop"}
 		Expect(k8sClient.Update(ctx, crr)).To(Succeed())
 	})
 

@@ -56,8 +56,7 @@ const (
 // writer: the node daemon runs the request and records its progress and the outcome of the
 // restart; this controller alone fails requests that cannot finish (pod gone, replaced or
 // terminating, no daemon picked them up, deadline passed). It deletes finished requests after
-// their TTL. It leaves their active label: whether a request still holds its pod is its phase
-// (ContainerRecreateRequest.Active), and removing the label was one more API write per restart.
+// their TTL. Whether a request still holds its pod is its phase (ContainerRecreateRequest.Active).
 type ContainerRecreateRequestReconciler struct {
 	client.Client
 	// APIReader reads pods uncached (hand-made requests may target pods the cache does not hold)

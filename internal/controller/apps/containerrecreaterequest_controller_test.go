@@ -63,7 +63,6 @@ func lifeCRR(pod *corev1.Pod, mutate func(*appsv1alpha1.ContainerRecreateRequest
 		ObjectMeta: metav1.ObjectMeta{Namespace: lifeNS, GenerateName: pod.Name + "-",
 			Labels: map[string]string{
 				appsv1alpha1.LabelCRRPodUID: string(pod.UID), appsv1alpha1.LabelCRRNodeName: lifeNode,
-				appsv1alpha1.LabelCRRActive: "true",
 			}},
 		Spec: appsv1alpha1.ContainerRecreateRequestSpec{
 			PodName: pod.Name,
@@ -107,8 +106,7 @@ func expectFailed(crr *appsv1alpha1.ContainerRecreateRequest, message string, or
 		g.Expect(got.Status.Phase).To(Equal(appsv1alpha1.RecreateFailed))
 		g.Expect(got.Status.Message).To(BeElementOf(append(or, message)))
 		g.Expect(got.Status.CompletionTime).NotTo(BeNil())
-		// The manager writes only the status: the label stays (the phase says the request ended).
-		g.Expect(got.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelCRRActive, appsv1alpha1.TrueValue))
+		// The manager writes only the status: the labels stay (the phase says the request ended).
 		g.Expect(got.Labels).To(HaveKey(appsv1alpha1.LabelCRRPodUID))
 	}, lifeTimeout).Should(Succeed())
 }
@@ -158,7 +156,6 @@ var _ = Describe("ContainerRecreateRequest lifecycle", Ordered, func() {
 		Consistently(func(g Gomega) {
 			got := getCRR(g, crr)
 			g.Expect(got.Status.Phase).To(Equal(appsv1alpha1.RecreatePending))
-			g.Expect(got.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelCRRActive, "true"))
 		}, 2*pickup).Should(Succeed())
 	})
 
@@ -192,7 +189,6 @@ var _ = Describe("ContainerRecreateRequest lifecycle", Ordered, func() {
 		Consistently(func(g Gomega) {
 			got := getCRR(g, crr)
 			g.Expect(got.Status.Phase).To(Equal(appsv1alpha1.RecreateRecreating))
-			g.Expect(got.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelCRRActive, "true"))
 		}, 5*time.Second).Should(Succeed())
 		Eventually(func(g Gomega) {
 			list := &eventsv1.EventList{}
@@ -278,7 +274,6 @@ var _ = Describe("ContainerRecreateRequest lifecycle", Ordered, func() {
 				return
 			}
 			g.Expect(got.ResourceVersion).To(Equal(written.ResourceVersion))
-			g.Expect(got.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelCRRActive, appsv1alpha1.TrueValue))
 		}, "1500ms").Should(Succeed())
 		expectGone(crr)
 	})

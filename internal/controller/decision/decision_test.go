@@ -67,7 +67,7 @@ var _ = Describe("Decision controller", Ordered, func() {
 		Expect(crr.Name).To(HavePrefix("solo-app-"))
 		Expect(crr.Labels).To(Equal(map[string]string{
 			appsv1alpha1.LabelCRRPodUID: string(pod.UID), appsv1alpha1.LabelCRRNodeName: node,
-			appsv1alpha1.LabelCRRActive: "true", appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByDecisionController,
+			appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByDecisionController,
 		}))
 		Expect(crr.Annotations).To(HaveKeyWithValue(appsv1alpha1.AnnotationCRRProbe, "solo-app"))
 		Expect(crr.OwnerReferences).To(ConsistOf(metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: pod.Name,

@@ -99,7 +99,7 @@ func (l *phaseLog) all() []string {
 func newRequest(pod *corev1.Pod, name, node string, containers ...string) *appsv1alpha1.ContainerRecreateRequest {
 	r := &appsv1alpha1.ContainerRecreateRequest{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: name, Labels: map[string]string{
-			appsv1alpha1.LabelCRRNodeName: node, appsv1alpha1.LabelCRRActive: "true", appsv1alpha1.LabelCRRPodUID: string(pod.UID)}},
+			appsv1alpha1.LabelCRRNodeName: node, appsv1alpha1.LabelCRRPodUID: string(pod.UID)}},
 		Spec: appsv1alpha1.ContainerRecreateRequestSpec{PodName: pod.Name},
 	}
 	for _, c := range containers {

@@ -127,8 +127,7 @@ func (h *harness) crr(name, pod string, mutate func(*appsv1alpha1.ContainerRecre
 	r := &appsv1alpha1.ContainerRecreateRequest{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name),
 			CreationTimestamp: metav1.NewTime(h.clock.Now()),
-			Labels: map[string]string{appsv1alpha1.LabelCRRNodeName: testNode, appsv1alpha1.LabelCRRActive: "true",
-				appsv1alpha1.LabelCRRPodUID: "uid-" + pod}},
+			Labels:            map[string]string{appsv1alpha1.LabelCRRNodeName: testNode, appsv1alpha1.LabelCRRPodUID: "uid-" + pod}},
 		Spec: appsv1alpha1.ContainerRecreateRequestSpec{PodName: pod,
 			Strategy: appsv1alpha1.ContainerRecreateRequestStrategy{FailurePolicy: appsv1alpha1.FailurePolicyFail}},
 	}

@@ -153,20 +153,17 @@ func comparedWith(c appsv1alpha1.ContainerRecreateRequestContainer, st appsv1alp
 	return cmp.Or(pinnedInstance(c, strategy), o.ContainerID)
 }
 
-// owns reports whether crr is an active request of this node.
+// owns reports whether crr is a request of this node (whether it is still active is its phase).
 func (e *Executor) owns(crr *appsv1alpha1.ContainerRecreateRequest) bool {
-	return crr.Labels[appsv1alpha1.LabelCRRNodeName] == e.NodeName &&
-		crr.Labels[appsv1alpha1.LabelCRRActive] == appsv1alpha1.TrueValue
+	return crr.Labels[appsv1alpha1.LabelCRRNodeName] == e.NodeName
 }
 
-// listActive lists the active requests of a pod on this node, from the cache: labelled active
-// and not finished (the label stays on a finished request until it is deleted).
+// listActive lists the active requests of a pod on this node, from the cache: not finished.
 func (e *Executor) listActive(ctx context.Context, namespace, podUID string) ([]appsv1alpha1.ContainerRecreateRequest, error) {
 	var list appsv1alpha1.ContainerRecreateRequestList
 	err := e.Client.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels{
 		appsv1alpha1.LabelCRRPodUID:   podUID,
 		appsv1alpha1.LabelCRRNodeName: e.NodeName,
-		appsv1alpha1.LabelCRRActive:   appsv1alpha1.TrueValue,
 	})
 	return slices.DeleteFunc(list.Items, func(r appsv1alpha1.ContainerRecreateRequest) bool { return !r.Active() }), err
 }

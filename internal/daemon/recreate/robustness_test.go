@@ -68,11 +68,11 @@ func TestRequestsNotOursAreIgnored(t *testing.T) {
 	h := newHarness(t)
 	h.pod("web", nil, "app")
 	h.crr("other-node", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { r.Labels[appsv1alpha1.LabelCRRNodeName] = "node-b" }, "app")
-	h.crr("inactive", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { delete(r.Labels, appsv1alpha1.LabelCRRActive) }, "app")
+	h.crr("finished", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { r.Status.Phase = appsv1alpha1.RecreateSucceeded }, "app")
 	h.reconcile("other-node")
-	h.reconcile("inactive")
-	if len(h.stops()) != 0 || h.get("other-node").Status.Phase != "" || h.get("inactive").Status.Phase != "" {
-		t.Fatal("acted on a request of another node or an inactive one")
+	h.reconcile("finished")
+	if len(h.stops()) != 0 || h.get("other-node").Status.Phase != "" || h.get("finished").Status.Phase != appsv1alpha1.RecreateSucceeded {
+		t.Fatal("acted on a request of another node or a finished one")
 	}
 	if reqs := h.e.requestsForCRR(h.ctx, h.get("other-node")); len(reqs) != 0 {
 		t.Fatalf("enqueued %v for another node", reqs)
@@ -286,8 +286,7 @@ func TestPodEventsEnqueueActiveRequestsOfThePod(t *testing.T) {
 	h.pod("other", nil, "app")
 	h.crr("r1", "web", nil, "app")
 	h.crr("r2", "other", nil, "app")
-	h.crr("done", "web", func(r *appsv1alpha1.ContainerRecreateRequest) { delete(r.Labels, appsv1alpha1.LabelCRRActive) }, "app")
-	// A finished request keeps its active label until it is deleted: its phase says it ended.
+	// A finished request is labelled like an active one: its phase says it ended.
 	h.crr("finished", "web", func(r *appsv1alpha1.ContainerRecreateRequest) {
 		r.Status.Phase = appsv1alpha1.RecreateSucceeded
 	}, "app")

@@ -237,8 +237,7 @@ func (v *ContainerRecreateRequestValidator) ValidateCreate(context.Context, *app
 	return nil, nil
 }
 
-// ValidateUpdate keeps the spec and the identity labels as created; the active label may only be
-// removed (by the manager, once the request finished).
+// ValidateUpdate keeps the spec and the identity labels as created.
 func (v *ContainerRecreateRequestValidator) ValidateUpdate(_ context.Context, oldCRR, newCRR *appsv1alpha1.ContainerRecreateRequest) (admission.Warnings, error) {
 	var errs field.ErrorList
 	if !equality.Semantic.DeepEqual(oldCRR.Spec, newCRR.Spec) {
@@ -250,9 +249,6 @@ func (v *ContainerRecreateRequestValidator) ValidateUpdate(_ context.Context, ol
 		if oldOK != newOK || oldV != newV {
 			errs = append(errs, field.Forbidden(labelPath(key), "is immutable"))
 		}
-	}
-	if oldV, newV := oldCRR.Labels[appsv1alpha1.LabelCRRActive], newCRR.Labels[appsv1alpha1.LabelCRRActive]; newV != oldV && newV != "" {
-		errs = append(errs, field.Forbidden(labelPath(appsv1alpha1.LabelCRRActive), "may only be removed"))
 	}
 	if len(errs) > 0 {
 		return nil, invalid(newCRR, errs)

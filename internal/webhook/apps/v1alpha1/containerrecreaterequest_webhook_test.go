@@ -80,13 +80,12 @@ var _ = Describe("ContainerRecreateRequest webhook", Ordered, func() {
 		pod = runningPod("app", nil)
 	})
 
-	It("fills the labels, statusContext, failure policy, grace period and TTL from the pod", func() {
+	It("fills the labels (pod and node only: whether it is active is its phase), statusContext, failure policy, grace period and TTL from the pod", func() {
 		crr := crrFor("app", "web")
 		Expect(k8sClient.Create(ctx, crr)).To(Succeed())
 		Expect(crr.Labels).To(Equal(map[string]string{
 			appsv1alpha1.LabelCRRPodUID:   string(pod.UID),
 			appsv1alpha1.LabelCRRNodeName: "node-1",
-			appsv1alpha1.LabelCRRActive:   "true",
 		}))
 		Expect(crr.Spec.Containers[0].StatusContext).To(Equal(&appsv1alpha1.ContainerRecreateRequestContainerContext{
 			ContainerID: "containerd://w1", RestartCount: 2}))
@@ -122,7 +121,7 @@ var _ = Describe("ContainerRecreateRequest webhook", Ordered, func() {
 		crr := crrFor("app", "web")
 		crr.Labels = map[string]string{
 			appsv1alpha1.LabelCRRPodUID: string(pod.UID), appsv1alpha1.LabelCRRNodeName: "node-1",
-			appsv1alpha1.LabelCRRActive: "true", appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByDecisionController,
+			appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByDecisionController,
 		}
 		crr.Spec.Containers[0].StatusContext = &appsv1alpha1.ContainerRecreateRequestContainerContext{ContainerID: "containerd://w0", RestartCount: 1}
 		crr.Spec.Strategy = appsv1alpha1.ContainerRecreateRequestStrategy{
@@ -135,13 +134,6 @@ var _ = Describe("ContainerRecreateRequest webhook", Ordered, func() {
 		Expect(crr.Spec.Strategy.FailurePolicy).To(Equal(appsv1alpha1.FailurePolicyIgnore))
 		Expect(*crr.Spec.Strategy.TerminationGracePeriodSeconds).To(BeEquivalentTo(3))
 		Expect(*crr.Spec.TTLSecondsAfterFinished).To(BeEquivalentTo(60))
-	})
-
-	It("overwrites a wrong active label value", func() {
-		crr := crrFor("app", "web")
-		crr.Labels = map[string]string{appsv1alpha1.LabelCRRActive: "false"}
-		Expect(k8sClient.Create(ctx, crr)).To(Succeed())
-		Expect(crr.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelCRRActive, "true"))
 	})
 
 	It("denies a missing pod", func() {
@@ -222,7 +214,7 @@ var _ = Describe("ContainerRecreateRequest webhook", Ordered, func() {
 		expectDenied(crr, `metadata.labels[crr.enhancedliveness.io/node-name]: Invalid value: "node-2": must be the node of pod "app" (node-1)`)
 	})
 
-	It("keeps the spec and the identity labels immutable, and lets the active label only be removed", func() {
+	It("keeps the spec and the identity labels immutable, and lets other labels change", func() {
 		crr := crrFor("app", "web")
 		Expect(k8sClient.Create(ctx, crr)).To(Succeed())
 
@@ -243,16 +235,9 @@ var _ = Describe("ContainerRecreateRequest webhook", Ordered, func() {
 			Expect(k8sClient.Update(ctx, unlabelled)).NotTo(Succeed())
 		}
 
-		finished := crr.DeepCopy()
-		delete(finished.Labels, appsv1alpha1.LabelCRRActive)
-		finished.Labels["team"] = "shop"
-		Expect(k8sClient.Update(ctx, finished)).To(Succeed(), "removing active and adding other labels is allowed")
-
-		reactivated := finished.DeepCopy()
-		reactivated.Labels[appsv1alpha1.LabelCRRActive] = "true"
-		err = k8sClient.Update(ctx, reactivated)
-		Expect(err).To(HaveOccurred())
-		Expect(err.Error()).To(ContainSubstring("metadata.labels[crr.enhancedliveness.io/active]: Forbidden: may only be removed"))
+		labelled := crr.DeepCopy()
+		labelled.Labels["team"] = "shop"
+		Expect(k8sClient.Update(ctx, labelled)).To(Succeed(), "other labels may be added")
 	})
 
 	It("creates a request with one webhook round trip and validates its updates", func() {
@@ -261,9 +246,9 @@ var _ = Describe("ContainerRecreateRequest webhook", Ordered, func() {
 		crr := crrFor("app", "web")
 		Expect(k8sClient.Create(ctx, crr)).To(Succeed())
 		Expect(crr.Labels).To(HaveKey(appsv1alpha1.LabelCRRNodeName), "the mutating webhook ran")
-		finished := crr.DeepCopy()
-		delete(finished.Labels, appsv1alpha1.LabelCRRActive)
-		Expect(k8sClient.Update(ctx, finished)).To(Succeed())
+		labelled := crr.DeepCopy()
+		labelled.Labels["team"] = "shop"
+		Expect(k8sClient.Update(ctx, labelled)).To(Succeed())
 
 		Expect(webhookCalls(mutating, "CREATE")).To(Equal(mCreate + 1))
 		Expect(webhookCalls(validating, "CREATE")).To(Equal(vCreate), "a create is not sent to the validating webhook")
