@@ -121,6 +121,7 @@ const (
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=npp
 // +kubebuilder:printcolumn:name="Generation",type=integer,JSONPath=`.metadata.generation`,description="Spec generation: the NodePodProbeReport's Probed column reaches it once the daemon has probed this spec"
+// +kubebuilder:printcolumn:name="Mapped",type=string,JSONPath=`.status.conditions[?(@.type=="Mapped")].status`,description="False while the API server refuses the spec the manager computed; empty when it never refused one"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // NodePodProbe lists the liveness probes of the enrolled pods on one node (its name is the

@@ -152,6 +152,7 @@ var _ = Describe("NodePodProbe mapping is never blocked by one entry", Ordered, 
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(c.Reason).To(Equal(appsv1alpha1.ReasonWriteRefused))
 			g.Expect(c.Message).To(ContainSubstring("test policy refuses marked pods"))
+			g.Expect(printed(g, "nodepodprobes", vapNode)).To(HaveKeyWithValue("Mapped", "False"), "kubectl get npp shows it")
 			g.Expect(podEvents(g, mapNS, refusedP, ReasonNotMapped)).To(ContainElement(ContainSubstring(
 				"the API server refused the NodePodProbe of node " + vapNode + " (condition Mapped=False on it)")))
 			g.Expect(podEvents(g, mapNS, "first", ReasonNotMapped)).To(BeEmpty(), "a pod still probed is not reported")

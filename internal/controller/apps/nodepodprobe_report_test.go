@@ -17,6 +17,8 @@ limitations under the License.
 package apps
 
 import (
+	"fmt"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -73,6 +75,34 @@ var _ = Describe("NodePodProbe report", Ordered, func() {
 		Expect(owner.Controller).To(HaveValue(BeTrue()))
 		Expect(rep.Written()).To(BeFalse(), "only the daemon writes results")
 		Expect(rep.Status).To(Equal(appsv1alpha1.ProbeResults{}))
+	})
+
+	It("prints what is there: kubectl get npp the spec's generation, kubectl get nppr the results", func() {
+		npp := getNPP(Default, node)
+		Expect(printed(Default, "nodepodprobes", node)).To(And(
+			HaveKeyWithValue("Generation", fmt.Sprint(npp.Generation)),
+			HaveKeyWithValue("Mapped", ""), // never refused: no condition
+		))
+		Expect(printed(Default, "nodepodprobereports", node)).To(And(
+			HaveKeyWithValue("Probed", ""), HaveKeyWithValue("Failing", ""),
+		), "nothing before a daemon writes")
+
+		// What a daemon writes: one pod probed, its probe Failed.
+		pp := npp.Spec.PodProbes[0]
+		rep := getReport(Default)
+		rep.Status = appsv1alpha1.ProbeResults{
+			ObservedGeneration: npp.Generation, ProbedGeneration: npp.Generation, ProbedPods: 1, FailingProbes: 1,
+			PodProbeStatuses: []appsv1alpha1.PodProbeStatus{{Name: pp.Name, Namespace: pp.Namespace, UID: pp.UID,
+				ProbeStates: []appsv1alpha1.ContainerProbeState{{
+					Name: pp.Probes[0].Name, ContainerID: "containerd://a", State: appsv1alpha1.ProbeFailed,
+				}}}},
+		}
+		Expect(k8sClient.Status().Update(ctx, rep)).To(Succeed())
+		Expect(printed(Default, "nodepodprobereports", node)).To(And(
+			HaveKeyWithValue("Probed", fmt.Sprint(npp.Generation)),
+			HaveKeyWithValue("Pods", "1"),
+			HaveKeyWithValue("Failing", "1"),
+		))
 	})
 
 	It("creates the report again when it is deleted", func() {
