@@ -16,7 +16,7 @@ limitations under the License.
 
 // Package patch writes an object's status the one way every status writer of the operator does
 // (the NodePodProbeReport status writer, the CRR executor, the manager's CRR controller, the policy
-// status controller). The caller changes the object it read; the helper sends the difference as
+// status controller, the NodePodProbe's Mapped condition). The caller changes the object it read; the helper sends the difference as
 // a merge patch that carries the resourceVersion the object was read at, so a write judged from a
 // stale copy (another writer's, or a cache behind one's own last write) is refused instead of
 // overwriting newer status. On that conflict the helper reads the object again and asks the

@@ -43,7 +43,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
-// The specs play the kubelet (pod status), the node daemon (NodePodProbe status and its Lease)
+// The specs play the kubelet (pod status), the node daemon (NodePodProbeReport status and its Lease)
 // and kube-controller-manager (ReplicaSets and pods of Deployments), which envtest lacks.
 
 const opNS = "elo-system"

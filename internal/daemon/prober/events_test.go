@@ -44,7 +44,7 @@ func TestEvents_29_PointAtTheContainerAndCapTheNote(t *testing.T) {
 	nilEvents.warn(&Target{}, pod, ReasonUnhealthy, "ignored") // no recorder: no panic
 }
 
-// The NodePodProbe status is cluster-scoped: what a state carries must never be what the
+// The NodePodProbeReport is cluster-scoped: what a state carries must never be what the
 // application wrote (a response body, command output). The body still reaches the pod's own
 // events, as the kubelet's do.
 func TestWorker_StatusCarriesReasonsNotResponseBodies(t *testing.T) {

@@ -119,7 +119,7 @@ func Targets(entries []appsv1alpha1.PodProbe) []prober.Target {
 	return out
 }
 
-// SetupWithManager watches the node's NodePodProbe (spec changes only: its status is ours) and
+// SetupWithManager watches the node's NodePodProbe (spec changes only: its status is the manager's) and
 // the pods bound to the node. The manager's cache should be restricted to the node (CacheOptions).
 func (r *SpecReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	nodeKey := reconcile.Request{NamespacedName: types.NamespacedName{Name: r.NodeName}}

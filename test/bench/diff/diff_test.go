@@ -55,7 +55,7 @@ type outcome struct {
 }
 
 // ours compares our message (what the pod's events show) with the kubelet's output; the short
-// reason for the NodePodProbe status has no counterpart in the kubelet.
+// reason for the NodePodProbeReport has no counterpart in the kubelet.
 func ours(o check.Outcome, err error) outcome {
 	return outcome{Result: o.Result.String(), Output: o.Message, Err: err != nil}
 }

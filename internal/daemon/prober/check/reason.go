@@ -32,7 +32,7 @@ import (
 // what the kubelet says (the command's output, a gRPC server's own words), for the pod's own
 // namespace only, as a Warning event; Reason is a short summary made of the check's own words
 // and numbers (an exit code, a status code, a timeout, a connection error) that never carries
-// anything the application wrote, for the cluster-scoped NodePodProbe status.
+// anything the application wrote, for the cluster-scoped NodePodProbeReport.
 type Outcome struct {
 	Result  Result
 	Message string

@@ -45,7 +45,7 @@ func triple(o Outcome, err error) (Result, string, error) { return o.Result, o.M
 
 // secret stands for whatever an application writes: a response body, command output, a gRPC
 // status message. It may be in an Outcome's Message (the pod's own events) but never in its Reason
-// (the cluster-scoped NodePodProbe status).
+// (the cluster-scoped NodePodProbeReport).
 const secret = "password=hunter2"
 
 // rudeHealth answers every health check with an error whose message is the application's own.
