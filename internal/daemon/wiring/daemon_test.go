@@ -404,9 +404,16 @@ var _ = Describe("node daemon probe engine", func() {
 		Eventually(func() string { return stateOf(getResults(node))["conflict-pod"].ContainerID }).Should(Equal("containerd://c1"))
 
 		By("another writer changing the report behind the daemon's cache")
-		cur := getReport(node)
-		cur.Status.PodProbeStatuses[0].ProbeStates[0].Message = "written by someone else"
-		Expect(k8sClient.Status().Update(ctx, cur)).To(Succeed())
+		// That writer reads fresh and retries its own conflicts: the daemon may write between its
+		// read and its update (its workers probe meanwhile).
+		writeMessage := func(msg string) {
+			Eventually(func() error {
+				cur := getReport(node)
+				cur.Status.PodProbeStatuses[0].ProbeStates[0].Message = msg
+				return k8sClient.Status().Update(ctx, cur)
+			}).WithTimeout(5 * time.Second).Should(Succeed())
+		}
+		writeMessage("written by someone else")
 		eng.Probes.Results.Set(key, appsv1alpha1.ProbeFailed, "containerd://c1", "boom", time.Now(), prober.WriteSoon)
 		Eventually(func(g Gomega) {
 			s := stateOf(getResults(node))["conflict-pod"]
@@ -417,9 +424,7 @@ var _ = Describe("node daemon probe engine", func() {
 		By("a writer whose first read is stale: the patch conflicts, is recomputed from a fresh read and lands")
 		stale := getReport(node)
 		stale.Status.PodProbeStatuses[0].ProbeStates[0].Message = "an older message the cache still shows"
-		cur = getReport(node)
-		cur.Status.PodProbeStatuses[0].ProbeStates[0].Message = "written by someone else again"
-		Expect(k8sClient.Status().Update(ctx, cur)).To(Succeed())
+		writeMessage("written by someone else again")
 		reads, freshReads := 0, 0
 		staleClient, err := client.NewWithWatch(cfg, client.Options{Scheme: testutil.Scheme()})
 		Expect(err).NotTo(HaveOccurred())
