@@ -104,7 +104,7 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, d rules.D
 	}
 	createdAt := r.clock.Now()
 	// One line per restart at the default level, with the times that follow it through the manager
-	// (docs/policy.md): from the reconcile the NodePodProbe change woke to the acknowledged create.
+	// (docs/policy.md): from the reconcile the NodePodProbeReport change woke to the acknowledged create.
 	logf.FromContext(ctx).Info("restart requested", "pod", d.Pod.String(), "container", x.Container,
 		"containerID", x.ContainerID, "request", crr.Name, "reconcileStartedAt", stamp(t.reconcileStarted),
 		"decidedAt", stamp(t.decidedAt), "createdAt", stamp(createdAt), "took", createdAt.Sub(t.reconcileStarted).String())
@@ -138,7 +138,7 @@ func (r *DecisionReconciler) request(ctx context.Context, pod *corev1.Pod, d rul
 		}
 		if !failing {
 			heldNotConfirmed.Inc()
-			// The NodePodProbe event that clears it wakes the pod; the fallback covers a lost one.
+			// The NodePodProbeReport event that clears it wakes the pod; the fallback covers a lost one.
 			return r.cfg.HoldRecheckInterval, nil
 		}
 	}
