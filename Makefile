@@ -378,7 +378,7 @@ setup-envtest: ## Build kube-apiserver, etcd and kubectl for envtest from the Go
 
 .PHONY: golangci-lint
 golangci-lint: $(GOLANGCI_LINT) ## Build golangci-lint with the logcheck plugin from hack/golangci-lint (versions pinned in its go.mod).
-$(GOLANGCI_LINT): $(LOCALBIN) hack/golangci-lint/go.mod hack/golangci-lint/main.go
+$(GOLANGCI_LINT): hack/golangci-lint/go.mod hack/golangci-lint/main.go | $(LOCALBIN)
 	@cd hack/golangci-lint && ../progress.sh "compiling golangci-lint with logcheck" go build -v -o "$(GOLANGCI_LINT)" .
 
 # go-install-tool will 'go install' any package with custom target and name of binary, if it doesn't exist
