@@ -92,7 +92,7 @@ var (
 func parseUsage(usage string) (map[string]flag, error) {
 	flags := map[string]flag{}
 	var cur *flag
-	for _, line := range strings.Split(usage, "\n") {
+	for line := range strings.SplitSeq(usage, "\n") {
 		if m := usageFlag.FindStringSubmatch(line); m != nil {
 			f := flag{name: m[1], typ: m[2]}
 			flags[f.name] = f

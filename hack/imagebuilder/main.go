@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -67,9 +68,10 @@ func main() {
 	registry := flag.String("registry", "localhost", "registry part of the image names")
 	arch := flag.String("arch", runtime.GOARCH, "architecture of the images (GOARCH of the binaries)")
 	flag.Parse()
+	known := slices.Sorted(maps.Keys(images))
 	names := flag.Args()
 	if len(names) == 0 {
-		names = []string{"pause", "operator", "app"}
+		names = known
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		fail(err)
@@ -77,7 +79,7 @@ func main() {
 	for _, n := range names {
 		img, ok := images[n]
 		if !ok {
-			fail(fmt.Errorf("unknown image %q (pause, operator, app)", n))
+			fail(fmt.Errorf("unknown image %q (%s)", n, strings.Join(known, ", ")))
 		}
 		ref := fmt.Sprintf("%s/%s:%s", *registry, img.repo, *tag)
 		path := filepath.Join(*out, n+".tar")
@@ -169,8 +171,8 @@ func layer(files map[string][]byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	add := func(name string, mode int64, data []byte) error {
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: int64(len(data)), ModTime: mod}
+	add := func(path string, mode int64, data []byte) error {
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: path, Mode: mode, Size: int64(len(data)), ModTime: mod}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return err
 		}

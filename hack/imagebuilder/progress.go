@@ -81,7 +81,7 @@ func goBuild(ctx context.Context, w io.Writer, what, pkg, out string, env []stri
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = &log, &log
 	start := time.Now()
-	fmt.Fprintf(w, "imagebuilder: compiling %s (%s)\n", what, pkg)
+	_, _ = fmt.Fprintf(w, "imagebuilder: compiling %s (%s)\n", what, pkg)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -96,11 +96,11 @@ func goBuild(ctx context.Context, w io.Writer, what, pkg, out string, env []stri
 				return fmt.Errorf("go build %s: %w\n%s", pkg, err, log.messages.String())
 			}
 			if log.packages > 0 {
-				fmt.Fprintf(w, "imagebuilder: compiled %s in %s (%s)\n", what, since(start), plural(log.packages, "package"))
+				_, _ = fmt.Fprintf(w, "imagebuilder: compiled %s in %s (%s)\n", what, since(start), plural(log.packages, "package"))
 			}
 			return nil
 		case <-tick.C:
-			fmt.Fprintf(w, "imagebuilder: compiling %s: %s, %s\n", what, since(start), log.status())
+			_, _ = fmt.Fprintf(w, "imagebuilder: compiling %s: %s, %s\n", what, since(start), log.status())
 		}
 	}
 }

@@ -106,7 +106,7 @@ func main() {
 	if o.sizes, err = parseInts(sizes); err != nil {
 		fatal(fmt.Errorf("-pods: %w", err))
 	}
-	for _, s := range strings.Split(strip, ",") {
+	for s := range strings.SplitSeq(strip, ",") {
 		b, err := strconv.ParseBool(strings.TrimSpace(s))
 		if err != nil {
 			fatal(fmt.Errorf("-strip: %w", err))
@@ -142,7 +142,7 @@ func main() {
 
 func parseInts(s string) ([]int, error) {
 	var out []int
-	for _, f := range strings.Split(s, ",") {
+	for f := range strings.SplitSeq(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil {
 			return nil, err

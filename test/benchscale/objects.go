@@ -89,6 +89,10 @@ var livenessProbe = corev1.Probe{
 // The port the mapping controller must resolve "http" to.
 const appPort = 8080
 
+// appName is the name of the application the benchmark's workloads make up (its label
+// app.kubernetes.io/part-of, its ServiceAccount, the namespace of -status-writes' pods).
+const appName = "shop"
+
 // podTemplate is a pod of a typical web Deployment after the operator's webhook: an app
 // container (its liveness probe moved into the probe-context annotation) and a proxy sidecar,
 // with the env, resources, probes, volumes and tolerations such pods carry. The benchmark's
@@ -99,7 +103,7 @@ func (l layout) podTemplate(w int) corev1.PodTemplateSpec {
 	if err != nil {
 		panic(err)
 	}
-	labels := map[string]string{labelName: l.workload(w), "app.kubernetes.io/part-of": "shop",
+	labels := map[string]string{labelName: l.workload(w), "app.kubernetes.io/part-of": appName,
 		"pod-template-hash": "7c9d5b8f4d", appsv1alpha1.LabelEnrolled: appsv1alpha1.TrueValue}
 	res := func(cpu, mem string) corev1.ResourceRequirements {
 		return corev1.ResourceRequirements{
@@ -147,7 +151,7 @@ func (l layout) podTemplate(w int) corev1.PodTemplateSpec {
 							FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}}}},
 					}}}},
 			},
-			ServiceAccountName: "shop",
+			ServiceAccountName: appName,
 			Tolerations: []corev1.Toleration{
 				{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
 				{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},

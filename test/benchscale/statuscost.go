@@ -53,7 +53,7 @@ type statusCase struct {
 // container restart, the native reference (-status-writes; docs/performance.md,
 // "NodePodProbeReport status writes").
 func statusWriteCost(podCounts []int, n int) error {
-	var cases []statusCase
+	cases := make([]statusCase, 0, len(podCounts)+1)
 	for _, p := range podCounts {
 		cases = append(cases, statusCase{"report status write", p, reportStatus(p)})
 	}
@@ -186,7 +186,7 @@ func nodePodProbe(name string, pods int) *appsv1alpha1.NodePodProbe {
 	for i := range pods {
 		name := fmt.Sprintf("web-7c9d5b8f4d-%05d", i)
 		npp.Spec.PodProbes = append(npp.Spec.PodProbes, appsv1alpha1.PodProbe{
-			Name: name, Namespace: "shop", UID: types.UID(fmt.Sprintf("0e4b3c4e-%04d-4f5e-9a1b-2c3d4e5f6a7b", i)),
+			Name: name, Namespace: appName, UID: types.UID(fmt.Sprintf("0e4b3c4e-%04d-4f5e-9a1b-2c3d4e5f6a7b", i)),
 			IP:     fmt.Sprintf("10.0.%d.%d", i/250, i%250+1),
 			Probes: []appsv1alpha1.ContainerProbe{{Name: name + "-app", ContainerName: "app", Probe: probe}},
 		})

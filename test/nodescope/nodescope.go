@@ -21,6 +21,7 @@ package nodescope
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -63,8 +64,8 @@ func TryDaemonWrites(ctx context.Context, c client.Client, cs kubernetes.Interfa
 	image string) (w DaemonWrites, cleanup func(), err error) {
 	var undo []client.Object
 	cleanup = func() {
-		for i := len(undo) - 1; i >= 0; i-- {
-			_ = c.Delete(context.Background(), undo[i], client.GracePeriodSeconds(0))
+		for _, o := range slices.Backward(undo) {
+			_ = c.Delete(context.Background(), o, client.GracePeriodSeconds(0))
 		}
 	}
 	create := func(o client.Object) error {
@@ -92,8 +93,9 @@ func TryDaemonWrites(ctx context.Context, c client.Client, cs kubernetes.Interfa
 	if err := create(ns); err != nil {
 		return w, cleanup, err
 	}
+	const container = "app" // the pod's one container, which the request names
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "elsewhere"},
-		Spec: corev1.PodSpec{NodeName: OtherNode, Containers: []corev1.Container{{Name: "app", Image: image,
+		Spec: corev1.PodSpec{NodeName: OtherNode, Containers: []corev1.Container{{Name: container, Image: image,
 			ImagePullPolicy: corev1.PullNever}}}}
 	// The namespace's default ServiceAccount appears a moment after the namespace.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
@@ -106,14 +108,14 @@ func TryDaemonWrites(ctx context.Context, c client.Client, cs kubernetes.Interfa
 	}
 	// No kubelet runs there: report the container running, as one would, so a request can name it.
 	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
-		Name: "app", Image: image, ContainerID: "containerd://elsewhere-app", Ready: true, Started: new(true),
+		Name: container, Image: image, ContainerID: "containerd://elsewhere-app", Ready: true, Started: new(true),
 		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}}
 	if err := c.Status().Update(ctx, pod); err != nil {
 		return w, cleanup, fmt.Errorf("reporting the pod on %s running: %w", OtherNode, err)
 	}
 	crr := &appsv1alpha1.ContainerRecreateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "elsewhere"},
 		Spec: appsv1alpha1.ContainerRecreateRequestSpec{PodName: pod.Name,
-			Containers: []appsv1alpha1.ContainerRecreateRequestContainer{{Name: "app"}}}}
+			Containers: []appsv1alpha1.ContainerRecreateRequestContainer{{Name: container}}}}
 	if err := create(crr); err != nil {
 		return w, cleanup, err
 	}

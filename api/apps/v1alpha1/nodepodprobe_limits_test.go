@@ -19,7 +19,7 @@ package v1alpha1
 import (
 	"fmt"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,7 +93,7 @@ func diffLimits(got, want map[string]int) []string {
 			diffs = append(diffs, fmt.Sprintf("CRD has no %s (constant %d)", k, w))
 		}
 	}
-	sort.Strings(diffs)
+	slices.Sort(diffs)
 	return diffs
 }
 

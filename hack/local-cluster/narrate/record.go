@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -226,13 +227,13 @@ func (r *recorder) condition(p policyv1alpha1.EnhancedLivenessPolicy, t, on, off
 	if prev := r.storm[t]; prev != string(c.Status) {
 		r.storm[t] = string(c.Status)
 		switch {
-		case c.Status == "True":
+		case c.Status == metav1.ConditionTrue:
 			say("%-34s %s: %s", "policy/"+p.Name, on, c.Message)
-		case prev == "True":
+		case prev == string(metav1.ConditionTrue):
 			say("%-34s %s: %s", "policy/"+p.Name, off, c.Message)
 		}
 	}
-	return c.Status == "True"
+	return c.Status == metav1.ConditionTrue
 }
 
 // unavailable is what the decision controller calls unavailable: desired replicas minus pods that

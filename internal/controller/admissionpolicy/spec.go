@@ -24,6 +24,7 @@ limitations under the License.
 package admissionpolicy
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 
@@ -93,7 +94,7 @@ func Build(c Config) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admis
 		})
 	}
 	forbidden := metav1.StatusReasonForbidden
-	var validations []admissionregistrationv1.Validation
+	validations := make([]admissionregistrationv1.Validation, 0, len(probecontext.ProtectedAnnotations)+len(probecontext.ProtectedLabels))
 	for _, k := range probecontext.ProtectedAnnotations {
 		validations = append(validations, admissionregistrationv1.Validation{
 			Expression: unchanged("Annotations", k),
@@ -151,10 +152,7 @@ func Build(c Config) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admis
 // the CRD when its UID is known.
 func objectMeta(name string, c Config) func() metav1.ObjectMeta {
 	return func() metav1.ObjectMeta {
-		m := metav1.ObjectMeta{Name: name, Labels: map[string]string{}}
-		for k, v := range managedLabels {
-			m.Labels[k] = v
-		}
+		m := metav1.ObjectMeta{Name: name, Labels: maps.Clone(managedLabels)}
 		if c.OwnerUID != "" {
 			m.OwnerReferences = []metav1.OwnerReference{{
 				APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: OwnerCRD, UID: c.OwnerUID,

@@ -35,7 +35,7 @@ func ownedFields(obj metav1.Object) map[string]string {
 	out := map[string]string{}
 	for _, e := range obj.GetManagedFields() {
 		if e.FieldsV1 != nil {
-			out[e.Manager+"/"+e.Subresource] += string(e.FieldsV1.Raw)
+			out[e.Manager+"/"+e.Subresource] += e.FieldsV1.GetRawString()
 		}
 	}
 	return out

@@ -199,13 +199,7 @@ var _ = Describe("Decision controller, early storms and ineffective restarts", O
 		Consistently(crrCount(ns), quiet, poll).Should(Equal(2))
 		Eventually(condition(pol, policyv1alpha1.ConditionRestartsIneffective), wait, poll).Should(
 			Equal("True: restarts held, restarted containers fail again soon after the restart in: Deployment/sticky"))
-		Eventually(func() []string {
-			var out []string
-			for _, e := range events(ns, pol.Name) {
-				out = append(out, e)
-			}
-			return out
-		}, wait, poll).Should(ContainElement(HavePrefix("RestartIneffective: ")))
+		Eventually(func() []string { return events(ns, pol.Name) }, wait, poll).Should(ContainElement(HavePrefix("RestartIneffective: ")))
 
 		By("with the breaker disabled the restarts go on")
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pol), pol)).To(Succeed())

@@ -276,7 +276,7 @@ func (r *DecisionReconciler) crrChanged(o client.Object, deleted bool, q queue) 
 	if ids := managercache.CRRPodUID(crr); len(ids) == 1 {
 		uid = types.UID(ids[0])
 	}
-	if uid != "" && (deleted || !(crr.Active() || crr.StopInFlight())) {
+	if uid != "" && (deleted || (!crr.Active() && !crr.StopInFlight())) {
 		r.memory.RequestFinished(uid, crr.Name)
 	}
 	add(q, types.NamespacedName{Namespace: crr.Namespace, Name: crr.Spec.PodName})
@@ -298,8 +298,13 @@ func (r *DecisionReconciler) leaseChanged(o client.Object, deleted bool, q queue
 // policyChanged wakes the held pods of the policy's namespace: the budget, mode or blacklist
 // may now allow them.
 func (r *DecisionReconciler) policyChanged(_ context.Context, o client.Object) []reconcile.Request {
-	var out []reconcile.Request
-	for _, k := range r.memory.HeldInNamespace(o.GetNamespace()) {
+	return requests(r.memory.HeldInNamespace(o.GetNamespace()))
+}
+
+// requests are the reconcile requests of pods.
+func requests(pods []types.NamespacedName) []reconcile.Request {
+	out := make([]reconcile.Request, 0, len(pods))
+	for _, k := range pods {
 		out = append(out, reconcile.Request{NamespacedName: k})
 	}
 	return out
@@ -309,10 +314,6 @@ func (r *DecisionReconciler) policyChanged(_ context.Context, o client.Object) [
 func (r *DecisionReconciler) workloadChanged(kind string) handler.MapFunc {
 	return func(_ context.Context, o client.Object) []reconcile.Request {
 		w := rules.WorkloadKey{Namespace: o.GetNamespace(), Group: appsv1.GroupName, Kind: kind, Name: o.GetName()}
-		var out []reconcile.Request
-		for _, k := range r.memory.HeldInWorkload(w) {
-			out = append(out, reconcile.Request{NamespacedName: k})
-		}
-		return out
+		return requests(r.memory.HeldInWorkload(w))
 	}
 }

@@ -28,6 +28,9 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/memory"
 )
 
+// labelReason is the label of the hold metrics: the hold reason.
+const labelReason = "reason"
+
 // Prometheus metrics of the decision controller, on controller-runtime's registry (served on the
 // manager's metrics endpoint). They count decisions as the policy status does: one per
 // (pod, container, containerID, reason) transition, not one per requeue of a held restart.
@@ -39,7 +42,7 @@ var (
 	restartsHeld = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "enhanced_liveness_restarts_held_total",
 		Help: "Restarts held, by reason (counted once per pod, container, containerID and reason).",
-	}, []string{"reason"})
+	}, []string{labelReason})
 	ineffectiveRestarts = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "enhanced_liveness_ineffective_restarts_total",
 		Help: "Restarts whose new container failed its liveness probe again soon after the restart.",
@@ -52,11 +55,11 @@ var (
 	heldPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "enhanced_liveness_held_pods",
 		Help: "Pods with a restart held now, by reason.",
-	}, []string{"reason"})
+	}, []string{labelReason})
 	oldestHold = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "enhanced_liveness_oldest_hold_seconds",
 		Help: "How long the oldest restart held now for the reason has been held (0: none is).",
-	}, []string{"reason"})
+	}, []string{labelReason})
 	holdsOverMaxHold = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "enhanced_liveness_holds_over_max_hold",
 		Help: "Restarts held for budget or doubt longer than their policy's maxHold (maxHold 0s and " +

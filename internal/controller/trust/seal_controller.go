@@ -118,7 +118,7 @@ func (r *SealReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if _, err := signature.VerifySeal(keys, pod); err == nil {
 		return ctrl.Result{}, nil
 	}
-	evidence, err := r.admitted(ctx, keys, pod)
+	err = r.admitted(keys, pod)
 	if errors.Is(err, signature.ErrUnknownKey) && r.now().Sub(pod.CreationTimestamp.Time) < unknownKeyWait {
 		log.V(1).Info("admission signature names a key not published yet; retrying", "error", err.Error())
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
@@ -147,25 +147,29 @@ func (r *SealReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		}
 		return ctrl.Result{}, fmt.Errorf("sealing pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	Sealed.WithLabelValues(evidence).Inc()
-	log.V(1).Info("sealed the probe context", "pod", req.NamespacedName, "key", kp.ID, "evidence", evidence)
+	Sealed.WithLabelValues(evidenceAdmission).Inc()
+	log.V(1).Info("sealed the probe context", "pod", req.NamespacedName, "key", kp.ID, "evidence", evidenceAdmission)
 	return ctrl.Result{}, nil
 }
 
-// admitted checks how the pod's probe context was admitted and returns which evidence holds:
-// "admission" (the webhook's signature, on this pod only).
-func (r *SealReconciler) admitted(ctx context.Context, keys signature.KeySet, pod *corev1.Pod) (string, error) {
+// evidenceAdmission is the evidence the seal controller checks before it seals (the label of
+// Sealed): the pod webhook's admission signature.
+const evidenceAdmission = "admission"
+
+// admitted checks that the pod's probe context was admitted by the pod webhook: its admission
+// signature, on this pod only.
+func (r *SealReconciler) admitted(keys signature.KeySet, pod *corev1.Pod) error {
 	if pod.Namespace == metav1.NamespaceSystem || pod.Namespace == r.OperatorNamespace {
-		return "", fmt.Errorf("%w: the webhook enrolls no pod in namespace %s", signature.ErrNotSigned, pod.Namespace)
+		return fmt.Errorf("%w: the webhook enrolls no pod in namespace %s", signature.ErrNotSigned, pod.Namespace)
 	}
 	if _, err := signature.VerifyAdmission(keys, pod); err != nil {
-		return "", err
+		return err
 	}
 	if other := r.otherHolder(pod); other != "" {
-		return "", fmt.Errorf("%w: its admission signature was made for pod %s, which was created first "+
+		return fmt.Errorf("%w: its admission signature was made for pod %s, which was created first "+
 			"(a signature copied from another pod)", signature.ErrNotSigned, other)
 	}
-	return "admission", nil
+	return nil
 }
 
 // otherHolder returns the pod, other than pod, that its admission signature belongs to (the

@@ -306,7 +306,7 @@ func sameReport(a, b *appsv1alpha1.ProbeResults) bool {
 		for j := range pa.ProbeStates {
 			sa, sb := &pa.ProbeStates[j], &pb.ProbeStates[j]
 			if sa.Name != sb.Name || sa.ContainerID != sb.ContainerID || sa.State != sb.State || sa.Message != sb.Message ||
-				!sa.LastTransitionTime.Time.Truncate(time.Second).Equal(sb.LastTransitionTime.Time.Truncate(time.Second)) ||
+				!sa.LastTransitionTime.Truncate(time.Second).Equal(sb.LastTransitionTime.Truncate(time.Second)) ||
 				(sa.FailingSince == nil) != (sb.FailingSince == nil) {
 				return false
 			}

@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -243,12 +244,7 @@ func (h *harness) expectPhase(name string, want appsv1alpha1.ContainerRecreateRe
 }
 
 func hasEvent(evs []string, want string) bool {
-	for _, e := range evs {
-		if e == want {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(evs, want)
 }
 
 func counterValue(t *testing.T, result string) float64 {

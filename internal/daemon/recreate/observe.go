@@ -235,7 +235,7 @@ func NextToRun(crrs []appsv1alpha1.ContainerRecreateRequest) *appsv1alpha1.Conta
 			}
 			return 1
 		}
-		if c := a.CreationTimestamp.Time.Compare(b.CreationTimestamp.Time); c != 0 {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.Name, b.Name)

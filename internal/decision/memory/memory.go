@@ -170,8 +170,8 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 			x.hold = heldBy(d, x.hold)
 		}
 	})
-	switch {
-	case d.Outcome == rules.Hold:
+	switch d.Outcome {
+	case rules.Hold:
 		if d.NewHold {
 			m.counts.held(d.StatusPolicies, d.Reason)
 		}
@@ -180,7 +180,7 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 		}
 		m.endUnheld(d.Key) // held by choice now, its hold may have no held pod left
 		return d.NewHold
-	case d.Outcome == rules.Restart:
+	case rules.Restart:
 		m.expected.expect(d.UID, d.Failure.Request)
 		m.buckets.take(d.Pod.Namespace, d.Policies, s.At)
 		m.holds.canary(d, s.At)

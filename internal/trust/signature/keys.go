@@ -40,6 +40,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 )
 
@@ -96,9 +97,7 @@ type KeySet map[string]TrustedKey
 // With returns a copy of s that also trusts kp's public key (kept as it is when s has it already).
 func (s KeySet) With(kp KeyPair, now time.Time) KeySet {
 	out := make(KeySet, len(s)+1)
-	for id, k := range s {
-		out[id] = k
-	}
+	maps.Copy(out, s)
 	if _, ok := out[kp.ID]; !ok {
 		out[kp.ID] = TrustedKey{Public: kp.Public(), Added: now}
 	}

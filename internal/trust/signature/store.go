@@ -201,12 +201,9 @@ func (s *Store) create(ctx context.Context) (*corev1.Secret, error) {
 		return nil, err
 	}
 	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name, Labels: map[string]string{
-			"app.kubernetes.io/name":       "enhanced-liveness-operator",
-			"app.kubernetes.io/managed-by": "enhanced-liveness-operator",
-		}},
-		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{SecretSigningKeyData: kp.Private.Seed()},
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name, Labels: managedLabels()},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{SecretSigningKeyData: kp.Private.Seed()},
 	}
 	if err := s.Client.Create(ctx, secret); err != nil {
 		return nil, err
@@ -226,4 +223,11 @@ func (s *Store) addKey(ctx context.Context, secret *corev1.Secret) error {
 	secret.Data[SecretSigningKeyData] = kp.Private.Seed()
 	// A conflict means another replica did the same: the next Sync reads its key.
 	return s.Client.Update(ctx, secret)
+}
+
+// managedLabels are the labels of the signing-key Secret and the trust ConfigMap: the operator's,
+// managed by it.
+func managedLabels() map[string]string {
+	const operator = "enhanced-liveness-operator"
+	return map[string]string{"app.kubernetes.io/name": operator, "app.kubernetes.io/managed-by": operator}
 }

@@ -89,10 +89,7 @@ func Publish(ctx context.Context, c client.Client, ns, name string, kp KeyPair, 
 		cm := &corev1.ConfigMap{}
 		err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, cm)
 		if apierrors.IsNotFound(err) {
-			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{
-				"app.kubernetes.io/name":       "enhanced-liveness-operator",
-				"app.kubernetes.io/managed-by": "enhanced-liveness-operator",
-			}}, Data: EncodeKeySet(KeySet{}.With(kp, now))}
+			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: managedLabels()}, Data: EncodeKeySet(KeySet{}.With(kp, now))}
 			err = c.Create(ctx, cm)
 			if apierrors.IsAlreadyExists(err) {
 				return apierrors.NewConflict(corev1.Resource("configmaps"), name, err)
