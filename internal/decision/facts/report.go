@@ -24,9 +24,8 @@ import (
 
 // nodeReport is what one node says of its pods: the spec of its NodePodProbe (what is probed)
 // and the results of its NodePodProbeReport, which list only what is not passing.
+// Both maps are empty when the node has no NodePodProbe (then nothing is probed there).
 type nodeReport struct {
-	// npp is the node's NodePodProbe; nil when there is none (then nothing is probed there).
-	npp    *appsv1alpha1.NodePodProbe
 	states map[types.UID]*appsv1alpha1.PodProbeStatus
 	spec   map[types.UID]*appsv1alpha1.PodProbe
 	// omitsPassing: the results are complete for the current spec, so a probe of the spec they
@@ -39,7 +38,7 @@ func newNodeReport(npp *appsv1alpha1.NodePodProbe, rep *appsv1alpha1.NodePodProb
 	if npp == nil {
 		return nodeReport{}
 	}
-	r := nodeReport{npp: npp, spec: make(map[types.UID]*appsv1alpha1.PodProbe, len(npp.Spec.PodProbes))}
+	r := nodeReport{spec: make(map[types.UID]*appsv1alpha1.PodProbe, len(npp.Spec.PodProbes))}
 	for i := range npp.Spec.PodProbes {
 		r.spec[npp.Spec.PodProbes[i].UID] = &npp.Spec.PodProbes[i]
 	}
