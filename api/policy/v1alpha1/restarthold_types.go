@@ -45,10 +45,12 @@ type RestartHoldStatus struct {
 	// only by pods the operator never restarts: they stop counting at nextCanary).
 	// +kubebuilder:validation:Enum=FailureStorm;NodeStorm;RestartIneffective;MaxUnavailable
 	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Reason",xDescriptors={"urn:alm:descriptor:text"}
 	Reason string `json:"reason"`
 
 	// onset is when the hold began.
 	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Onset",xDescriptors={"urn:alm:descriptor:timestamp"}
 	Onset metav1.Time `json:"onset"`
 
 	// waitStart is when the current wait for a canary began (the onset, or the failure of the
@@ -66,11 +68,13 @@ type RestartHoldStatus struct {
 	// MaxUnavailable hold, when the pods the operator never restarts stop counting. Unset while
 	// a canary is in flight, while the held pods are released, and when none ever goes.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Next Canary",xDescriptors={"urn:alm:descriptor:timestamp"}
 	NextCanary *metav1.Time `json:"nextCanary,omitempty"`
 
 	// canaries counts the canaries restarted since the onset.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Canaries",xDescriptors={"urn:alm:descriptor:text"}
 	Canaries int32 `json:"canaries,omitempty"`
 
 	// canary is the restart in flight that tests the hold: the others wait for its verdict.
@@ -143,7 +147,6 @@ type RestartHold struct {
 
 	// status is the hold, written by the decision controller with the object.
 	// +optional
-	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Hold"
 	Status RestartHoldStatus `json:"status,omitzero"`
 }
 
