@@ -119,7 +119,7 @@ e2e-images: ## Build the pause, operator and test-app image tarballs into bin/im
 	bin/hack/imagebuilder -out bin/images -tag e2e
 
 .PHONY: cluster-up
-cluster-up: e2e-images ## Start the local one-node cluster (kubelet + containerd built here) and import the images.
+cluster-up: e2e-images ## Start the local cluster of ELO_NODES (default 2) real nodes (kubelet + containerd built here) and import the images.
 	hack/local-cluster/up.sh
 
 .PHONY: cluster-down

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Exec-probe benchmark on the local node (make bench-exec; docs/daemon.md#performance): starts the
-# one-node cluster unless it is up, runs BENCH_EXEC_PODS pods of the e2e app in namespace
+# Exec-probe benchmark on the local node (make bench-exec; docs/daemon.md#performance): starts a
+# one-node cluster unless one is up (its pods run on the first node), runs BENCH_EXEC_PODS pods of the e2e app in namespace
 # execbench, measures test/bench/cmd/execbench on their containers (the daemon's CRI path, then
 # the kubelet's, same command and period), deletes the namespace, and stops the cluster again if
 # it started it. Extra arguments go to execbench. The node is machine-wide: on a shared machine
 # run it under the node lock, flock -o /tmp/elo-node.lock make bench-exec.
 set -euo pipefail
+export ELO_NODES=${ELO_NODES:-1}
 source "$(dirname "${BASH_SOURCE[0]}")/local-cluster/lib.sh"
 PODS=${BENCH_EXEC_PODS:-10}
 NS=execbench

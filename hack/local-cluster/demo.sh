@@ -6,6 +6,8 @@
 # what really happened. Exits non-zero, naming the step, when a step did not happen as the story
 # says. Leaves the cluster up to explore; `make demo-down` stops it.
 set -euo pipefail
+# The story is about one workload's pods: one node keeps it short (ELO_NODES=2 for two).
+export ELO_NODES=${ELO_NODES:-1}
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 HERE=$ROOT/hack/local-cluster
 t0=$(date +%s)
@@ -25,7 +27,7 @@ imagebuilder=$(go_tool imagebuilder ./hack/imagebuilder)
 narrate=$(go_tool narrate ./hack/local-cluster/narrate)
 "$imagebuilder" -out "$IMAGES_DIR" -tag e2e
 
-banner "2. starting a one-node cluster on this machine (kubelet + containerd, built here)"
+banner "2. starting a $NODE_COUNT-node cluster on this machine (kubelet + containerd, built here)"
 "$HERE/up.sh" >/dev/null
 export KUBECONFIG=$KUBECONFIG_FILE
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Stops exactly what up.sh started (by recorded PID) and undoes every host side effect: pod
 # sandboxes, containers and shims, mounts, kubepods cgroups, the CNI bridge, KUBE-*/CNI-* iptables
-# chains, the sysctls (restored to the values saved by up.sh) and the directories the node
-# created. Safe to run at any time, any number of times. Logs are kept in bin/local-cluster-logs.
+# chains, the further nodes' namespaces, links and cgroup roots (nodens.sh down), the sysctls
+# (restored to the values saved by up.sh) and the directories the nodes created. Safe to run at any
+# time, any number of times. Logs are kept in bin/local-cluster-logs.
 set -uo pipefail # no -e on purpose: every cleanup step runs even if an earlier one fails
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "down.sh must run as root" >&2; exit 1; }
@@ -21,10 +22,25 @@ stop() {
   rm -f "$PIDS/$name.pid" "$PIDS/$name.cmd"
 }
 
+EXTRA=$(started_extra_nodes)
 # 1. node agents first, so nothing recreates pods while they are removed
+for l in $EXTRA; do stop "kube-proxy-$l"; stop "kubelet-$l"; done
 for c in kube-proxy kubelet kube-scheduler kube-controller-manager; do stop "$c"; done
 
-# 2. pod sandboxes through CRI (stops containers, tears down the CNI network and the netns)
+# 2a. the further nodes: pod sandboxes through their containerd (from the host, through the
+#     socket in the node's directory), their containerd, then whatever is left in them, their
+#     namespaces (every mount of theirs goes with the mount namespace), link and cgroup root
+for l in $EXTRA; do
+  extra_node "$l"
+  if pid_alive "containerd-$l" && [ -x "$TOOLS_BIN/crictl" ]; then
+    timeout 120 "$TOOLS_BIN/crictl" --runtime-endpoint "unix://$XN_SOCK" --timeout 30s rmp -a -f >/dev/null 2>&1 \
+      || log "crictl rmp on $XN_NAME failed; its processes are killed below"
+  fi
+  stop "containerd-$l"
+  "$ROOT/hack/local-cluster/nodens.sh" down "$l"
+done
+
+# 2b. pod sandboxes through CRI (stops containers, tears down the CNI network and the netns)
 if pid_alive containerd && [ -x "$TOOLS_BIN/crictl" ]; then
   timeout 120 "$TOOLS_BIN/crictl" --runtime-endpoint "unix://$CONTAINERD_SOCK" --timeout 30s rmp -a -f >/dev/null 2>&1 \
     || log "crictl rmp failed; falling back to runc"

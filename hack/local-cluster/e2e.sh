@@ -35,7 +35,9 @@ export KUBECONFIG=$KUBECONFIG_FILE
 export KUBECTL=$K8S_BIN/kubectl
 export E2E_OPERATOR_IMAGE=localhost/enhanced-liveness-operator:e2e
 export E2E_APP_IMAGE=localhost/e2e-app:e2e
-export E2E_IMAGES_DIR=$IMAGES_DIR E2E_CONTAINERD_SOCK=$CONTAINERD_SOCK
+# every node's containerd as this host reaches it (NAME=SOCKET ...), and the nodes' credentials
+# (the kubelets' kubeconfigs, for the specs that compare the operator's node scope with theirs)
+export E2E_IMAGES_DIR=$IMAGES_DIR E2E_NODE_CONTAINERD="$(node_sockets | paste -sd ' ')" E2E_CLUSTER_PKI=$PKI
 # test/quickstart: where the node's containerd reads registry hosts (config_path), the node's address
 export E2E_CONTAINERD_HOSTS_DIR=$STATE/containerd/certs.d E2E_NODE_IP=$(node_ip)
 export E2E_REPORT_DIR=${E2E_REPORT_DIR:-$ROOT/bin/e2e-report}

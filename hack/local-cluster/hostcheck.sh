@@ -13,8 +13,9 @@ snapshot() {
   for ipt in iptables ip6tables; do "$ipt-save" 2>/dev/null | grep -E '^:' | awk -v i="$ipt" '{print i " chain " $1}' || true; done
   command -v nft >/dev/null && nft list tables 2>/dev/null | sed 's/^/nft /'
   awk '{print "mount " $2}' /proc/mounts
-  ls -d /sys/fs/cgroup/*/kubepods* 2>/dev/null | sed 's/^/cgroup /' || true
+  ls -d /sys/fs/cgroup/*/kubepods* /sys/fs/cgroup/*/"$NODE_NAME"-* 2>/dev/null | sed 's/^/cgroup /' || true
   ip -o link | awk '{print "link " $2}' | sed 's/@.*//'
+  ip -4 route | sed 's/^/route /'
   for d in /run/containerd /run/crio /var/lib/cni /var/log/containers /var/log/pods /run/netns /etc/cni "$STATE"; do
     [ -e "$d" ] && echo "path $d"
   done

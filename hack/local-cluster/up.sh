@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Starts a one-node Kubernetes cluster on this machine: etcd, kube-apiserver, containerd (+ runc,
-# CNI bridge), kube-controller-manager, kube-scheduler, kubelet and kube-proxy, all built from
-# source (hack/build-k8s.sh, hack/build-containerd.sh) or installed from Debian packages. Idempotent: when the cluster is
-# already up it only re-imports the images. On failure it runs down.sh (every host change undone).
+# Starts a Kubernetes cluster of ELO_NODES real nodes (default 2) on this machine: etcd,
+# kube-apiserver, kube-controller-manager and kube-scheduler, and on each node a containerd (+ runc,
+# CNI bridge), a kubelet and a kube-proxy, all built from source (hack/build-k8s.sh,
+# hack/build-containerd.sh) or installed from Debian packages. The first node runs in the host's
+# namespaces; each further one in a network and a mount namespace of its own (nodens.sh).
+# Idempotent: when the cluster is already up it only re-imports the images. On failure it runs
+# down.sh (every host change undone).
 #
 # usage: hack/local-cluster/up.sh        then: export KUBECONFIG=$(hack/local-cluster/env.sh)
 set -euo pipefail
@@ -11,17 +14,32 @@ HERE=$ROOT/hack/local-cluster
 [ "$(id -u)" = 0 ] || { echo "up.sh must run as root (it starts a kubelet and containerd)" >&2; exit 1; }
 t0=$(date +%s)
 
-all_up() { local c; for c in "${COMPONENTS[@]}"; do pid_alive "$c" || return 1; done; }
+EXTRA=$(extra_nodes)
+# every component of every node, as recorded in $PIDS
+components() {
+  local c l
+  for c in "${COMPONENTS[@]}"; do echo "$c"; done
+  for l in $EXTRA; do for c in containerd kubelet kube-proxy; do echo "$c-$l"; done; done
+}
+# (a cluster with more nodes than asked for is used as it is)
+all_up() { local c; for c in $(components); do pid_alive "$c" || return 1; done; }
 
+# import_images [SOCKET]: imports bin/images/*.tar into one node's containerd (all nodes' without
+# an argument).
 import_images() {
-  local f
+  local f sock node
+  if [ $# = 0 ]; then
+    for node in $(node_sockets); do import_images "${node#*=}" || return 1; done
+    return 0
+  fi
+  sock=$1
   for f in "$IMAGES_DIR"/*.tar; do
     [ -f "$f" ] || continue
     # ctr's stderr carries a cgroup v1 deprecation warning on every call: shown only on failure
-    ctr_ -n k8s.io images import --no-unpack=false "$f" >/dev/null 2>"$LOGS/ctr-import.log" \
+    "$CONTAINERD_BIN/ctr" --address "$sock" -n k8s.io images import --no-unpack=false "$f" >/dev/null 2>"$LOGS/ctr-import.log" \
       || { cat "$LOGS/ctr-import.log" >&2; return 1; }
-    log "imported $(basename "$f")"
   done
+  log "imported $(cd "$IMAGES_DIR" && ls -- *.tar 2>/dev/null | paste -sd ' ') into $sock"
 }
 
 if all_up; then
@@ -63,11 +81,20 @@ NODE_IP=$(node_ip)
 [ -n "$NODE_IP" ] || { log "cannot find the node IP (eth0)"; exit 1; }
 log "node $NODE_NAME at $NODE_IP, state in $STATE"
 
+# --- the further nodes' namespaces, links and cgroup roots ------------------------------------
+# First, before anything mounts: a mount namespace is a copy of the host's mounts when it is made.
+for l in $EXTRA; do "$HERE/nodens.sh" up "$l"; done
+# Forwarding between the nodes (the CNI bridge plugin would also set it, at node A's first pod).
+echo 1 > /proc/sys/net/ipv4/ip_forward
+
 # --- PKI and configs ------------------------------------------------------------------------
 pki=$(go_tool pki ./hack/local-cluster/pki)
-"$pki" -dir "$PKI" -node-name "$NODE_NAME" -node-ip "$NODE_IP" \
+pki_nodes=(-node "$NODE_NAME=$NODE_IP")
+for l in $EXTRA; do extra_node "$l"; pki_nodes+=(-node "$XN_NAME=$XN_IP"); done
+"$pki" -dir "$PKI" "${pki_nodes[@]}" -apiserver-ip "$NODE_IP" \
   -service-ip "$SERVICE_IP" -server "https://$NODE_IP:$APISERVER_PORT"
-"$HERE/configs.sh" "$NODE_IP"
+"$HERE/configs.sh" "$STATE" "$NODE_NAME" "$NODE_IP" "$POD_CIDR"
+for l in $EXTRA; do extra_node "$l"; "$HERE/configs.sh" "$XN_DIR" "$XN_NAME" "$XN_IP" "$XN_POD_CIDR" "$XN_CGROUP"; done
 
 # start NAME MATCH CMD...: starts CMD in its own session, detached from this shell, and records
 # its PID (and a string of its command line, checked before it is ever signalled).
@@ -104,14 +131,21 @@ start kube-apiserver "$K8S_BIN/kube-apiserver" "$K8S_BIN/kube-apiserver" \
   --kubelet-certificate-authority "$PKI/ca.crt" --kubelet-preferred-address-types InternalIP \
   --service-account-issuer https://kubernetes.default.svc.cluster.local \
   --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
-  --authorization-mode Node,RBAC --allow-privileged=true --enable-aggregator-routing=true \
+  --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
+  --allow-privileged=true --enable-aggregator-routing=true \
   --cert-dir "$STATE/apiserver" --profiling=false --v=1
 wait_for kube-apiserver 120 kc get --raw /readyz
 
 # PATH: containerd finds its runc shim there (runc itself is Debian's, in /usr/bin).
 start containerd "$CONTAINERD_BIN/containerd" env PATH="$CONTAINERD_BIN:$PATH" \
   "$CONTAINERD_BIN/containerd" --config "$STATE/containerd/config.toml"
+for l in $EXTRA; do
+  extra_node "$l"
+  start "containerd-$l" "$XN_DIR/containerd/config.toml" nsenter --net="$XN_NS/net" --mount="$XN_NS/mnt" -- \
+    env PATH="$CONTAINERD_BIN:$PATH" "$CONTAINERD_BIN/containerd" --config "$XN_DIR/containerd/config.toml"
+done
 wait_for containerd 30 ctr_ version
+for l in $EXTRA; do extra_node "$l"; wait_for "containerd of $XN_NAME" 30 "$CONTAINERD_BIN/ctr" --address "$XN_SOCK" version; done
 import_images
 
 start kube-controller-manager "$K8S_BIN/kube-controller-manager" "$K8S_BIN/kube-controller-manager" \
@@ -124,16 +158,31 @@ start kube-scheduler "$K8S_BIN/kube-scheduler" "$K8S_BIN/kube-scheduler" --kubec
   --authentication-kubeconfig "$PKI/scheduler.kubeconfig" --authorization-kubeconfig "$PKI/scheduler.kubeconfig" \
   --leader-elect=false --bind-address 127.0.0.1 --secure-port 30259 --v=1
 start kubelet "$K8S_BIN/kubelet" "$K8S_BIN/kubelet" --config "$STATE/kubelet/config.yaml" \
-  --kubeconfig "$PKI/kubelet-client.kubeconfig" --root-dir "$STATE/kubelet/root" \
+  --kubeconfig "$PKI/kubelet-client-$NODE_NAME.kubeconfig" --root-dir "$STATE/kubelet/root" \
   --hostname-override "$NODE_NAME" --node-ip "$NODE_IP" --v=1
 start kube-proxy "$K8S_BIN/kube-proxy" "$K8S_BIN/kube-proxy" --config "$STATE/kube-proxy.yaml" --v=1
+# The further nodes' kubelet and kube-proxy share their node's namespaces with its containerd: the
+# kubelet's volume mounts must be where runc bind-mounts them from.
+for l in $EXTRA; do
+  extra_node "$l"
+  start "kubelet-$l" "$XN_DIR/kubelet/config.yaml" nsenter --net="$XN_NS/net" --mount="$XN_NS/mnt" -- \
+    "$K8S_BIN/kubelet" --config "$XN_DIR/kubelet/config.yaml" \
+    --kubeconfig "$PKI/kubelet-client-$XN_NAME.kubeconfig" --root-dir "$XN_DIR/kubelet/root" \
+    --hostname-override "$XN_NAME" --node-ip "$XN_IP" --v=1
+  start "kube-proxy-$l" "$XN_DIR/kube-proxy.yaml" nsenter --net="$XN_NS/net" --mount="$XN_NS/mnt" -- \
+    "$K8S_BIN/kube-proxy" --config "$XN_DIR/kube-proxy.yaml" --v=1
+done
 
-wait_for "node $NODE_NAME" 120 kc wait --for=condition=Ready "node/$NODE_NAME" --timeout=1s
+nodes=("$NODE_NAME")
+for l in $EXTRA; do extra_node "$l"; nodes+=("$XN_NAME"); done
+untainted() { [ -z "$(kc get node "$1" -o jsonpath='{.spec.taints}')" ]; }
+for n in "${nodes[@]}"; do
+  wait_for "node $n" 120 kc wait --for=condition=Ready "node/$n" --timeout=1s
+  wait_for "untainted node $n" 60 untainted "$n"
+done
 wait_for "default ServiceAccount" 60 kc get serviceaccount default -n default
-untainted() { [ -z "$(kc get node "$NODE_NAME" -o jsonpath='{.spec.taints}')" ]; }
-wait_for "untainted node" 60 untainted
-for c in "${COMPONENTS[@]}"; do pid_alive "$c" || { log "$c exited: see $LOGS/$c.log"; exit 1; }; done
+for c in $(components); do pid_alive "$c" || { log "$c exited: see $LOGS/$c.log"; exit 1; }; done
 
 trap - EXIT
-log "cluster up in $(( $(date +%s) - t0 ))s"
+log "cluster of ${#nodes[@]} node(s) up in $(( $(date +%s) - t0 ))s: ${nodes[*]}"
 echo "$KUBECONFIG_FILE"

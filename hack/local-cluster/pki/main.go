@@ -1,7 +1,8 @@
-// Command pki writes the certificates, keys and kubeconfigs of the local one-node cluster that
-// hack/local-cluster/up.sh starts: one CA, the apiserver and kubelet serving certificates, a client
-// certificate per component (with the user and group names the bootstrap RBAC policy expects), the
-// service-account key pair, and a kubeconfig per client.
+// Command pki writes the certificates, keys and kubeconfigs of the local cluster that
+// hack/local-cluster/up.sh starts: one CA, the apiserver's serving certificate, a serving and a
+// client certificate per node's kubelet, a client certificate per control-plane component and
+// kube-proxy (with the user and group names the bootstrap RBAC policy and the Node authorizer
+// expect), the service-account key pair, and a kubeconfig per client.
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -28,26 +30,46 @@ type keyPair struct {
 	key  *ecdsa.PrivateKey
 }
 
+// nodeFlags collects the repeated -node NAME=IP flags.
+type nodeFlags []node
+
+type node struct {
+	name string
+	ip   net.IP
+}
+
+func (n *nodeFlags) String() string { return fmt.Sprint(*n) }
+
+func (n *nodeFlags) Set(v string) error {
+	name, ip, ok := strings.Cut(v, "=")
+	if !ok || name == "" || net.ParseIP(ip) == nil {
+		return fmt.Errorf("-node %q: want NAME=IP", v)
+	}
+	*n = append(*n, node{name: name, ip: net.ParseIP(ip)})
+	return nil
+}
+
 func main() {
 	dir := flag.String("dir", "", "output directory")
-	nodeName := flag.String("node-name", "", "node name")
-	nodeIP := flag.String("node-ip", "", "node IP")
+	var nodes nodeFlags
+	flag.Var(&nodes, "node", "a node's NAME=IP (repeated): its kubelet's serving certificate and client kubeconfig")
+	apiserverIP := flag.String("apiserver-ip", "", "the API server's address (in its serving certificate)")
 	serviceIP := flag.String("service-ip", "10.96.0.1", "ClusterIP of the kubernetes Service")
 	server := flag.String("server", "", "apiserver URL written into the kubeconfigs")
 	flag.Parse()
-	if *dir == "" || *nodeName == "" || *nodeIP == "" || *server == "" {
-		fmt.Fprintln(os.Stderr, "usage: pki -dir DIR -node-name NAME -node-ip IP -server URL [-service-ip IP]")
+	if *dir == "" || len(nodes) == 0 || *apiserverIP == "" || *server == "" {
+		fmt.Fprintln(os.Stderr, "usage: pki -dir DIR -node NAME=IP [-node NAME=IP...] -apiserver-ip IP -server URL [-service-ip IP]")
 		os.Exit(2)
 	}
-	if err := run(*dir, *nodeName, net.ParseIP(*nodeIP), net.ParseIP(*serviceIP), *server); err != nil {
+	if err := run(*dir, nodes, net.ParseIP(*apiserverIP), net.ParseIP(*serviceIP), *server); err != nil {
 		fmt.Fprintln(os.Stderr, "pki:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, nodeName string, nodeIP, serviceIP net.IP, server string) error {
-	if nodeIP == nil || serviceIP == nil {
-		return fmt.Errorf("invalid node or service IP")
+func run(dir string, nodes []node, apiserverIP, serviceIP net.IP, server string) error {
+	if apiserverIP == nil || serviceIP == nil {
+		return fmt.Errorf("invalid apiserver or service IP")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -60,33 +82,32 @@ func run(dir, nodeName string, nodeIP, serviceIP net.IP, server string) error {
 		return err
 	}
 	loopback := net.ParseIP("127.0.0.1")
-	serving := map[string]struct {
-		dns []string
-		ips []net.IP
-	}{
-		"apiserver": {
-			dns: []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc",
-				"kubernetes.default.svc.cluster.local", "localhost", nodeName},
-			ips: []net.IP{loopback, nodeIP, serviceIP},
-		},
-		"kubelet": {dns: []string{nodeName, "localhost"}, ips: []net.IP{loopback, nodeIP}},
+	apiserver, err := newCert("apiserver", nil, []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc",
+		"kubernetes.default.svc.cluster.local", "localhost", nodes[0].name}, []net.IP{loopback, apiserverIP, serviceIP}, ca)
+	if err != nil {
+		return err
 	}
-	for name, s := range serving {
-		kp, err := newCert(name, nil, s.dns, s.ips, ca)
-		if err != nil {
-			return err
-		}
-		if err := writePair(dir, name, kp); err != nil {
-			return err
-		}
+	if err := writePair(dir, "apiserver", apiserver); err != nil {
+		return err
 	}
-	clients := []struct{ file, cn, org string }{
+	type clientCert struct{ file, cn, org string }
+	clients := []clientCert{
 		{"admin", "local-cluster-admin", "system:masters"},
 		{"apiserver-kubelet-client", "kube-apiserver-kubelet-client", "system:masters"},
-		{"kubelet-client", "system:node:" + nodeName, "system:nodes"},
 		{"controller-manager", "system:kube-controller-manager", ""},
 		{"scheduler", "system:kube-scheduler", ""},
 		{"kube-proxy", "system:kube-proxy", ""},
+	}
+	for _, n := range nodes {
+		kp, err := newCert(n.name, nil, []string{n.name, "localhost"}, []net.IP{loopback, n.ip}, ca)
+		if err != nil {
+			return err
+		}
+		if err := writePair(dir, "kubelet-"+n.name, kp); err != nil {
+			return err
+		}
+		// The Node authorizer and NodeRestriction know a kubelet by this user and group.
+		clients = append(clients, clientCert{"kubelet-client-" + n.name, "system:node:" + n.name, "system:nodes"})
 	}
 	for _, c := range clients {
 		var orgs []string
@@ -107,6 +128,10 @@ func run(dir, nodeName string, nodeIP, serviceIP net.IP, server string) error {
 			return err
 		}
 	}
+	return writeServiceAccountKeys(dir)
+}
+
+func writeServiceAccountKeys(dir string) error {
 	sa, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return err
