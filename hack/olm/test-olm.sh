@@ -13,8 +13,9 @@
 #      bundle-upgrade, scorecard, cleanup
 # The node and the registry are always stopped afterwards (trap), every host change undone.
 #
-# OLM_KEEP_CLUSTER=true leaves the node and the registry up (then: make cluster-down, and stop the
-# registry: kill $(cat bin/olm-test/registry.pid)). Extra arguments go to `go test`.
+# OLM_KEEP_CLUSTER=true leaves the nodes and the registry up (then stop the registry first, it
+# listens in node B's network namespace too: kill $(cat bin/olm-test/registry.pid); then make
+# cluster-down). Extra arguments go to `go test`.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "test-olm must run as root (it starts a kubelet and containerd)" >&2; exit 1; }
@@ -37,7 +38,7 @@ stop_registry() {
 cleanup() {
   local rc=$?
   if [ "${OLM_KEEP_CLUSTER:-false}" = true ]; then
-    log "node and registry left up (OLM_KEEP_CLUSTER=true): make cluster-down; kill \$(cat $OLM_TEST_DIR/registry.pid)"
+    log "nodes and registry left up (OLM_KEEP_CLUSTER=true): kill \$(cat $OLM_TEST_DIR/registry.pid); make cluster-down"
   else
     stop_registry
     "$ROOT/hack/local-cluster/down.sh" || rc=1
@@ -90,7 +91,11 @@ if curl -s -o /dev/null -m 2 -k "https://$REGISTRY/v2/"; then
   log "something already listens on $REGISTRY (a registry left by OLM_KEEP_CLUSTER=true? kill \$(cat $OLM_TEST_DIR/registry.pid))"; exit 1
 fi
 rm -f "$REGISTRY_CA"
-"$OLM_TEST_DIR/bin/registry" -addr "$REGISTRY" -dir "$REGISTRY_DIR" > "$OLM_TEST_DIR/registry.log" 2>&1 &
+# Each further node's containerd reaches 127.0.0.1 in its own network namespace: the registry
+# listens there too.
+registry_netns=()
+for l in $(started_extra_nodes); do extra_node "$l"; registry_netns+=(-netns "$XN_NS/net"); done
+"$OLM_TEST_DIR/bin/registry" -addr "$REGISTRY" -dir "$REGISTRY_DIR" "${registry_netns[@]}" > "$OLM_TEST_DIR/registry.log" 2>&1 &
 registry_pid=$!
 echo "$registry_pid" > "$OLM_TEST_DIR/registry.pid"
 wait_until "registry serving" 30 curl -sf -m 2 --cacert "$REGISTRY_CA" "https://$REGISTRY/v2/" \

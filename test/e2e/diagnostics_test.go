@@ -21,7 +21,6 @@ package e2e
 import (
 	"fmt"
 	"os/exec"
-	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 
@@ -46,11 +45,11 @@ func dumpDiagnostics() {
 		section("events in "+ns, "get", "events", "-n", ns, "--sort-by=.lastTimestamp")
 		section("policies in "+ns, "get", "elp", "-n", ns, "-o", "yaml")
 	}
+	section("nodes", "get", "nodes", "-o", "wide")
 	section("operator", "get", "pods,deploy,ds,lease", "-n", operatorNS, "-o", "wide")
 	section("nodepodprobes", "get", "nodepodprobes", "-o", "yaml")
 	section("manager logs", "logs", "-n", operatorNS, "-l", "control-plane=controller-manager",
 		"--tail=60", "--all-containers", "--prefix")
-	if ds, err := kubectl("get", "ds", "-n", operatorNS, "-o", "name"); err == nil && strings.TrimSpace(ds) != "" {
-		section("daemon logs", "logs", "-n", operatorNS, strings.Fields(ds)[0], "--tail=80", "--all-containers")
-	}
+	section("daemon logs (every node's)", "logs", "-n", operatorNS, "-l", "app.kubernetes.io/component=daemon",
+		"--tail=80", "--all-containers", "--prefix")
 }

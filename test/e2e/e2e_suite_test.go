@@ -16,8 +16,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package e2e is the real-node end-to-end suite: it runs against the one-node cluster that
-// hack/local-cluster/up.sh starts (kubelet + containerd built on this machine), deploys the
+// Package e2e is the real-node end-to-end suite: it runs against the cluster of two real nodes
+// that hack/local-cluster/up.sh starts (kubelets + containerds built on this machine), deploys the
 // operator from config/default like a user does, and kills and restarts real containers.
 // Run it with `make test-e2e` (hack/local-cluster/e2e.sh sets the environment it reads).
 package e2e
@@ -110,8 +110,8 @@ var _ = BeforeSuite(func() {
 		_, _ = fmt.Fprint(GinkgoWriter, out)
 	}
 
-	By("waiting for the node daemon's Lease (its heartbeat)")
-	Eventually(daemonLeaseFresh).WithTimeout(90 * time.Second).Should(BeTrue())
+	By("waiting for every node's daemon Lease (its heartbeat)")
+	Eventually(everyDaemonLeaseFresh).WithTimeout(90 * time.Second).Should(BeTrue())
 })
 
 var _ = AfterSuite(func() {

@@ -21,7 +21,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -35,7 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/test/project"
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 )
 
 // Scenarios 5 and 6 of the e2e issue: the operator's parts going away never makes things worse.
@@ -53,39 +52,14 @@ func probeFailed(node string, uid types.UID) func() bool {
 	}
 }
 
-// nodeCtr runs ctr against the node's containerd (the suite runs on the node, as root).
-func nodeCtr(args ...string) (string, error) {
-	base := []string{"--address", envOr("E2E_CONTAINERD_SOCK", "/run/containerd/containerd.sock"), "-n", "k8s.io"}
-	return project.Run(exec.Command("ctr", append(base, args...)...))
-}
-
-// daemonPodList lists the daemon pods (owned by a DaemonSet in the operator namespace).
-func daemonPodList() []corev1.Pod {
-	var pods corev1.PodList
-	Expect(k8s.List(context.Background(), &pods, client.InNamespace(operatorNS))).To(Succeed())
-	var out []corev1.Pod
-	for _, p := range pods.Items {
-		for _, o := range p.OwnerReferences {
-			if o.Kind == "DaemonSet" {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
-func daemonRunning() bool {
+// deleteDaemonPod deletes the node's daemon pods and waits until they are gone.
+func deleteDaemonPod(node string) {
+	var old []corev1.Pod
 	for _, p := range daemonPodList() {
-		if p.DeletionTimestamp == nil && isReady(p) {
-			return true
+		if p.Spec.NodeName == node {
+			old = append(old, p)
 		}
 	}
-	return false
-}
-
-// deleteDaemonPods deletes the daemon pods and waits until the old ones are gone.
-func deleteDaemonPods() {
-	old := daemonPodList()
 	for i := range old {
 		Expect(ignoreNotFound(k8s.Delete(context.Background(), &old[i]))).To(Succeed())
 	}
@@ -102,47 +76,79 @@ func deleteDaemonPods() {
 	}).WithTimeout(90 * time.Second).Should(BeEmpty())
 }
 
-var _ = Describe("the node daemon stopped (scenario 5)", func() {
-	It("restarts nothing while its Lease is stale, and restarts a still-failing container when it returns", func() {
-		ns := newNamespace("daemon")
-		deployApp(ns, app{name: "web", replicas: 1, probe: httpProbe(), enrolled: true, stickySickness: true,
-			annotations: map[string]string{appsv1alpha1.AnnotationRestartDisabled: appsv1alpha1.TrueValue}})
-		pod := onlyPod(ns, "web")
-		setSick(pod, true)
-		By("the daemon reports the failure; the pod's emergency switch holds the restart")
-		Eventually(probeFailed(pod.Spec.NodeName, pod.UID)).WithTimeout(60 * time.Second).Should(BeTrue())
+// heldNow is a poll function: the policy's status lists the pod's restart as held for reason.
+func heldNow(p *policyv1alpha1.EnhancedLivenessPolicy, pod string, reason policyv1alpha1.HoldReason) func() bool {
+	return func() bool {
+		Expect(k8s.Get(context.Background(), clientKey(p), p)).To(Succeed())
+		for _, h := range p.Status.HeldPods {
+			if h.Pod == pod && h.Reason == reason {
+				return true
+			}
+		}
+		return false
+	}
+}
 
-		By("stopping the daemon: its image is removed from the node and its pod deleted, so it cannot come back")
-		restore := stopDaemon()
-		Eventually(daemonLeaseFresh).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(BeFalse())
-		Expect(daemonRunning()).To(BeFalse())
-		// The manager judges the Lease on its own clock, from when it saw the last renewal (a
-		// moment after the node wrote it): wait for its verdict (rule 1b comes before the
-		// restart-disabled switch), not only the node's, before the switch is lifted.
-		Eventually(hasEvent(ns, pod.Name, "RestartHeld", "", "is not reporting")).WithTimeout(60*time.Second).
-			Should(BeTrue(), "the manager holds the pod DaemonNotReporting")
+var _ = Describe("the daemon of node A stopped while node B's runs (scenario 5)", func() {
+	It("holds node A's failing pod DaemonNotReporting and reports it, restarts node B's hang as natively, and A's still-failing container once its daemon returns",
+		func() {
+			nodeA, nodeB := twoNodes()
+			ns := newNamespace("daemon")
+			pol := createPolicy(ns, policyv1alpha1.EnhancedLivenessPolicySpec{})
+			deployApp(ns, app{name: "web", replicas: 1, probe: httpProbe(), enrolled: true, stickySickness: true, node: nodeA,
+				annotations: map[string]string{appsv1alpha1.AnnotationRestartDisabled: appsv1alpha1.TrueValue}})
+			deployApp(ns, app{name: "b-web", replicas: 1, probe: httpProbe(), enrolled: true, node: nodeB})
+			deployApp(ns, app{name: "b-native", replicas: 1, probe: httpProbe(), node: nodeB})
+			pod := onlyPod(ns, "web")
+			setSick(pod, true)
+			By("node A's daemon reports the failure; the pod's emergency switch holds the restart")
+			Eventually(probeFailed(nodeA, pod.UID)).WithTimeout(60 * time.Second).Should(BeTrue())
 
-		By("allowing restarts of the pod: still nothing, the failure on record comes from a silent daemon")
-		patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, appsv1alpha1.AnnotationRestartDisabled))
-		Expect(k8s.Patch(context.Background(), &pod, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
-		Expect(probeFailed(pod.Spec.NodeName, pod.UID)()).To(BeTrue())
-		Consistently(restartCount(ns, pod.Name)).WithTimeout(15 * time.Second).Should(BeEquivalentTo(0))
-		Expect(crrsIn(ns)).To(BeEmpty())
+			By("stopping node A's daemon: its image is removed from node A and its pod deleted, so it cannot come back")
+			restore := stopDaemon(nodeA)
+			Eventually(daemonLeaseFresh(nodeA)).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(BeFalse())
+			Expect(daemonRunning(nodeA)()).To(BeFalse())
+			// The manager judges the Lease on its own clock, from when it saw the last renewal (a
+			// moment after the node wrote it): wait for its verdict (rule 1b comes before the
+			// restart-disabled switch), not only the node's, before the switch is lifted.
+			Eventually(hasEvent(ns, pod.Name, "RestartHeld", "", "is not reporting")).WithTimeout(60*time.Second).
+				Should(BeTrue(), "the manager holds the pod DaemonNotReporting")
+			Eventually(heldNow(pol, pod.Name, policyv1alpha1.HoldDaemonNotReporting)).WithTimeout(60*time.Second).
+				Should(BeTrue(), "the policy's status lists the hold")
 
-		By("the daemon returns (image back): its Lease is renewed and the still-failing container is restarted")
-		restore()
-		Eventually(daemonLeaseFresh).WithTimeout(60 * time.Second).Should(BeTrue())
-		Eventually(restartCount(ns, pod.Name)).WithTimeout(90 * time.Second).Should(BeNumerically(">=", 1))
-		Expect(crrsIn(ns)).NotTo(BeEmpty())
-	})
+			By("allowing restarts of the pod on node A: still nothing, the failure on record comes from a silent daemon")
+			patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, appsv1alpha1.AnnotationRestartDisabled))
+			Expect(k8s.Patch(context.Background(), &pod, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+			Expect(probeFailed(nodeA, pod.UID)()).To(BeTrue())
+
+			By("meanwhile node B's daemon reports: hangs there are restarted as natively, within threshold × period + 10 s")
+			Expect(daemonLeaseFresh(nodeB)()).To(BeTrue())
+			limit := time.Duration(httpProbe().FailureThreshold*httpProbe().PeriodSeconds)*time.Second + 10*time.Second
+			bWeb, bNative := onlyPod(ns, "b-web"), onlyPod(ns, "b-native")
+			tn := timeToRestart(ns, bNative, 90*time.Second)
+			te := timeToRestart(ns, bWeb, limit)
+			expectRestartedByOperator(ns, bWeb)
+			appendStormReport("hang on node B while node A's daemon is stopped: enrolled restarted after %s, native after %s",
+				te.Round(100*time.Millisecond), tn.Round(100*time.Millisecond))
+
+			Expect(restartCount(ns, pod.Name)()).To(BeEquivalentTo(0))
+			Expect(crrsOfPod(ns, string(pod.UID))).To(BeEmpty())
+			Expect(heldNow(pol, pod.Name, policyv1alpha1.HoldDaemonNotReporting)()).To(BeTrue())
+
+			By("node A's daemon returns (image back): its Lease is renewed and the still-failing container is restarted")
+			restore()
+			Eventually(daemonLeaseFresh(nodeA)).WithTimeout(60 * time.Second).Should(BeTrue())
+			Eventually(restartCount(ns, pod.Name)).WithTimeout(90 * time.Second).Should(BeNumerically(">=", 1))
+			Expect(crrsOfPod(ns, string(pod.UID))).NotTo(BeEmpty())
+		})
 })
 
-// stopDaemon stops the node daemon for good: its image is removed from the node and its pod
+// stopDaemon stops the node's daemon for good: its image is removed from the node and its pod
 // deleted, so its replacement stays in image-pull back-off. The returned function (also run at
 // cleanup) brings it back and waits until it runs.
-func stopDaemon() (restore func()) {
+func stopDaemon(node string) (restore func()) {
 	GinkgoHelper()
-	_, err := nodeCtr("images", "rm", operatorImage)
+	_, err := nodeCtr(node, "images", "rm", operatorImage)
 	Expect(err).NotTo(HaveOccurred())
 	restored := false
 	restore = func() {
@@ -150,16 +156,16 @@ func stopDaemon() (restore func()) {
 			return
 		}
 		restored = true
-		out, err := nodeCtr("images", "import", filepath.Join(envOr("E2E_IMAGES_DIR", "bin/images"), "operator.tar"))
+		out, err := nodeCtr(node, "images", "import", filepath.Join(envOr("E2E_IMAGES_DIR", "bin/images"), "operator.tar"))
 		Expect(err).NotTo(HaveOccurred(), out)
-		deleteDaemonPods() // the replacement in image-pull back-off
+		deleteDaemonPod(node) // the replacement in image-pull back-off
 		// containerd's CRI image store may learn of the re-imported image only a minute or more
 		// later (seen: 82 s of ErrImagePull for an image ctr had imported); the kubelet's back-off
 		// then retries within its 5-minute cap.
-		Eventually(daemonRunning).WithTimeout(4 * time.Minute).Should(BeTrue())
+		Eventually(daemonRunning(node)).WithTimeout(4 * time.Minute).Should(BeTrue())
 	}
 	DeferCleanup(restore)
-	deleteDaemonPods()
+	deleteDaemonPod(node)
 	return restore
 }
 
@@ -173,12 +179,13 @@ var _ = Describe("the node daemon stopped while a pod is Failed, which recovers 
 		deployApp(ns, app{name: "web", replicas: 1, probe: probe, enrolled: true,
 			annotations: map[string]string{appsv1alpha1.AnnotationRestartDisabled: appsv1alpha1.TrueValue}})
 		pod := onlyPod(ns, "web")
+		node := pod.Spec.NodeName
 		setSick(pod, true)
-		Eventually(probeFailed(pod.Spec.NodeName, pod.UID)).WithTimeout(60 * time.Second).Should(BeTrue())
+		Eventually(probeFailed(node, pod.UID)).WithTimeout(60 * time.Second).Should(BeTrue())
 
-		By("stopping the daemon; once its Lease is stale the pod recovers while nobody probes it")
-		restore := stopDaemon()
-		Eventually(daemonLeaseFresh).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(BeFalse())
+		By("stopping the pod's node's daemon; once its Lease is stale the pod recovers while nobody probes it")
+		restore := stopDaemon(node)
+		Eventually(daemonLeaseFresh(node)).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(BeFalse())
 		// The manager judges the Lease on its own clock, from when it saw the last renewal: wait
 		// for its verdict (rule 1b comes before the restart-disabled switch), not only the node's.
 		Eventually(hasEvent(ns, pod.Name, "RestartHeld", "", "is not reporting")).WithTimeout(60*time.Second).
@@ -186,12 +193,12 @@ var _ = Describe("the node daemon stopped while a pod is Failed, which recovers 
 		setSick(pod, false)
 		patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, appsv1alpha1.AnnotationRestartDisabled))
 		Expect(k8s.Patch(context.Background(), &pod, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
-		Expect(probeFailed(pod.Spec.NodeName, pod.UID)()).To(BeTrue(), "the stale failure is still on record")
+		Expect(probeFailed(node, pod.UID)()).To(BeTrue(), "the stale failure is still on record")
 
 		By("the daemon returns: its first probe finds the pod healthy, and nothing is restarted")
 		restore()
-		Eventually(daemonLeaseFresh).WithTimeout(60 * time.Second).Should(BeTrue())
-		Eventually(probeFailed(pod.Spec.NodeName, pod.UID)).WithTimeout(60 * time.Second).Should(BeFalse())
+		Eventually(daemonLeaseFresh(node)).WithTimeout(60 * time.Second).Should(BeTrue())
+		Eventually(probeFailed(node, pod.UID)).WithTimeout(60 * time.Second).Should(BeFalse())
 		Consistently(restartCount(ns, pod.Name)).WithTimeout(15 * time.Second).Should(BeEquivalentTo(0))
 		Expect(crrsIn(ns)).To(BeEmpty())
 	})

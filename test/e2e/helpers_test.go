@@ -29,7 +29,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -71,6 +70,12 @@ type app struct {
 	annotations    map[string]string
 	// sidecars run beside the app container.
 	sidecars []corev1.Container
+	// node pins the pods to one node (nodeSelector kubernetes.io/hostname); "" lets the scheduler
+	// place them.
+	node string
+	// spread spreads the replicas evenly over the nodes (a topology spread constraint on
+	// kubernetes.io/hostname, maxSkew 1).
+	spread bool
 }
 
 func probeWith(h corev1.ProbeHandler) *corev1.Probe {
@@ -126,6 +131,14 @@ func deployApp(ns string, a app) *appsv1.Deployment {
 				},
 			},
 		},
+	}
+	if a.node != "" {
+		d.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelHostname: a.node}
+	}
+	if a.spread {
+		d.Spec.Template.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1,
+			TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.DoNotSchedule,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: labels}}}
 	}
 	Expect(k8s.Create(context.Background(), d)).To(Succeed())
 	Eventually(func(g Gomega) {
@@ -245,26 +258,6 @@ func hasEvent(ns, name, reason, reporter, noteSubstr string) func() bool {
 		}
 		return false
 	}
-}
-
-// daemonLease is the node daemon's heartbeat Lease.
-func daemonLease() (*coordinationv1.Lease, error) {
-	var nodes corev1.NodeList
-	if err := k8s.List(context.Background(), &nodes); err != nil || len(nodes.Items) == 0 {
-		return nil, fmt.Errorf("no node: %v", err)
-	}
-	l := &coordinationv1.Lease{}
-	err := k8s.Get(context.Background(), client.ObjectKey{Namespace: operatorNS,
-		Name: appsv1alpha1.DaemonLeasePrefix + nodes.Items[0].Name}, l)
-	return l, err
-}
-
-func daemonLeaseFresh() bool {
-	l, err := daemonLease()
-	if err != nil || l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil {
-		return false
-	}
-	return time.Since(l.Spec.RenewTime.Time) < time.Duration(*l.Spec.LeaseDurationSeconds)*time.Second
 }
 
 // managerDeployment is the operator's manager Deployment in the operator namespace.

@@ -59,13 +59,14 @@ func (w *warnings) all() []string {
 	return append([]string(nil), w.seen...)
 }
 
-// widePod is an opted-in pod of n app containers, each on its own ports with a TCP liveness
-// probe: more probes than one NodePodProbe entry may hold when n > MaxProbesPerPod.
-func widePod(ns, name string, n int) *corev1.Pod {
+// widePod is an opted-in pod of n app containers on the node, each on its own ports with a TCP
+// liveness probe: more probes than one NodePodProbe entry may hold when n > MaxProbesPerPod.
+func widePod(ns, name, node string, n int) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
 			Annotations: map[string]string{appsv1alpha1.AnnotationEnabled: appsv1alpha1.TrueValue}},
-		Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](2)},
+		Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](2),
+			NodeSelector: map[string]string{corev1.LabelHostname: node}},
 	}
 	for i := range n {
 		base := 20000 + 3*i
@@ -101,8 +102,9 @@ var _ = Describe("a pod the NodePodProbe cannot carry, beside another namespace'
 		Expect(err).NotTo(HaveOccurred())
 
 		n := appsv1alpha1.MaxProbesPerPod + 1
-		By(fmt.Sprintf("creating an opted-in pod with %d probed containers in %s", n, wideNS))
-		wide, err := wcs.CoreV1().Pods(wideNS).Create(context.Background(), widePod(wideNS, "wide", n), metav1.CreateOptions{})
+		node := realNodes()[0]
+		By(fmt.Sprintf("creating an opted-in pod with %d probed containers in %s on %s", n, wideNS, node))
+		wide, err := wcs.CoreV1().Pods(wideNS).Create(context.Background(), widePod(wideNS, "wide", node, n), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(seen.all()).To(ContainElement(And(ContainSubstring("not enrolled"),
 			ContainSubstring(fmt.Sprintf("at most %d", appsv1alpha1.MaxProbesPerPod)))), "the admission warning says why")
@@ -115,8 +117,8 @@ var _ = Describe("a pod the NodePodProbe cannot carry, beside another namespace'
 			WithTimeout(180*time.Second).Should(Equal(corev1.PodRunning), "the wide pod runs on the node")
 
 		ns := newNamespace("beside-wide")
-		deployApp(ns, app{name: "web", replicas: 1, probe: httpProbe(), enrolled: true})
-		deployApp(ns, app{name: "native", replicas: 1, probe: httpProbe()})
+		deployApp(ns, app{name: "web", replicas: 1, probe: httpProbe(), enrolled: true, node: node})
+		deployApp(ns, app{name: "native", replicas: 1, probe: httpProbe(), node: node})
 		pod, native := onlyPod(ns, "web"), onlyPod(ns, "native")
 
 		By("both hang; the enrolled one is restarted through a CRR within threshold × period + 10 s")
@@ -176,16 +178,18 @@ var _ = Describe("a hang in a 2-replica Deployment whose sibling fails single pr
 	})
 })
 
-var _ = Describe("another namespace's Deployments failing for good on the node, then a hang of ours", func() {
+var _ = Describe("another namespace's Deployments failing for good on a node, then a hang of ours there", func() {
 	It("restarts our hang within maxHold although the node storm goes on", func() {
+		// One node: the storm is the node's.
+		node := realNodes()[0]
 		noisy, ns := newNamespace("noisy"), newNamespace("quiet")
 		for _, name := range []string{"a", "b", "c"} {
-			deployApp(noisy, app{name: name, replicas: 1, probe: httpProbe(), enrolled: true, stickySickness: true})
+			deployApp(noisy, app{name: name, replicas: 1, probe: httpProbe(), enrolled: true, stickySickness: true, node: node})
 		}
 		maxHold := time.Minute
 		createPolicy(ns, policyv1alpha1.EnhancedLivenessPolicySpec{MaxHold: &metav1.Duration{Duration: maxHold}})
-		deployApp(ns, app{name: "web", replicas: 1, probe: httpProbe(), enrolled: true})
-		deployApp(ns, app{name: "native", replicas: 1, probe: httpProbe()})
+		deployApp(ns, app{name: "web", replicas: 1, probe: httpProbe(), enrolled: true, node: node})
+		deployApp(ns, app{name: "native", replicas: 1, probe: httpProbe(), node: node})
 		pod, native := onlyPod(ns, "web"), onlyPod(ns, "native")
 
 		By("the noisy namespace's three Deployments fail for good: a node storm")

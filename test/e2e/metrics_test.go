@@ -23,6 +23,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -45,7 +46,7 @@ var _ = Describe("the node daemon's per-probe metrics", func() {
 		ns := newNamespace("metrics")
 		deployApp(ns, app{name: "web", replicas: 1, probe: httpProbe(), enrolled: true})
 		pod := onlyPod(ns, "web")
-		scrape := daemonScraper(ns)
+		scrape := daemonScraper(ns, pod.Spec.NodeName)
 		series := func() map[string]float64 { return probeSeriesOf(scrape(), string(pod.UID)) }
 
 		By("successful runs are counted, once a second, with a duration sample each")
@@ -76,9 +77,10 @@ var _ = Describe("the node daemon's per-probe metrics", func() {
 	})
 })
 
-// daemonScraper returns a function that reads the local node daemon's metrics as a service
-// account of ns allowed to GET /metrics (the endpoint authenticates and authorizes).
-func daemonScraper(ns string) func() string {
+// daemonScraper returns a function that reads the metrics of the node's daemon (on the node's
+// InternalIP: it uses the host network) as a service account of ns allowed to GET /metrics (the
+// endpoint authenticates and authorizes).
+func daemonScraper(ns, node string) func() string {
 	ctx := context.Background()
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "scraper", Namespace: ns}}
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ns + "-metrics"},
@@ -95,8 +97,8 @@ func daemonScraper(ns string) func() string {
 	token = strings.TrimSpace(token)
 	// The daemon serves a self-signed certificate on the host network.
 	hc := &http.Client{Timeout: 10 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback, self-signed
-	url := fmt.Sprintf("https://127.0.0.1:%d/metrics", daemonset.DefaultMetricsPort)
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // a node of this machine, self-signed
+	url := fmt.Sprintf("https://%s/metrics", net.JoinHostPort(nodeIP(node), strconv.Itoa(daemonset.DefaultMetricsPort)))
 	return func() string {
 		GinkgoHelper()
 		req, err := http.NewRequest(http.MethodGet, url, nil)

@@ -194,10 +194,10 @@ var _ = Describe("the trust boundary", Ordered, func() {
 			ns := newNamespace("npp-edit")
 			node := daemonPodList()[0].Spec.NodeName
 			plain := barePod(ns, "plain", node, nil, nil)
-			deployApp(ns, app{name: "web", replicas: 1, probe: httpProbe(), enrolled: true})
+			deployApp(ns, app{name: "web", replicas: 1, probe: httpProbe(), enrolled: true, node: node})
 			web := onlyPod(ns, "web")
 			Eventually(func() bool { return nppMentions(node, web.UID) }).WithTimeout(30 * time.Second).Should(BeTrue())
-			scrape := daemonScraper(ns)
+			scrape := daemonScraper(ns, node)
 			refusals := func() float64 {
 				m, err := testutil.ParseMetrics(strings.NewReader(scrape()))
 				Expect(err).NotTo(HaveOccurred())
@@ -250,7 +250,6 @@ var _ = Describe("the trust boundary", Ordered, func() {
 
 	It("(c) rotates the signing key with enrolled pods running: no probing stops, nothing restarts", func() {
 		ns := newNamespace("rotation")
-		node := daemonPodList()[0].Spec.NodeName
 		deployApp(ns, app{name: "web", replicas: 2, probe: httpProbe(), enrolled: true,
 			annotations: map[string]string{appsv1alpha1.AnnotationRestartDisabled: appsv1alpha1.TrueValue}})
 		pods := appPods(ns, "web")
@@ -259,7 +258,7 @@ var _ = Describe("the trust boundary", Ordered, func() {
 		Eventually(func(g Gomega) {
 			for _, p := range pods {
 				g.Expect(signature.SealKeyID(getPod(ns, p.Name))).To(Equal(oldKey))
-				g.Expect(nppMentions(node, p.UID)).To(BeTrue())
+				g.Expect(nppMentions(p.Spec.NodeName, p.UID)).To(BeTrue())
 			}
 		}).WithTimeout(30 * time.Second).Should(Succeed())
 		type instance struct {
@@ -283,7 +282,7 @@ var _ = Describe("the trust boundary", Ordered, func() {
 		for {
 			// Every running pod keeps its entry (the daemon keeps its worker) while the key changes.
 			for _, p := range pods {
-				Expect(nppMentions(node, p.UID)).To(BeTrue(), "pod %s left the NodePodProbe during the rotation", p.Name)
+				Expect(nppMentions(p.Spec.NodeName, p.UID)).To(BeTrue(), "pod %s left the NodePodProbe during the rotation", p.Name)
 			}
 			if k := signingKeyID(); k != "" && k != oldKey {
 				break
@@ -299,7 +298,7 @@ var _ = Describe("the trust boundary", Ordered, func() {
 		// still sign and seal with the previous key, which is as trusted.
 		for end := time.Now().Add(signature.DefaultRecheckInterval + 5*time.Second); time.Now().Before(end); time.Sleep(time.Second) {
 			for _, p := range pods {
-				Expect(nppMentions(node, p.UID)).To(BeTrue(), "pod %s left the NodePodProbe after the rotation", p.Name)
+				Expect(nppMentions(p.Spec.NodeName, p.UID)).To(BeTrue(), "pod %s left the NodePodProbe after the rotation", p.Name)
 			}
 		}
 		Expect(k8s.Patch(context.Background(), &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}},
@@ -314,12 +313,12 @@ var _ = Describe("the trust boundary", Ordered, func() {
 				}
 			}
 			g.Expect(signature.SealKeyID(getPod(ns, added.Name))).To(Equal(newKey))
-			g.Expect(nppMentions(node, added.UID)).To(BeTrue())
+			g.Expect(nppMentions(added.Spec.NodeName, added.UID)).To(BeTrue())
 		}).WithTimeout(90 * time.Second).Should(Succeed())
 
 		By("the pods sealed with the old key are still probed: a failure is seen at once")
 		setSick(pods[0], true)
-		Eventually(probeFailed(node, pods[0].UID)).WithTimeout(30 * time.Second).Should(BeTrue())
+		Eventually(probeFailed(pods[0].Spec.NodeName, pods[0].UID)).WithTimeout(30 * time.Second).Should(BeTrue())
 		setSick(pods[0], false)
 
 		By("nothing restarted: the app containers and the daemon are the same instances")
@@ -330,18 +329,30 @@ var _ = Describe("the trust boundary", Ordered, func() {
 		Expect(hasEvent(ns, pods[0].Name, gate.ReasonRejected, daemonReporter, "")()).To(BeFalse())
 	})
 
-	It("refuses the daemon's own token its NodePodProbe and another node's report and ContainerRecreateRequests (kustomize install)", func() {
+	It("refuses node A's daemon, with its own token, every write to node B's NodePodProbe, report, requests and Lease, as NodeRestriction refuses node A's kubelet node B's Node and pods (kustomize install)", func() {
 		By("the manager created the policy; the apiserver type-checked it without a warning")
 		Eventually(func(g Gomega) {
 			p := &admissionregistrationv1.ValidatingAdmissionPolicy{}
-			g.Expect(k8s.Get(context.Background(), client.ObjectKey{Name: "enhanced-liveness-operator-daemon-node-scope"}, p)).To(Succeed())
+			g.Expect(k8s.Get(context.Background(), client.ObjectKey{Name: nodescope.PolicyName}, p)).To(Succeed())
 			g.Expect(p.Status.TypeChecking).NotTo(BeNil())
 			g.Expect(p.Status.TypeChecking.ExpressionWarnings).To(BeEmpty())
 		}).WithTimeout(60 * time.Second).Should(Succeed())
-		daemonPod := daemonPodList()[0]
-		w, cleanup, err := nodescope.TryDaemonWrites(context.Background(), k8s, cs, restConfig(), &daemonPod, appImage)
-		DeferCleanup(cleanup)
+		nodeA, nodeB := twoNodes()
+		setup, err := nodescope.NewSetup(context.Background(), k8s, nodeA, nodeB, appImage)
+		DeferCleanup(setup.Cleanup)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(w.Check()).To(Succeed())
+
+		By("node A's daemon token: its own node's objects admitted; node B's refused by the node-scope policy or RBAC")
+		daemonPod := daemonPodOn(nodeA)
+		daemon, err := setup.TryDaemonWrites(context.Background(), cs, restConfig(), &daemonPod, operatorNS)
+		Expect(err).NotTo(HaveOccurred())
+		_, _ = fmt.Fprint(GinkgoWriter, daemon.Summary())
+		Expect(daemon.CheckDaemon()).To(Succeed())
+
+		By("natively: node A's kubelet credentials, its own Node and pod admitted; node B's refused by NodeRestriction")
+		kubelet, err := setup.TryKubeletWrites(context.Background(), kubeletConfig(nodeA))
+		Expect(err).NotTo(HaveOccurred())
+		_, _ = fmt.Fprint(GinkgoWriter, kubelet.Summary())
+		Expect(kubelet.CheckKubelet()).To(Succeed())
 	})
 })

@@ -20,10 +20,12 @@ package olm
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -109,8 +111,8 @@ func installWithRunBundle() {
 }
 
 // expectDaemonNodeScope: the manager (not config/olm) created the daemons' node-scope policy, and a
-// token of the daemon's ServiceAccount bound to its pod is refused another node's NodePodProbe
-// status and ContainerRecreateRequests.
+// token of the daemon's ServiceAccount bound to its pod on one node is refused every write to the
+// other node's NodePodProbe, report, ContainerRecreateRequests and Lease.
 func expectDaemonNodeScope() {
 	Eventually(func(g Gomega) {
 		vap := &admissionregistrationv1.ValidatingAdmissionPolicy{}
@@ -119,10 +121,15 @@ func expectDaemonNodeScope() {
 		g.Expect(vap.OwnerReferences[0].Kind).To(Equal("CustomResourceDefinition"))
 	}).WithTimeout(time.Minute).Should(Succeed())
 	_, daemons := expectDaemonRolledOut(csvManagerImage(expectCSVSucceeded(csvV2)))
-	w, cleanup, err := nodescope.TryDaemonWrites(ctx, k8s, clientset, restConfig, &daemons[0], appImage)
-	DeferCleanup(cleanup)
+	Expect(len(daemons)).To(BeNumerically(">=", 2), "a daemon on each of two nodes (hack/local-cluster: ELO_NODES=2)")
+	slices.SortFunc(daemons, func(a, b corev1.Pod) int { return strings.Compare(a.Spec.NodeName, b.Spec.NodeName) })
+	setup, err := nodescope.NewSetup(ctx, k8s, daemons[0].Spec.NodeName, daemons[1].Spec.NodeName, appImage)
+	DeferCleanup(setup.Cleanup)
 	Expect(err).NotTo(HaveOccurred())
-	Expect(w.Check()).To(Succeed())
+	w, err := setup.TryDaemonWrites(ctx, clientset, restConfig, &daemons[0], operatorNS)
+	Expect(err).NotTo(HaveOccurred())
+	_, _ = fmt.Fprint(GinkgoWriter, w.Summary())
+	Expect(w.CheckDaemon()).To(Succeed())
 }
 
 // kustomizeOLMExtras runs `kubectl <verb> <args> -k config/olm`.

@@ -22,8 +22,10 @@ limitations under the License.
 //
 // At start it creates a CA and a serving certificate for the listen address, writes the CA to
 // DIR/ca.crt (for SSL_CERT_FILE and containerd's hosts.toml), and serves until SIGTERM or SIGINT.
+// With -netns it also serves the same address inside each of those network namespaces: the local
+// cluster's further nodes, whose containerd reaches 127.0.0.1 in its own namespace.
 //
-// usage: registry -addr 127.0.0.1:35000 -dir bin/olm-test/registry
+// usage: registry -addr 127.0.0.1:35000 -dir bin/olm-test/registry [-netns FILE ...]
 package main
 
 import (
@@ -56,14 +58,22 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:35000", "listen address (a loopback IP and port)")
 	dir := flag.String("dir", "bin/olm-test/registry", "directory for ca.crt")
 	verbose := flag.Bool("v", false, "log every request")
+	var netns stringsFlag
+	flag.Var(&netns, "netns", "a network namespace file to serve -addr in as well (repeated)")
 	flag.Parse()
-	if err := run(*addr, *dir, *verbose); err != nil {
+	if err := run(*addr, *dir, *verbose, netns); err != nil {
 		fmt.Fprintln(os.Stderr, "registry:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr, dir string, verbose bool) error {
+// stringsFlag collects a repeated flag.
+type stringsFlag []string
+
+func (s *stringsFlag) String() string     { return fmt.Sprint(*s) }
+func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
+
+func run(addr, dir string, verbose bool, netns []string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("-addr %q: %w", addr, err)
@@ -83,7 +93,15 @@ func run(addr, dir string, verbose bool) error {
 	if err != nil {
 		return err
 	}
-	// ca.crt appears only once the port is bound: waiting for the file is waiting for the server.
+	listeners := []net.Listener{ln}
+	for _, ns := range netns {
+		l, err := listenIn(ns, addr)
+		if err != nil {
+			return err
+		}
+		listeners = append(listeners, l)
+	}
+	// ca.crt appears only once the ports are bound: waiting for the file is waiting for the server.
 	caFile := filepath.Join(dir, "ca.crt")
 	if err := os.WriteFile(caFile+".tmp", caPEM, 0o644); err != nil {
 		return err
@@ -105,9 +123,11 @@ func run(addr, dir string, verbose bool) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ServeTLS(ln, "", "") }()
-	logger.Printf("serving https://%s (CA %s)", addr, caFile)
+	errc := make(chan error, len(listeners))
+	for _, l := range listeners {
+		go func() { errc <- srv.ServeTLS(l, "", "") }()
+	}
+	logger.Printf("serving https://%s (CA %s), also in the network namespaces %v", addr, caFile, netns)
 	select {
 	case err := <-errc:
 		return err

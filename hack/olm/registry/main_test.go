@@ -51,7 +51,7 @@ func TestCertificatesVerifyForTheIPOnly(t *testing.T) {
 }
 
 func TestRunRefusesANonLoopbackAddress(t *testing.T) {
-	err := run("192.0.2.1:35000", t.TempDir(), false)
+	err := run("192.0.2.1:35000", t.TempDir(), false, nil)
 	if err == nil || !strings.Contains(err.Error(), "loopback") {
 		t.Fatalf("err = %v, want a loopback error", err)
 	}
