@@ -16,7 +16,8 @@ limitations under the License.
 
 // Package latency holds the restart latency measurements of the real-node suites and the
 // benchmarks, as plain Go that is unit tested without a cluster: the timestamps the operator and
-// the e2e application log (OperatorStamps, AppLogTimes) and percentiles of samples.
+// the e2e application log (OperatorStamps, AppLogTimes), percentiles of samples, and how many
+// containers were down at once (MaxConcurrent).
 package latency
 
 import (
