@@ -44,6 +44,9 @@ import (
 // PolicyName is the node-scope ValidatingAdmissionPolicy of the kustomize and OLM installs.
 const PolicyName = "enhanced-liveness-operator-daemon-node-scope"
 
+// container is the one container of the pods the checks make.
+const container = "app"
+
 // Writes is what the API server answered one node's credentials, by the write tried.
 type Writes struct {
 	// Node is the node whose credentials wrote; Other the node whose objects they wrote.
@@ -87,7 +90,7 @@ func NewSetup(ctx context.Context, c client.Client, node, other, image string) (
 	}
 	s.OtherCRR = &appsv1alpha1.ContainerRecreateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace.Name, Name: "on-other-node"},
 		Spec: appsv1alpha1.ContainerRecreateRequestSpec{PodName: s.OtherPod.Name,
-			Containers: []appsv1alpha1.ContainerRecreateRequestContainer{{Name: "app"}}}}
+			Containers: []appsv1alpha1.ContainerRecreateRequestContainer{{Name: container}}}}
 	if err := c.Create(ctx, s.OtherCRR); err != nil {
 		return s, fmt.Errorf("creating a ContainerRecreateRequest for %s: %w", s.OtherPod.Name, err)
 	}
@@ -108,7 +111,7 @@ func (s *Setup) Cleanup() {
 func runningPod(ctx context.Context, c client.Client, ns, name, node, image string) (*corev1.Pod, error) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: corev1.PodSpec{NodeName: node, TerminationGracePeriodSeconds: new(int64(2)),
-			Containers: []corev1.Container{{Name: "app", Image: image, ImagePullPolicy: corev1.PullNever}}}}
+			Containers: []corev1.Container{{Name: container, Image: image, ImagePullPolicy: corev1.PullNever}}}}
 	var err error
 	// The namespace's default ServiceAccount appears a moment after the namespace.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
@@ -176,7 +179,7 @@ func (s *Setup) TryDaemonWrites(ctx context.Context, cs kubernetes.Interface, cf
 	w.NotGranted["ContainerRecreateRequest create (for a pod on "+s.Other+")"] = d.Create(ctx, &appsv1alpha1.ContainerRecreateRequest{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace.Name, Name: "by-another-node"},
 		Spec: appsv1alpha1.ContainerRecreateRequestSpec{PodName: s.OtherPod.Name,
-			Containers: []appsv1alpha1.ContainerRecreateRequestContainer{{Name: "app"}}}})
+			Containers: []appsv1alpha1.ContainerRecreateRequestContainer{{Name: container}}}})
 	return w, nil
 }
 
