@@ -22,6 +22,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,7 +30,9 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -50,6 +53,21 @@ func probeFailed(node string, uid types.UID) func() bool {
 		ps := rep.Status.Pod(uid)
 		return ps != nil && ps.FailedProbes() > 0
 	}
+}
+
+// canaryPods names the pods of ns whose restart of the container was requested as a hold's canary
+// (the RestartRequested event says so).
+func canaryPods(ns, container string) []string {
+	var list eventsv1.EventList
+	Expect(k8s.List(context.Background(), &list, client.InNamespace(ns))).To(Succeed())
+	var out []string
+	for _, e := range list.Items {
+		if e.Reason == "RestartRequested" && strings.Contains(e.Note, "the canary of the held restarts of container "+container+" ") &&
+			!slices.Contains(out, e.Regarding.Name) {
+			out = append(out, e.Regarding.Name)
+		}
+	}
+	return out
 }
 
 // deleteDaemonPod deletes the node's daemon pods and waits until they are gone.
@@ -90,19 +108,41 @@ func heldNow(p *policyv1alpha1.EnhancedLivenessPolicy, pod string, reason policy
 }
 
 var _ = Describe("the daemon of node A stopped while node B's runs (scenario 5)", func() {
-	It("holds node A's failing pod DaemonNotReporting and reports it, restarts node B's hang as natively, and A's still-failing container once its daemon returns",
+	It("holds node A's failing pods DaemonNotReporting and reports them, restarts node B's hang as natively, chooses a storm's canary on node B only, and restarts A's still-failing containers once its daemon returns",
 		func() {
 			nodeA, nodeB := twoNodes()
 			ns := newNamespace("daemon")
-			pol := createPolicy(ns, policyv1alpha1.EnhancedLivenessPolicySpec{})
+			// maxUnavailable 3: the fleet's hung pods on node A (never restarted while its daemon
+			// is silent) leave the budget room for node B's canary and the pod that follows it.
+			pol := createPolicy(ns, policyv1alpha1.EnhancedLivenessPolicySpec{MaxUnavailable: ptr.To(intstr.FromInt32(3))})
+			restartsOff := map[string]string{appsv1alpha1.AnnotationRestartDisabled: appsv1alpha1.TrueValue}
 			deployApp(ns, app{name: "web", replicas: 1, probe: httpProbe(), enrolled: true, stickySickness: true, node: nodeA,
-				annotations: map[string]string{appsv1alpha1.AnnotationRestartDisabled: appsv1alpha1.TrueValue}})
+				annotations: restartsOff})
 			deployApp(ns, app{name: "b-web", replicas: 1, probe: httpProbe(), enrolled: true, node: nodeB})
 			deployApp(ns, app{name: "b-native", replicas: 1, probe: httpProbe(), node: nodeB})
+			// A fleet of 4 spread over both nodes (2 each), whose hang a restart cures.
+			deployApp(ns, app{name: "fleet", replicas: 4, probe: httpProbe(), enrolled: true, spread: true, annotations: restartsOff})
 			pod := onlyPod(ns, "web")
+			fleet := appPods(ns, "fleet")
+			Expect(fleet).To(HaveLen(4))
+			var fleetA, fleetB []corev1.Pod
+			for _, p := range fleet {
+				if p.Spec.NodeName == nodeA {
+					fleetA = append(fleetA, p)
+				} else {
+					fleetB = append(fleetB, p)
+				}
+			}
+			Expect(fleetA).To(HaveLen(2), "the fleet is spread over both nodes")
 			setSick(pod, true)
-			By("node A's daemon reports the failure; the pod's emergency switch holds the restart")
+			for _, p := range fleet {
+				setSick(p, true)
+			}
+			By("node A's daemon reports the failures; the pods' emergency switch holds the restarts")
 			Eventually(probeFailed(nodeA, pod.UID)).WithTimeout(60 * time.Second).Should(BeTrue())
+			for _, p := range fleet {
+				Eventually(probeFailed(p.Spec.NodeName, p.UID)).WithTimeout(60*time.Second).Should(BeTrue(), "fleet pod %s on %s", p.Name, p.Spec.NodeName)
+			}
 
 			By("stopping node A's daemon: its image is removed from node A and its pod deleted, so it cannot come back")
 			restore := stopDaemon(nodeA)
@@ -115,10 +155,18 @@ var _ = Describe("the daemon of node A stopped while node B's runs (scenario 5)"
 				Should(BeTrue(), "the manager holds the pod DaemonNotReporting")
 			Eventually(heldNow(pol, pod.Name, policyv1alpha1.HoldDaemonNotReporting)).WithTimeout(60*time.Second).
 				Should(BeTrue(), "the policy's status lists the hold")
+			for _, p := range fleetA {
+				Eventually(hasEvent(ns, p.Name, "RestartHeld", "", "is not reporting")).WithTimeout(60*time.Second).
+					Should(BeTrue(), "fleet pod %s on node A held DaemonNotReporting", p.Name)
+			}
 
-			By("allowing restarts of the pod on node A: still nothing, the failure on record comes from a silent daemon")
+			By("allowing restarts of the pods: still nothing on node A, the failures on record come from a silent daemon")
 			patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, appsv1alpha1.AnnotationRestartDisabled))
 			Expect(k8s.Patch(context.Background(), &pod, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+			for i := range fleet {
+				Expect(k8s.Patch(context.Background(), &fleet[i], client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+			}
+			lifted := time.Now()
 			Expect(probeFailed(nodeA, pod.UID)()).To(BeTrue())
 
 			By("meanwhile node B's daemon reports: hangs there are restarted as natively, within threshold × period + 10 s")
@@ -135,11 +183,30 @@ var _ = Describe("the daemon of node A stopped while node B's runs (scenario 5)"
 			Expect(crrsOfPod(ns, string(pod.UID))).To(BeEmpty())
 			Expect(heldNow(pol, pod.Name, policyv1alpha1.HoldDaemonNotReporting)()).To(BeTrue())
 
-			By("node A's daemon returns (image back): its Lease is renewed and the still-failing container is restarted")
+			By("the fleet's storm (4 of 4 failing) is held; its canary is one of node B's pods, which pass after their restart; node A's stay held")
+			Eventually(allRecovered(ns, fleetB)).WithTimeout(150*time.Second).WithPolling(time.Second).Should(Succeed(),
+				"node B's fleet pods restarted (a canary, then the other) and Ready")
+			fleetBAt := time.Since(lifted)
+			Expect(heldPods(ns, "fleet", "FailureStorm")).To(BeNumerically(">", 0), "the fleet's restarts were held as a storm")
+			canaries := canaryPods(ns, appContainer)
+			Expect(canaries).NotTo(BeEmpty(), "a canary went")
+			for _, name := range canaries {
+				Expect(getPod(ns, name).Spec.NodeName).To(Equal(nodeB), "canary %s runs where a daemon reports", name)
+			}
+			for _, p := range fleetA {
+				Expect(restartCount(ns, p.Name)()).To(BeEquivalentTo(0), "fleet pod %s on node A", p.Name)
+				Expect(crrsOfPod(ns, string(p.UID))).To(BeEmpty(), "fleet pod %s on node A", p.Name)
+			}
+			appendStormReport("fleet of 4 (2 per node) hangs while node A's daemon is stopped: node B's 2 restarted (canary %v) and Ready %s after restarts were allowed, node A's held",
+				canaries, fleetBAt.Round(time.Second))
+
+			By("node A's daemon returns (image back): its Lease is renewed and the still-failing containers are restarted")
 			restore()
 			Eventually(daemonLeaseFresh(nodeA)).WithTimeout(60 * time.Second).Should(BeTrue())
 			Eventually(restartCount(ns, pod.Name)).WithTimeout(90 * time.Second).Should(BeNumerically(">=", 1))
 			Expect(crrsOfPod(ns, string(pod.UID))).NotTo(BeEmpty())
+			Eventually(allRecovered(ns, fleetA)).WithTimeout(120*time.Second).WithPolling(time.Second).Should(Succeed(),
+				"node A's fleet pods restarted and Ready once its daemon reports")
 		})
 })
 
