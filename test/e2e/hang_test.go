@@ -88,8 +88,8 @@ func hangAll(enrolledNS, nativeNS string, limit time.Duration) (enrolled, native
 var _ = Describe("all 10 replicas of a Deployment hang, a hang a restart cures", func() {
 	It("restarts and readies every pod within 120 s with the default policy, a canary first", func() {
 		enrolledNS, nativeNS := newNamespace("hangall"), newNamespace("hangall-native")
-		deployApp(enrolledNS, app{name: "web", replicas: 10, probe: httpProbe(), enrolled: true})
-		deployApp(nativeNS, app{name: "web", replicas: 10, probe: httpProbe()})
+		deployApp(enrolledNS, app{name: "web", replicas: 10, probe: httpProbe(), enrolled: true, spread: true})
+		deployApp(nativeNS, app{name: "web", replicas: 10, probe: httpProbe(), spread: true})
 
 		te, tn := hangAll(enrolledNS, nativeNS, 120*time.Second)
 		By("the storm was held, and one canary went before the others")
@@ -104,8 +104,8 @@ var _ = Describe("all 10 replicas of a Deployment hang, a hang a restart cures",
 var _ = Describe("all 10 replicas hang while the manager pods are force-deleted every 40 s", func() {
 	It("restarts and readies every pod within 240 s: each new leader goes on with the hold where it was", func() {
 		enrolledNS, nativeNS := newNamespace("hangkill"), newNamespace("hangkill-native")
-		deployApp(enrolledNS, app{name: "web", replicas: 10, probe: httpProbe(), enrolled: true})
-		deployApp(nativeNS, app{name: "web", replicas: 10, probe: httpProbe()})
+		deployApp(enrolledNS, app{name: "web", replicas: 10, probe: httpProbe(), enrolled: true, spread: true})
+		deployApp(nativeNS, app{name: "web", replicas: 10, probe: httpProbe(), spread: true})
 
 		stop, stopped := make(chan struct{}), make(chan struct{})
 		kills := 0
