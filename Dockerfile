@@ -6,6 +6,9 @@ ARG BASE_IMAGE=golang:1.26
 FROM ${BASE_IMAGE} AS builder
 ARG TARGETOS
 ARG TARGETARCH
+# The -X flags that stamp the version and git revision (`hack/version.sh ldflags`; make
+# docker-build passes them). Without them the binaries report version "unknown".
+ARG VERSION_LDFLAGS=""
 
 WORKDIR /workspace
 # Modules first: source changes do not invalidate the download layer.
@@ -18,9 +21,9 @@ COPY . .
 
 # TARGETARCH is left empty by default so that the binaries match the building host.
 RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} \
-    go build -trimpath -ldflags "-s -w" -o manager ./cmd && \
+    go build -trimpath -ldflags "-s -w ${VERSION_LDFLAGS}" -o manager ./cmd && \
     CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} \
-    go build -trimpath -ldflags "-s -w" -o daemon ./cmd/daemon
+    go build -trimpath -ldflags "-s -w ${VERSION_LDFLAGS}" -o daemon ./cmd/daemon
 
 # distroless static: no shell, no package manager.
 FROM gcr.io/distroless/static:nonroot

@@ -30,6 +30,9 @@ import (
 // arguments, and a setting made there survives upgrades, which an edit of the CSV does not.
 const envPrefix = "ELO_"
 
+// versionFlag prints the version and exits: the one flag that has no environment variable.
+const versionFlag = "version"
+
 // envName is the environment variable of a flag: ELO_ and the name in capitals, '-' as '_'.
 func envName(flagName string) string {
 	return envPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
@@ -43,7 +46,11 @@ func flagsFromEnv(fs *flag.FlagSet, environ []string) error {
 	onCommandLine := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { onCommandLine[f.Name] = true })
 	byEnv := map[string]*flag.Flag{}
-	fs.VisitAll(func(f *flag.Flag) { byEnv[envName(f.Name)] = f })
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name != versionFlag { // a command, not a setting
+			byEnv[envName(f.Name)] = f
+		}
+	})
 
 	var errs []error
 	for _, kv := range slices.Sorted(slices.Values(environ)) {

@@ -40,10 +40,13 @@ type flags struct {
 	packaging         *packagingFlags
 	scale             *scaleFlags
 	zap               zap.Options
+	// printVersion: --version prints the build (internal/version) and exits.
+	printVersion bool
 }
 
 func bindFlags(fs *flag.FlagSet) *flags {
-	f := &flags{zap: zap.Options{Development: true}}
+	// Production logging by default: JSON at info level (--zap-devel for the console and debug).
+	f := &flags{zap: zap.Options{}}
 	ns := os.Getenv("POD_NAMESPACE")
 	if ns == "" {
 		ns = appsv1alpha1.DefaultOperatorNamespace
@@ -57,6 +60,7 @@ func bindFlags(fs *flag.FlagSet) *flags {
 	f.packaging = bindPackagingFlags(fs)
 	f.scale = bindScaleFlags(fs)
 	f.zap.BindFlags(fs)
+	fs.BoolVar(&f.printVersion, versionFlag, false, "Print the manager's version, git revision and Go version, and exit.")
 	return f
 }
 

@@ -31,22 +31,38 @@ import (
 	// to ensure that exec-entrypoint and run can make use of them.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/memlimit"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/version"
 	// +kubebuilder:scaffold:imports
 )
+
+// component names the manager in its --version line and the User-Agent of its API clients.
+const component = "enhanced-liveness-manager"
+
+// memoryLimit is the manager container's memory limit: the alert
+// EnhancedLivenessManagerMemoryNearLimit compares the process's resident memory with it, since a
+// manager killed for memory holds and restarts nothing until it is back, and its memory grows
+// with the enrolled pods of the whole cluster.
+var memoryLimit = prometheus.NewGauge(prometheus.GaugeOpts{
+	Name: "enhanced_liveness_memory_limit_bytes",
+	Help: "The memory limit of the manager's container, read from its cgroup at start (0: none).",
+})
 
 var (
 	scheme   = runtime.NewScheme()
 	setupLog = ctrl.Log.WithName("setup")
+	build    = version.Get()
 )
 
 func init() {
@@ -55,11 +71,16 @@ func init() {
 	utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
 	utilruntime.Must(policyv1alpha1.AddToScheme(scheme))
 	// +kubebuilder:scaffold:scheme
+	metrics.Registry.MustRegister(build.Collector(), memoryLimit)
 }
 
 func main() {
 	f := bindFlags(flag.CommandLine)
 	flag.Parse()
+	if f.printVersion {
+		fmt.Println(build.String(component))
+		return
+	}
 	mustFlagsFromEnv(flag.CommandLine) // ELO_<FLAG> for what the command line does not set (env_flags.go)
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.zap)))
 	if err := run(ctrl.SetupSignalHandler(), f); err != nil {
@@ -78,7 +99,10 @@ func run(ctx context.Context, f *flags) error {
 	if err != nil {
 		return fmt.Errorf("invalid flag: %w", err)
 	}
+	setupLog.Info("Starting", "version", build.Version, "revision", build.Revision, "goVersion", build.GoVersion)
 	setupLog.Info("soft memory limit", "bytes", memlimit.Apply(limit))
+	containerLimit, _ := memlimit.ContainerLimit()
+	memoryLimit.Set(float64(containerLimit))
 	certsReady := make(chan struct{})
 	mgr, err := newManager(f, cfg, certsReady)
 	if err != nil {

@@ -70,7 +70,7 @@ func TestManagerBinaryTakesTheOperatorNamespaceFromItsFlag(t *testing.T) {
 	}
 
 	wo := env.WebhookInstallOptions
-	healthAddr := startManagerBinary(ctx, t, env, "--operator-namespace="+opNS,
+	healthAddr := startManagerBinary(ctx, t, env, buildManager(ctx, t, ""), "--operator-namespace="+opNS,
 		"--cert-mode=olm", "--webhook-cert-path="+wo.LocalServingCertDir, fmt.Sprintf("--webhook-port=%d", wo.LocalServingPort))
 	waitReady(ctx, t, healthAddr)
 
@@ -93,16 +93,22 @@ func TestManagerBinaryTakesTheOperatorNamespaceFromItsFlag(t *testing.T) {
 	}
 }
 
-// startManagerBinary builds the manager and runs it against env with args added to flags every
-// run needs; it returns the address of its health endpoint. The process is stopped with t.
-func startManagerBinary(ctx context.Context, t *testing.T, env *envtest.Environment, args ...string) string {
+// buildManager builds the manager binary, linked with ldflags, and returns its path.
+func buildManager(ctx context.Context, t *testing.T, ldflags string) string {
 	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "manager")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	bin := filepath.Join(t.TempDir(), "manager")
+	build := exec.CommandContext(ctx, "go", "build", "-ldflags", ldflags, "-o", bin, ".")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the manager: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// startManagerBinary runs the manager binary bin against env with args added to flags every run
+// needs; it returns the address of its health endpoint. The process is stopped with t.
+func startManagerBinary(ctx context.Context, t *testing.T, env *envtest.Environment, bin string, args ...string) string {
+	t.Helper()
+	dir := t.TempDir()
 	user, err := env.AddUser(envtest.User{Name: "manager", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		t.Fatal(err)

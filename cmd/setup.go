@@ -61,6 +61,7 @@ func newManager(f *flags, cfg config, certsReady chan struct{}) (ctrl.Manager, e
 	if err := f.scale.applyTo(restConfig); err != nil {
 		return nil, err
 	}
+	restConfig.UserAgent = build.UserAgent(component)
 	return ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                f.server.metricsOptions(),

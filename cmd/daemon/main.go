@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -48,31 +49,41 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/wiring"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemonoptions"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/memlimit"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/version"
 )
 
-// EventRecorderName is the reporting controller of every event the daemon emits.
+// EventRecorderName is the reporting controller of every event the daemon emits; it also names
+// the daemon in its --version line and the User-Agent of its API clients.
 const EventRecorderName = "enhanced-liveness-daemon"
 
 var (
 	scheme   = runtime.NewScheme()
 	setupLog = ctrl.Log.WithName("setup")
+	build    = version.Get()
 )
 
 func init() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
+	ctrlmetrics.Registry.MustRegister(build.Collector())
 }
 
 // parseFlags parses the command line with the daemon's flags (internal/daemonoptions, which the
-// manager also uses to check the arguments it passes through).
-func parseFlags() daemonoptions.Options {
-	o := daemonoptions.Bind(flag.CommandLine)
+// manager also uses to check the arguments it passes through) and --version, which is not one of
+// them: it is a command, which the manager never passes to a daemon.
+func parseFlags() (o daemonoptions.Options, printVersion bool) {
+	opts := daemonoptions.Bind(flag.CommandLine)
+	flag.BoolVar(&printVersion, "version", false, "Print the daemon's version, git revision and Go version, and exit.")
 	flag.Parse()
-	return *o
+	return *opts, printVersion
 }
 
 func main() {
-	o := parseFlags()
+	o, printVersion := parseFlags()
+	if printVersion {
+		fmt.Println(build.String(EventRecorderName))
+		return
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.Zap)))
 	if err := run(o); err != nil {
 		setupLog.Error(err, "daemon failed")
@@ -89,6 +100,7 @@ func run(o daemonoptions.Options) error {
 	if err != nil {
 		return err
 	}
+	setupLog.Info("Starting", "version", build.Version, "revision", build.Revision, "goVersion", build.GoVersion)
 	setupLog.Info("soft memory limit", "bytes", memlimit.Apply(limit))
 	ctx := ctrl.SetupSignalHandler()
 	rt, err := connectRuntime(ctx, o)
@@ -158,6 +170,7 @@ func newManager(o daemonoptions.Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	restConfig.UserAgent = build.UserAgent(EventRecorderName)
 	return ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsOpts,
