@@ -1,46 +1,48 @@
-// Command imagebuilder builds the images the local cluster needs, without a Docker engine or a
-// registry: it compiles static Go binaries and writes each image as a docker-archive tarball
-// (what `docker save` writes) that `ctr -n k8s.io images import` loads into containerd.
+// Command imagebuilder builds the project's images without a container engine or a registry: it
+// compiles static Go binaries (stamped with the version, hack/version.sh) and writes each image
+// either as a docker-archive tarball (what `docker save` writes, what `ctr -n k8s.io images
+// import` loads into the local node's containerd) or as an OCI image layout holding one image
+// index of every platform asked for (what `crane push DIR REF` pushes as a multi-arch image).
 //
 //	pause     the sandbox image: /pause                                  (hack/local-cluster/pause)
 //	operator  the Dockerfile's content: /manager and /daemon, user 65532 (cmd, cmd/daemon)
 //	app       the e2e test application: /app                             (test/e2e/app)
+//	bundle    the OLM bundle image of -bundle-dir, as bundle.Dockerfile builds it
 //
-// usage: go run ./hack/imagebuilder -out bin/images [-tag e2e] [-registry localhost] [-arch amd64] [pause operator app]
+// usage: go run ./hack/imagebuilder -out bin/images [-tag e2e] [-registry localhost]
 //
-// `make image-push` and `make sample-image-push` push the operator and app tarballs to a registry
-// (crane); the name written into a tarball matters only to `ctr images import`.
+//	[-platforms linux/amd64[,linux/arm64]] [-format docker|oci|oci-archive] [-version V]
+//	[-bundle-dir bundle] [pause operator app bundle]
+//
+// -format docker (the default) writes NAME.tar and takes one platform; -format oci writes the
+// directory NAME/ (an OCI image layout), -format oci-archive the same layout as one tar file
+// NAME.oci.tar; both write the image index's digest to NAME.digest. `make image-push` and
+// `make sample-image-push` push the layout, `make release` writes archives; the name written
+// into an image matters only to `ctr images import`.
 package main
 
 import (
-	"archive/tar"
-	"bytes"
-	"context"
 	"flag"
 	"fmt"
-	"io"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
 // image describes one image: the Go packages compiled into it (path in the image -> package),
-// its entrypoint and user.
+// its entrypoint and user; or, for the bundle, the directory it is made of.
 type image struct {
 	repo       string
 	binaries   map[string]string
 	entrypoint []string
 	user       string
+	// bundle: the image is the OLM bundle directory of -bundle-dir.
+	bundle bool
 }
 
 var images = map[string]image{
@@ -60,139 +62,120 @@ var images = map[string]image{
 		binaries:   map[string]string{"/app": "./test/e2e/app"},
 		entrypoint: []string{"/app"},
 	},
+	"bundle": {
+		repo:   "enhanced-liveness-operator-bundle",
+		bundle: true,
+	},
+}
+
+// options are the command line, resolved.
+type options struct {
+	out, tag, registry, format, bundleDir string
+	platforms                             []platform
+	build                                 buildID
 }
 
 func main() {
-	out := flag.String("out", "bin/images", "directory for the tarballs")
-	tag := flag.String("tag", "e2e", "image tag")
-	registry := flag.String("registry", "localhost", "registry part of the image names")
-	arch := flag.String("arch", runtime.GOARCH, "architecture of the images (GOARCH of the binaries)")
-	flag.Parse()
-	known := slices.Sorted(maps.Keys(images))
-	names := flag.Args()
-	if len(names) == 0 {
-		names = known
-	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	o, names, err := parseFlags()
+	if err != nil {
 		fail(err)
 	}
 	for _, n := range names {
 		img, ok := images[n]
 		if !ok {
-			fail(fmt.Errorf("unknown image %q (%s)", n, strings.Join(known, ", ")))
+			fail(fmt.Errorf("unknown image %q (%s)", n, strings.Join(slices.Sorted(maps.Keys(images)), ", ")))
 		}
-		ref := fmt.Sprintf("%s/%s:%s", *registry, img.repo, *tag)
-		path := filepath.Join(*out, n+".tar")
+		ref := fmt.Sprintf("%s/%s:%s", o.registry, img.repo, o.tag)
 		start := time.Now()
-		if err := build(img, ref, path, *arch); err != nil {
+		path, err := write(o, img, ref)
+		if err != nil {
 			fail(fmt.Errorf("%s: %w", n, err))
 		}
-		fmt.Printf("imagebuilder: %s -> %s (%s)\n", ref, path, time.Since(start).Round(time.Millisecond))
+		fmt.Printf("imagebuilder: %s (%s, version %s) -> %s (%s)\n", ref, platformList(o.platforms),
+			o.build.version, path, time.Since(start).Round(time.Millisecond))
 	}
+}
+
+func parseFlags() (options, []string, error) {
+	var o options
+	var platforms, version string
+	flag.StringVar(&o.out, "out", "bin/images", "directory for the images")
+	flag.StringVar(&o.tag, "tag", "e2e", "image tag")
+	flag.StringVar(&o.registry, "registry", "localhost", "registry part of the image names")
+	flag.StringVar(&platforms, "platforms", "linux/"+runtime.GOARCH, "comma-separated platforms (os/arch) of the images")
+	flag.StringVar(&o.format, "format", "docker", "docker: a docker-archive NAME.tar (one platform); oci: an OCI image layout NAME/ "+
+		"with an image index; oci-archive: that layout in one file, NAME.oci.tar")
+	flag.StringVar(&version, "version", "", "version stamped into the binaries and the labels (default: hack/version.sh)")
+	flag.StringVar(&o.bundleDir, "bundle-dir", "bundle", "the OLM bundle directory of the bundle image")
+	flag.Parse()
+	names := flag.Args()
+	if len(names) == 0 {
+		names = []string{"pause", "operator", "app"}
+	}
+	var err error
+	if o.platforms, err = parsePlatforms(platforms); err != nil {
+		return o, nil, fmt.Errorf("-platforms: %w", err)
+	}
+	switch o.format {
+	case "docker":
+		if len(o.platforms) != 1 {
+			return o, nil, fmt.Errorf("-format docker holds one platform, got %s: use -format oci", platforms)
+		}
+	case "oci", "oci-archive":
+	default:
+		return o, nil, fmt.Errorf("-format: %q is not docker, oci or oci-archive", o.format)
+	}
+	o.build, err = stamp(version)
+	return o, names, err
+}
+
+// buildID is what a build is stamped with: the version and revision (hack/version.sh), the
+// linker flags that carry them into the binaries, and the images' creation time.
+type buildID struct {
+	version, revision, ldflags string
+	created                    time.Time
+}
+
+// stamp asks hack/version.sh for the version (version, when given, wins over its default), the
+// revision and the linker flags. The creation time is SOURCE_DATE_EPOCH when set (make release
+// sets the commit's time, so that rebuilding a commit gives the same digests), else now.
+func stamp(version string) (buildID, error) {
+	run := func(what string) (string, error) {
+		cmd := exec.Command(filepath.Join("hack", "version.sh"), what)
+		cmd.Env = os.Environ()
+		if version != "" {
+			cmd.Env = append(cmd.Env, "VERSION="+version)
+		}
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return "", fmt.Errorf("hack/version.sh %s (run imagebuilder from the repository's top directory): %w", what, err)
+		}
+		return strings.TrimSpace(string(out)), nil
+	}
+	var b buildID
+	var err error
+	if b.version, err = run("version"); err != nil {
+		return b, err
+	}
+	if b.revision, err = run("revision"); err != nil {
+		return b, err
+	}
+	if b.ldflags, err = run("ldflags"); err != nil {
+		return b, err
+	}
+	b.created = time.Now().UTC()
+	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
+		var sec int64
+		if _, err := fmt.Sscan(s, &sec); err != nil {
+			return b, fmt.Errorf("SOURCE_DATE_EPOCH=%q: not seconds since the epoch", s)
+		}
+		b.created = time.Unix(sec, 0).UTC()
+	}
+	return b, nil
 }
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "imagebuilder:", err)
 	os.Exit(1)
-}
-
-func build(img image, ref, path, arch string) error {
-	tmp, err := os.MkdirTemp("", "imagebuilder-")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = os.RemoveAll(tmp) }()
-
-	files := map[string][]byte{}
-	for _, dst := range slices.Sorted(maps.Keys(img.binaries)) {
-		pkg := img.binaries[dst]
-		bin := filepath.Join(tmp, filepath.Base(dst))
-		env := []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=" + arch}
-		if err := goBuild(context.Background(), os.Stdout, ref+" "+dst, pkg, bin, env); err != nil {
-			return err
-		}
-		if files[dst], err = os.ReadFile(bin); err != nil {
-			return err
-		}
-	}
-	layerTar, err := layer(files)
-	if err != nil {
-		return err
-	}
-	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(layerTar)), nil
-	})
-	if err != nil {
-		return err
-	}
-	v1img, err := mutate.AppendLayers(empty.Image, l)
-	if err != nil {
-		return err
-	}
-	cfg, err := v1img.ConfigFile()
-	if err != nil {
-		return err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", arch
-	cfg.Created = v1.Time{Time: time.Now().UTC()}
-	cfg.Config = v1.Config{
-		Entrypoint: img.entrypoint,
-		User:       img.user,
-		WorkingDir: "/",
-		Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
-	}
-	if v1img, err = mutate.ConfigFile(v1img, cfg); err != nil {
-		return err
-	}
-	tagRef, err := name.NewTag(ref)
-	if err != nil {
-		return err
-	}
-	tmpPath := path + ".tmp"
-	if err := tarball.WriteToFile(tmpPath, tagRef, v1img); err != nil {
-		return err
-	}
-	return os.Rename(tmpPath, path)
-}
-
-// layer writes the one layer of an image: the binaries, the minimal /etc/passwd and /etc/group
-// of a distroless "nonroot" base (root and 65532), and a world-writable /tmp.
-func layer(files map[string][]byte) ([]byte, error) {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	mod := time.Unix(0, 0)
-	dirs := []struct {
-		name string
-		mode int64
-	}{{"etc/", 0o755}, {"tmp/", 0o1777}}
-	for _, d := range dirs {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d.name, Mode: d.mode, ModTime: mod}); err != nil {
-			return nil, err
-		}
-	}
-	add := func(path string, mode int64, data []byte) error {
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: path, Mode: mode, Size: int64(len(data)), ModTime: mod}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		_, err := tw.Write(data)
-		return err
-	}
-	passwd := "root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n"
-	if err := add("etc/passwd", 0o644, []byte(passwd)); err != nil {
-		return nil, err
-	}
-	if err := add("etc/group", 0o644, []byte("root:x:0:\nnonroot:x:65532:\n")); err != nil {
-		return nil, err
-	}
-	for dst, data := range files {
-		if err := add(dst[1:], 0o755, data); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }

@@ -73,11 +73,11 @@ func (l *goBuildLog) status() string {
 	}
 }
 
-// goBuild compiles pkg into out, reporting on w every progressInterval which binary it is
-// compiling, for how long and how far it got.
-func goBuild(ctx context.Context, w io.Writer, what, pkg, out string, env []string) error {
+// goBuild compiles pkg into out with the linker flags ldflags (besides -s -w), reporting on w
+// every progressInterval which binary it is compiling, for how long and how far it got.
+func goBuild(ctx context.Context, w io.Writer, what, pkg, out, ldflags string, env []string) error {
 	var log goBuildLog
-	cmd := exec.CommandContext(ctx, "go", "build", "-v", "-trimpath", "-ldflags", "-s -w", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-v", "-trimpath", "-ldflags", "-s -w "+ldflags, "-o", out, pkg)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = &log, &log
 	start := time.Now()

@@ -41,7 +41,7 @@ func TestGoBuildLogStatus(t *testing.T) {
 func TestGoBuildFailureCarriesMessages(t *testing.T) {
 	dir := t.TempDir()
 	var w bytes.Buffer
-	err := goBuild(context.Background(), &w, "nothing", "./does-not-exist", dir+"/x", nil)
+	err := goBuild(context.Background(), &w, "nothing", "./does-not-exist", dir+"/x", "", nil)
 	if err == nil || !strings.Contains(err.Error(), "does-not-exist") {
 		t.Fatalf("err = %v, want the go command's message naming the package", err)
 	}
