@@ -1,3 +1,12 @@
+# VERSION: the version of everything built here (both binaries, the images, the OLM bundle, the
+# Helm chart): semver, with or without a leading v (make release VERSION=v0.1.0). Default: the
+# first section of CHANGELOG.md. hack/version.sh decides it (docs/release.md).
+VERSION ?=
+VERSION_ORIGIN := $(origin VERSION)
+override VERSION := $(shell VERSION='$(VERSION)' hack/version.sh)
+# The linker flags that stamp VERSION and the git revision into a binary (internal/version).
+VERSION_LDFLAGS = $(shell VERSION='$(VERSION)' hack/version.sh ldflags)
+
 # Image URL to use all building/pushing image targets
 IMG ?= controller:latest
 # YEAR defines the year value used for substituting the YEAR placeholder in the boilerplate header.
@@ -57,6 +66,17 @@ api-docs: crd-ref-docs ## Generate the API reference docs/api-reference.md from 
 		--config=hack/crd-ref-docs.yaml --renderer=markdown --output-mode=single \
 		--output-path=docs/api-reference.md --log-level=ERROR
 
+# The Helm chart (charts/enhanced-liveness-operator): its templates/generated/ come from
+# config/default, its values schema from both binaries' flag sets, its version from VERSION
+# (hack/chart; docs/development.md#the-helm-chart).
+.PHONY: chart
+chart: manifests kustomize ## Generate the Helm chart's templates, values schema and version from config/default and the flag sets.
+	@hack/progress.sh "hack/chart: charts/enhanced-liveness-operator" go run ./hack/chart generate -kustomize "$(KUSTOMIZE)" -version $(VERSION)
+
+.PHONY: chart-check
+chart-check: kustomize helm ## Check that the Helm chart rendered with its default values is config/default, object by object.
+	go run ./hack/chart check -kustomize "$(KUSTOMIZE)" -helm "$(HELM)"
+
 .PHONY: fmt
 fmt: ## Run go fmt against code.
 	go fmt ./...
@@ -69,8 +89,8 @@ vet: ## Run go vet against code.
 RACE_PKGS ?= ./internal/...
 
 .PHONY: test
-test: manifests generate fmt vet setup-envtest ## Run unit and envtest tests (the README's test command).
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $$(go list ./... | grep -v /test/e2e) -coverprofile cover.out
+test: manifests generate fmt vet setup-envtest helm ## Run unit and envtest tests (the README's test command).
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" HELM="$(HELM)" go test $$(go list ./... | grep -v /test/e2e) -coverprofile cover.out
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test -race $$(go list $(RACE_PKGS) | grep -v /test/e2e)
 	$(MAKE) test-bench-diff
 
@@ -103,11 +123,12 @@ bench-exec: ## Exec probes on the local node: BENCH_EXEC_PODS pods, our CRI path
 	BENCH_EXEC_PODS=$(BENCH_EXEC_PODS) hack/bench-exec.sh -period 1s -warmup 5s -duration $(BENCH_DURATION)
 
 .PHONY: verify
-verify: manifests generate fmt api-docs bundle ## Regenerate everything (CRDs, RBAC, webhooks, deepcopy, API reference, bundle) and fail if the committed files differ.
+verify: manifests generate fmt api-docs bundle chart ## Regenerate everything (CRDs, RBAC, webhooks, deepcopy, API reference, bundle, Helm chart), fail if the committed files differ, and check the chart against config/default.
 	@if [ -n "$$(git status --porcelain --untracked-files=all -- . ':!bin' ':!cover.out')" ]; then \
 		echo "verify: generated or formatted files differ from the commit:"; git status --porcelain --untracked-files=all; git --no-pager diff --stat; exit 1; \
 	fi
 	@echo "verify: generated files are current"
+	@$(MAKE) --no-print-directory chart-check
 
 ##@ Local cluster, end-to-end tests and demo (root; see docs/e2e.md)
 
@@ -127,8 +148,8 @@ cluster-down: ## Stop the local cluster and undo every host change it made.
 	hack/local-cluster/down.sh
 
 .PHONY: test-e2e
-test-e2e: manifests generate fmt vet kustomize ## Run the real-node e2e suite on a local cluster started and stopped for the run.
-	KUSTOMIZE="$(KUSTOMIZE)" hack/local-cluster/e2e.sh
+test-e2e: manifests generate fmt vet kustomize helm ## Run the real-node e2e suites (test/e2e, test/quickstart, test/helm) on a local cluster started and stopped for the run.
+	KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" hack/local-cluster/e2e.sh
 
 # OLM tools are built from the Go module proxy by hack/build-olm.sh (wrapper module hack/olm-build).
 # `make bundle` needs only operator-sdk, built alone unless the others are there already.
@@ -142,7 +163,7 @@ test-olm: manifests generate fmt vet kustomize ## Install, upgrade and remove th
 	KUSTOMIZE="$(KUSTOMIZE)" hack/olm/test-olm.sh
 
 .PHONY: olm-tools
-olm-tools: ## Build operator-sdk, opm and OLM's binaries into bin/olm/ (skipped when present).
+olm-tools: ## Build operator-sdk, opm and OLM's binaries into bin/olm/<versions>/ (skipped when present) and print that directory.
 	@hack/build-olm.sh
 
 .PHONY: demo
@@ -169,18 +190,20 @@ lint-config: golangci-lint ## Verify golangci-lint linter configuration
 ##@ Build
 
 .PHONY: build
-build: manifests generate fmt vet ## Build the manager and daemon binaries.
-	go build -o bin/manager ./cmd
-	@if [ -d cmd/daemon ]; then go build -o bin/daemon ./cmd/daemon; fi
+build: manifests generate fmt vet ## Build the manager and daemon binaries, stamped with VERSION (bin/manager --version).
+	go build -ldflags "$(VERSION_LDFLAGS)" -o bin/manager ./cmd
+	go build -ldflags "$(VERSION_LDFLAGS)" -o bin/daemon ./cmd/daemon
 
 .PHONY: run
 run: manifests generate fmt vet ## Run a controller from your host.
-	go run ./cmd
+	go run -ldflags "$(VERSION_LDFLAGS)" ./cmd
 
-# Images without a container engine: hack/imagebuilder compiles the static binaries and writes each
-# image as a tarball (bin/push/), crane pushes it. Credentials: those of `crane auth login` or
-# `docker login` (~/.docker/config.json). The images are built for IMAGE_ARCH (the nodes').
-IMAGE_ARCH ?= $(shell go env GOARCH)
+# Images without a container engine: hack/imagebuilder compiles the static binaries (stamped with
+# VERSION) for each of IMAGE_PLATFORMS and writes one multi-arch image (an OCI image index) as an
+# OCI layout under bin/push/, crane pushes it. Credentials: those of `crane auth login` or
+# `docker login` (~/.docker/config.json). A cluster whose nodes are of several architectures
+# pulls the one each node needs; leave out an architecture none of your nodes has to build faster.
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 # INSECURE_REGISTRY=true pushes to a registry over plain HTTP (crane --insecure).
 INSECURE_REGISTRY ?= false
 # SAMPLE_IMG: the sample application of the quick start (docs/install.md), test/e2e/app.
@@ -196,15 +219,15 @@ endef
 image-push: crane ## Build the operator image (manager and daemon) without a container engine and push it to IMG.
 	$(call need-image,image-push,$(IMG),IMG)
 	@mkdir -p bin/hack && hack/progress.sh "compiling ./hack/imagebuilder" go build -o bin/hack/imagebuilder ./hack/imagebuilder
-	bin/hack/imagebuilder -out "$(PUSH_DIR)" -arch $(IMAGE_ARCH) operator
-	"$(CRANE)" push $(if $(filter true,$(INSECURE_REGISTRY)),--insecure) "$(PUSH_DIR)/operator.tar" $(IMG)
+	bin/hack/imagebuilder -out "$(PUSH_DIR)" -format oci -platforms $(IMAGE_PLATFORMS) -version $(VERSION) operator
+	"$(CRANE)" push $(if $(filter true,$(INSECURE_REGISTRY)),--insecure) "$(PUSH_DIR)/operator" $(IMG)
 
 .PHONY: sample-image-push
 sample-image-push: crane ## Build the quick start's sample application image without a container engine and push it to SAMPLE_IMG.
 	$(call need-image,sample-image-push,$(SAMPLE_IMG),SAMPLE_IMG)
 	@mkdir -p bin/hack && hack/progress.sh "compiling ./hack/imagebuilder" go build -o bin/hack/imagebuilder ./hack/imagebuilder
-	bin/hack/imagebuilder -out "$(PUSH_DIR)" -arch $(IMAGE_ARCH) app
-	"$(CRANE)" push $(if $(filter true,$(INSECURE_REGISTRY)),--insecure) "$(PUSH_DIR)/app.tar" $(SAMPLE_IMG)
+	bin/hack/imagebuilder -out "$(PUSH_DIR)" -format oci -platforms $(IMAGE_PLATFORMS) -version $(VERSION) app
+	"$(CRANE)" push $(if $(filter true,$(INSECURE_REGISTRY)),--insecure) "$(PUSH_DIR)/app" $(SAMPLE_IMG)
 
 # If you wish to build the manager image targeting other platforms you can use the --platform flag.
 # (i.e. docker build --platform linux/arm64). However, you must enable docker buildKit for it.
@@ -213,7 +236,7 @@ sample-image-push: crane ## Build the quick start's sample application image wit
 # make docker-build IMG=<img> BASE_IMAGE=docker.io/library/golang:1.26
 .PHONY: docker-build
 docker-build: ## Build docker image with the manager.
-	$(CONTAINER_TOOL) build $(if $(BASE_IMAGE),--build-arg BASE_IMAGE=$(BASE_IMAGE)) -t ${IMG} .
+	$(CONTAINER_TOOL) build $(if $(BASE_IMAGE),--build-arg BASE_IMAGE=$(BASE_IMAGE)) --build-arg VERSION_LDFLAGS="$(VERSION_LDFLAGS)" -t ${IMG} .
 
 .PHONY: docker-push
 docker-push: ## Push docker image with the manager.
@@ -232,7 +255,7 @@ docker-buildx: ## Build and push docker image for the manager for cross-platform
 	sed -e '1 s/\(^FROM\)/FROM --platform=\$$\{BUILDPLATFORM\}/; t' -e ' 1,// s//FROM --platform=\$$\{BUILDPLATFORM\}/' Dockerfile > Dockerfile.cross
 	- $(CONTAINER_TOOL) buildx create --name enhanced-liveness-operator-builder
 	$(CONTAINER_TOOL) buildx use enhanced-liveness-operator-builder
-	- $(CONTAINER_TOOL) buildx build --push --platform=$(PLATFORMS) $(if $(BASE_IMAGE),--build-arg BASE_IMAGE=$(BASE_IMAGE)) --tag ${IMG} -f Dockerfile.cross .
+	- $(CONTAINER_TOOL) buildx build --push --platform=$(PLATFORMS) $(if $(BASE_IMAGE),--build-arg BASE_IMAGE=$(BASE_IMAGE)) --build-arg VERSION_LDFLAGS="$(VERSION_LDFLAGS)" --tag ${IMG} -f Dockerfile.cross .
 	- $(CONTAINER_TOOL) buildx rm enhanced-liveness-operator-builder
 	rm Dockerfile.cross
 
@@ -240,20 +263,16 @@ docker-buildx: ## Build and push docker image for the manager for cross-platform
 # with a patch of the manager's flags, docs/install.md) instead of config/default itself.
 DEPLOY_CONFIG ?= config/default
 
-# render-default prints $(DEPLOY_CONFIG) with the manager image set to $(IMG). The image is set in
-# a throw-away overlay, so deploying never edits a committed file (make verify stays clean).
+# render-default prints $(DEPLOY_CONFIG) with the manager image set to $(IMG) (hack/render-install.sh).
 define render-default
-d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
-printf 'resources:\n- %s\n' "$$(realpath --relative-to="$$d" "$(DEPLOY_CONFIG)")" > "$$d/kustomization.yaml" && \
-(cd "$$d" && "$(KUSTOMIZE)" edit set image controller=$(IMG)) && \
-"$(KUSTOMIZE)" build "$$d"
+KUSTOMIZE="$(KUSTOMIZE)" hack/render-install.sh "$(IMG)" "$(DEPLOY_CONFIG)"
 endef
 
 .PHONY: build-installer
-build-installer: manifests generate kustomize ## Write dist/install.yaml: everything `make deploy` applies, with IMG.
-	mkdir -p dist
-	@$(render-default) > dist/install.yaml
-	@echo "build-installer: wrote dist/install.yaml (image $(IMG))"
+build-installer: manifests generate kustomize ## Write $(DIST)/install.yaml: everything `make deploy` applies, with IMG.
+	mkdir -p "$(DIST)"
+	@$(render-default) > "$(DIST)/install.yaml"
+	@echo "build-installer: wrote $(DIST)/install.yaml (image $(IMG))"
 
 ##@ Deployment
 
@@ -291,8 +310,7 @@ undeploy: kustomize ## Remove everything `make deploy` installed, CRDs included.
 
 ##@ Bundle (OLM)
 
-# VERSION of the operator in the bundle (semver, no leading v): make bundle VERSION=0.2.0
-VERSION ?= 0.1.0
+# The bundle's version is VERSION (above): make bundle VERSION=0.2.0.
 IMAGE_TAG_BASE ?= ghcr.io/enhanced-liveness/enhanced-liveness-operator
 # The bundle's manager image: IMG when given on the command line, else the release image.
 BUNDLE_MANAGER_IMG ?= $(if $(filter command line,$(origin IMG)),$(IMG),$(IMAGE_TAG_BASE):v$(VERSION))
@@ -323,6 +341,28 @@ bundle-build: ## Build the bundle image BUNDLE_IMG.
 bundle-push: ## Push the bundle image BUNDLE_IMG.
 	$(CONTAINER_TOOL) push $(BUNDLE_IMG)
 
+##@ Release (docs/release.md)
+
+# DIST: where make release writes the release (dist/ is git-ignored).
+DIST ?= dist
+# The platforms of the release's images (OCI image indexes).
+RELEASE_PLATFORMS ?= linux/amd64,linux/arm64
+OPM ?= $(shell hack/build-olm.sh --print-dir)/opm
+
+.PHONY: release
+release: kustomize helm ## Write release VERSION (make release VERSION=vX.Y.Z) into DIST: install.yaml, the Helm chart, the OLM bundle image and catalog, multi-arch image archives, SHA256SUMS.
+	@case "$(VERSION_ORIGIN)" in "command line"|environment) ;; \
+		*) echo "release: name the version: make release VERSION=vX.Y.Z (docs/release.md)" >&2; exit 1;; esac
+	@hack/build-olm.sh operator-sdk opm >/dev/null
+	VERSION=$(VERSION) IMAGE_TAG_BASE=$(IMAGE_TAG_BASE) DIST="$(DIST)" RELEASE_PLATFORMS=$(RELEASE_PLATFORMS) \
+		BUNDLE_CHANNELS=$(BUNDLE_CHANNELS) BUNDLE_DEFAULT_CHANNEL=$(BUNDLE_DEFAULT_CHANNEL) BUNDLE_REPLACES=$(BUNDLE_REPLACES) \
+		BUNDLE_K8S_VERSION=$(BUNDLE_K8S_VERSION) KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" OPERATOR_SDK="$(OPERATOR_SDK)" \
+		OPM="$(OPM)" hack/release.sh
+
+.PHONY: release-push
+release-push: crane ## Push the images of the release in DIST with crane (files checked against SHA256SUMS, digests against images.txt).
+	DIST="$(DIST)" CRANE="$(CRANE)" INSECURE_REGISTRY=$(INSECURE_REGISTRY) hack/release-push.sh
+
 ##@ Dependencies
 
 ## Location to install dependencies to
@@ -333,6 +373,7 @@ $(LOCALBIN):
 ## Tool Binaries
 # The kubectl of the deployment targets: yours, from PATH (any version the cluster supports).
 KUBECTL ?= kubectl
+HELM ?= $(LOCALBIN)/helm
 KUSTOMIZE ?= $(LOCALBIN)/kustomize
 CRANE ?= $(LOCALBIN)/crane
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
@@ -375,6 +416,16 @@ $(CRD_REF_DOCS): $(LOCALBIN)
 .PHONY: setup-envtest
 setup-envtest: ## Build kube-apiserver, etcd and kubectl for envtest from the Go module proxy (skipped when present).
 	@hack/build-k8s.sh etcd kube-apiserver kubectl >/dev/null
+
+# helm is built from the Go module proxy, pinned by the wrapper module hack/helm-build (its go.mod).
+HELM_VERSION := $(shell awk '$$1 == "require" && $$2 == "helm.sh/helm/v4" {print $$3}' hack/helm-build/go.mod)
+.PHONY: helm
+helm: $(HELM) ## Build helm from hack/helm-build (version pinned in its go.mod) into bin/ if necessary.
+$(HELM): $(LOCALBIN) hack/helm-build/go.mod
+	@[ -x "$(HELM)-$(HELM_VERSION)" ] || (cd hack/helm-build && CGO_ENABLED=0 ../progress.sh "compiling helm $(HELM_VERSION)" \
+		go build -v -mod=mod -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$(HELM_VERSION) \
+		-X helm.sh/helm/v4/internal/version.gitTreeState=clean" -o "$(HELM)-$(HELM_VERSION)" helm.sh/helm/v4/cmd/helm)
+	@ln -sf "$(notdir $(HELM))-$(HELM_VERSION)" "$(HELM)"
 
 .PHONY: golangci-lint
 golangci-lint: $(GOLANGCI_LINT) ## Build golangci-lint with the logcheck plugin from hack/golangci-lint (versions pinned in its go.mod).

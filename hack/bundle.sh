@@ -52,7 +52,7 @@ done
   echo "bundle: --version, --image, --created-at and --output-dir are required" >&2; exit 2; }
 daemon_image=${daemon_image:-$image}
 
-tmp=$(mktemp -d)
+tmp=$(cd "$(mktemp -d)" && pwd -P)
 trap 'rm -rf "$tmp"' EXIT
 
 # The overlay: images and replaces, on top of config/manifests. The image is set by a patch of the
@@ -61,7 +61,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/overlay" "$tmp/work"
 cat > "$tmp/overlay/kustomization.yaml" <<EOF
 resources:
-- $(realpath --relative-to="$tmp/overlay" "$ROOT/config/manifests")
+- $(echo "$tmp/overlay" | sed -e 's|[^/][^/]*|..|g' -e 's|^/||')$(cd "$ROOT/config/manifests" && pwd -P)
 patches:
 - target:
     kind: Deployment
@@ -103,7 +103,7 @@ cp "$ROOT/PROJECT" "$tmp/work/"
 
 csv=$tmp/work/bundle/manifests/$PACKAGE.clusterserviceversion.yaml
 grep -q '^    createdAt: ' "$csv" || { echo "bundle: no createdAt annotation in $csv" >&2; exit 1; }
-sed -i "s|^    createdAt: .*|    createdAt: \"$created_at\"|" "$csv"
+sed "s|^    createdAt: .*|    createdAt: \"$created_at\"|" "$csv" > "$csv.new" && mv "$csv.new" "$csv"
 [ -f "$tmp/work/bundle/manifests/$WEBHOOK_SERVICE_MANIFEST" ] || {
   echo "bundle: $WEBHOOK_SERVICE_MANIFEST not generated: update hack/bundle.sh to the webhook Service's name" >&2; exit 1; }
 rm "$tmp/work/bundle/manifests/$WEBHOOK_SERVICE_MANIFEST"
