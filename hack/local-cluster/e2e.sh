@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs the real-node end-to-end suites (make test-e2e): builds the images, starts the local
-# cluster, runs the Ginkgo suites in test/e2e (which deploys the operator from config/default)
-# and test/quickstart (which runs the quick start of docs/install.md as written: images pushed to
-# a registry it serves, `make deploy` with a plain kubectl), one after the other, and always stops
-# the cluster afterwards (trap), undoing every host change.
+# cluster, runs the Ginkgo suites in test/e2e (which deploys the operator from config/default),
+# test/quickstart (which runs the quick start of docs/install.md as written: images pushed to
+# a registry it serves, `make deploy` with a plain kubectl) and test/helm (two `make release`s
+# installed, upgraded and uninstalled with the Helm chart; HELM names helm), one after the other,
+# and always stops the cluster afterwards (trap), undoing every host change.
 #
 # E2E_KEEP_CLUSTER=true leaves the cluster up after the run (then: make cluster-down).
 # Extra arguments go to `go test`, e.g. hack/local-cluster/e2e.sh -ginkgo.focus=CRR
@@ -44,4 +45,4 @@ export E2E_REPORT_DIR=${E2E_REPORT_DIR:-$ROOT/bin/e2e-report}
 export PATH=$K8S_BIN:$CONTAINERD_BIN:$PATH
 cd "$ROOT"
 # -p 1: the suites share the node; each installs and removes the operator.
-go test -tags=e2e -p 1 ./test/e2e/ ./test/quickstart/ -count=1 -timeout 90m -v -ginkgo.v "$@"
+go test -tags=e2e -p 1 ./test/e2e/ ./test/quickstart/ ./test/helm/ -count=1 -timeout 90m -v -ginkgo.v "$@"

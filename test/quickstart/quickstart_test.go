@@ -20,19 +20,14 @@ package quickstart
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
-	"log"
-	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/registry"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,6 +35,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/localregistry"
 )
 
 // The registry's repository path; REGISTRY is <node address>:<port>/quickstart.
@@ -64,9 +61,13 @@ func runQuickStart(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 
 	By("serving a registry on the node's address, plain HTTP")
-	host := startRegistry(nodeAddress(kubeconfig))
+	host, stop, err := localregistry.Start(nodeAddress(kubeconfig), GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(stop)
 	By("telling the node's containerd that " + host + " is a plain-HTTP registry (hosts.toml)")
-	writeHostsToml(hostsDir, host)
+	untrust, err := localregistry.TrustPlainHTTP(hostsDir, host)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(untrust)
 
 	By("putting a plain kubectl, and nothing else of the cluster's, on PATH")
 	kubectlDir := GinkgoT().TempDir()
@@ -91,7 +92,7 @@ func runQuickStart(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred(), "the block failed after %s; its last output:\n%s", took, tail.String())
 
 	By("the registry holds both images the block pushed")
-	Expect(catalog(host)).To(ContainElements(registryPath+"/enhanced-liveness-operator",
+	Expect(localregistry.Catalog(host)).To(ContainElements(registryPath+"/enhanced-liveness-operator",
 		registryPath+"/enhanced-liveness-sample-app"))
 
 	expectNothingLeft(ctx, kubeconfig)
@@ -161,43 +162,6 @@ func nodeAddress(kubeconfig string) string {
 	u, err := url.Parse(cfg.Host)
 	Expect(err).NotTo(HaveOccurred())
 	return u.Hostname()
-}
-
-// startRegistry serves an in-memory OCI registry (go-containerregistry's) over plain HTTP on a
-// free port of addr until the spec ends, and returns its host:port.
-func startRegistry(addr string) string {
-	ln, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
-	Expect(err).NotTo(HaveOccurred())
-	srv := &http.Server{
-		Handler:           registry.New(registry.Logger(log.New(GinkgoWriter, "registry: ", 0))),
-		ReadHeaderTimeout: 30 * time.Second,
-	}
-	go func() { _ = srv.Serve(ln) }()
-	DeferCleanup(func() { _ = srv.Close() })
-	return ln.Addr().String()
-}
-
-// writeHostsToml configures host as a plain-HTTP registry for the node's containerd, the way a
-// node's administrator would (<config_path>/<host:port>/hosts.toml; containerd reads it at each
-// pull). Removed when the spec ends; hack/local-cluster/down.sh removes the whole directory.
-func writeHostsToml(hostsDir, host string) {
-	dir := filepath.Join(hostsDir, host)
-	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
-	toml := fmt.Sprintf("server = \"http://%[1]s\"\n\n"+
-		"[host.\"http://%[1]s\"]\n  capabilities = [\"pull\", \"resolve\"]\n", host)
-	Expect(os.WriteFile(filepath.Join(dir, "hosts.toml"), []byte(toml), 0o644)).To(Succeed())
-	DeferCleanup(func() { _ = os.RemoveAll(dir) })
-}
-
-func catalog(host string) []string {
-	resp, err := http.Get("http://" + host + "/v2/_catalog")
-	Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = resp.Body.Close() }()
-	var body struct {
-		Repositories []string `json:"repositories"`
-	}
-	Expect(json.NewDecoder(resp.Body).Decode(&body)).To(Succeed())
-	return body.Repositories
 }
 
 func clusterClient(kubeconfig string) client.Client {

@@ -1,0 +1,52 @@
+//go:build e2e
+
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package helm installs, upgrades and uninstalls the operator with its Helm chart on the local
+// node, from two releases of this tree that `make release` writes and `make release-push` pushes
+// to a registry the suite serves: the chart package, the images and the helm binary a user has
+// (helm built from the Go module proxy, hack/helm-build). `make test-e2e` runs it after
+// test/e2e and test/quickstart (hack/local-cluster/e2e.sh sets the environment it reads).
+package helm
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+func TestHelm(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyPollingInterval(time.Second)
+	RunSpecs(t, "Helm chart suite")
+}
+
+func mustEnv(key string) string {
+	v := os.Getenv(key)
+	Expect(v).NotTo(BeEmpty(), "%s is not set: run `make test-e2e` (hack/local-cluster/e2e.sh)", key)
+	return v
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}

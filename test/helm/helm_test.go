@@ -1,0 +1,428 @@
+//go:build e2e
+
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package helm
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/localregistry"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/project"
+)
+
+const (
+	// The release and its namespace: not config/default's, so that the chart is shown to install
+	// into any namespace.
+	releaseName = "enhanced-liveness-operator"
+	namespace   = "elo-helm"
+	appNS       = "elo-helm-app"
+	managerName = "enhanced-liveness-operator-controller-manager"
+	daemonName  = "enhanced-liveness-operator-daemon"
+	// Two builds of this tree, as two releases.
+	firstVersion  = "0.0.1-e2e.1"
+	secondVersion = "0.0.2-e2e.2"
+)
+
+// release is one `make release` of this tree.
+type release struct {
+	version, dist string
+}
+
+func (r release) chart() string {
+	return filepath.Join(r.dist, "enhanced-liveness-operator-"+r.version+".tgz")
+}
+
+var _ = Describe("The Helm chart", Ordered, func() {
+	var (
+		k8s        client.Client
+		scrape     scraper
+		kubeconfig string
+		imageBase  string
+		first      release
+		second     release
+		manifest   []*unstructured.Unstructured
+	)
+
+	BeforeAll(func(ctx SpecContext) {
+		kubeconfig = mustEnv("KUBECONFIG")
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		Expect(err).NotTo(HaveOccurred())
+		k8s, err = client.New(cfg, client.Options{Scheme: testutil.Scheme()})
+		Expect(err).NotTo(HaveOccurred())
+
+		By("serving a registry on the node's address and telling containerd it is plain HTTP")
+		host, stop, err := localregistry.Start(nodeAddress(cfg.Host), GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(stop)
+		untrust, err := localregistry.TrustPlainHTTP(mustEnv("E2E_CONTAINERD_HOSTS_DIR"), host)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(untrust)
+		imageBase = host + "/elo/enhanced-liveness-operator"
+		scrape = newScraper(ctx, k8s)
+
+		for _, r := range []*release{&first, &second} {
+			*r = release{version: map[*release]string{&first: firstVersion, &second: secondVersion}[r],
+				dist: filepath.Join(GinkgoT().TempDir(), "dist")}
+			By("make release VERSION=v" + r.version + " of this tree, images for this node's architecture, pushed with make release-push")
+			make_(ctx, "release", "VERSION=v"+r.version, "DIST="+r.dist, "IMAGE_TAG_BASE="+imageBase,
+				"RELEASE_PLATFORMS=linux/"+runtime.GOARCH)
+			make_(ctx, "release-push", "DIST="+r.dist, "INSECURE_REGISTRY=true")
+		}
+		Expect(localregistry.Catalog(host)).To(ContainElements("elo/enhanced-liveness-operator",
+			"elo/enhanced-liveness-operator-bundle"))
+
+		By("creating the release's namespace labelled for the privileged Pod Security level, as docs/install.md says")
+		kubectl(ctx, "create", "namespace", namespace)
+		kubectl(ctx, "label", "namespace", namespace, "pod-security.kubernetes.io/enforce=privileged")
+		DeferCleanup(cleanUp, NodeTimeout(5*time.Minute))
+	}, NodeTimeout(20*time.Minute))
+
+	JustAfterEach(func(ctx SpecContext) {
+		if CurrentSpecReport().Failed() {
+			dumpDiagnostics(ctx)
+		}
+	})
+
+	It("installs the first release from its chart package, with the chart's defaults", func(ctx SpecContext) {
+		helm(ctx, "install", releaseName, first.chart(), "--namespace", namespace, "--wait", "--timeout", "5m")
+		expectRunning(ctx, k8s, scrape, imageBase, first.version)
+
+		By("enrolling a workload, whose hung container the operator restarts")
+		createApp(ctx, k8s)
+		Eventually(func(g Gomega) {
+			g.Expect(appPod(ctx, k8s).Labels).To(HaveKeyWithValue(appsv1alpha1.LabelEnrolled, "true"))
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+		expectRestart(ctx, k8s, 1)
+	}, SpecTimeout(10*time.Minute))
+
+	It("upgrades to the second release: the manager and the daemons run it, the enrolled pod stays enrolled", func(ctx SpecContext) {
+		helm(ctx, "upgrade", releaseName, second.chart(), "--namespace", namespace, "--wait", "--timeout", "5m")
+		expectRunning(ctx, k8s, scrape, imageBase, second.version)
+		Expect(appPod(ctx, k8s).Labels).To(HaveKeyWithValue(appsv1alpha1.LabelEnrolled, "true"))
+		expectRestart(ctx, k8s, 2)
+	}, SpecTimeout(10*time.Minute))
+
+	It("uninstalls: Helm keeps the CRDs, deleting them and the namespace leaves nothing", func(ctx SpecContext) {
+		By("the release's objects, as Helm recorded them")
+		manifest = parse(helm(ctx, "get", "manifest", releaseName, "--namespace", namespace))
+		Expect(manifest).NotTo(BeEmpty())
+		kubectl(ctx, "delete", "namespace", appNS, "--wait=true", "--timeout=2m")
+
+		helm(ctx, "uninstall", releaseName, "--namespace", namespace, "--wait", "--timeout", "3m")
+		By("every object of the release is gone but the CRDs (helm.sh/resource-policy: keep), and the DaemonSet the manager made with them")
+		crds := 0
+		for _, o := range manifest {
+			if o.GetKind() == "CustomResourceDefinition" {
+				crds++
+				Expect(exists(ctx, k8s, o)).To(BeTrue(), "CRD %s is kept", o.GetName())
+				continue
+			}
+			Eventually(exists).WithContext(ctx).WithArguments(k8s, o).WithTimeout(2*time.Minute).
+				Should(BeFalse(), "%s %s/%s", o.GetKind(), o.GetNamespace(), o.GetName())
+		}
+		Expect(crds).To(Equal(4))
+		Eventually(exists).WithContext(ctx).WithArguments(k8s, object("apps/v1", "DaemonSet", namespace, daemonName)).
+			WithTimeout(2 * time.Minute).Should(BeFalse())
+		By("the admission policies the manager made stay with the CRDs that own them")
+		for _, o := range admissionPolicies() {
+			Expect(exists(ctx, k8s, o)).To(BeTrue(), "%s %s", o.GetKind(), o.GetName())
+		}
+
+		By("deleting the kept CRDs and the namespace, as docs/install.md says")
+		kubectl(ctx, "delete", "crd", "-l", "app.kubernetes.io/managed-by=Helm,app.kubernetes.io/instance="+releaseName,
+			"--wait=true", "--timeout=2m")
+		kubectl(ctx, "delete", "namespace", namespace, "--wait=true", "--timeout=2m")
+		leftovers := append(append([]*unstructured.Unstructured{}, manifest...), admissionPolicies()...)
+		leftovers = append(leftovers, object("v1", "Namespace", "", namespace), object("v1", "Namespace", "", appNS))
+		for _, o := range leftovers {
+			Eventually(exists).WithContext(ctx).WithArguments(k8s, o).WithTimeout(2*time.Minute).
+				Should(BeFalse(), "%s %s/%s", o.GetKind(), o.GetNamespace(), o.GetName())
+		}
+	}, SpecTimeout(10*time.Minute))
+})
+
+// expectRunning waits for the manager and the daemon DaemonSet the manager creates to run
+// version, from its image, and for each to say so: the build-info metric of every manager
+// replica and of the node's daemon, and the daemon's User-Agent, which the API server records as
+// the field manager of the daemon's Lease.
+func expectRunning(ctx SpecContext, k8s client.Client, scrape scraper, imageBase, version string) {
+	GinkgoHelper()
+	image := imageBase + ":v" + version
+	By("the manager and the daemons run " + image)
+	Eventually(func(g Gomega) {
+		var d appsv1.Deployment
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: managerName}, &d)).To(Succeed())
+		g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal(image))
+		g.Expect(d.Status.UpdatedReplicas).To(Equal(*d.Spec.Replicas))
+		g.Expect(d.Status.AvailableReplicas).To(Equal(*d.Spec.Replicas))
+		g.Expect(d.Status.Replicas).To(Equal(*d.Spec.Replicas), "old replicas gone")
+		var ds appsv1.DaemonSet
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: daemonName}, &ds)).To(Succeed())
+		g.Expect(ds.Spec.Template.Spec.Containers[0].Image).To(Equal(image))
+		g.Expect(ds.Status.ObservedGeneration).To(Equal(ds.Generation))
+		g.Expect(ds.Status.UpdatedNumberScheduled).To(Equal(ds.Status.DesiredNumberScheduled))
+		g.Expect(ds.Status.NumberAvailable).To(Equal(ds.Status.DesiredNumberScheduled))
+		g.Expect(ds.Status.DesiredNumberScheduled).To(BeNumerically(">", 0))
+	}).WithContext(ctx).WithTimeout(5 * time.Minute).Should(Succeed())
+
+	By("every manager replica and the daemon report version " + version + " in enhanced_liveness_build_info")
+	want := fmt.Sprintf(`version="%s"`, version)
+	Eventually(func(g Gomega) {
+		var pods corev1.PodList
+		g.Expect(k8s.List(ctx, &pods, client.InNamespace(namespace),
+			client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+		n := 0
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp != nil || p.Status.PodIP == "" {
+				continue
+			}
+			n++
+			g.Expect(buildInfo(g, scrape(g, fmt.Sprintf("https://%s:8443/metrics", p.Status.PodIP)))).To(ContainSubstring(want), p.Name)
+		}
+		g.Expect(n).To(BeNumerically(">", 0))
+		g.Expect(buildInfo(g, scrape(g, "https://127.0.0.1:10290/metrics"))).To(ContainSubstring(want), "daemon")
+	}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+
+	By("the daemon's Lease is written by enhanced-liveness-daemon (its User-Agent)")
+	var nodes corev1.NodeList
+	Expect(k8s.List(ctx, &nodes)).To(Succeed())
+	for _, n := range nodes.Items {
+		var lease coordinationv1.Lease
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "enhanced-liveness-daemon-" + n.Name}, &lease)).To(Succeed())
+		var managers []string
+		for _, m := range lease.ManagedFields {
+			managers = append(managers, m.Manager)
+		}
+		Expect(managers).To(ContainElement("enhanced-liveness-daemon"), "field managers of the Lease of node %s", n.Name)
+	}
+}
+
+// buildInfo is the enhanced_liveness_build_info line of a metrics text.
+func buildInfo(g Gomega, metrics string) string {
+	for _, l := range strings.Split(metrics, "\n") {
+		if strings.HasPrefix(l, "enhanced_liveness_build_info{") {
+			return l
+		}
+	}
+	g.Expect(metrics).To(ContainSubstring("enhanced_liveness_build_info{"))
+	return ""
+}
+
+// createApp deploys one replica of the e2e app, enrolled by the annotation, with a 1 s HTTP
+// liveness probe.
+func createApp(ctx context.Context, k8s client.Client) {
+	GinkgoHelper()
+	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNS}})).To(Succeed())
+	labels := map[string]string{"app": "web"}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: appNS},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels,
+					Annotations: map[string]string{appsv1alpha1.AnnotationEnabled: appsv1alpha1.TrueValue}},
+				Spec: corev1.PodSpec{
+					TerminationGracePeriodSeconds: ptr.To[int64](2),
+					Containers: []corev1.Container{{
+						Name: "app", Image: envOr("E2E_APP_IMAGE", "localhost/e2e-app:e2e"), ImagePullPolicy: corev1.PullNever,
+						Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+						LivenessProbe: &corev1.Probe{
+							ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}},
+							PeriodSeconds: 1, FailureThreshold: 3,
+						},
+					}},
+				},
+			},
+		},
+	}
+	Expect(k8s.Create(ctx, d)).To(Succeed())
+}
+
+func appPod(ctx context.Context, k8s client.Client) *corev1.Pod {
+	GinkgoHelper()
+	var pods corev1.PodList
+	Eventually(func(g Gomega) {
+		g.Expect(k8s.List(ctx, &pods, client.InNamespace(appNS), client.MatchingLabels{"app": "web"})).To(Succeed())
+		g.Expect(pods.Items).To(HaveLen(1))
+		g.Expect(pods.Items[0].Status.PodIP).NotTo(BeEmpty())
+	}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+	return &pods.Items[0]
+}
+
+// expectRestart makes the app's container hang (its /healthz fails until it restarts) and waits
+// for the operator to have restarted it the n-th time.
+func expectRestart(ctx SpecContext, k8s client.Client, n int32) {
+	GinkgoHelper()
+	By(fmt.Sprintf("the operator restarts the hung container (restart %d)", n))
+	pod := appPod(ctx, k8s)
+	Eventually(func(g Gomega) {
+		p := appPod(ctx, k8s)
+		g.Expect(p.Status.ContainerStatuses).To(HaveLen(1))
+		g.Expect(p.Status.ContainerStatuses[0].Ready).To(BeTrue())
+	}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+	postSick(pod.Status.PodIP)
+	Eventually(func(g Gomega) {
+		p := appPod(ctx, k8s)
+		g.Expect(p.Status.ContainerStatuses[0].RestartCount).To(BeNumerically(">=", n))
+	}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+	var crrs appsv1alpha1.ContainerRecreateRequestList
+	Expect(k8s.List(ctx, &crrs, client.InNamespace(appNS))).To(Succeed())
+	Expect(crrs.Items).NotTo(BeEmpty(), "the restart was the operator's: a ContainerRecreateRequest exists")
+}
+
+func admissionPolicies() []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, name := range []string{"enhanced-liveness-operator-pod-probe-immutable", "enhanced-liveness-operator-daemon-node-scope"} {
+		out = append(out,
+			object(admissionregistrationv1.SchemeGroupVersion.String(), "ValidatingAdmissionPolicy", "", name),
+			object(admissionregistrationv1.SchemeGroupVersion.String(), "ValidatingAdmissionPolicyBinding", "", name))
+	}
+	return out
+}
+
+func object(apiVersion, kind, ns, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	return u
+}
+
+func exists(ctx context.Context, k8s client.Client, o *unstructured.Unstructured) bool {
+	GinkgoHelper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(o.GroupVersionKind())
+	err := k8s.Get(ctx, client.ObjectKey{Namespace: o.GetNamespace(), Name: o.GetName()}, u)
+	if apierrors.IsNotFound(err) {
+		return false
+	}
+	Expect(err).NotTo(HaveOccurred())
+	return true
+}
+
+// parse reads a YAML stream (helm get manifest) into objects.
+func parse(yamlText string) []*unstructured.Unstructured {
+	GinkgoHelper()
+	d := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(yamlText), 4096)
+	var out []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		if err := d.Decode(&u.Object); err != nil {
+			Expect(err.Error()).To(Equal("EOF"))
+			return out
+		}
+		if len(u.Object) > 0 {
+			if u.GetNamespace() == "" && namespaced(u.GroupVersionKind()) {
+				u.SetNamespace(namespace)
+			}
+			out = append(out, u)
+		}
+	}
+}
+
+// namespaced tells the kinds of the chart that live in the release's namespace.
+func namespaced(gvk schema.GroupVersionKind) bool {
+	switch gvk.Kind {
+	case "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration",
+		"ValidatingWebhookConfiguration", "Namespace":
+		return false
+	}
+	return true
+}
+
+// dumpDiagnostics prints what a person would look at first when a spec failed.
+func dumpDiagnostics(ctx context.Context) {
+	for _, args := range [][]string{
+		{"get", "pods,deploy,ds,lease", "-n", namespace, "-o", "wide"},
+		{"logs", "-n", namespace, "-l", "control-plane=controller-manager", "--tail=60", "--prefix"},
+		{"get", "pods,crr", "-n", appNS, "-o", "wide"},
+		{"get", "events", "-n", appNS, "--sort-by=.lastTimestamp"},
+	} {
+		out, err := project.Run(exec.CommandContext(ctx, mustEnv("KUBECTL"), args...))
+		_, _ = fmt.Fprintf(GinkgoWriter, "\n===== kubectl %s\n%s\n", strings.Join(args, " "), out)
+		if err != nil {
+			_, _ = fmt.Fprintln(GinkgoWriter, err)
+		}
+	}
+}
+
+// cleanUp removes whatever a failed spec left (after a passing run there is nothing): the
+// release, its CRDs, both namespaces.
+func cleanUp(ctx SpecContext) {
+	for _, args := range [][]string{
+		{mustEnv("HELM"), "uninstall", releaseName, "--namespace", namespace, "--ignore-not-found", "--wait", "--timeout", "3m"},
+		{mustEnv("KUBECTL"), "delete", "crd", "-l", "app.kubernetes.io/instance=" + releaseName, "--ignore-not-found", "--wait=true"},
+		{mustEnv("KUBECTL"), "delete", "namespace", namespace, appNS, "--ignore-not-found", "--wait=true", "--timeout=2m"},
+	} {
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+mustEnv("KUBECONFIG"))
+		if out, err := project.Run(cmd); err != nil {
+			_, _ = fmt.Fprintf(GinkgoWriter, "cleanup: %v\n%s", err, out)
+		}
+	}
+}
+
+func make_(ctx context.Context, args ...string) {
+	GinkgoHelper()
+	out, err := project.Run(exec.CommandContext(ctx, "make", args...))
+	_, _ = fmt.Fprint(GinkgoWriter, out)
+	Expect(err).NotTo(HaveOccurred())
+}
+
+func helm(ctx context.Context, args ...string) string {
+	GinkgoHelper()
+	cmd := exec.CommandContext(ctx, mustEnv("HELM"), args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+mustEnv("KUBECONFIG"))
+	out, err := project.Run(cmd)
+	Expect(err).NotTo(HaveOccurred())
+	return out
+}
+
+func kubectl(ctx context.Context, args ...string) string {
+	GinkgoHelper()
+	out, err := project.Run(exec.CommandContext(ctx, mustEnv("KUBECTL"), args...))
+	Expect(err).NotTo(HaveOccurred())
+	return out
+}
