@@ -444,7 +444,7 @@ rm -f "$(1)" ;\
 GOBIN="$(LOCALBIN)" hack/progress.sh "go install $${package}" go install -v $${package} ;\
 mv "$(LOCALBIN)/$$(basename "$(1)")" "$(1)-$(3)" ;\
 } ;\
-ln -sf "$$(realpath "$(1)-$(3)")" "$(1)"
+ln -sf "$(1)-$(3)" "$(1)"
 endef
 
 define gomodver
