@@ -17,9 +17,13 @@ limitations under the License.
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"flag"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
 // parseFlags binds the manager's whole command line to a new flag set and parses args.
@@ -102,5 +106,35 @@ func TestWebhooksOffSkipsTheCertificateFlags(t *testing.T) {
 	t.Setenv("ENABLE_WEBHOOKS", "")
 	if _, err := parseFlags(t, "--cert-mode=none").resolve(); err == nil || !strings.HasPrefix(err.Error(), "--cert-mode:") {
 		t.Errorf("webhooks on: got %v, want a --cert-mode error", err)
+	}
+}
+
+// The manager logs for production unless told otherwise: JSON lines at info level; --zap-devel
+// gives the console encoder and debug.
+func TestManagerLogsJSONAtInfoByDefault(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		args      []string
+		json      bool
+		debugging bool
+	}{
+		{name: "default", json: true},
+		{name: "--zap-devel", args: []string{"--zap-devel"}, debugging: true},
+		{name: "--zap-log-level=debug", args: []string{"--zap-log-level=debug"}, json: true, debugging: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := parseFlags(t, c.args...)
+			var out bytes.Buffer
+			log := zap.New(zap.UseFlagOptions(&f.zap), zap.WriteTo(&out))
+			log.Info("an info line")
+			log.V(1).Info("a debug line")
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			if got := json.Valid([]byte(lines[0])); got != c.json {
+				t.Errorf("first line %q: JSON %v, want %v", lines[0], got, c.json)
+			}
+			if got := strings.Contains(out.String(), "a debug line"); got != c.debugging {
+				t.Errorf("debug line logged: %v, want %v (output %q)", got, c.debugging, out.String())
+			}
+		})
 	}
 }

@@ -17,10 +17,15 @@ limitations under the License.
 package daemonoptions
 
 import (
+	"bytes"
+	"encoding/json"
+	"flag"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
 )
@@ -87,5 +92,20 @@ func TestNames(t *testing.T) {
 		if !slices.Contains(names, want) {
 			t.Errorf("Names() = %v, missing %q", names, want)
 		}
+	}
+}
+
+// The daemon logs for production unless told otherwise: JSON lines at info level.
+func TestDaemonLogsJSONAtInfoByDefault(t *testing.T) {
+	o := Bind(flag.NewFlagSet("daemon", flag.ContinueOnError))
+	var out bytes.Buffer
+	log := zap.New(zap.UseFlagOptions(&o.Zap), zap.WriteTo(&out))
+	log.Info("an info line")
+	log.V(1).Info("a debug line")
+	if line, _, _ := strings.Cut(out.String(), "\n"); !json.Valid([]byte(line)) {
+		t.Errorf("first line %q is not JSON", line)
+	}
+	if strings.Contains(out.String(), "a debug line") {
+		t.Errorf("a debug line is logged by default: %q", out.String())
 	}
 }
