@@ -160,7 +160,7 @@ var _ = Describe("The Helm chart", Ordered, func() {
 			Eventually(exists).WithContext(ctx).WithArguments(k8s, o).WithTimeout(2*time.Minute).
 				Should(BeFalse(), "%s %s/%s", o.GetKind(), o.GetNamespace(), o.GetName())
 		}
-		Expect(crds).To(Equal(4))
+		Expect(crds).To(Equal(5))
 		Eventually(exists).WithContext(ctx).WithArguments(k8s, object("apps/v1", "DaemonSet", namespace, daemonName)).
 			WithTimeout(2 * time.Minute).Should(BeFalse())
 		By("the admission policies the manager made stay with the CRDs that own them")
@@ -313,7 +313,10 @@ func expectRestart(ctx SpecContext, k8s client.Client, n int32) {
 
 func admissionPolicies() []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
-	for _, name := range []string{"enhanced-liveness-operator-pod-probe-immutable", "enhanced-liveness-operator-daemon-node-scope"} {
+	for _, name := range []string{
+		"enhanced-liveness-operator-pod-probe-immutable", "enhanced-liveness-operator-daemon-node-scope",
+		"enhanced-liveness-operator-restart-holds",
+	} {
 		out = append(out,
 			object(admissionregistrationv1.SchemeGroupVersion.String(), "ValidatingAdmissionPolicy", "", name),
 			object(admissionregistrationv1.SchemeGroupVersion.String(), "ValidatingAdmissionPolicyBinding", "", name))

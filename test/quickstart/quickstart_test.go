@@ -129,10 +129,13 @@ func expectNothingLeft(ctx SpecContext, kubeconfig string) {
 		{v1("apiextensions.k8s.io", "CustomResourceDefinition"), "", "nodepodprobes.apps.enhancedliveness.io"},
 		{v1("apiextensions.k8s.io", "CustomResourceDefinition"), "", "containerrecreaterequests.apps.enhancedliveness.io"},
 		{v1("apiextensions.k8s.io", "CustomResourceDefinition"), "", "enhancedlivenesspolicies.policy.enhancedliveness.io"},
+		{v1("apiextensions.k8s.io", "CustomResourceDefinition"), "", "nodepodprobereports.apps.enhancedliveness.io"},
+		{v1("apiextensions.k8s.io", "CustomResourceDefinition"), "", "restartholds.policy.enhancedliveness.io"},
 		{v1(admission, "MutatingWebhookConfiguration"), "", "enhanced-liveness-operator-mutating-webhook-configuration"},
 		{v1(admission, "ValidatingWebhookConfiguration"), "", "enhanced-liveness-operator-validating-webhook-configuration"},
 		{v1(admission, "ValidatingAdmissionPolicy"), "", "enhanced-liveness-operator-pod-probe-immutable"},
 		{v1(admission, "ValidatingAdmissionPolicy"), "", "enhanced-liveness-operator-daemon-node-scope"},
+		{v1(admission, "ValidatingAdmissionPolicy"), "", "enhanced-liveness-operator-restart-holds"},
 	} {
 		Eventually(gone(o.gvk, o.namespace, o.name)).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
 	}
