@@ -25,7 +25,8 @@ import (
 )
 
 // The page holds exactly one quick start block, and it does what the page promises: push both
-// images, deploy with make and kubectl, enroll through the pod template, check, restart, remove.
+// images, deploy with make and kubectl, enroll through the pod template, check, restart, hold
+// restarts in a storm and end the hold, remove.
 func TestInstallPageBlock(t *testing.T) {
 	page, err := os.ReadFile("../../docs/install.md")
 	if err != nil {
@@ -39,7 +40,9 @@ func TestInstallPageBlock(t *testing.T) {
 		"make image-push IMG=$REGISTRY/", "make sample-image-push SAMPLE_IMG=$REGISTRY/", "make deploy IMG=",
 		"  template:\n    metadata:\n      labels: {app: hello}\n" +
 			"      annotations:\n        enhancedliveness.io/enabled: \"true\"",
-		"enhancedliveness\\.io/enrolled}'=true", "/app sick", "restartCount}'=1", "make undeploy",
+		"enhancedliveness\\.io/enrolled}'=true", "/app sick", "restartCount}'=1",
+		"kind: EnhancedLivenessPolicy", "--for=condition=StormDetected ", "get restartholds", "--for=condition=StormDetected=false",
+		"make undeploy",
 	} {
 		if !strings.Contains(block, want) {
 			t.Errorf("the quick start block has no %q:\n%s", want, block)
