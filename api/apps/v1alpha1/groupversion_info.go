@@ -15,8 +15,9 @@ limitations under the License.
 */
 
 // Package v1alpha1 contains API Schema definitions for the apps v1alpha1 API group: NodePodProbe
-// (the liveness probes of one node's enrolled pods and their results) and ContainerRecreateRequest
-// (a restart of containers of one pod, in place).
+// (the liveness probes of one node's enrolled pods, which its daemon runs), NodePodProbeReport
+// (their results, which the daemon writes) and ContainerRecreateRequest (a restart of containers
+// of one pod, in place).
 // +kubebuilder:object:generate=true
 // +groupName=apps.enhancedliveness.io
 package v1alpha1

@@ -15,7 +15,8 @@ limitations under the License.
 */
 
 // Package v1alpha1 contains API Schema definitions for the policy v1alpha1 API group:
-// EnhancedLivenessPolicy, which governs the restarts of the pods it selects in its namespace.
+// EnhancedLivenessPolicy, which governs the restarts of the pods it selects in its namespace, and
+// RestartHold, the manager's record of one hold of a workload's container.
 // +kubebuilder:object:generate=true
 // +groupName=policy.enhancedliveness.io
 package v1alpha1
