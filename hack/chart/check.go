@@ -129,7 +129,7 @@ func normalize(o map[string]any) {
 		if c["name"] != managerContainer {
 			continue
 		}
-		c["image"] = "<the release's image>"
+		c[keyImage] = "<the release's image>"
 		if args, ok := c["args"].([]any); ok {
 			c["args"] = canonicalArgs(args)
 		}

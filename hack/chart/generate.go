@@ -111,7 +111,7 @@ func template(o map[string]any) (file, text string, err error) {
 		prefix, suffix = "{{- if gt (int .Values.manager.replicas) 1 }}\n", "{{- end }}\n"
 	case kind == "ServiceAccount":
 		o[placeholder("PULL_SECRETS")] = ""
-		blocks["PULL_SECRETS"] = withBlock(".Values.imagePullSecrets", "imagePullSecrets", false)
+		blocks["PULL_SECRETS"] = withBlock(".Values.imagePullSecrets", "imagePullSecrets", asList)
 	}
 	b, err := yaml.Marshal(o)
 	if err != nil {
@@ -119,6 +119,15 @@ func template(o map[string]any) (file, text string, err error) {
 	}
 	return file, prefix + "---\n" + render(string(b), blocks) + suffix, nil
 }
+
+// The manager container's fields that come from values, in the order they are replaced.
+const (
+	keyImage     = "image"
+	keyResources = "resources"
+	keyEnv       = "env"
+)
+
+var managerContainerValues = []string{keyImage, "imagePullPolicy", "args", keyResources, keyEnv}
 
 // templateManager makes the manager Deployment's settings values: replicas, image, flags,
 // resources, environment, scheduling and pod metadata (values.yaml; their defaults render
@@ -136,18 +145,20 @@ func templateManager(d map[string]any, blocks map[string]block) error {
 	blocks["POD_LABELS"] = withItems(".Values.manager.podLabels")
 
 	pod := ensureMap(tmpl, "spec")
-	for _, f := range []struct{ key, value string }{
-		{"affinity", ".Values.manager.affinity"},
-		{"topologySpreadConstraints", ".Values.manager.topologySpreadConstraints"},
-		{"nodeSelector", ".Values.manager.nodeSelector"},
-		{"tolerations", ".Values.manager.tolerations"},
-		{"priorityClassName", ".Values.manager.priorityClassName"},
+	for _, f := range []struct {
+		key  string
+		form valueForm
+	}{
+		{"affinity", asMap},
+		{"topologySpreadConstraints", asList},
+		{"nodeSelector", asMap},
+		{"tolerations", asList},
+		{"priorityClassName", asString},
 	} {
 		delete(pod, f.key)
 		id := strings.ToUpper(f.key)
 		pod[placeholder(id)] = ""
-		blocks[id] = withBlock(f.value, f.key, f.key != "priorityClassName" && f.key != "tolerations" &&
-			f.key != "topologySpreadConstraints")
+		blocks[id] = withBlock(".Values.manager."+f.key, f.key, f.form)
 	}
 
 	containers, _ := pod["containers"].([]any)
@@ -160,16 +171,16 @@ func templateManager(d map[string]any, blocks map[string]block) error {
 	if c == nil {
 		return fmt.Errorf("%s: no container named %q in %s", defaultConfig, managerContainer, managerDeployment)
 	}
-	for _, k := range []string{"image", "imagePullPolicy", "args", "resources", "env"} {
+	for _, k := range managerContainerValues {
 		if _, ok := c[k]; !ok {
 			return fmt.Errorf("%s: the %s container of %s has no %s", defaultConfig, managerContainer, managerDeployment, k)
 		}
 	}
-	env, err := yaml.Marshal(c["env"])
+	env, err := yaml.Marshal(c[keyEnv])
 	if err != nil {
 		return err
 	}
-	for _, k := range []string{"image", "imagePullPolicy", "args", "resources", "env"} {
+	for _, k := range managerContainerValues {
 		delete(c, k)
 		c[placeholder("MANAGER_"+strings.ToUpper(k))] = ""
 	}
@@ -221,15 +232,26 @@ func escape(s string) string { return strings.ReplaceAll(s, "{{", `{{ "{{" }}`) 
 // line is a block of one line.
 func line(text string) block { return func(indent string) string { return indent + text } }
 
-// withBlock renders key: <value> when the value is set; a map or list is written as YAML below
-// the key, a string on the line.
-func withBlock(value, key string, isMap bool) block {
+// valueForm is how withBlock writes a value: a map or a list as YAML below its key, a string on
+// the key's line.
+type valueForm int
+
+const (
+	asMap valueForm = iota
+	asList
+	asString
+)
+
+// withBlock renders key: <value> when the value is set.
+func withBlock(value, key string, form valueForm) block {
 	return func(indent string) string {
-		body := indent + key + ":\n" + indent + "{{- toYaml . | nindent " + width(indent) + " }}"
-		if isMap {
+		var body string
+		switch form {
+		case asMap:
 			body = indent + key + ":\n" + indent + "{{- toYaml . | nindent " + width(indent+"  ") + " }}"
-		}
-		if key == "priorityClassName" {
+		case asList:
+			body = indent + key + ":\n" + indent + "{{- toYaml . | nindent " + width(indent) + " }}"
+		case asString:
 			body = indent + key + ": {{ . }}"
 		}
 		return indent + "{{- with " + value + " }}\n" + body + "\n" + indent + "{{- end }}"

@@ -49,53 +49,53 @@ func writeSchema() error {
 		return err
 	}
 	daemonFlags := daemonFlagSet()
-	s := object(map[string]any{
-		"global": map[string]any{"type": "object", "description": "Helm's values shared with subcharts (unused)."},
-		"image": object(map[string]any{
+	s := object(map[string]*schema{
+		"global": {Type: typeObject, Description: "Helm's values shared with subcharts (unused)."},
+		keyImage: object(map[string]*schema{
 			"repository": str("The operator image (manager and node daemon), without tag.", 1),
 			"tag":        str("The image tag; empty: v<appVersion>.", 0),
-			"digest": map[string]any{"type": "string", "pattern": "^(sha256:[a-f0-9]{64})?$",
-				"description": "The image digest (sha256:...); wins over the tag."},
-			"pullPolicy": map[string]any{"type": "string", "enum": []string{"Always", "IfNotPresent", "Never"},
-				"description": "imagePullPolicy of the manager (the daemon's: manager.flags.daemon-image-pull-policy)."},
+			"digest": {Type: typeString, Pattern: "^(sha256:[a-f0-9]{64})?$",
+				Description: "The image digest (sha256:...); wins over the tag."},
+			"pullPolicy": {Type: typeString, Enum: []string{"Always", "IfNotPresent", "Never"},
+				Description: "imagePullPolicy of the manager (the daemon's: manager.flags.daemon-image-pull-policy)."},
 		}),
-		"imagePullSecrets": map[string]any{"type": "array", "description": "Secrets of both ServiceAccounts (manager and daemon) to pull the image with.",
-			"items": object(map[string]any{"name": str("A Secret in the release's namespace.", 1)}, "name")},
-		"crds": object(map[string]any{
+		"imagePullSecrets": {Type: typeArray, Description: "Secrets of both ServiceAccounts (manager and daemon) to pull the image with.",
+			Items: object(map[string]*schema{"name": str("A Secret in the release's namespace.", 1)}, "name")},
+		"crds": object(map[string]*schema{
 			"install": boolean("Install and upgrade the CRDs with the chart."),
 			"keep":    boolean("Keep the CRDs (and so every policy and request) when the release is uninstalled."),
 		}),
-		"manager": object(map[string]any{
-			"replicas": map[string]any{"type": "integer", "minimum": 1,
-				"description": "Manager replicas: all serve the webhooks, the elected leader runs the controllers."},
-			"size": map[string]any{"type": "string", "enum": sizes,
-				"description": "Resources preset by enrolled pods in the cluster (manager.sizes, docs/install.md#sizing)."},
-			"sizes": object(map[string]any{
+		"manager": object(map[string]*schema{
+			"replicas": {Type: "integer", Minimum: new(1),
+				Description: "Manager replicas: all serve the webhooks, the elected leader runs the controllers."},
+			"size": {Type: typeString, Enum: sizes,
+				Description: "Resources preset by enrolled pods in the cluster (manager.sizes, docs/install.md#sizing)."},
+			"sizes": object(map[string]*schema{
 				"small": resources(), "medium": resources(), "large": resources(), "xlarge": resources(),
 			}),
-			"resources":                 resources(),
+			keyResources:                resources(),
 			"flags":                     flagsSchema(managerFlags, "Flags of the manager (docs/reference.md#manager-flags): passed as --name=value; null leaves a flag out."),
-			"env":                       map[string]any{"type": "array", "items": map[string]any{"type": "object"}, "description": "Extra environment of the manager container."},
+			keyEnv:                      {Type: typeArray, Items: &schema{Type: typeObject}, Description: "Extra environment of the manager container."},
 			"podAnnotations":            stringMap("Annotations of the manager's pods."),
 			"podLabels":                 stringMap("Labels of the manager's pods, besides its selector's."),
 			"nodeSelector":              stringMap("nodeSelector of the manager's pods."),
-			"affinity":                  map[string]any{"type": "object", "description": "affinity of the manager's pods."},
-			"tolerations":               map[string]any{"type": "array", "description": "tolerations of the manager's pods."},
-			"topologySpreadConstraints": map[string]any{"type": "array", "description": "topologySpreadConstraints of the manager's pods."},
+			"affinity":                  {Type: typeObject, Description: "affinity of the manager's pods."},
+			"tolerations":               {Type: typeArray, Description: "tolerations of the manager's pods."},
+			"topologySpreadConstraints": {Type: typeArray, Description: "topologySpreadConstraints of the manager's pods."},
 			"priorityClassName":         str("priorityClassName of the manager's pods.", 0),
 		}),
-		"daemon": object(map[string]any{
+		"daemon": object(map[string]*schema{
 			"flags": flagsSchema(daemonFlags, "Flags of every node daemon (docs/reference.md#daemon-flags), passed by the manager (--daemon-arg=--name=value); null leaves a flag out."),
-			"resources": map[string]any{"type": "object", "additionalProperties": false,
-				"description": "Requests and limits of the daemon container (--daemon-requests, --daemon-limits); a key left out keeps the manager's default, {} means none.",
-				"properties":  map[string]any{"requests": daemonQuantities(), "limits": daemonQuantities()}},
+			keyResources: {Type: typeObject, AdditionalProperties: false,
+				Description: "Requests and limits of the daemon container (--daemon-requests, --daemon-limits); a key left out keeps the manager's default, {} means none.",
+				Properties:  map[string]*schema{"requests": daemonQuantities(), "limits": daemonQuantities()}},
 		}),
-		"networkPolicy": object(map[string]any{
+		"networkPolicy": object(map[string]*schema{
 			"enabled": boolean("NetworkPolicies that admit only the webhook port and, from namespaces labelled metrics: enabled, the metrics port."),
 		}),
 	})
-	s["$schema"] = "https://json-schema.org/draft-07/schema#"
-	s["title"] = "Values of the enhanced-liveness-operator chart"
+	s.Schema = "https://json-schema.org/draft-07/schema#"
+	s.Title = "Values of the enhanced-liveness-operator chart"
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
@@ -139,10 +139,10 @@ func daemonFlagSet() map[string]flagusage.Flag {
 	return flags
 }
 
-func flagsSchema(flags map[string]flagusage.Flag, description string) map[string]any {
-	props := map[string]any{}
+func flagsSchema(flags map[string]flagusage.Flag, description string) *schema {
+	props := map[string]*schema{}
 	for name, f := range flags {
-		typ := "string"
+		typ := typeString
 		switch f.Type {
 		case "":
 			typ = "boolean"
@@ -155,47 +155,66 @@ func flagsSchema(flags map[string]flagusage.Flag, description string) map[string
 		if f.Default != "" {
 			d += " (default " + f.Default + ")"
 		}
-		props[name] = map[string]any{"type": []string{typ, "null"}, "description": d}
+		props[name] = &schema{Type: []string{typ, "null"}, Description: d}
 	}
-	return map[string]any{"type": "object", "additionalProperties": false, "description": description, "properties": props}
+	return &schema{Type: typeObject, AdditionalProperties: false, Description: description, Properties: props}
 }
 
-func object(props map[string]any, required ...string) map[string]any {
-	o := map[string]any{"type": "object", "additionalProperties": false, "properties": props}
-	if len(required) > 0 {
-		o["required"] = required
-	}
-	return o
+// schema is a node of a JSON Schema (draft-07), with the keywords values.schema.json uses. The
+// fields are in the order of their names, as encoding/json writes a map's keys.
+type schema struct {
+	Schema string `json:"$schema,omitempty"`
+	// AdditionalProperties is false, or the schema of every other property.
+	AdditionalProperties any                `json:"additionalProperties,omitempty"`
+	Description          string             `json:"description,omitempty"`
+	Enum                 []string           `json:"enum,omitempty"`
+	Items                *schema            `json:"items,omitempty"`
+	MinLength            int                `json:"minLength,omitempty"`
+	Minimum              *int               `json:"minimum,omitempty"`
+	Pattern              string             `json:"pattern,omitempty"`
+	Properties           map[string]*schema `json:"properties,omitempty"`
+	PropertyNames        *schema            `json:"propertyNames,omitempty"`
+	Required             []string           `json:"required,omitempty"`
+	Title                string             `json:"title,omitempty"`
+	// Type is a type name, or a list of them.
+	Type any `json:"type,omitempty"`
 }
 
-func str(description string, minLength int) map[string]any {
-	s := map[string]any{"type": "string", "description": description}
-	if minLength > 0 {
-		s["minLength"] = minLength
-	}
-	return s
+// The JSON Schema types named more than once.
+const (
+	typeObject = "object"
+	typeString = "string"
+	typeArray  = "array"
+)
+
+func object(props map[string]*schema, required ...string) *schema {
+	return &schema{Type: typeObject, AdditionalProperties: false, Properties: props, Required: required}
 }
 
-func boolean(description string) map[string]any {
-	return map[string]any{"type": "boolean", "description": description}
+func str(description string, minLength int) *schema {
+	return &schema{Type: typeString, Description: description, MinLength: minLength}
 }
 
-func stringMap(description string) map[string]any {
-	return map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}, "description": description}
+func boolean(description string) *schema {
+	return &schema{Type: "boolean", Description: description}
 }
 
-func quantities() map[string]any {
-	return map[string]any{"type": "object", "additionalProperties": map[string]any{"type": []string{"string", "number"}}}
+func stringMap(description string) *schema {
+	return &schema{Type: typeObject, AdditionalProperties: &schema{Type: typeString}, Description: description}
+}
+
+func quantities() *schema {
+	return &schema{Type: typeObject, AdditionalProperties: &schema{Type: []string{typeString, "number"}}}
 }
 
 // daemonQuantities are the resources --daemon-requests and --daemon-limits accept.
-func daemonQuantities() map[string]any {
+func daemonQuantities() *schema {
 	q := quantities()
-	q["propertyNames"] = map[string]any{"enum": []string{"cpu", "memory", "ephemeral-storage"}}
+	q.PropertyNames = &schema{Enum: []string{"cpu", "memory", "ephemeral-storage"}}
 	return q
 }
 
-func resources() map[string]any {
-	return map[string]any{"type": "object", "additionalProperties": false,
-		"properties": map[string]any{"requests": quantities(), "limits": quantities()}}
+func resources() *schema {
+	return &schema{Type: typeObject, AdditionalProperties: false,
+		Properties: map[string]*schema{"requests": quantities(), "limits": quantities()}}
 }

@@ -97,7 +97,7 @@ func Parse(usage string) (map[string]Flag, error) {
 		cur.Usage = u
 		flags[cur.Name] = *cur
 	}
-	for _, line := range strings.Split(usage, "\n") {
+	for line := range strings.SplitSeq(usage, "\n") {
 		if m := usageFlag.FindStringSubmatch(line); m != nil {
 			flush()
 			cur = &Flag{Name: m[1], Type: m[2]}

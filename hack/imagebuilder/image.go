@@ -47,7 +47,7 @@ func parsePlatforms(s string) ([]platform, error) {
 }
 
 func platformList(ps []platform) string {
-	var s []string
+	s := make([]string, 0, len(ps))
 	for _, p := range ps {
 		s = append(s, p.String())
 	}

@@ -45,9 +45,12 @@ type image struct {
 	bundle bool
 }
 
+// pauseImage is the name and the repository of the local node's sandbox image.
+const pauseImage = "pause"
+
 var images = map[string]image{
-	"pause": {
-		repo:       "pause",
+	pauseImage: {
+		repo:       pauseImage,
 		binaries:   map[string]string{"/pause": "./hack/local-cluster/pause"},
 		entrypoint: []string{"/pause"},
 	},
@@ -110,7 +113,7 @@ func parseFlags() (options, []string, error) {
 	flag.Parse()
 	names := flag.Args()
 	if len(names) == 0 {
-		names = []string{"pause", "operator", "app"}
+		names = []string{pauseImage, "operator", "app"}
 	}
 	var err error
 	if o.platforms, err = parsePlatforms(platforms); err != nil {
