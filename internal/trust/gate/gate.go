@@ -104,82 +104,14 @@ type unknownKey struct {
 func (g *Gate) Filter(entries []appsv1alpha1.PodProbe, pods map[types.UID]*corev1.Pod, keys signature.KeySet) ([]appsv1alpha1.PodProbe, time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.Clock == nil {
-		g.Clock = clock.RealClock{}
-	}
-	wait := g.UnknownKeyWait
-	if wait <= 0 {
-		wait = DefaultUnknownKeyWait
-	}
-	now := g.Clock.Now()
+	p := g.newPass(keys)
 	var out []appsv1alpha1.PodProbe
-	var retry time.Duration
-	seen := map[refusalKey]string{}
-	unknown := map[unknownKey]time.Time{}
-	counts := map[string]float64{}
-	verified := map[verifiedSeal]sealedContext{}
-	sealKey := func(pod *corev1.Pod) verifiedSeal {
-		return verifiedSeal{pod.UID, pod.Annotations[appsv1alpha1.AnnotationProbeContextSeal],
-			pod.Annotations[probecontext.AnnotationKey(pod.Annotations)]}
-	}
-	verify := func(pod *corev1.Pod) error {
-		k := sealKey(pod)
-		if v, ok := g.verified[k]; ok {
-			if _, trusted := keys[v.keyID]; trusted {
-				verified[k] = v
-				return nil
-			}
-		}
-		id, err := signature.VerifySeal(keys, pod)
-		if err == nil {
-			verified[k] = sealedContext{keyID: id}
-		}
-		return err
-	}
-	decodeOnce := func(pod *corev1.Pod) (probecontext.Context, error) {
-		k := sealKey(pod)
-		if v := verified[k]; v.pctx.Key != "" {
-			return v.pctx, nil
-		}
-		pctx, err := decode(pod)
-		if v, ok := verified[k]; ok && err == nil {
-			v.pctx = pctx
-			verified[k] = v
-		}
-		return pctx, err
-	}
 	for i := range entries {
 		pp := &entries[i]
 		pod := pods[pp.UID]
-		accepted, refused := check(pp, pod, verify, decodeOnce)
+		accepted, refused := check(pp, pod, p.verify, p.decodeOnce)
 		for _, r := range refused {
-			if r.Cause == CauseUnknownKey {
-				k := unknownKey{pp.UID, pod.Annotations[appsv1alpha1.AnnotationProbeContextSeal]}
-				since, ok := g.unknownSince[k]
-				if !ok {
-					since = now
-				}
-				unknown[k] = since
-				if left := wait - now.Sub(since); left > 0 {
-					retry = minPositive(retry, left)
-				} else {
-					r.Pending = false
-				}
-			}
-			n := len(pp.Probes)
-			if r.Probe != "" {
-				n = 1
-			}
-			counts[r.Cause] += float64(n)
-			key := refusalKey{pp.UID, r.Probe}
-			if r.Pending {
-				continue
-			}
-			seen[key] = r.Cause
-			if g.refused[key] != r.Cause {
-				Refusals.WithLabelValues(r.Cause).Add(float64(n))
-				g.report(pod, r)
-			}
+			p.refuse(pp, pod, r)
 		}
 		if len(accepted) > 0 {
 			e := *pp
@@ -187,12 +119,111 @@ func (g *Gate) Filter(entries []appsv1alpha1.PodProbe, pods map[types.UID]*corev
 			out = append(out, e)
 		}
 	}
-	g.refused, g.unknownSince, g.verified = seen, unknown, verified
+	// What this pass saw replaces what the gate remembered: a pod or seal gone is forgotten.
+	g.refused, g.unknownSince, g.verified = p.seen, p.unknown, p.verified
 	Refused.Reset()
-	for cause, n := range counts {
+	for cause, n := range p.counts {
 		Refused.WithLabelValues(cause).Set(n)
 	}
-	return out, retry
+	return out, p.retry
+}
+
+// pass is what one Filter call learns about the refusals, unknown keys and verified seals.
+type pass struct {
+	g     *Gate
+	keys  signature.KeySet
+	now   time.Time
+	wait  time.Duration
+	retry time.Duration
+
+	seen     map[refusalKey]string
+	unknown  map[unknownKey]time.Time
+	counts   map[string]float64
+	verified map[verifiedSeal]sealedContext
+}
+
+func (g *Gate) newPass(keys signature.KeySet) *pass {
+	if g.Clock == nil {
+		g.Clock = clock.RealClock{}
+	}
+	wait := g.UnknownKeyWait
+	if wait <= 0 {
+		wait = DefaultUnknownKeyWait
+	}
+	return &pass{
+		g: g, keys: keys, now: g.Clock.Now(), wait: wait,
+		seen:     map[refusalKey]string{},
+		unknown:  map[unknownKey]time.Time{},
+		counts:   map[string]float64{},
+		verified: map[verifiedSeal]sealedContext{},
+	}
+}
+
+func sealKey(pod *corev1.Pod) verifiedSeal {
+	return verifiedSeal{pod.UID, pod.Annotations[appsv1alpha1.AnnotationProbeContextSeal],
+		pod.Annotations[probecontext.AnnotationKey(pod.Annotations)]}
+}
+
+// verify checks the pod's seal, trusting an earlier verification while its key is still trusted.
+func (p *pass) verify(pod *corev1.Pod) error {
+	k := sealKey(pod)
+	if v, ok := p.g.verified[k]; ok {
+		if _, trusted := p.keys[v.keyID]; trusted {
+			p.verified[k] = v
+			return nil
+		}
+	}
+	id, err := signature.VerifySeal(p.keys, pod)
+	if err == nil {
+		p.verified[k] = sealedContext{keyID: id}
+	}
+	return err
+}
+
+// decodeOnce decodes a verified pod's probe context once per seal.
+func (p *pass) decodeOnce(pod *corev1.Pod) (probecontext.Context, error) {
+	k := sealKey(pod)
+	if v := p.verified[k]; v.pctx.Key != "" {
+		return v.pctx, nil
+	}
+	pctx, err := decode(pod)
+	if v, ok := p.verified[k]; ok && err == nil {
+		v.pctx = pctx
+		p.verified[k] = v
+	}
+	return pctx, err
+}
+
+// refuse counts a refusal and tells it once; an unknown key stays pending (untold, retried) for
+// the gate's wait from its first sighting.
+func (p *pass) refuse(pp *appsv1alpha1.PodProbe, pod *corev1.Pod, r Refusal) {
+	if r.Cause == CauseUnknownKey {
+		k := unknownKey{pp.UID, pod.Annotations[appsv1alpha1.AnnotationProbeContextSeal]}
+		since, ok := p.g.unknownSince[k]
+		if !ok {
+			since = p.now
+		}
+		p.unknown[k] = since
+		if left := p.wait - p.now.Sub(since); left > 0 {
+			p.retry = minPositive(p.retry, left)
+		} else {
+			r.Pending = false
+		}
+	}
+	n := len(pp.Probes)
+	if r.Probe != "" {
+		n = 1
+	}
+	p.counts[r.Cause] += float64(n)
+	if r.Pending {
+		return
+	}
+	key := refusalKey{pp.UID, r.Probe}
+	p.seen[key] = r.Cause
+	if p.g.refused[key] != r.Cause {
+		Refusals.WithLabelValues(r.Cause).Add(float64(n))
+		p.g.report(pod, r)
+	}
 }
 
 // report sends the Warning event of a refusal on the pod (none when the daemon knows no such pod).
