@@ -46,52 +46,10 @@ func enroll(pod *corev1.Pod) (enrolled bool, warnings []string, err error) {
 	if len(errs) > 0 {
 		return false, nil, invalid(pod, wrap("", errs))
 	}
-	var cerrs []containerError
-	inAnnotation := make(map[string]bool, len(pctx.Entries))
 	annPath := probecontext.AnnotationPath(pctx.Key)
-	for i, e := range pctx.Entries {
-		inAnnotation[e.Name] = true
-		p := annPath.Index(i)
-		pc, ok := podutil.FindRestartable(&pod.Spec, e.Name)
-		if !ok {
-			cerrs = append(cerrs, wrap(e.Name, field.ErrorList{field.Invalid(p.Child("name"), e.Name,
-				"must be the name of a container or of a restartable init container of the pod")})...)
-			continue
-		}
-		if !podutil.RestartedAfterStop(&pod.Spec, pc) {
-			// The creator asked for something that cannot work: say so rather than drop it.
-			cerrs = append(cerrs, wrap(e.Name, field.ErrorList{field.Invalid(p.Child("name"), e.Name,
-				"cannot be probed by the operator: "+notRestartedReason(pod, pc)+
-					"; keep its livenessProbe in the container spec")})...)
-			continue
-		}
-		lp := e.LivenessProbe.DeepCopy()
-		probecontext.SetDefaults(lp)
-		cerrs = append(cerrs, wrap(e.Name, probecontext.ValidateLiveness(lp, pc.Container, p.Child("livenessProbe")))...)
-	}
-
-	var moves []move
-	for _, pc := range podutil.RestartableContainers(&pod.Spec) {
-		c := pc.Container
-		if c.LivenessProbe == nil {
-			continue
-		}
-		path := pc.Path.Child("livenessProbe")
-		if inAnnotation[c.Name] {
-			cerrs = append(cerrs, wrap(c.Name, field.ErrorList{field.Forbidden(path,
-				fmt.Sprintf("the container already has a liveness probe in annotation %s", pctx.Key))})...)
-			continue
-		}
-		if !podutil.RestartedAfterStop(&pod.Spec, pc) {
-			warnings = append(warnings, fmt.Sprintf("container %q keeps its native livenessProbe and is not enrolled in "+
-				"enhanced liveness: %s", c.Name, notRestartedReason(pod, pc)))
-			continue
-		}
-		lp := c.LivenessProbe.DeepCopy()
-		probecontext.SetDefaults(lp)
-		cerrs = append(cerrs, wrap(c.Name, probecontext.ValidateLiveness(lp, c, path))...)
-		moves = append(moves, move{c, lp})
-	}
+	cerrs := checkAnnotated(pod, pctx)
+	moves, warnings, merrs := nativeMoves(pod, pctx)
+	cerrs = append(cerrs, merrs...)
 	if len(cerrs) > 0 {
 		return false, warnings, invalid(pod, cerrs)
 	}
@@ -138,6 +96,65 @@ func enroll(pod *corev1.Pod) (enrolled bool, warnings []string, err error) {
 	}
 	pod.Labels[appsv1alpha1.LabelEnrolled] = appsv1alpha1.TrueValue
 	return true, warnings, nil
+}
+
+// checkAnnotated validates the probes the creator wrote into the probe-context annotation: each
+// names a container the kubelet starts again after a CRI stop and is a valid liveness probe.
+func checkAnnotated(pod *corev1.Pod, pctx probecontext.Context) []containerError {
+	var cerrs []containerError
+	annPath := probecontext.AnnotationPath(pctx.Key)
+	for i, e := range pctx.Entries {
+		p := annPath.Index(i)
+		pc, ok := podutil.FindRestartable(&pod.Spec, e.Name)
+		if !ok {
+			cerrs = append(cerrs, wrap(e.Name, field.ErrorList{field.Invalid(p.Child("name"), e.Name,
+				"must be the name of a container or of a restartable init container of the pod")})...)
+			continue
+		}
+		if !podutil.RestartedAfterStop(&pod.Spec, pc) {
+			// The creator asked for something that cannot work: say so rather than drop it.
+			cerrs = append(cerrs, wrap(e.Name, field.ErrorList{field.Invalid(p.Child("name"), e.Name,
+				"cannot be probed by the operator: "+notRestartedReason(pod, pc)+
+					"; keep its livenessProbe in the container spec")})...)
+			continue
+		}
+		lp := e.LivenessProbe.DeepCopy()
+		probecontext.SetDefaults(lp)
+		cerrs = append(cerrs, wrap(e.Name, probecontext.ValidateLiveness(lp, pc.Container, p.Child("livenessProbe")))...)
+	}
+	return cerrs
+}
+
+// nativeMoves lists the native liveness probes to move into the annotation, defaulted and
+// validated; a container the kubelet does not start again after a CRI stop keeps its probe, with
+// a warning, and one that also has an annotated probe is an error.
+func nativeMoves(pod *corev1.Pod, pctx probecontext.Context) (moves []move, warnings []string, cerrs []containerError) {
+	inAnnotation := make(map[string]bool, len(pctx.Entries))
+	for _, e := range pctx.Entries {
+		inAnnotation[e.Name] = true
+	}
+	for _, pc := range podutil.RestartableContainers(&pod.Spec) {
+		c := pc.Container
+		if c.LivenessProbe == nil {
+			continue
+		}
+		path := pc.Path.Child("livenessProbe")
+		if inAnnotation[c.Name] {
+			cerrs = append(cerrs, wrap(c.Name, field.ErrorList{field.Forbidden(path,
+				fmt.Sprintf("the container already has a liveness probe in annotation %s", pctx.Key))})...)
+			continue
+		}
+		if !podutil.RestartedAfterStop(&pod.Spec, pc) {
+			warnings = append(warnings, fmt.Sprintf("container %q keeps its native livenessProbe and is not enrolled in "+
+				"enhanced liveness: %s", c.Name, notRestartedReason(pod, pc)))
+			continue
+		}
+		lp := c.LivenessProbe.DeepCopy()
+		probecontext.SetDefaults(lp)
+		cerrs = append(cerrs, wrap(c.Name, probecontext.ValidateLiveness(lp, c, path))...)
+		moves = append(moves, move{c, lp})
+	}
+	return moves, warnings, cerrs
 }
 
 // move is a native liveness probe the webhook moves into the probe context.
