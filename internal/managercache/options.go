@@ -42,8 +42,7 @@ type Config struct {
 	// daemon's DaemonSet and the daemons' Leases live there.
 	OperatorNamespace string
 	// Strip drops from cached objects what the manager never reads: managedFields of every
-	// object, of enrolled pods everything StripPod drops and of NodePodProbes the probe handlers
-	// (StripNodePodProbe) (--strip-cached-objects).
+	// object and of enrolled pods everything StripPod drops (--strip-cached-objects).
 	Strip bool
 }
 
@@ -56,9 +55,9 @@ type Config struct {
 //   - ValidatingAdmissionPolicies and their bindings: only the ones the manager keeps in shape;
 //   - ConfigMaps: only the trust ConfigMap of public keys the manager keeps for the daemons.
 //
-// NodePodProbes are cached without their probe handlers (StripNodePodProbe). Every other kind is
-// cached whole, managedFields stripped: NodePodProbeReports (one per node; a report holds only
-// what is not passing), requests, policies, workloads.
+// Every other kind is cached whole, managedFields stripped: NodePodProbes (they name pods only),
+// NodePodProbeReports (one per node; a report holds only what is not passing), requests,
+// policies, workloads.
 //
 // Cached objects are never written back: an update from a stripped copy would clear what was
 // dropped.
@@ -68,20 +67,17 @@ func Options(c Config) cache.Options {
 	pods := cache.ByObject{
 		Label: labels.SelectorFromSet(labels.Set{appsv1alpha1.LabelEnrolled: appsv1alpha1.TrueValue}),
 	}
-	var npps cache.ByObject
 	var strip toolscache.TransformFunc
 	if c.Strip {
 		pods.Transform = StripPod
-		npps.Transform = StripNodePodProbe
 		strip = cache.TransformStripManagedFields()
 	}
 	return cache.Options{
 		DefaultTransform: strip,
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}:                pods,
-			&appsv1alpha1.NodePodProbe{}: npps,
-			&appsv1.DaemonSet{}:          {Namespaces: operatorNamespace, Label: managed},
-			&coordinationv1.Lease{}:      {Namespaces: operatorNamespace},
+			&corev1.Pod{}:           pods,
+			&appsv1.DaemonSet{}:     {Namespaces: operatorNamespace, Label: managed},
+			&coordinationv1.Lease{}: {Namespaces: operatorNamespace},
 			&admissionregistrationv1.ValidatingAdmissionPolicy{}:        {Label: managed},
 			&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}: {Label: managed},
 			&corev1.ConfigMap{}: {Namespaces: operatorNamespace,

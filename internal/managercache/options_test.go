@@ -25,8 +25,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-
-	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
 
 func TestOptions(t *testing.T) {
@@ -55,13 +53,11 @@ func TestOptions(t *testing.T) {
 				by["bindings"] = o
 			case *corev1.ConfigMap:
 				by["configmaps"] = o
-			case *appsv1alpha1.NodePodProbe:
-				by["nodepodprobes"] = o
 			}
 		}
-		// Pods, NodePodProbes, the DaemonSet, the Leases, the admission policies and their
-		// bindings, the trust ConfigMap.
-		if len(by) != 7 || len(opts.ByObject) != 7 {
+		// Pods, the DaemonSet, the Leases, the admission policies and their bindings, the trust
+		// ConfigMap.
+		if len(by) != 6 || len(opts.ByObject) != 6 {
 			t.Fatalf("strip=%v: ByObject has %d entries: %v", strip, len(opts.ByObject), opts.ByObject)
 		}
 		if l := by["pods"].Label; l == nil || l.String() != "enhancedliveness.io/enrolled=true" {
@@ -81,8 +77,8 @@ func TestOptions(t *testing.T) {
 			}
 		}
 		if !strip {
-			if by["pods"].Transform != nil || by["nodepodprobes"].Transform != nil {
-				t.Errorf("strip=false: pods or NodePodProbes are transformed")
+			if by["pods"].Transform != nil {
+				t.Errorf("strip=false: pods are transformed")
 			}
 			continue
 		}

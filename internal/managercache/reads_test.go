@@ -47,6 +47,8 @@ var readsLivePods = map[string]string{
 	module + "/internal/webhook/apps/v1alpha1.probeGrace": "a native probe's grace period: a cached pod is " +
 		"used only when every container's probe is in the probe-context annotation (graceKnown), and then " +
 		"the native probe was moved there by the pod webhook; otherwise the pod was read live",
+	module + "/internal/daemonnodes.Excluded": "the pod webhook's pod being admitted (PodDefaulter.unserved): " +
+		"its node selection, which the cache drops, is read only from the admission request",
 }
 
 // TestManagerReadsOnlyKeptPodFields reads the manager's code (go/types) and fails on any read of a

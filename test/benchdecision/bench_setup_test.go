@@ -183,7 +183,9 @@ func setup(ctx context.Context) error {
 				owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID,
 					Controller: ptr.To(true)}
 				podName := fmt.Sprintf("%s-%02d", name, i)
-				p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: podName, Labels: l,
+				// The probe context as the pod webhook writes it: the decision reads the probes there.
+				a := map[string]string{appsv1alpha1.AnnotationProbeContext: `[{"name":"app","livenessProbe":{"httpGet":{"path":"/healthz","port":8080}}}]`}
+				p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: podName, Labels: l, Annotations: a,
 					OwnerReferences: []metav1.OwnerReference{owner}},
 					Spec: corev1.PodSpec{NodeName: node, Containers: tmpl.Spec.Containers}}
 				if err := c.Create(ctx, p); err != nil {
@@ -219,11 +221,7 @@ func setup(ctx context.Context) error {
 			if podNode[p.UID] != node {
 				continue
 			}
-			httpGet := &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}
-			npp.Spec.PodProbes = append(npp.Spec.PodProbes, appsv1alpha1.PodProbe{
-				Name: p.Name, Namespace: p.Namespace, UID: p.UID,
-				Probes: []appsv1alpha1.ContainerProbe{{Name: p.Name + "-app", ContainerName: "app",
-					Probe: corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: httpGet}}}}})
+			npp.Spec.PodProbes = append(npp.Spec.PodProbes, appsv1alpha1.PodProbe{Name: p.Name, Namespace: p.Namespace, UID: p.UID})
 		}
 		if err := c.Create(ctx, npp); err != nil {
 			return err

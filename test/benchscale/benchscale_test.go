@@ -24,9 +24,7 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
@@ -142,9 +140,7 @@ func TestWatcherCheck(t *testing.T) {
 		npp := &appsv1alpha1.NodePodProbe{}
 		npp.Name = l.nodeName(3)
 		for _, p := range wt.expected[3] {
-			npp.Spec.PodProbes = append(npp.Spec.PodProbes, appsv1alpha1.PodProbe{Name: p.name, Namespace: p.ns, UID: p.uid,
-				IP: p.ip, Probes: []appsv1alpha1.ContainerProbe{{Name: p.name + "-app", ContainerName: "app",
-					Probe: corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(appPort)}}}}}})
+			npp.Spec.PodProbes = append(npp.Spec.PodProbes, appsv1alpha1.PodProbe{Name: p.name, Namespace: p.ns, UID: p.uid})
 		}
 		return npp
 	}
@@ -153,13 +149,8 @@ func TestWatcherCheck(t *testing.T) {
 	}
 	for name, spoil := range map[string]func(*appsv1alpha1.NodePodProbe){
 		"missing pod": func(n *appsv1alpha1.NodePodProbe) { n.Spec.PodProbes = n.Spec.PodProbes[1:] },
-		"wrong IP":    func(n *appsv1alpha1.NodePodProbe) { n.Spec.PodProbes[0].IP = "10.9.9.9" },
-		"named port": func(n *appsv1alpha1.NodePodProbe) {
-			n.Spec.PodProbes[0].Probes[0].Probe.HTTPGet.Port = intstr.FromString("http")
-		},
-		"foreign pod":  func(n *appsv1alpha1.NodePodProbe) { n.Spec.PodProbes[0].UID = "other" },
-		"no probe":     func(n *appsv1alpha1.NodePodProbe) { n.Spec.PodProbes[0].Probes = nil },
-		"wrong target": func(n *appsv1alpha1.NodePodProbe) { n.Spec.PodProbes[0].Probes[0].ContainerName = "proxy" },
+		"foreign pod": func(n *appsv1alpha1.NodePodProbe) { n.Spec.PodProbes[0].UID = "other" },
+		"wrong name":  func(n *appsv1alpha1.NodePodProbe) { n.Spec.PodProbes[0].Name += "x" },
 	} {
 		npp := good()
 		spoil(npp)

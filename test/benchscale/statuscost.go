@@ -175,20 +175,13 @@ func podStatusPatch(ctx context.Context, c client.Client) (int, func(int) error,
 }
 
 // nodePodProbe is the spec the mapping controller writes for pods pods of a typical web
-// Deployment (one HTTP liveness probe each, defaults spelled out as the mapping writes them).
+// Deployment (one HTTP liveness probe each, in container app).
 func nodePodProbe(name string, pods int) *appsv1alpha1.NodePodProbe {
 	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	probe := corev1.Probe{
-		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080),
-			Scheme: corev1.URISchemeHTTP}},
-		PeriodSeconds: 10, FailureThreshold: 3, TimeoutSeconds: 1, SuccessThreshold: 1,
-	}
 	for i := range pods {
-		name := fmt.Sprintf("web-7c9d5b8f4d-%05d", i)
 		npp.Spec.PodProbes = append(npp.Spec.PodProbes, appsv1alpha1.PodProbe{
-			Name: name, Namespace: appName, UID: types.UID(fmt.Sprintf("0e4b3c4e-%04d-4f5e-9a1b-2c3d4e5f6a7b", i)),
-			IP:     fmt.Sprintf("10.0.%d.%d", i/250, i%250+1),
-			Probes: []appsv1alpha1.ContainerProbe{{Name: name + "-app", ContainerName: "app", Probe: probe}},
+			Name: fmt.Sprintf("web-7c9d5b8f4d-%05d", i), Namespace: appName,
+			UID: types.UID(fmt.Sprintf("0e4b3c4e-%04d-4f5e-9a1b-2c3d4e5f6a7b", i)),
 		})
 	}
 	return npp
@@ -197,7 +190,7 @@ func nodePodProbe(name string, pods int) *appsv1alpha1.NodePodProbe {
 // podState is what the daemon reports for pod i: Succeeded, or Failed with the prober's message.
 func podState(npp *appsv1alpha1.NodePodProbe, i int, failed bool) appsv1alpha1.PodProbeStatus {
 	p := npp.Spec.PodProbes[i]
-	st := appsv1alpha1.ContainerProbeState{Name: p.Probes[0].Name, ContainerID: "containerd://" + strings.Repeat("7f", 32),
+	st := appsv1alpha1.ContainerProbeState{Name: p.Name + "-app", ContainerID: "containerd://" + strings.Repeat("7f", 32),
 		State: appsv1alpha1.ProbeSucceeded, LastProbeTime: metav1.Now(), LastTransitionTime: metav1.Now()}
 	if failed {
 		st.State, st.Message = appsv1alpha1.ProbeFailed, "HTTP probe failed with statuscode: 500"

@@ -17,9 +17,6 @@ limitations under the License.
 package v1alpha1
 
 import (
-	"fmt"
-
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -55,23 +52,6 @@ func ValidatePodProbe(pp *PodProbe, path *field.Path) field.ErrorList {
 	if pp.UID == "" {
 		errs = append(errs, field.Required(path.Child("uid"), ""))
 	}
-	probesPath := path.Child("probes")
-	switch n := len(pp.Probes); {
-	case n == 0:
-		errs = append(errs, field.Required(probesPath, "must have at least 1 item"))
-	case n > MaxProbesPerPod:
-		errs = append(errs, field.TooMany(probesPath, n, MaxProbesPerPod))
-	}
-	for i := range pp.Probes {
-		p := &pp.Probes[i]
-		at := probesPath.Index(i)
-		errs = append(errs, validateLength(at.Child("name"), p.Name, MaxProbeNameLength)...)
-		errs = append(errs, validateLength(at.Child("containerName"), p.ContainerName, MaxContainerNameLength)...)
-		if n := countHandlers(&p.Probe); n != 1 {
-			errs = append(errs, field.Invalid(at.Child("probe"), fmt.Sprintf("%d handlers", n),
-				"probe must have exactly one handler: exec, httpGet, tcpSocket or grpc"))
-		}
-	}
 	return errs
 }
 
@@ -84,14 +64,4 @@ func validateLength(path *field.Path, value string, maxLen int) field.ErrorList 
 		return field.ErrorList{field.TooLong(path, "", maxLen)}
 	}
 	return nil
-}
-
-func countHandlers(p *corev1.Probe) int {
-	n := 0
-	for _, set := range []bool{p.Exec != nil, p.HTTPGet != nil, p.TCPSocket != nil, p.GRPC != nil} {
-		if set {
-			n++
-		}
-	}
-	return n
 }

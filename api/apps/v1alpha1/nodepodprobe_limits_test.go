@@ -23,7 +23,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 )
@@ -101,20 +100,14 @@ func diffLimits(got, want map[string]int) []string {
 // controller and the daemon check against: a marker changed without its constant (or a new one
 // without a constant) fails here. The NodePodProbe holds the spec, its report the results.
 func TestNodePodProbeCRDLimitsAreTheConstants(t *testing.T) {
-	const pp, pr = ".spec.podProbes[]", ".spec.podProbes[].probes[]"
+	const pp = ".spec.podProbes[]"
 	spec := map[string]int{
-		".spec.podProbes maxItems":      MaxPodProbesPerNode,
-		pp + ".name minLength":          1,
-		pp + ".name maxLength":          MaxPodNameLength,
-		pp + ".namespace minLength":     1,
-		pp + ".namespace maxLength":     MaxNamespaceLength,
-		pp + ".uid minLength":           1,
-		pp + ".probes minItems":         1,
-		pp + ".probes maxItems":         MaxProbesPerPod,
-		pr + ".name minLength":          1,
-		pr + ".name maxLength":          MaxProbeNameLength,
-		pr + ".containerName minLength": 1,
-		pr + ".containerName maxLength": MaxContainerNameLength,
+		".spec.podProbes maxItems":  MaxPodProbesPerNode,
+		pp + ".name minLength":      1,
+		pp + ".name maxLength":      MaxPodNameLength,
+		pp + ".namespace minLength": 1,
+		pp + ".namespace maxLength": MaxNamespaceLength,
+		pp + ".uid minLength":       1,
 	}
 	results := map[string]int{
 		".status.podProbeStatuses maxItems":                          MaxPodProbesPerNode,
@@ -132,50 +125,28 @@ func TestNodePodProbeCRDLimitsAreTheConstants(t *testing.T) {
 }
 
 func TestValidatePodProbe(t *testing.T) {
-	exec := corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}
-	probes := func(n int) []ContainerProbe {
-		out := make([]ContainerProbe, n)
-		for i := range out {
-			out[i] = ContainerProbe{Name: fmt.Sprintf("web-c%d", i), ContainerName: fmt.Sprintf("c%d", i), Probe: exec}
-		}
-		return out
-	}
-	valid := func() PodProbe {
-		return PodProbe{Name: "web", Namespace: "shop", UID: "u1", Probes: probes(1)}
-	}
 	tests := []struct {
 		name   string
 		edit   func(*PodProbe)
 		errors []string
 	}{
 		{name: "valid", edit: func(*PodProbe) {}},
-		{name: "64 probes", edit: func(p *PodProbe) { p.Probes = probes(MaxProbesPerPod) }},
-		{name: "65 probes", edit: func(p *PodProbe) { p.Probes = probes(65) },
-			errors: []string{"spec.podProbes[3].probes: Too many: 65: must have at most 64 items"}},
-		{name: "no probes", edit: func(p *PodProbe) { p.Probes = nil },
-			errors: []string{"spec.podProbes[3].probes: Required value: must have at least 1 item"}},
+		{name: "longest names", edit: func(p *PodProbe) {
+			p.Name, p.Namespace = strings.Repeat("a", MaxPodNameLength), strings.Repeat("n", MaxNamespaceLength)
+		}},
 		{name: "empty names and uid", edit: func(p *PodProbe) { p.Name, p.Namespace, p.UID = "", "", "" },
 			errors: []string{"spec.podProbes[3].name: Required value", "spec.podProbes[3].namespace: Required value",
 				"spec.podProbes[3].uid: Required value"}},
 		{name: "long names", edit: func(p *PodProbe) {
 			p.Name, p.Namespace = strings.Repeat("a", 254), strings.Repeat("n", 64)
-			p.Probes[0].ContainerName = strings.Repeat("c", 64)
-			p.Probes[0].Name = strings.Repeat("a", 254) + "-" + strings.Repeat("c", 63)
 		}, errors: []string{
 			"spec.podProbes[3].name: Too long: may not be more than 253 bytes",
 			"spec.podProbes[3].namespace: Too long: may not be more than 63 bytes",
-			"spec.podProbes[3].probes[0].name: Too long: may not be more than 317 bytes",
-			"spec.podProbes[3].probes[0].containerName: Too long: may not be more than 63 bytes",
 		}},
-		{name: "no handler", edit: func(p *PodProbe) { p.Probes[0].Probe = corev1.Probe{} },
-			errors: []string{`spec.podProbes[3].probes[0].probe: Invalid value: "0 handlers": probe must have exactly one handler`}},
-		{name: "two handlers", edit: func(p *PodProbe) {
-			p.Probes[0].Probe.TCPSocket = &corev1.TCPSocketAction{}
-		}, errors: []string{`spec.podProbes[3].probes[0].probe: Invalid value: "2 handlers"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := valid()
+			p := PodProbe{Name: "web", Namespace: "shop", UID: "u1"}
 			tt.edit(&p)
 			errs := ValidatePodProbe(&p, field.NewPath("spec", "podProbes").Index(3))
 			if len(errs) != len(tt.errors) {

@@ -17,20 +17,26 @@ limitations under the License.
 package v1alpha1
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// NodePodProbeSpec lists the liveness probes the node daemon must run on one node.
-// It is written by the manager's probe-mapping controller; people should not edit it.
+// NodePodProbeSpec names the enrolled pods whose liveness probes the node daemon must run on one
+// node. It is written by the manager's probe-mapping controller; people should not edit it.
+//
+// It names pods only: the daemon reads each pod's probes from the pod itself, from the probe
+// context the pod webhook admitted and the manager sealed for that pod (the containers the
+// operator probes, named ports resolved, the pod IP from its status). So an entry's size does not
+// grow with what a pod enrolls, and no namespace can fill the object (docs/performance.md).
 type NodePodProbeSpec struct {
 	// Every list of a NodePodProbe is atomic: each has one writer that writes it whole from a map
 	// (unique by construction), and per-entry field ownership made managedFields half the object,
 	// which the API server re-processes on every status write of the node (docs/development.md).
 
-	// podProbes holds one entry per enrolled pod bound to this node, one per pod UID.
+	// podProbes holds one entry per enrolled pod bound to this node, one per pod UID. When the
+	// node has more enrolled pods than it holds, pods of the namespace with the most entries on
+	// the node are left out (condition Mapped).
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1000
 	// +optional
@@ -38,7 +44,9 @@ type NodePodProbeSpec struct {
 	PodProbes []PodProbe `json:"podProbes,omitempty"`
 }
 
-// PodProbe is the set of liveness probes of one pod.
+// PodProbe names one enrolled pod whose liveness probes the node daemon runs. Its probes are
+// those of the pod's sealed probe context, one per container the operator probes, named
+// "<pod>-<container>".
 type PodProbe struct {
 	// name of the pod.
 	// +kubebuilder:validation:MinLength=1
@@ -57,39 +65,6 @@ type PodProbe struct {
 	// +kubebuilder:validation:MinLength=1
 	// +required
 	UID types.UID `json:"uid"`
-
-	// ip is the pod IP that HTTP, TCP and gRPC probes dial when the probe names no host.
-	// +optional
-	IP string `json:"ip,omitempty"`
-
-	// probes holds one liveness probe per container, one per probe name.
-	// +listType=atomic
-	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=64
-	// +required
-	Probes []ContainerProbe `json:"probes"`
-}
-
-// ContainerProbe is one liveness probe of one container.
-type ContainerProbe struct {
-	// name identifies the probe within the pod; it is stable for the life of the pod
-	// (by convention "<pod>-<container>").
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=317
-	// +required
-	Name string `json:"name"`
-
-	// containerName is the container the probe checks.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=63
-	// +required
-	ContainerName string `json:"containerName"`
-
-	// probe is the container's original livenessProbe, with named ports resolved to numbers.
-	// It has exactly one handler: exec, httpGet, tcpSocket or grpc.
-	// +kubebuilder:validation:XValidation:rule="[has(self.exec), has(self.httpGet), has(self.tcpSocket), has(self.grpc)].filter(x, x).size() == 1",message="probe must have exactly one handler: exec, httpGet, tcpSocket or grpc"
-	// +required
-	Probe corev1.Probe `json:"probe"`
 }
 
 // NodePodProbeStatus is written by the manager. The node daemon's results are in the
@@ -97,7 +72,9 @@ type ContainerProbe struct {
 type NodePodProbeStatus struct {
 	// conditions: Mapped is False while the API server refuses the spec the manager computed for
 	// the node, whose enrolled pods are then not probed as they should be (each gets a Warning
-	// event). A NodePodProbe whose spec was never refused has none.
+	// event), and while the node has more enrolled pods than spec.podProbes holds (reason
+	// PodsLeftOut: the message names the namespace whose pods were left out and how many). A
+	// NodePodProbe whose spec was never refused nor cut has none.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -115,16 +92,20 @@ const (
 	ReasonSpecWritten = "SpecWritten"
 	// ReasonWriteRefused: the API server refused the spec; the message has its error.
 	ReasonWriteRefused = "WriteRefused"
+	// ReasonPodsLeftOut: the node has more enrolled pods than a NodePodProbe holds; pods of the
+	// namespace with the most entries on the node were left out (the message says which and how
+	// many), each with a LivenessProbeNotMapped Warning event.
+	ReasonPodsLeftOut = "PodsLeftOut"
 )
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=npp
 // +kubebuilder:printcolumn:name="Generation",type=integer,JSONPath=`.metadata.generation`,description="Spec generation: the NodePodProbeReport's Probed column reaches it once the daemon has probed this spec"
-// +kubebuilder:printcolumn:name="Mapped",type=string,JSONPath=`.status.conditions[?(@.type=="Mapped")].status`,description="False while the API server refuses the spec the manager computed; empty when it never refused one"
+// +kubebuilder:printcolumn:name="Mapped",type=string,JSONPath=`.status.conditions[?(@.type=="Mapped")].status`,description="False while the API server refuses the spec the manager computed or pods were left out; empty when neither happened"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
-// NodePodProbe lists the liveness probes of the enrolled pods on one node (its name is the
+// NodePodProbe names the enrolled pods whose liveness probes run on one node (its name is the
 // node's name). The node's daemon reports their results in the NodePodProbeReport of the same
 // name, which this object owns.
 // +operator-sdk:csv:customresourcedefinitions:displayName="Node Pod Probe",resources={{Pod,v1,pods}}
@@ -135,7 +116,7 @@ type NodePodProbe struct {
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 
-	// spec lists the probes to run, written by the manager.
+	// spec names the pods to probe, written by the manager.
 	// +optional
 	Spec NodePodProbeSpec `json:"spec,omitzero"`
 

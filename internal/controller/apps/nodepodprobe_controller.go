@@ -19,6 +19,9 @@ package apps
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,8 +50,8 @@ import (
 // NodePodProbe is written once for all of them.
 const DefaultMappingBatchDelay = 500 * time.Millisecond
 
-// NodePodProbeReconciler keeps one NodePodProbe per node listing the liveness probes of the
-// enrolled pods bound to it. The reconcile key is the node, so many pod events make one write.
+// NodePodProbeReconciler keeps one NodePodProbe per node naming the enrolled pods bound to it
+// whose liveness probes its daemon runs. The reconcile key is the node, so many pod events make one write.
 // It writes only the spec (and the Mapped condition), and creates the node's NodePodProbeReport:
 // the results have one writer, the node's daemon, which drops the states of pods that left the
 // spec itself. The object is deleted only when its node is gone; its report goes with it.
@@ -104,7 +107,7 @@ func (r *NodePodProbeReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		log.V(1).Info("probe-context signing key not loaded yet; waiting")
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
-	desired, problems := desiredPodProbes(pods.Items, r.trust(keys))
+	desired, problems, leftOut := desiredPodProbes(pods.Items, r.trust(keys))
 	for _, p := range problems {
 		r.Recorder.Eventf(p.pod, nil, corev1.EventTypeWarning, p.reason, "MapProbe", "%s", p.message)
 	}
@@ -135,7 +138,7 @@ func (r *NodePodProbeReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		if err := r.Create(ctx, npp); err != nil {
 			return r.refused(ctx, node, nil, desired, err)
 		}
-	case managercache.SpecDigest(npp) != managercache.PodProbesDigest(desired):
+	case !slices.Equal(npp.Spec.PodProbes, desired):
 		// The spec has one writer (this controller, one reconcile per node at a time) and is
 		// recomputed whole from the pods, so a merge patch that replaces spec.podProbes needs no
 		// optimistic lock: a cache that lags behind our last write cannot make it conflict or lose
@@ -151,7 +154,20 @@ func (r *NodePodProbeReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err := r.ensureReport(ctx, npp); err != nil {
 		return ctrl.Result{}, err
 	}
+	if len(leftOut) > 0 {
+		return ctrl.Result{}, r.setMapped(ctx, npp, metav1.ConditionFalse, appsv1alpha1.ReasonPodsLeftOut, leftOutMessage(leftOut))
+	}
 	return ctrl.Result{}, r.setMapped(ctx, npp, metav1.ConditionTrue, appsv1alpha1.ReasonSpecWritten, "")
+}
+
+// leftOutMessage says, for the Mapped condition, which namespaces had pods left out and how many.
+func leftOutMessage(leftOut map[string]int) string {
+	parts := make([]string, 0, len(leftOut))
+	for _, ns := range slices.Sorted(maps.Keys(leftOut)) {
+		parts = append(parts, fmt.Sprintf("%d pods of namespace %s", leftOut[ns], ns))
+	}
+	return fmt.Sprintf("the node has more enrolled pods than a NodePodProbe holds (%d); the namespace with the most "+
+		"entries on the node gives up pods first: %s are not probed", appsv1alpha1.MaxPodProbesPerNode, strings.Join(parts, ", "))
 }
 
 func newNodePodProbe(nodeName string, nodeUID types.UID) *appsv1alpha1.NodePodProbe {

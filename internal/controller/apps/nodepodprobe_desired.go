@@ -19,13 +19,13 @@ package apps
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 )
 
@@ -41,101 +41,103 @@ type mappingProblem struct {
 	message string
 }
 
-// desiredPodProbes computes the spec.podProbes of one node from the pods bound to it: every
-// enrolled, running (not finished, not terminating) pod with an IP whose probe context trusted
-// accepts (its seal verifies), one probe per container entry of its probe context, with named ports resolved and
-// defaults explicit. Pods are sorted by namespace, name and UID so that equal input gives an
-// equal spec.
-func desiredPodProbes(pods []corev1.Pod, trusted func(*corev1.Pod) error) ([]appsv1alpha1.PodProbe, []mappingProblem) {
-	var out []appsv1alpha1.PodProbe
+// desiredPodProbes computes the spec.podProbes of one node from the pods bound to it: an entry
+// naming each enrolled, running (not finished, not terminating) pod with an IP whose probe
+// context trusted accepts (its seal verifies) and gives at least one probe
+// (probecontext.ProbesOf; the daemon reads the probes from the pod). Entries are sorted by
+// namespace, name and UID so that equal input gives an equal spec. leftOut counts, by namespace,
+// the pods that did not fit (capPods).
+func desiredPodProbes(pods []corev1.Pod, trusted func(*corev1.Pod) error) (out []appsv1alpha1.PodProbe, problems []mappingProblem, leftOut map[string]int) {
 	var from []*corev1.Pod // from[i] is the pod of out[i]
-	var problems []mappingProblem
 	for i := range pods {
 		pod := &pods[i]
-		if !mapped(pod) {
+		if !mapped(pod) || trusted(pod) != nil {
 			continue
 		}
-		if trusted(pod) != nil {
+		probes, bad, err := probecontext.PodProbes(pod)
+		if err != nil {
+			problems = append(problems, notMapped(pod, "probe context annotation: "+err.Error()))
 			continue
 		}
-		pctx, errs := probecontext.FromAnnotations(pod.Annotations)
-		if len(errs) > 0 {
-			problems = append(problems, notMapped(pod, "probe context annotation: "+errs.ToAggregate().Error()))
-			continue
-		}
-		var probes []appsv1alpha1.ContainerProbe
-		for _, e := range pctx.Entries {
-			pc, ok := podutil.FindRestartable(&pod.Spec, e.Name)
-			if !ok {
-				problems = append(problems, notMapped(pod, fmt.Sprintf("probe context names container %q, which the pod does not have", e.Name)))
-				continue
-			}
-			if !podutil.RestartedAfterStop(&pod.Spec, pc) {
-				// Enrolled by an earlier version: a restart through a CRI stop would leave it stopped.
-				problems = append(problems, notMapped(pod, fmt.Sprintf("container %q has restart policy %s: the kubelet would not "+
-					"start it again after the operator stopped it (re-create the pod to give it back its native livenessProbe)",
-					e.Name, podutil.EffectiveRestartPolicy(&pod.Spec, pc.Container))))
-				continue
-			}
-			resolved, err := probecontext.Resolve(e.LivenessProbe, pc.Container)
-			if err != nil {
-				problems = append(problems, notMapped(pod, err.Error()))
-				continue
-			}
-			probes = append(probes, appsv1alpha1.ContainerProbe{
-				Name: probecontext.ProbeName(pod.Name, e.Name), ContainerName: e.Name, Probe: *resolved,
-			})
+		for _, b := range bad {
+			problems = append(problems, notMapped(pod, b.Message))
 		}
 		if len(probes) == 0 {
 			continue
 		}
-		entry := appsv1alpha1.PodProbe{
-			Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, IP: pod.Status.PodIP, Probes: probes,
+		if len(probes) > appsv1alpha1.MaxProbesPerPod { // the pod webhook keeps such pods native
+			problems = append(problems, notMapped(pod, fmt.Sprintf("the pod has %d liveness probes; a NodePodProbeReport "+
+				"lists at most %d per pod (re-create it: the pod webhook then leaves it its native livenessProbe)",
+				len(probes), appsv1alpha1.MaxProbesPerPod)))
+			continue
 		}
+		entry := appsv1alpha1.PodProbe{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID}
 		// One entry the API server would refuse must not block the node's other pods: it is
-		// left out, loudly (the pod webhook keeps such pods native; this one got past it).
+		// left out, loudly (the API server's own limits on pods make this unreachable).
 		if errs := appsv1alpha1.ValidatePodProbe(&entry, field.NewPath("spec", "podProbes[]")); len(errs) > 0 {
 			problems = append(problems, notMapped(pod, "the NodePodProbe schema would refuse the pod's entry: "+
-				errs.ToAggregate().Error()+"; the pod is not probed (re-create it: the pod webhook then leaves it its native livenessProbe)"))
+				errs.ToAggregate().Error()+"; the pod is not probed"))
 			continue
 		}
 		out = append(out, entry)
 		from = append(from, pod)
 	}
-	out, problems = capPods(out, from, problems)
+	out, dropped := capPods(out, from, appsv1alpha1.MaxPodProbesPerNode)
+	for _, pod := range dropped {
+		problems = append(problems, notMapped(pod, fmt.Sprintf("the node has more than %d enrolled pods, a NodePodProbe holds "+
+			"at most %d (spec.podProbes: maxItems %d), and namespace %s has the most of them on the node: some of its pods are not probed",
+			appsv1alpha1.MaxPodProbesPerNode, appsv1alpha1.MaxPodProbesPerNode, appsv1alpha1.MaxPodProbesPerNode, pod.Namespace)))
+		if leftOut == nil {
+			leftOut = map[string]int{}
+		}
+		leftOut[pod.Namespace]++
+	}
 	slices.SortFunc(out, func(a, b appsv1alpha1.PodProbe) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.UID, b.UID))
 	})
-	return out, problems
+	return out, problems, leftOut
 }
 
-// capPods keeps at most MaxPodProbesPerNode entries, the pods created first: a node with more
-// enrolled pods than a NodePodProbe holds still has the others probed, and the newest, left
-// out, are reported.
-func capPods(out []appsv1alpha1.PodProbe, from []*corev1.Pod, problems []mappingProblem) ([]appsv1alpha1.PodProbe, []mappingProblem) {
-	if len(out) <= appsv1alpha1.MaxPodProbesPerNode {
-		return out, problems
+// capPods keeps at most limit entries. While there are too many, a pod of the namespace with the
+// most entries left is dropped (ties: the namespace named first), its newest pod first: the
+// namespace that takes the most of the node's share loses pods, never another, and the node's
+// other pods stay probed. dropped are the pods left out.
+func capPods(out []appsv1alpha1.PodProbe, from []*corev1.Pod, limit int) (kept []appsv1alpha1.PodProbe, dropped []*corev1.Pod) {
+	if len(out) <= limit {
+		return out, nil
 	}
-	order := make([]int, len(out))
-	for i := range order {
-		order[i] = i
+	byNS := map[string][]int{} // the entries of each namespace, newest last
+	for i, pod := range from {
+		byNS[pod.Namespace] = append(byNS[pod.Namespace], i)
 	}
-	slices.SortFunc(order, func(a, b int) int {
-		pa, pb := from[a], from[b]
-		return cmp.Or(pa.CreationTimestamp.Compare(pb.CreationTimestamp.Time),
-			cmp.Compare(pa.Namespace, pb.Namespace), cmp.Compare(pa.Name, pb.Name), cmp.Compare(pa.UID, pb.UID))
-	})
-	kept := make([]appsv1alpha1.PodProbe, 0, appsv1alpha1.MaxPodProbesPerNode)
-	for n, i := range order {
-		if n < appsv1alpha1.MaxPodProbesPerNode {
-			kept = append(kept, out[i])
+	for _, idx := range byNS {
+		slices.SortFunc(idx, func(a, b int) int {
+			pa, pb := from[a], from[b]
+			return cmp.Or(pa.CreationTimestamp.Compare(pb.CreationTimestamp.Time), cmp.Compare(pa.Name, pb.Name), cmp.Compare(pa.UID, pb.UID))
+		})
+	}
+	namespaces := slices.Sorted(maps.Keys(byNS))
+	drop := make([]bool, len(out))
+	for n := len(out); n > limit; n-- {
+		most := namespaces[0]
+		for _, ns := range namespaces[1:] {
+			if len(byNS[ns]) > len(byNS[most]) {
+				most = ns
+			}
+		}
+		idx := byNS[most]
+		drop[idx[len(idx)-1]] = true
+		byNS[most] = idx[:len(idx)-1]
+	}
+	kept = make([]appsv1alpha1.PodProbe, 0, limit)
+	for i := range out {
+		if drop[i] {
+			dropped = append(dropped, from[i])
 			continue
 		}
-		problems = append(problems, notMapped(from[i], fmt.Sprintf("the node has more than %d enrolled pods and a "+
-			"NodePodProbe holds at most %d (spec.podProbes: maxItems %d); the pods created last are not probed",
-			appsv1alpha1.MaxPodProbesPerNode, appsv1alpha1.MaxPodProbesPerNode, appsv1alpha1.MaxPodProbesPerNode)))
+		kept = append(kept, out[i])
 	}
-	return kept, problems
+	return kept, dropped
 }
 
 func notMapped(pod *corev1.Pod, message string) mappingProblem {

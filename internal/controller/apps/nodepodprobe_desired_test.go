@@ -24,7 +24,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
@@ -47,13 +46,13 @@ func TestDesiredPodProbes(t *testing.T) {
 	cases := []struct {
 		name     string
 		pods     []corev1.Pod
-		want     []string // "name/uid@ip:probe=port"
+		want     []string // "name/uid"
 		problems int
 		reason   string // of every problem, when set
 		message  string // in every problem, when set
 	}{
 		{name: "mapped, sorted, port resolved", pods: []corev1.Pod{unitPod("b", "2", "10.0.0.2", nil), unitPod("a", "1", "10.0.0.1", nil)},
-			want: []string{"a/1@10.0.0.1:a-web=8080", "b/2@10.0.0.2:b-web=8080"}},
+			want: []string{"a/1", "b/2"}},
 		{name: "no IP", pods: []corev1.Pod{unitPod("a", "1", "", nil)}},
 		{name: "succeeded", pods: []corev1.Pod{unitPod("a", "1", "ip", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded })}},
 		{name: "failed", pods: []corev1.Pod{unitPod("a", "1", "ip", func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed })}},
@@ -70,10 +69,10 @@ func TestDesiredPodProbes(t *testing.T) {
 			problems: 1},
 		{name: "kruise key", pods: []corev1.Pod{unitPod("a", "1", "ip", func(p *corev1.Pod) {
 			p.Annotations = map[string]string{appsv1alpha1.AnnotationKruiseProbeContext: `[{"name":"web","livenessProbe":{"tcpSocket":{"port":9}}}]`}
-		})}, want: []string{"a/1@ip:a-web=9"}},
+		})}, want: []string{"a/1"}},
 		{name: "not sealed: nothing of the pod is mapped, silently (the seal controller reports it)", pods: []corev1.Pod{
 			unitPod("a", "1", "ip", func(p *corev1.Pod) { p.Annotations["untrusted"] = "" }), unitPod("b", "2", "ip", nil)},
-			want: []string{"b/2@ip:b-web=8080"}},
+			want: []string{"b/2"}},
 		{name: "regular container of an OnFailure pod enrolled earlier", pods: []corev1.Pod{unitPod("a", "1", "ip", func(p *corev1.Pod) {
 			p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
 		})}, problems: 1, reason: ReasonNotMapped},
@@ -82,20 +81,19 @@ func TestDesiredPodProbes(t *testing.T) {
 			p.Spec.InitContainers = []corev1.Container{{Name: "proxy", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)}}
 			p.Annotations[appsv1alpha1.AnnotationProbeContext] = `[{"name":"proxy","livenessProbe":{"tcpSocket":{"port":7}}},` +
 				`{"name":"web","livenessProbe":{"tcpSocket":{"port":8}}}]`
-		})}, want: []string{"a/1@ip:a-proxy=7"}, problems: 1, reason: ReasonNotMapped},
-		{name: "a pod with more probes than the schema allows is left out, its neighbour is mapped", pods: []corev1.Pod{
+		})}, want: []string{"a/1"}, problems: 1, reason: ReasonNotMapped},
+		{name: "a pod with more probes than its report may list is left out, its neighbour is mapped", pods: []corev1.Pod{
 			widePodUnit("a", "1", appsv1alpha1.MaxProbesPerPod+1), unitPod("b", "2", "ip", nil)},
-			want: []string{"b/2@ip:b-web=8080"}, problems: 1, reason: ReasonNotMapped,
-			message: "the NodePodProbe schema would refuse the pod's entry: spec.podProbes[].probes: Too many: 65: must have at most 64 items"},
-		{name: "the longest probe name the API allows (253-byte pod, 63-byte container) is mapped", pods: []corev1.Pod{
+			want: []string{"b/2"}, problems: 1, reason: ReasonNotMapped,
+			message: "the pod has 65 liveness probes; a NodePodProbeReport lists at most 64 per pod"},
+		{name: "the longest names the API allows (253-byte pod, 63-byte container) are mapped", pods: []corev1.Pod{
 			unitPod(strings.Repeat("a", 253), "1", "ip", func(p *corev1.Pod) {
 				p.Spec.Containers[0].Name = strings.Repeat("w", 63)
 				p.Annotations[appsv1alpha1.AnnotationProbeContext] = `[{"name":"` + strings.Repeat("w", 63) + `","livenessProbe":{"tcpSocket":{"port":7}}}]`
 			}), unitPod("b", "2", "ip", nil)},
-			want: []string{strings.Repeat("a", 253) + "/1@ip:" + strings.Repeat("a", 253) + "-" + strings.Repeat("w", 63) + "=7",
-				"b/2@ip:b-web=8080"}},
+			want: []string{strings.Repeat("a", 253) + "/1", "b/2"}},
 		{name: "64 probes are mapped", pods: []corev1.Pod{widePodUnit("a", "1", appsv1alpha1.MaxProbesPerPod)},
-			want: wideWant("a", "1", appsv1alpha1.MaxProbesPerPod)},
+			want: []string{"a/1"}},
 	}
 	// The trust check itself is TestTrust's; here a marker annotation stands for a bad signature.
 	trusted := func(p *corev1.Pod) error {
@@ -106,18 +104,13 @@ func TestDesiredPodProbes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, problems := desiredPodProbes(tc.pods, trusted)
+			got, problems, leftOut := desiredPodProbes(tc.pods, trusted)
+			if leftOut != nil {
+				t.Errorf("left out %v", leftOut)
+			}
 			var s []string
 			for _, p := range got {
-				for _, pr := range p.Probes {
-					port := intstr.IntOrString{}
-					if pr.Probe.HTTPGet != nil {
-						port = pr.Probe.HTTPGet.Port
-					} else if pr.Probe.TCPSocket != nil {
-						port = pr.Probe.TCPSocket.Port
-					}
-					s = append(s, p.Name+"/"+string(p.UID)+"@"+p.IP+":"+pr.Name+"="+port.String())
-				}
+				s = append(s, p.Name+"/"+string(p.UID))
 			}
 			if strings.Join(s, ",") != strings.Join(tc.want, ",") {
 				t.Errorf("got %v, want %v", s, tc.want)
@@ -151,41 +144,109 @@ func widePodUnit(name, uid string, n int) corev1.Pod {
 	})
 }
 
-func wideWant(name, uid string, n int) []string {
-	var out []string
-	for i := range n {
-		out = append(out, fmt.Sprintf("%s/%s@ip:%s-c%d=9", name, uid, name, i))
-	}
-	return out
+// capNS is an entry of namespace ns created at second i, for the cut tests.
+func capPod(ns string, i int) *corev1.Pod {
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := unitPod(fmt.Sprintf("p%04d", i), ns+fmt.Sprint(i), "ip", func(p *corev1.Pod) {
+		p.Namespace = ns
+		p.CreationTimestamp = metav1.NewTime(base.Add(time.Duration(i) * time.Second))
+	})
+	return &p
 }
 
-// A node with more enrolled pods than a NodePodProbe holds keeps the oldest ones mapped and
-// reports each newer one.
-func TestDesiredPodProbesNodeCap(t *testing.T) {
-	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	n := appsv1alpha1.MaxPodProbesPerNode + 2
-	pods := make([]corev1.Pod, 0, n)
-	for i := range n {
-		// Names sort against age, so that the cap visibly goes by creation time.
-		pods = append(pods, unitPod(fmt.Sprintf("p%04d", n-i), fmt.Sprint(i), "ip", func(p *corev1.Pod) {
-			p.CreationTimestamp = metav1.NewTime(base.Add(time.Duration(i) * time.Second))
-		}))
+// capPods leaves out pods of the namespace that has the most entries left, newest first, until
+// the rest fit: a namespace with fewer pods than another never loses one to it.
+func TestCapPods(t *testing.T) {
+	cases := []struct {
+		name  string
+		pods  map[string]int // namespace -> pods
+		limit int
+		kept  map[string]int
+	}{
+		{name: "within the limit", pods: map[string]int{"a": 3, "b": 2}, limit: 5, kept: map[string]int{"a": 3, "b": 2}},
+		{name: "one namespace takes most: only it loses", pods: map[string]int{"a": 30, "b": 1, "c": 2}, limit: 10,
+			kept: map[string]int{"a": 7, "b": 1, "c": 2}},
+		{name: "two large namespaces level down, the small one keeps all", pods: map[string]int{"a": 8, "b": 6, "c": 2}, limit: 10,
+			kept: map[string]int{"a": 4, "b": 4, "c": 2}},
+		{name: "a tie loses from the namespace named first", pods: map[string]int{"a": 3, "b": 3}, limit: 5,
+			kept: map[string]int{"a": 2, "b": 3}},
 	}
-	got, problems := desiredPodProbes(pods, func(*corev1.Pod) error { return nil })
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out []appsv1alpha1.PodProbe
+			var from []*corev1.Pod
+			i := 0
+			for _, ns := range []string{"c", "b", "a"} { // not in name order
+				for range tc.pods[ns] {
+					p := capPod(ns, i)
+					i++
+					out = append(out, appsv1alpha1.PodProbe{Name: p.Name, Namespace: ns, UID: p.UID})
+					from = append(from, p)
+				}
+			}
+			kept, dropped := capPods(out, from, tc.limit)
+			got := map[string]int{}
+			for _, e := range kept {
+				got[e.Namespace]++
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.kept) {
+				t.Fatalf("kept %v, want %v", got, tc.kept)
+			}
+			if len(kept)+len(dropped) != len(out) {
+				t.Fatalf("kept %d + dropped %d != %d", len(kept), len(dropped), len(out))
+			}
+			// The newest pods of a namespace go first.
+			for _, d := range dropped {
+				for _, k := range kept {
+					if k.Namespace == d.Namespace && capCreated(from, k.UID).After(d.CreationTimestamp.Time) {
+						t.Fatalf("%s kept, newer than %s which was left out", k.Name, d.Name)
+					}
+				}
+			}
+		})
+	}
+}
+
+func capCreated(from []*corev1.Pod, uid types.UID) time.Time {
+	for _, p := range from {
+		if p.UID == uid {
+			return p.CreationTimestamp.Time
+		}
+	}
+	return time.Time{}
+}
+
+// A node with more enrolled pods than a NodePodProbe holds leaves out pods of the namespace
+// with the most entries, reports each, and counts them for the Mapped condition.
+func TestDesiredPodProbesNodeCap(t *testing.T) {
+	var pods []corev1.Pod
+	for i := range appsv1alpha1.MaxPodProbesPerNode - 2 {
+		pods = append(pods, *capPod("big", i))
+	}
+	for i := range 4 {
+		pods = append(pods, *capPod("small", 5000+i))
+	}
+	got, problems, leftOut := desiredPodProbes(pods, func(*corev1.Pod) error { return nil })
 	if len(got) != appsv1alpha1.MaxPodProbesPerNode {
 		t.Fatalf("mapped %d pods, want %d", len(got), appsv1alpha1.MaxPodProbesPerNode)
+	}
+	if fmt.Sprint(leftOut) != "map[big:2]" {
+		t.Fatalf("left out %v, want 2 pods of namespace big", leftOut)
 	}
 	if len(problems) != 2 {
 		t.Fatalf("got %d problems, want 2", len(problems))
 	}
-	for i, p := range problems {
-		if want := pods[appsv1alpha1.MaxPodProbesPerNode+i].Name; p.pod.Name != want || p.reason != ReasonNotMapped ||
-			!strings.Contains(p.message, "a NodePodProbe holds at most 1000 (spec.podProbes: maxItems 1000)") {
-			t.Errorf("problem %d: %s %s %q, want the newest pod %s", i, p.pod.Name, p.reason, p.message, want)
+	for _, p := range problems {
+		if p.pod.Namespace != "big" || p.reason != ReasonNotMapped ||
+			!strings.Contains(p.message, "a NodePodProbe holds at most 1000 (spec.podProbes: maxItems 1000), and namespace big has the most") {
+			t.Errorf("problem: %s/%s %s %q", p.pod.Namespace, p.pod.Name, p.reason, p.message)
 		}
 	}
-	if got[0].Name != "p0003" {
-		t.Errorf("the spec is sorted by name: first %s", got[0].Name)
+	if got[0].Namespace != "big" || got[0].Name != "p0000" || got[len(got)-1].Namespace != "small" {
+		t.Errorf("the spec is sorted by namespace and name: first %s/%s", got[0].Namespace, got[0].Name)
+	}
+	if msg := leftOutMessage(leftOut); !strings.Contains(msg, "2 pods of namespace big are not probed") {
+		t.Errorf("Mapped message %q", msg)
 	}
 }
 

@@ -208,17 +208,17 @@ func printed(g Gomega, resource, name string) map[string]string {
 	return row
 }
 
-// entries summarises a NodePodProbe as "name/uid@ip" per pod.
+// entries summarises a NodePodProbe as "namespace/name/uid" per pod.
 func entries(npp *appsv1alpha1.NodePodProbe) []string {
 	var out []string
 	for _, p := range npp.Spec.PodProbes {
-		out = append(out, fmt.Sprintf("%s/%s@%s", p.Name, p.UID, p.IP))
+		out = append(out, fmt.Sprintf("%s/%s/%s", p.Namespace, p.Name, p.UID))
 	}
 	return out
 }
 
-func entry(pod *corev1.Pod, ip string) string {
-	return fmt.Sprintf("%s/%s@%s", pod.Name, pod.UID, ip)
+func entry(pod *corev1.Pod) string {
+	return fmt.Sprintf("%s/%s/%s", pod.Namespace, pod.Name, pod.UID)
 }
 
 func expectNoNPP(node string) {

@@ -28,6 +28,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 )
 
 var _ = Describe("NodePodProbe report", Ordered, func() {
@@ -94,7 +95,7 @@ var _ = Describe("NodePodProbe report", Ordered, func() {
 			ObservedGeneration: npp.Generation, ProbedGeneration: npp.Generation, ProbedPods: 1, FailingProbes: 1,
 			PodProbeStatuses: []appsv1alpha1.PodProbeStatus{{Name: pp.Name, Namespace: pp.Namespace, UID: pp.UID,
 				ProbeStates: []appsv1alpha1.ContainerProbeState{{
-					Name: pp.Probes[0].Name, ContainerID: "containerd://a", State: appsv1alpha1.ProbeFailed,
+					Name: probecontext.ProbeName(pp.Name, "web"), ContainerID: "containerd://a", State: appsv1alpha1.ProbeFailed,
 				}}}},
 		}
 		Expect(k8sClient.Status().Update(ctx, rep)).To(Succeed())

@@ -25,12 +25,15 @@ import (
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
-// The probe mapping of a stripped pod is the mapping of the whole pod: named ports of the app
-// container and of the sidecar resolve, and the probe-context annotation, its admission signature
-// and its seal survive (a stripped pod whose seal no longer verified would not be probed at all).
+// The probe mapping of a stripped pod is the mapping of the whole pod, and the probes the
+// manager's decision reads from it are the ones the daemon reads from the whole pod: named ports
+// of the app container and of the sidecar resolve, and the probe-context annotation, its
+// admission signature and its seal survive (a stripped pod whose seal no longer verified would
+// not be probed at all).
 func TestStripPodKeepsTheMapping(t *testing.T) {
 	full := testutil.FullPod()
 	full.CreationTimestamp = metav1.Now()
@@ -43,15 +46,20 @@ func TestStripPodKeepsTheMapping(t *testing.T) {
 		return err
 	}
 	stripped, _ := managercache.StripPod(full.DeepCopy())
-	want, wantProblems := desiredPodProbes([]corev1.Pod{*full}, trust)
-	got, gotProblems := desiredPodProbes([]corev1.Pod{*stripped.(*corev1.Pod)}, trust)
+	want, wantProblems, _ := desiredPodProbes([]corev1.Pod{*full}, trust)
+	got, gotProblems, _ := desiredPodProbes([]corev1.Pod{*stripped.(*corev1.Pod)}, trust)
 	if len(wantProblems) != 0 || len(gotProblems) != 0 {
 		t.Fatalf("problems: full %v, stripped %v", wantProblems, gotProblems)
 	}
-	if len(want) != 1 || len(want[0].Probes) != 2 {
-		t.Fatalf("the whole pod maps to %+v, want two probes", want)
-	}
-	if !equality.Semantic.DeepEqual(got, want) {
+	if len(want) != 1 || !equality.Semantic.DeepEqual(got, want) {
 		t.Errorf("stripped pod maps to %+v, want %+v", got, want)
+	}
+	wantProbes, _, err := probecontext.PodProbes(full)
+	if err != nil || len(wantProbes) != 2 {
+		t.Fatalf("the whole pod has probes %+v (%v), want two", wantProbes, err)
+	}
+	gotProbes, _, err := probecontext.PodProbes(stripped.(*corev1.Pod))
+	if err != nil || !equality.Semantic.DeepEqual(gotProbes, wantProbes) {
+		t.Errorf("the stripped pod has probes %+v (%v), want %+v", gotProbes, err, wantProbes)
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
@@ -90,12 +91,18 @@ func TestCache_MessageCappedAt1KiBOnRuneBoundary(t *testing.T) {
 	}
 }
 
+// plannedPod is pod name/uid of namespace ns with probes given as name, container pairs.
+func plannedPod(name string, uid types.UID, probes ...string) PlannedPod {
+	pp := PlannedPod{Name: name, Namespace: "ns", UID: uid}
+	for i := 0; i < len(probes); i += 2 {
+		pp.Probes = append(pp.Probes, Target{Key: Key{PodUID: uid, Container: probes[i+1], Probe: probes[i]}, PodName: name, Namespace: "ns"})
+	}
+	return pp
+}
+
 func TestBuildStatus_ListsOnlyWhatIsNotPassing(t *testing.T) {
 	now := time.Unix(1000, 0)
-	spec := []appsv1alpha1.PodProbe{
-		{Name: "a", Namespace: "ns", UID: "u1", Probes: []appsv1alpha1.ContainerProbe{{Name: "p1", ContainerName: "app"}, {Name: "p2", ContainerName: "side"}, {Name: "p9", ContainerName: "x"}}},
-		{Name: "b", Namespace: "ns", UID: "u2", Probes: []appsv1alpha1.ContainerProbe{{Name: "p1", ContainerName: "app"}}},
-	}
+	spec := []PlannedPod{plannedPod("a", "u1", "p1", "app", "p2", "side", "p9", "x"), plannedPod("b", "u2", "p1", "app")}
 	shownFailed := appsv1alpha1.PodProbeStatus{Name: "b", Namespace: "ns", UID: "u2", ProbeStates: []appsv1alpha1.ContainerProbeState{
 		{Name: "p1", State: appsv1alpha1.ProbeFailed, ContainerID: "containerd://old"}}}
 	since := metav1.NewTime(now.Add(-time.Minute))
@@ -125,13 +132,12 @@ func TestBuildStatus_ListsOnlyWhatIsNotPassing(t *testing.T) {
 			c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a", "", now, WriteInWindow)
 			c.Set(Key{"u1", "side", "p2"}, appsv1alpha1.ProbeFailed, "containerd://b", "HTTP probe failed with statuscode: 500", now, WriteSoon)
 			c.Set(Key{"u3", "app", "gone"}, appsv1alpha1.ProbeFailed, "containerd://z", "", now, WriteSoon) // pod left the spec
-			npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "n", Generation: 4}}
-			npp.Spec.PodProbes = spec
+			plan := &Plan{Generation: 4, Pods: spec}
 			shown := appsv1alpha1.ProbeResults{ProbedGeneration: tc.probedGeneration, PodProbeStatuses: tc.shown}
 
-			st := BuildStatus(npp, &shown, c, 7)
+			st := BuildStatus(plan, &shown, c)
 			if st.ObservedGeneration != 4 || st.ProbedGeneration != 4 {
-				t.Errorf("observedGeneration %d, probedGeneration %d: want the object's 4", st.ObservedGeneration, st.ProbedGeneration)
+				t.Errorf("observedGeneration %d, probedGeneration %d: want the plan's 4", st.ObservedGeneration, st.ProbedGeneration)
 			}
 			if st.ProbedPods != tc.probedPods || st.FailingProbes != tc.failing {
 				t.Errorf("probedPods %d, failingProbes %d; want %d, %d", st.ProbedPods, st.FailingProbes, tc.probedPods, tc.failing)
@@ -164,31 +170,55 @@ func TestBuildStatus_ListsOnlyWhatIsNotPassing(t *testing.T) {
 	}
 }
 
+// A probe the trust gate holds back (after it passed) is listed NotProbed with why, whatever
+// result its worker left and though the report omitted it as passing for this very spec: an
+// omitted probe reads as passing. It counts for no probed pod.
+func TestBuildStatus_ListsHeldProbesNotProbed(t *testing.T) {
+	now := time.Unix(1000, 0)
+	c := NewCache()
+	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a", "", now, WriteInWindow)
+	plan := &Plan{Generation: 2, Pods: []PlannedPod{plannedPod("a", "u1", "p1", "app")}}
+	shown := BuildStatus(plan, &appsv1alpha1.ProbeResults{}, c)
+	if len(shown.PodProbeStatuses) != 0 || shown.ProbedPods != 1 {
+		t.Fatalf("a passing probe: %+v", shown)
+	}
+	const why = "unknown-key: the seal names key k1, which the trust ConfigMap does not list"
+	plan.Pods[0].Probes[0].NotRun = why
+	for _, cached := range []bool{true, false} {
+		if !cached {
+			c.Delete(Key{"u1", "app", "p1"}) // the worker stopped
+		}
+		st := BuildStatus(plan, &shown, c)
+		if len(st.PodProbeStatuses) != 1 || st.ProbedPods != 0 {
+			t.Fatalf("cached result %v: %+v, want the probe listed and no probed pod", cached, st)
+		}
+		if got := st.PodProbeStatuses[0].ProbeStates[0]; got.State != appsv1alpha1.ProbeNotProbed || got.Message != why {
+			t.Fatalf("cached result %v: state %+v", cached, got)
+		}
+	}
+}
+
 func TestBuildStatus_WritesOnlyOnChanges(t *testing.T) {
 	now := time.Unix(1000, 0)
 	c := NewCache()
 	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a", "", now, WriteInWindow)
 	c.Set(Key{"u2", "app", "p1"}, appsv1alpha1.ProbeFailed, "containerd://b", "exit code 1", now, WriteSoon)
-	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "n", Generation: 2}}
-	npp.Spec.PodProbes = []appsv1alpha1.PodProbe{
-		{Name: "a", Namespace: "ns", UID: "u1", Probes: []appsv1alpha1.ContainerProbe{{Name: "p1", ContainerName: "app"}}},
-		{Name: "b", Namespace: "ns", UID: "u2", Probes: []appsv1alpha1.ContainerProbe{{Name: "p1", ContainerName: "app"}}},
-	}
-	st := BuildStatus(npp, &appsv1alpha1.ProbeResults{}, c, 2)
+	plan := &Plan{Generation: 2, Pods: []PlannedPod{plannedPod("a", "u1", "p1", "app"), plannedPod("b", "u2", "p1", "app")}}
+	st := BuildStatus(plan, &appsv1alpha1.ProbeResults{}, c)
 	// A repeated computation with a moved lastProbeTime needs no write, nor does a passing probe
 	// that passes on a new container.
 	c.Touch(Key{"u2", "app", "p1"}, now.Add(time.Second))
 	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a2", "", now.Add(time.Minute), WriteInWindow)
-	if again := BuildStatus(npp, &st, c, 2); !sameReport(&st, &again) {
+	if again := BuildStatus(plan, &st, c); !sameReport(&st, &again) {
 		t.Error("a lastProbeTime change or a passing probe alone must not cause a write")
 	}
 	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeFailed, "containerd://a2", "x", now, WriteSoon)
-	if changed := BuildStatus(npp, &st, c, 2); sameReport(&st, &changed) {
+	if changed := BuildStatus(plan, &st, c); sameReport(&st, &changed) {
 		t.Error("a transition must cause a write")
 	}
 	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a2", "", now, WriteInWindow)
-	npp.Generation = 3
-	if changed := BuildStatus(npp, &st, c, 2); sameReport(&st, &changed) {
+	plan.Generation = 3
+	if changed := BuildStatus(plan, &st, c); sameReport(&st, &changed) {
 		t.Error("a new spec must be marked as probed")
 	}
 }
@@ -212,7 +242,7 @@ func TestWorker_14_26_ExecThroughCRI(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	id := srv.AddContainer("sb", "app")
+	id := srv.AddContainer("uid-1", "app")
 	rt, err := cri.Connect(context.Background(), ep, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -252,12 +282,11 @@ func TestWorker_14_26_ExecThroughCRI(t *testing.T) {
 // when a run may outlast the period); other states are written only when they change.
 func TestRefreshDueForFailedResultsOnly(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "n"}}
-	npp.Spec.PodProbes = []appsv1alpha1.PodProbe{{Name: "a", Namespace: "ns", UID: "u1", Probes: []appsv1alpha1.ContainerProbe{
-		{Name: "p1", ContainerName: "app", Probe: corev1.Probe{PeriodSeconds: 10}},
-		{Name: "p2", ContainerName: "side", Probe: corev1.Probe{PeriodSeconds: 1}},
-		{Name: "p3", ContainerName: "slow", Probe: corev1.Probe{PeriodSeconds: 10, TimeoutSeconds: 30}},
-	}}}
+	pod := plannedPod("a", "u1", "p1", "app", "p2", "side", "p3", "slow")
+	pod.Probes[0].Probe = corev1.Probe{PeriodSeconds: 10}
+	pod.Probes[1].Probe = corev1.Probe{PeriodSeconds: 1}
+	pod.Probes[2].Probe = corev1.Probe{PeriodSeconds: 10, TimeoutSeconds: 30}
+	plan := &Plan{Pods: []PlannedPod{pod}}
 	for _, tc := range []struct {
 		name      string
 		state     appsv1alpha1.ProbeState
@@ -277,13 +306,13 @@ func TestRefreshDueForFailedResultsOnly(t *testing.T) {
 			container := map[string]string{"p1": "app", "p2": "side", "p3": "slow"}[tc.probe]
 			c := NewCache()
 			c.Set(Key{"u1", container, tc.probe}, tc.state, "containerd://a", "", t0, WriteInWindow)
-			shown := BuildStatus(npp, &appsv1alpha1.ProbeResults{}, c, 0)
+			shown := BuildStatus(plan, &appsv1alpha1.ProbeResults{}, c)
 			c.Touch(Key{"u1", container, tc.probe}, t0.Add(tc.probedAgo))
-			desired := BuildStatus(npp, &shown, c, 0)
+			desired := BuildStatus(plan, &shown, c)
 			if !sameReport(&shown, &desired) {
 				t.Fatal("only lastProbeTime moved: the report is the same")
 			}
-			if got := refreshDue(npp, &shown, &desired); got != tc.due {
+			if got := refreshDue(plan, &shown, &desired); got != tc.due {
 				t.Fatalf("refreshDue = %v, want %v", got, tc.due)
 			}
 		})

@@ -35,8 +35,8 @@ import (
 // pods look like; it starts, updates and stops workers to match. It is a manager.Runnable:
 // workers run between Start and the end of its context, and are all gone when Start returns.
 type Manager struct {
-	// Runtime runs exec probes; nil means exec probes error.
-	Runtime cri.Execer
+	// Runtime runs exec probes, once it says the container is the pod's; nil means exec probes error.
+	Runtime cri.ExecRuntime
 	// HTTP is shared by all HTTP workers.
 	HTTP *check.HTTP
 	// UserAgent of HTTP and gRPC probes: kube-probe/<major>.<minor>.
@@ -63,7 +63,7 @@ type Manager struct {
 }
 
 // NewManager returns a manager with the real clock and a fresh cache.
-func NewManager(rt cri.Execer, userAgent string, events *Events) *Manager {
+func NewManager(rt cri.ExecRuntime, userAgent string, events *Events) *Manager {
 	return &Manager{Runtime: rt, HTTP: check.NewHTTP(), UserAgent: userAgent, Results: NewCache(), Events: events}
 }
 

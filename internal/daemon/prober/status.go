@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,6 +32,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/patch"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/truncate"
 )
 
 // DefaultWriteWindow is the shortest time between two status writes of a node. The first change
@@ -58,7 +60,7 @@ const maxPatchAttempts = 5
 // for Window, and recomputes from a fresh read on every conflict, so it never writes from a stale
 // copy nor clobbers entries it does not own.
 type StatusWriter struct {
-	// Client reads the NodePodProbe and its report (from the cache) and patches the report's status.
+	// Client reads the report (from the cache) and patches its status.
 	Client client.Client
 	// APIReader reads the report directly from the apiserver after a conflict.
 	APIReader client.Reader
@@ -70,16 +72,33 @@ type StatusWriter struct {
 	FailureWindow time.Duration
 	Clock         clock.WithTicker
 
-	observedGeneration atomic.Int64
-	writes             atomic.Int64
+	plan   atomic.Pointer[Plan]
+	writes atomic.Int64
+}
+
+// Plan is what the daemon makes of its node's NodePodProbe (the SpecReconciler): the spec's
+// generation and, for each pod the spec names, in spec order, the probes the daemon derived from
+// the pod. Probes it does not run are in it too (their pod's seal does not verify, ...): the
+// report lists them as not probed.
+type Plan struct {
+	Generation int64
+	Pods       []PlannedPod
+}
+
+// PlannedPod is one pod of a Plan.
+type PlannedPod struct {
+	Name, Namespace string
+	UID             types.UID
+	Probes          []Target
 }
 
 // NeedLeaderElection is false: each node writes its own object.
 func (s *StatusWriter) NeedLeaderElection() bool { return false }
 
-// SetObservedGeneration records the spec generation the workers now run, and asks for a write.
-func (s *StatusWriter) SetObservedGeneration(g int64) {
-	if s.observedGeneration.Swap(g) != g {
+// SetPlan records what the workers now run (nil: the node has no NodePodProbe), and asks for a
+// write when it changed.
+func (s *StatusWriter) SetPlan(p *Plan) {
+	if old := s.plan.Swap(p); !equality.Semantic.DeepEqual(old, p) {
 		s.Results.Signal()
 	}
 }
@@ -174,14 +193,15 @@ func (s *StatusWriter) waitWindow(ctx context.Context, prev, last time.Time, win
 }
 
 // Flush writes the node's results to its NodePodProbeReport now if they differ from the cache.
-// A missing NodePodProbe or report is not an error: the manager creates the report with the
-// NodePodProbe, and the next flush (at the latest the next refresh check) writes it. The patch
-// carries the resourceVersion it was computed from (internal/patch); after a conflict the report
-// is read again from the API server and the results computed anew.
+// Without a plan (no NodePodProbe, or not reconciled yet) or a report it writes nothing: the
+// manager creates the report with the NodePodProbe, and the next flush (at the latest the next
+// refresh check) writes it. The patch carries the resourceVersion it was computed from
+// (internal/patch); after a conflict the report is read again from the API server and the
+// results computed anew.
 func (s *StatusWriter) Flush(ctx context.Context) error {
-	npp := &appsv1alpha1.NodePodProbe{}
-	if err := s.Client.Get(ctx, client.ObjectKey{Name: s.NodeName}, npp); err != nil {
-		return client.IgnoreNotFound(err)
+	plan := s.plan.Load()
+	if plan == nil {
+		return nil
 	}
 	rep := &appsv1alpha1.NodePodProbeReport{}
 	if err := s.Client.Get(ctx, client.ObjectKey{Name: s.NodeName}, rep); err != nil {
@@ -191,16 +211,16 @@ func (s *StatusWriter) Flush(ctx context.Context) error {
 		return fmt.Errorf("reading NodePodProbeReport %s: %w", s.NodeName, err)
 	}
 	res, err := patch.Status(ctx, s.Client, s.APIReader, rep, func(rep *appsv1alpha1.NodePodProbeReport) (bool, error) {
-		return judge(npp, &rep.Status, s.Results, s.observedGeneration.Load())
+		return judge(plan, &rep.Status, s.Results)
 	}, patch.Attempts(maxPatchAttempts))
 	return s.count(res, err)
 }
 
-// judge sets shown (the results the report shows) to the results BuildStatus computes for npp's
-// spec and says whether they are worth a write.
-func judge(npp *appsv1alpha1.NodePodProbe, shown *appsv1alpha1.ProbeResults, results *Cache, observedGeneration int64) (bool, error) {
-	desired := BuildStatus(npp, shown, results, observedGeneration)
-	if sameReport(shown, &desired) && !refreshDue(npp, shown, &desired) {
+// judge sets shown (the results the report shows) to the results BuildStatus computes for the
+// plan and says whether they are worth a write.
+func judge(plan *Plan, shown *appsv1alpha1.ProbeResults, results *Cache) (bool, error) {
+	desired := BuildStatus(plan, shown, results)
+	if sameReport(shown, &desired) && !refreshDue(plan, shown, &desired) {
 		return false, nil
 	}
 	*shown = desired
@@ -224,17 +244,18 @@ func (s *StatusWriter) count(res patch.Result, err error) error {
 	return fmt.Errorf("patching status of NodePodProbeReport %s: %w", s.NodeName, err)
 }
 
-// BuildStatus computes the report of npp's spec from the cache and the results the report shows.
-// It lists only what a decision needs: the probes of the spec that are failing, suspect (a run of
-// failures below the threshold) or not probed yet (state Unknown), and sets probedGeneration to
-// the spec's generation, which says that every other probe of that spec passed its last probe. A
+// BuildStatus computes the report of the plan from the cache and the results the report shows.
+// It lists only what a decision needs: the probes of the plan that are failing, suspect (a run of
+// failures below the threshold), not probed yet (state Unknown) or held back by the trust gate
+// (NotProbed, Target.NotRun: always listed, whatever result an earlier worker left), and sets probedGeneration to
+// the plan's spec generation, which says that every other probe of that spec passed its last probe. A
 // write then costs the API server what is wrong on the node, not how many pods it runs. A probe
 // without a result in the cache (its worker has not run since the daemon started, or it stopped
 // for a terminating pod) keeps what the report shows: its listed state, or passing when the
 // report omitted it for this very spec; otherwise it is reported not probed yet. So a daemon
 // restart does not wipe the node's report. Pods and probes that left the spec disappear.
-func BuildStatus(npp *appsv1alpha1.NodePodProbe, shown *appsv1alpha1.ProbeResults, results *Cache, observedGeneration int64) appsv1alpha1.ProbeResults {
-	st := appsv1alpha1.ProbeResults{ObservedGeneration: min(observedGeneration, npp.Generation), ProbedGeneration: npp.Generation}
+func BuildStatus(plan *Plan, shown *appsv1alpha1.ProbeResults, results *Cache) appsv1alpha1.ProbeResults {
+	st := appsv1alpha1.ProbeResults{ObservedGeneration: plan.Generation, ProbedGeneration: plan.Generation}
 	type probeRef struct {
 		uid  types.UID
 		name string
@@ -246,29 +267,35 @@ func BuildStatus(npp *appsv1alpha1.NodePodProbe, shown *appsv1alpha1.ProbeResult
 			listed[probeRef{ps.UID, ps.ProbeStates[j].Name}] = &ps.ProbeStates[j]
 		}
 	}
-	omittedPassing := shown.CompleteFor(npp.Generation)
-	for i := range npp.Spec.PodProbes {
-		pp := &npp.Spec.PodProbes[i]
+	omittedPassing := shown.CompleteFor(plan.Generation)
+	for i := range plan.Pods {
+		pp := &plan.Pods[i]
 		var states []appsv1alpha1.ContainerProbeState
 		probed := false
 		for j := range pp.Probes {
-			p := &pp.Probes[j]
+			p := &pp.Probes[j].Key
+			if why := pp.Probes[j].NotRun; why != "" {
+				// Never omitted: an omitted probe reads as passing, and nothing runs this one.
+				states = append(states, appsv1alpha1.ContainerProbeState{Name: p.Probe, State: appsv1alpha1.ProbeNotProbed,
+					Message: truncate.String(why, MaxMessageBytes)})
+				continue
+			}
 			var state appsv1alpha1.ContainerProbeState
-			if e, ok := results.Get(Key{PodUID: pp.UID, Container: p.ContainerName, Probe: p.Name}); ok {
+			if e, ok := results.Get(*p); ok {
 				state = appsv1alpha1.ContainerProbeState{
-					Name: p.Name, ContainerID: e.ContainerID, State: e.State, Message: e.Message,
+					Name: p.Probe, ContainerID: e.ContainerID, State: e.State, Message: e.Message,
 					LastProbeTime: metav1.NewTime(e.LastProbeTime), LastTransitionTime: metav1.NewTime(e.LastTransitionTime),
 				}
 				if !e.FailingSince.IsZero() {
 					state.FailingSince = &metav1.Time{Time: e.FailingSince}
 				}
-			} else if old := listed[probeRef{pp.UID, p.Name}]; old != nil {
+			} else if old := listed[probeRef{pp.UID, p.Probe}]; old != nil {
 				state = *old
 			} else if omittedPassing {
 				probed = true
 				continue
 			} else {
-				states = append(states, appsv1alpha1.ContainerProbeState{Name: p.Name, State: appsv1alpha1.ProbeUnknown})
+				states = append(states, appsv1alpha1.ContainerProbeState{Name: p.Probe, State: appsv1alpha1.ProbeUnknown})
 				continue
 			}
 			probed = probed || state.State != appsv1alpha1.ProbeUnknown
@@ -318,17 +345,17 @@ func sameReport(a, b *appsv1alpha1.ProbeResults) bool {
 // refreshDue reports whether a Failed state of desired is newer than the one the report shows by
 // at least its probe's FailedRefreshInterval: a result that stays Failed is written again, so that
 // the decision controller can tell it from one a stopped daemon left behind.
-func refreshDue(npp *appsv1alpha1.NodePodProbe, shown, desired *appsv1alpha1.ProbeResults) bool {
+func refreshDue(plan *Plan, shown, desired *appsv1alpha1.ProbeResults) bool {
 	type ref struct {
 		uid   types.UID
 		probe string
 	}
 	period := map[ref]int32{}
-	for i := range npp.Spec.PodProbes {
-		pp := &npp.Spec.PodProbes[i]
-		for j := range pp.Probes {
-			p := withDefaults(pp.Probes[j].Probe)
-			period[ref{pp.UID, pp.Probes[j].Name}] = appsv1alpha1.ProbeInterval(p.PeriodSeconds, p.TimeoutSeconds)
+	for i := range plan.Pods {
+		for j := range plan.Pods[i].Probes {
+			t := &plan.Pods[i].Probes[j]
+			p := withDefaults(t.Probe)
+			period[ref{t.PodUID, t.Key.Probe}] = appsv1alpha1.ProbeInterval(p.PeriodSeconds, p.TimeoutSeconds)
 		}
 	}
 	listed := map[ref]*appsv1alpha1.ContainerProbeState{}

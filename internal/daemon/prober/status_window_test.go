@@ -35,18 +35,15 @@ import (
 // written FailureWindow after the last write (the decision to restart waits for it), and a
 // window after the write before, so that there are never more than two writes per window.
 func TestStatusWriter_NewFailureWaitsOnlyTheFailureWindow(t *testing.T) {
-	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: "node-a", Generation: 1}}
-	npp.Spec.PodProbes = []appsv1alpha1.PodProbe{{Name: "web", Namespace: "ns", UID: "u1", Probes: []appsv1alpha1.ContainerProbe{
-		{Name: "p1", ContainerName: "app"}, {Name: "p2", ContainerName: "side"},
-	}}}
 	rep := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}
-	cl := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithStatusSubresource(rep).WithObjects(npp, rep).Build()
+	cl := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithStatusSubresource(rep).WithObjects(rep).Build()
 
 	t0 := time.Unix(1000, 0)
 	clk := clocktesting.NewFakeClock(t0)
 	results := NewCache()
 	w := &StatusWriter{Client: cl, NodeName: "node-a", Results: results, Clock: clk,
 		Window: 300 * time.Millisecond, FailureWindow: 50 * time.Millisecond}
+	w.SetPlan(&Plan{Generation: 1, Pods: []PlannedPod{plannedPod("web", "u1", "p1", "app", "p2", "side")}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = w.Start(ctx) }()

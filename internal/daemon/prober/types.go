@@ -40,13 +40,15 @@ type Key struct {
 
 func (k Key) String() string { return fmt.Sprintf("%s/%s/%s", k.PodUID, k.Container, k.Probe) }
 
-// Target is one probe to run, as listed in the NodePodProbe spec.
+// Target is one probe to run: a probe of a pod the NodePodProbe names, from the pod's sealed
+// probe context. HTTP, TCP and gRPC probes that name no host dial the pod's status.podIP.
 type Target struct {
 	Key
 	PodName, Namespace string
-	// PodIP from the spec; the pod's status.podIP is used when it is empty.
-	PodIP string
-	Probe corev1.Probe
+	Probe              corev1.Probe
+	// NotRun, when set, says why the daemon does not run this probe (its trust gate holds it
+	// back): the report lists it NotProbed.
+	NotRun string
 }
 
 // Default values of a liveness probe (docs/probe-semantics.md #2). The manager fills them already; the

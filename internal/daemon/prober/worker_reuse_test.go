@@ -29,6 +29,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 )
 
 // pathServer records the paths it is asked for.
@@ -91,10 +94,16 @@ func TestWorker_16_ReusedRequestFollowsPodAndTarget(t *testing.T) {
 	}
 }
 
-// cmdRecorder is a runtime whose ExecSync records the commands and exits 0.
+// cmdRecorder is a runtime whose ExecSync records the commands and exits 0, and whose every
+// container is the fixture's pod's "app".
 type cmdRecorder struct {
 	mu   sync.Mutex
 	cmds []string
+}
+
+func (r *cmdRecorder) ContainerStatus(_ context.Context, id string, _ bool) (*runtimeapi.ContainerStatusResponse, error) {
+	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: id,
+		Labels: map[string]string{cri.LabelPodUID: "uid-1", cri.LabelContainerName: "app"}}}, nil
 }
 
 func (r *cmdRecorder) ExecSync(_ context.Context, _ string, cmd []string, _ time.Duration) ([]byte, []byte, error) {

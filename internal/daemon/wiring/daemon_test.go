@@ -137,7 +137,7 @@ func podProbe(pod *corev1.Pod, handler corev1.ProbeHandler) appsv1alpha1.PodProb
 	probe := corev1.Probe{ProbeHandler: handler, TimeoutSeconds: 1, PeriodSeconds: 1, SuccessThreshold: 1, FailureThreshold: 1}
 	setProbeContext(pod, probe)
 	Expect(k8sClient.Update(ctx, testutil.Seal(pod))).To(Succeed())
-	return entryFor(pod, probe)
+	return entryFor(pod)
 }
 
 // setProbeContext writes the probe-context annotation with probe for container "app".
@@ -151,12 +151,9 @@ func setProbeContext(pod *corev1.Pod, probe corev1.Probe) {
 	pod.Annotations[appsv1alpha1.AnnotationProbeContext] = value
 }
 
-// entryFor is the NodePodProbe entry of one probe of container "app" of pod.
-func entryFor(pod *corev1.Pod, probe corev1.Probe) appsv1alpha1.PodProbe {
-	return appsv1alpha1.PodProbe{
-		Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, IP: "127.0.0.1",
-		Probes: []appsv1alpha1.ContainerProbe{{Name: probecontext.ProbeName(pod.Name, "app"), ContainerName: "app", Probe: probe}},
-	}
+// entryFor is the NodePodProbe entry of pod.
+func entryFor(pod *corev1.Pod) appsv1alpha1.PodProbe {
+	return appsv1alpha1.PodProbe{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID}
 }
 
 // createNPP creates npp and, as the manager does, its empty NodePodProbeReport.
@@ -206,7 +203,7 @@ func stateOf(r results) map[string]appsv1alpha1.ContainerProbeState {
 	if r.Status.CompleteFor(r.npp.Generation) {
 		for _, pp := range r.npp.Spec.PodProbes {
 			if _, listed := out[pp.Name]; !listed {
-				out[pp.Name] = appsv1alpha1.ContainerProbeState{Name: pp.Probes[0].Name, State: appsv1alpha1.ProbeSucceeded}
+				out[pp.Name] = appsv1alpha1.ContainerProbeState{Name: probecontext.ProbeName(pp.Name, "app"), State: appsv1alpha1.ProbeSucceeded}
 			}
 		}
 	}
@@ -242,6 +239,9 @@ var _ = Describe("node daemon probe engine", func() {
 				id = "containerd://" + tg.cri.AddContainer("sb-"+name, "app")
 			}
 			pod := createPod(node, name, id)
+			if h.Exec != nil {
+				tg.cri.SetOwner(cri.TrimContainerID(id), string(pod.UID), "app")
+			}
 			npp.Spec.PodProbes = append(npp.Spec.PodProbes, podProbe(pod, h))
 			want[name], wantID[name] = state, id
 		}
@@ -432,7 +432,7 @@ var _ = Describe("node daemon probe engine", func() {
 			Client: interceptor.NewClient(staleClient, interceptor.Funcs{
 				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 					if _, ok := obj.(*appsv1alpha1.NodePodProbeReport); !ok {
-						return c.Get(ctx, key, obj, opts...) // the NodePodProbe: its spec is current
+						return c.Get(ctx, key, obj, opts...)
 					}
 					reads++
 					if reads == 1 {
@@ -444,7 +444,8 @@ var _ = Describe("node daemon probe engine", func() {
 			}),
 			APIReader: &countingReader{Reader: k8sClient, n: &freshReads}, NodeName: node, Results: eng.Probes.Results,
 		}
-		w.SetObservedGeneration(1)
+		w.SetPlan(&prober.Plan{Generation: getNPP(node).Generation, Pods: []prober.PlannedPod{{Name: pod.Name, Namespace: ns, UID: pod.UID,
+			Probes: []prober.Target{{Key: key, PodName: pod.Name, Namespace: ns}}}}})
 		Expect(w.Flush(ctx)).To(Succeed())
 		Expect(w.Writes()).To(BeEquivalentTo(1))
 		Expect([]int{reads, freshReads}).To(Equal([]int{1, 1}), "one stale cached read, then one fresh read after the conflict")

@@ -67,8 +67,8 @@ func CacheOptions(nodeName, namespace string) cache.Options {
 // Options configure the probe engine of one node.
 type Options struct {
 	NodeName, Namespace string
-	// Runtime runs exec probes.
-	Runtime cri.Execer
+	// Runtime runs exec probes, once it says the container is the pod's.
+	Runtime cri.ExecRuntime
 	// UserAgent of HTTP and gRPC probes (prober.UserAgent).
 	UserAgent string
 	// Recorder emits the probe events; nil emits none.

@@ -33,13 +33,15 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/gate"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
 // SpecReconciler keeps the probe workers in step with the node's NodePodProbe spec and the pods
 // bound to the node. It has a single key, the node: every change of the node's NodePodProbe spec,
 // of one of its pods or of the trust ConfigMap re-syncs the whole worker set, which the workqueue
-// coalesces. Only the probes Trust lets through get a worker.
+// coalesces. The spec names pods; their probes come from the pods' sealed probe contexts, which
+// Trust verifies: only the probes it lets through get a worker.
 type SpecReconciler struct {
 	Client   client.Client
 	NodeName string
@@ -67,6 +69,7 @@ func (r *SpecReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (re
 	if err := r.Client.Get(ctx, types.NamespacedName{Name: r.NodeName}, npp); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Probes.Sync(nil, podPtrs)
+			r.Status.SetPlan(nil)
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, err
@@ -80,8 +83,9 @@ func (r *SpecReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (re
 		byUID[p.UID] = p
 	}
 	entries, retry := r.Trust.Filter(npp.Spec.PodProbes, byUID, keys)
+	plan := Plan(npp.Generation, entries)
 	r.Probes.Sync(Targets(entries), podPtrs)
-	r.Status.SetObservedGeneration(npp.Generation)
+	r.Status.SetPlan(plan)
 	return reconcile.Result{RequeueAfter: retry}, nil
 }
 
@@ -103,18 +107,44 @@ func (r *SpecReconciler) trustedKeys(ctx context.Context) (signature.KeySet, err
 	return keys, nil
 }
 
-// Targets lists the probes of NodePodProbe entries.
-func Targets(entries []appsv1alpha1.PodProbe) []prober.Target {
-	var out []prober.Target
+// Plan is the report's view of the judged entries of spec generation generation: every pod with
+// its probes, those the daemon runs and those it holds back (without a handler).
+func Plan(generation int64, entries []gate.Entry) *prober.Plan {
+	plan := &prober.Plan{Generation: generation, Pods: make([]prober.PlannedPod, 0, len(entries))}
 	for i := range entries {
-		pp := &entries[i]
-		for j := range pp.Probes {
-			p := &pp.Probes[j]
-			out = append(out, prober.Target{
-				Key:     prober.Key{PodUID: pp.UID, Container: p.ContainerName, Probe: p.Name},
-				PodName: pp.Name, Namespace: pp.Namespace, PodIP: pp.IP, Probe: p.Probe,
-			})
+		e := &entries[i]
+		plan.Pods = append(plan.Pods, prober.PlannedPod{Name: e.Name, Namespace: e.Namespace, UID: e.UID,
+			Probes: append(targetsOf(e, e.Run), heldTargets(e)...)})
+	}
+	return plan
+}
+
+// heldTargets are the probes the gate holds back (gate.Entry.Held), each with why.
+func heldTargets(e *gate.Entry) []prober.Target {
+	out := targetsOf(e, e.Held)
+	for i := range out {
+		out[i].NotRun = e.Why
+	}
+	return out
+}
+
+// Targets lists the probes the daemon runs (gate.Entry.Run).
+func Targets(entries []gate.Entry) []prober.Target {
+	out := make([]prober.Target, 0, len(entries))
+	for i := range entries {
+		out = append(out, targetsOf(&entries[i], entries[i].Run)...)
+	}
+	return out
+}
+
+func targetsOf(e *gate.Entry, probes []probecontext.Probe) []prober.Target {
+	out := make([]prober.Target, 0, len(probes))
+	for _, p := range probes {
+		t := prober.Target{Key: prober.Key{PodUID: e.UID, Container: p.Container, Probe: p.Name}, PodName: e.Name, Namespace: e.Namespace}
+		if p.Probe != nil {
+			t.Probe = *p.Probe
 		}
+		out = append(out, t)
 	}
 	return out
 }

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri/critest"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/gate"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
@@ -67,28 +68,34 @@ var _ = Describe("node daemon trust boundary", func() {
 		tg := startTargets()
 		node := "node-trust"
 		refusedBefore := prom.ToFloat64(gate.Refusals.WithLabelValues(gate.CauseNotSigned)) +
-			prom.ToFloat64(gate.Refusals.WithLabelValues(gate.CauseMismatch))
+			prom.ToFloat64(gate.Refusals.WithLabelValues(gate.CauseBadSeal))
 
-		By("a pod with no probe at all, whose entry a cluster admin wrote with an exec probe")
+		By("a pod with no probe at all, which a cluster admin named in the NodePodProbe")
 		plainID := "containerd://" + tg.cri.AddContainer("sb-plain", "app")
 		plain := createPod(node, "plain", plainID)
+		tg.cri.SetOwner(cri.TrimContainerID(plainID), string(plain.UID), "app")
 		By("a pod created with the enrolled label and a hand-written exec context, never admitted")
 		forgedID := "containerd://" + tg.cri.AddContainer("sb-forged", "app")
 		forged := createPod(node, "forged", forgedID)
+		tg.cri.SetOwner(cri.TrimContainerID(forgedID), string(forged.UID), "app")
 		setProbeContext(forged, evil)
 		forged.Labels = map[string]string{appsv1alpha1.LabelEnrolled: appsv1alpha1.TrueValue}
 		Expect(k8sClient.Update(ctx, forged)).To(Succeed())
-		By("a sealed pod with an HTTP probe whose entry was rewritten into an exec")
+		By("a sealed pod with an HTTP probe whose context was rewritten into an exec after the seal")
 		swappedID := "containerd://" + tg.cri.AddContainer("sb-swapped", "app")
 		swapped := createPod(node, "swapped", swappedID)
+		tg.cri.SetOwner(cri.TrimContainerID(swappedID), string(swapped.UID), "app")
 		podProbe(swapped, corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromInt32(int32(tg.httpPort))}})
-		By("and a sealed pod whose exec probe the mapping controller wrote as it is")
+		setProbeContext(swapped, evil)
+		Expect(k8sClient.Update(ctx, swapped)).To(Succeed())
+		By("and a sealed pod with an exec probe, named as the mapping controller names it")
 		goodID := "containerd://" + tg.cri.AddContainer("sb-good", "app")
 		good := createPod(node, "good", goodID)
+		tg.cri.SetOwner(cri.TrimContainerID(goodID), string(good.UID), "app")
 		goodEntry := podProbe(good, corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"ok"}}})
 
 		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
-		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{entryFor(plain, evil), entryFor(forged, evil), entryFor(swapped, evil), goodEntry}
+		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{entryFor(plain), entryFor(forged), entryFor(swapped), goodEntry}
 		createNPP(npp)
 		eng := startDaemon(node, tg.rt)
 
@@ -102,24 +109,30 @@ var _ = Describe("node daemon trust boundary", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(rejectedNotes("plain")).To(ContainElement(ContainSubstring("the pod's probe context was not admitted by the operator's pod webhook")))
 			g.Expect(rejectedNotes("forged")).To(ContainElement(ContainSubstring("the pod's probe context was not admitted by the operator's pod webhook")))
-			g.Expect(rejectedNotes("swapped")).To(ContainElement(ContainSubstring(`the probe of container "app" differs from the one in the pod's probe context`)))
+			g.Expect(rejectedNotes("swapped")).To(ContainElement(ContainSubstring("the liveness probes of this pod, which the node's NodePodProbe names, are not run")))
 		}, "10s").Should(Succeed())
 		Consistently(func(g Gomega) {
 			for _, id := range []string{plainID, forgedID, swappedID} {
 				g.Expect(execsIn(tg.cri, id)).To(BeEmpty(), "nothing ran in %s", id)
 			}
-			// Only the sealed pod has a result; the others are reported not probed.
-			states := stateOf(getResults(node))
-			g.Expect(states).To(HaveLen(4))
-			g.Expect(states["good"].State).To(Equal(appsv1alpha1.ProbeSucceeded))
-			for _, name := range []string{"plain", "forged", "swapped"} {
-				g.Expect(states[name].State).To(Equal(appsv1alpha1.ProbeUnknown), name)
-				g.Expect(states[name].ContainerID).To(BeEmpty(), name)
+			// Only the sealed pod has a result. The probes the others' contexts name are reported
+			// NotProbed, with the gate's cause; the pod without a context names none.
+			listed := map[string]appsv1alpha1.ContainerProbeState{}
+			for _, ps := range getReport(node).Status.PodProbeStatuses {
+				g.Expect(ps.ProbeStates).To(HaveLen(1), ps.Name)
+				listed[ps.Name] = ps.ProbeStates[0]
+			}
+			g.Expect(listed).To(HaveLen(2))
+			for _, name := range []string{"forged", "swapped"} {
+				g.Expect(listed[name].Name).To(Equal(name+"-app"), name)
+				g.Expect(listed[name].State).To(Equal(appsv1alpha1.ProbeNotProbed), name)
+				g.Expect(listed[name].ContainerID).To(BeEmpty(), name)
+				g.Expect(listed[name].Message).To(MatchRegexp("^("+gate.CauseNotSigned+"|"+gate.CauseBadSeal+"): "), name)
 			}
 		}, "3s").Should(Succeed())
 		Expect(eng.Probes.WorkerCount()).To(Equal(1))
 		refused := prom.ToFloat64(gate.Refusals.WithLabelValues(gate.CauseNotSigned)) +
-			prom.ToFloat64(gate.Refusals.WithLabelValues(gate.CauseMismatch)) - refusedBefore
+			prom.ToFloat64(gate.Refusals.WithLabelValues(gate.CauseBadSeal)) - refusedBefore
 		Expect(refused).To(BeEquivalentTo(3))
 		Expect(rejectedNotes("good")).To(BeEmpty())
 	})
@@ -140,14 +153,14 @@ var _ = Describe("node daemon trust boundary", func() {
 		newPod.Annotations[appsv1alpha1.AnnotationProbeContextSeal] = seal
 		Expect(k8sClient.Update(ctx, newPod)).To(Succeed())
 		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
-		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{oldEntry, entryFor(newPod, newProbe)}
+		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{oldEntry, entryFor(newPod)}
 		createNPP(npp)
 		eng := startDaemon(node, tg.rt)
 
 		Eventually(func() appsv1alpha1.ProbeState { return stateOf(getResults(node))["sealed-old"].State }, "20s").
 			Should(Equal(appsv1alpha1.ProbeSucceeded))
 		Consistently(func() appsv1alpha1.ProbeState { return stateOf(getResults(node))["sealed-new"].State }, "2s").
-			Should(Equal(appsv1alpha1.ProbeUnknown), "a key the daemon does not hold verifies nothing: not probed")
+			Should(Equal(appsv1alpha1.ProbeNotProbed), "a key the daemon does not hold verifies nothing: not probed")
 
 		By("the manager publishes the new key in the trust ConfigMap, next to the old one")
 		cm := &corev1.ConfigMap{}
@@ -166,5 +179,39 @@ var _ = Describe("node daemon trust boundary", func() {
 			Should(Equal(appsv1alpha1.ProbeSucceeded))
 		Expect(eng.Probes.WorkerCount()).To(Equal(2))
 		Expect(stateOf(getResults(node))["sealed-old"].State).To(Equal(appsv1alpha1.ProbeSucceeded), "the old pod was probed throughout")
+	})
+	It("reports a probe NotProbed once its key is removed after it passed: never omitted as passing", func() {
+		tg := startTargets()
+		node := "node-retired"
+		pod := createPod(node, "sealed-retired", "containerd://sealed-retired")
+		entry := podProbe(pod, corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromInt32(int32(tg.httpPort))}})
+		createNPP(&appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node},
+			Spec: appsv1alpha1.NodePodProbeSpec{PodProbes: []appsv1alpha1.PodProbe{entry}}})
+		eng := startDaemon(node, tg.rt)
+		Eventually(func(g Gomega) {
+			got := getResults(node)
+			g.Expect(got.Status.PodProbeStatuses).To(BeEmpty(), "a passing probe is left out of the report")
+			g.Expect(stateOf(got)["sealed-retired"].State).To(Equal(appsv1alpha1.ProbeSucceeded))
+		}, "20s").Should(Succeed())
+
+		By("the key that sealed the pod is removed from the trust ConfigMap")
+		cm := &corev1.ConfigMap{}
+		key := types.NamespacedName{Namespace: appsv1alpha1.DefaultOperatorNamespace, Name: signature.TrustConfigMapName}
+		Expect(k8sClient.Get(ctx, key, cm)).To(Succeed())
+		original := maps.Clone(cm.Data)
+		DeferCleanup(func() {
+			Expect(k8sClient.Get(ctx, key, cm)).To(Succeed())
+			cm.Data = original
+			Expect(k8sClient.Update(ctx, cm)).To(Succeed())
+		})
+		cm.Data = signature.EncodeKeySet(signature.KeySet{})
+		Expect(k8sClient.Update(ctx, cm)).To(Succeed())
+		Eventually(func(g Gomega) {
+			s := stateOf(getResults(node))["sealed-retired"]
+			g.Expect(s.State).To(Equal(appsv1alpha1.ProbeNotProbed))
+			g.Expect(s.Message).To(HavePrefix(gate.CauseUnknownKey + ": "))
+		}, "20s").Should(Succeed())
+		Expect(eng.Probes.WorkerCount()).To(BeZero())
+		Expect(getResults(node).Status.ProbedPods).To(BeZero())
 	})
 })

@@ -14,23 +14,21 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package gate is the node daemon's side of the trust boundary: before it runs anything, it
-// checks every probe of its NodePodProbe against the pod's own probe-context annotation and the
-// seal the manager wrote on the pod (internal/trust/signature), with public keys only. The NodePodProbe
-// spec is a cluster-scoped object that more than the manager may be able to write; the pod's
-// sealed annotation is what its creator had admitted, for that very pod.
+// Package gate is the node daemon's side of the trust boundary: the node's NodePodProbe names
+// pods, and the daemon takes each named pod's probes from the pod's own probe-context annotation,
+// only once the seal the manager wrote on the pod verifies (internal/trust/signature), with
+// public keys only. The NodePodProbe is a cluster-scoped object that more than the manager may be
+// able to write: what it can change is which of the node's sealed pods are probed, never what a
+// probe runs or where.
 package gate
 
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
@@ -49,31 +47,25 @@ const (
 	CauseNotSigned = "not-signed"
 	// CauseBadSeal: the seal does not verify for this pod and its probe context.
 	CauseBadSeal = "bad-seal"
-	// CauseWrongPod: the entry names another pod, or another address, than the pod with its UID.
+	// CauseWrongPod: the entry names another pod than the pod with its UID.
 	CauseWrongPod = "wrong-pod"
-	// CauseMismatch: the probe is not what the pod's probe context says.
-	CauseMismatch = "mismatch"
+	// CauseUndecodable: the sealed probe context does not decode (only a daemon older than the
+	// webhook that admitted it could find that).
+	CauseUndecodable = "undecodable"
 )
 
-// Verdict says why a probe is not run.
+// Verdict says why the probes of an entry are not run.
 type Verdict struct {
-	// Pending is true while the probe may yet be accepted without the NodePodProbe changing.
+	// Pending is true while the probes may yet be run without the NodePodProbe changing.
 	Pending bool
 	Cause   string
 	Message string
 }
 
-// Refusal is a probe of an entry that is not run ("" Probe: the whole entry).
-type Refusal struct {
-	Probe     string
-	Container string
-	Verdict
-}
-
-// Check returns the probes of one NodePodProbe entry that match the pod's sealed probe context,
-// and why each of the others is not run. pod is the daemon's cached pod with the entry's UID (nil
-// when it has none).
-func Check(pp *appsv1alpha1.PodProbe, pod *corev1.Pod, keys signature.KeySet) ([]appsv1alpha1.ContainerProbe, []Refusal) {
+// Check returns the probes the pod's sealed probe context gives the pod a NodePodProbe entry
+// names (probecontext.ProbesOf: the containers the operator probes, named ports resolved), or
+// why none is run. pod is the daemon's cached pod with the entry's UID (nil when it has none).
+func Check(pp *appsv1alpha1.PodProbe, pod *corev1.Pod, keys signature.KeySet) ([]probecontext.Probe, *Verdict) {
 	return check(pp, pod, func(p *corev1.Pod) error { _, err := signature.VerifySeal(keys, p); return err }, decode)
 }
 
@@ -85,40 +77,28 @@ func decode(pod *corev1.Pod) (probecontext.Context, error) {
 // check is Check with the seal verification and the decoding of the probe context given (the
 // Gate remembers both for a pod's exact seal and context).
 func check(pp *appsv1alpha1.PodProbe, pod *corev1.Pod, verify func(*corev1.Pod) error,
-	decode func(*corev1.Pod) (probecontext.Context, error)) ([]appsv1alpha1.ContainerProbe, []Refusal) {
-	whole := func(v Verdict) ([]appsv1alpha1.ContainerProbe, []Refusal) { return nil, []Refusal{{Verdict: v}} }
+	decode func(*corev1.Pod) (probecontext.Context, error)) ([]probecontext.Probe, *Verdict) {
 	if pod == nil {
-		return whole(Verdict{Pending: true, Cause: CausePodNotFound,
-			Message: fmt.Sprintf("no pod with UID %s on this node (yet)", pp.UID)})
+		return nil, &Verdict{Pending: true, Cause: CausePodNotFound,
+			Message: fmt.Sprintf("no pod with UID %s on this node (yet)", pp.UID)}
 	}
 	if pod.Namespace != pp.Namespace || pod.Name != pp.Name {
-		return whole(Verdict{Cause: CauseWrongPod, Message: fmt.Sprintf(
-			"the NodePodProbe entry names pod %s/%s, but UID %s is pod %s/%s", pp.Namespace, pp.Name, pp.UID, pod.Namespace, pod.Name)})
+		return nil, &Verdict{Cause: CauseWrongPod, Message: fmt.Sprintf(
+			"the NodePodProbe entry names pod %s/%s, but UID %s is pod %s/%s", pp.Namespace, pp.Name, pp.UID, pod.Namespace, pod.Name)}
 	}
-	if ips := podIPs(pod); len(ips) == 0 {
-		return whole(Verdict{Pending: true, Cause: CausePodNotFound, Message: "the pod has no IP yet"})
-	} else if !slices.Contains(ips, pp.IP) {
-		return whole(Verdict{Cause: CauseWrongPod, Message: fmt.Sprintf(
-			"the NodePodProbe entry aims at address %q, which is not the pod's (%v)", pp.IP, ips)})
+	if pod.Status.PodIP == "" {
+		return nil, &Verdict{Pending: true, Cause: CausePodNotFound, Message: "the pod has no IP yet"}
 	}
 	if v, ok := checkSeal(verify(pod), pod); !ok {
-		return whole(v)
+		return nil, &v
 	}
 	pctx, err := decode(pod)
 	if err != nil { // sealed, so admitted: cannot happen short of a different decoder
-		return whole(Verdict{Cause: CauseMismatch, Message: "the pod's probe context does not decode: " + err.Error()})
+		return nil, &Verdict{Cause: CauseUndecodable, Message: "the pod's probe context does not decode: " + err.Error()}
 	}
-	var accepted []appsv1alpha1.ContainerProbe
-	var refused []Refusal
-	for _, p := range pp.Probes {
-		if msg := matches(pod, pctx, &p); msg != "" {
-			refused = append(refused, Refusal{Probe: p.Name, Container: p.ContainerName,
-				Verdict: Verdict{Cause: CauseMismatch, Message: msg}})
-			continue
-		}
-		accepted = append(accepted, p)
-	}
-	return accepted, refused
+	// The context's entries that give no probe are the mapping controller's to report.
+	probes, _ := probecontext.ProbesOf(pod, pctx)
+	return probes, nil
 }
 
 // checkSeal turns the verification of the pod's seal into a verdict.
@@ -138,40 +118,4 @@ func checkSeal(err error, pod *corev1.Pod) (Verdict, bool) {
 			"(no signature, no seal)"}, false
 	}
 	return Verdict{Cause: CauseBadSeal, Message: err.Error()}, false
-}
-
-// matches returns "" when p is the probe the pod's context gives its container, else why not.
-func matches(pod *corev1.Pod, pctx probecontext.Context, p *appsv1alpha1.ContainerProbe) string {
-	e := pctx.Lookup(p.ContainerName)
-	if e == nil {
-		return fmt.Sprintf("the pod's probe context has no liveness probe for container %q", p.ContainerName)
-	}
-	pc, ok := podutil.FindRestartable(&pod.Spec, p.ContainerName)
-	if !ok || !podutil.RestartedAfterStop(&pod.Spec, pc) {
-		return fmt.Sprintf("container %q of the pod is not one the operator probes", p.ContainerName)
-	}
-	if want := probecontext.ProbeName(pod.Name, p.ContainerName); p.Name != want {
-		return fmt.Sprintf("the probe is named %q, not %q", p.Name, want)
-	}
-	want, err := probecontext.Resolve(e.LivenessProbe, pc.Container)
-	if err != nil {
-		return err.Error()
-	}
-	got := p.Probe.DeepCopy()
-	probecontext.SetDefaults(got)
-	if !equality.Semantic.DeepEqual(got, want) {
-		return fmt.Sprintf("the probe of container %q differs from the one in the pod's probe context", p.ContainerName)
-	}
-	return ""
-}
-
-func podIPs(pod *corev1.Pod) []string {
-	var out []string
-	for _, ip := range pod.Status.PodIPs {
-		out = append(out, ip.IP)
-	}
-	if pod.Status.PodIP != "" && !slices.Contains(out, pod.Status.PodIP) {
-		out = append(out, pod.Status.PodIP)
-	}
-	return out
 }

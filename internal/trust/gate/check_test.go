@@ -52,33 +52,11 @@ func sealedPod(uid types.UID) *corev1.Pod {
 }
 
 // entryOf is the NodePodProbe entry the mapping controller writes for pod.
-func entryOf(t *testing.T, pod *corev1.Pod) appsv1alpha1.PodProbe {
-	t.Helper()
-	pctx, errs := probecontext.FromAnnotations(pod.Annotations)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	pp := appsv1alpha1.PodProbe{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, IP: podIP}
-	for _, e := range pctx.Entries {
-		for i := range pod.Spec.Containers {
-			c := &pod.Spec.Containers[i]
-			if c.Name != e.Name {
-				continue
-			}
-			r, err := probecontext.Resolve(e.LivenessProbe, c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.GRPC != nil {
-				r.GRPC.Service = nil // as the mapping writes it when the API server has not defaulted it yet
-			}
-			pp.Probes = append(pp.Probes, appsv1alpha1.ContainerProbe{Name: probecontext.ProbeName(pod.Name, c.Name), ContainerName: c.Name, Probe: *r})
-		}
-	}
-	return pp
+func entryOf(pod *corev1.Pod) appsv1alpha1.PodProbe {
+	return appsv1alpha1.PodProbe{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID}
 }
 
-func names(ps []appsv1alpha1.ContainerProbe) string {
+func names(ps []probecontext.Probe) string {
 	var out []string
 	for _, p := range ps {
 		out = append(out, p.Name)
@@ -92,24 +70,19 @@ func TestCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	execProbe := corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", "rm -rf /data"}}},
-		TimeoutSeconds: 1, PeriodSeconds: 10, SuccessThreshold: 1, FailureThreshold: 3}
-
 	cases := []struct {
 		name     string
 		mutate   func(pod *corev1.Pod, pp *appsv1alpha1.PodProbe)
 		noPod    bool
 		accepted string
-		cause    string // of the one refusal; "" = none
-		probe    string // the refused probe; "" = the whole entry
+		cause    string // "" = not refused
 		pending  bool
 		message  string
 	}{
 		{name: "the mapping controller's entry for a sealed pod", accepted: "web-0-web,web-0-rpc"},
 		{name: "the pod is not in the cache (yet)", noPod: true, cause: CausePodNotFound, pending: true},
-		{name: "an exec probe added for a pod that has no probe context", mutate: func(pod *corev1.Pod, pp *appsv1alpha1.PodProbe) {
+		{name: "a pod that has no probe context", mutate: func(pod *corev1.Pod, _ *appsv1alpha1.PodProbe) {
 			pod.Annotations = nil
-			pp.Probes = []appsv1alpha1.ContainerProbe{{Name: "web-0-web", ContainerName: "web", Probe: execProbe}}
 		}, cause: CauseNotSigned, message: "not admitted by the operator's pod webhook"},
 		{name: "a forged enrolled pod: context without signature or seal", mutate: func(pod *corev1.Pod, _ *appsv1alpha1.PodProbe) {
 			delete(pod.Annotations, appsv1alpha1.AnnotationProbeContextSeal)
@@ -125,31 +98,18 @@ func TestCheck(t *testing.T) {
 		{name: "a seal copied from another pod", mutate: func(pod *corev1.Pod, _ *appsv1alpha1.PodProbe) {
 			pod.Annotations[appsv1alpha1.AnnotationProbeContextSeal] = sealedPod("uid-other").Annotations[appsv1alpha1.AnnotationProbeContextSeal]
 		}, cause: CauseBadSeal, message: "does not match"},
-		{name: "the pod's context changed after sealing", mutate: func(pod *corev1.Pod, _ *appsv1alpha1.PodProbe) {
-			pod.Annotations[appsv1alpha1.AnnotationProbeContext] = strings.Replace(webContext, "/healthz", "/", 1)
+		{name: "the pod's context changed after sealing (an exec in place of the HTTP probe)", mutate: func(pod *corev1.Pod, _ *appsv1alpha1.PodProbe) {
+			pod.Annotations[appsv1alpha1.AnnotationProbeContext] = `[{"name":"web","livenessProbe":{"exec":{"command":["rm","-rf","/data"]}}}]`
 		}, cause: CauseBadSeal},
-		{name: "the entry's exec replaces the pod's HTTP probe", mutate: func(_ *corev1.Pod, pp *appsv1alpha1.PodProbe) {
-			pp.Probes[0].Probe = execProbe
-		}, accepted: "web-0-rpc", cause: CauseMismatch, probe: "web-0-web", message: `the probe of container "web" differs`},
-		{name: "the entry's period differs", mutate: func(_ *corev1.Pod, pp *appsv1alpha1.PodProbe) {
-			pp.Probes[1].Probe.PeriodSeconds = 1
-		}, accepted: "web-0-web", cause: CauseMismatch, probe: "web-0-rpc"},
-		{name: "the entry's HTTP probe aims at another port", mutate: func(_ *corev1.Pod, pp *appsv1alpha1.PodProbe) {
-			pp.Probes[0].Probe.HTTPGet.Port = intstr.FromInt32(22)
-		}, accepted: "web-0-rpc", cause: CauseMismatch, probe: "web-0-web"},
-		{name: "a probe for a container the context does not list", mutate: func(pod *corev1.Pod, pp *appsv1alpha1.PodProbe) {
-			pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "db"})
-			pp.Probes = append(pp.Probes, appsv1alpha1.ContainerProbe{Name: "web-0-db", ContainerName: "db", Probe: execProbe})
-		}, accepted: "web-0-web,web-0-rpc", cause: CauseMismatch, probe: "web-0-db", message: `no liveness probe for container "db"`},
-		{name: "a probe under another name", mutate: func(_ *corev1.Pod, pp *appsv1alpha1.PodProbe) {
-			pp.Probes[1].Name = "web-0-web"
-		}, accepted: "web-0-web", cause: CauseMismatch, probe: "web-0-web", message: `named "web-0-web", not "web-0-rpc"`},
+		{name: "a container of the context the pod does not have gives no probe", mutate: func(pod *corev1.Pod, _ *appsv1alpha1.PodProbe) {
+			pod.Spec.Containers = pod.Spec.Containers[1:]
+		}, accepted: "web-0-rpc"},
+		{name: "containers the kubelet would not start again give no probe", mutate: func(pod *corev1.Pod, _ *appsv1alpha1.PodProbe) {
+			pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+		}},
 		{name: "the entry names another pod", mutate: func(_ *corev1.Pod, pp *appsv1alpha1.PodProbe) {
 			pp.Name = "db-0"
-		}, cause: CauseWrongPod},
-		{name: "the entry aims at another address (the daemon runs on the host network)", mutate: func(_ *corev1.Pod, pp *appsv1alpha1.PodProbe) {
-			pp.IP = "169.254.169.254"
-		}, cause: CauseWrongPod, message: `aims at address "169.254.169.254"`},
+		}, cause: CauseWrongPod, message: "but UID uid-1 is pod shop/web-0"},
 		{name: "the pod has no IP yet", mutate: func(pod *corev1.Pod, _ *appsv1alpha1.PodProbe) {
 			pod.Status.PodIP, pod.Status.PodIPs = "", nil
 		}, cause: CausePodNotFound, pending: true},
@@ -157,31 +117,45 @@ func TestCheck(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := sealedPod("uid-1")
-			pp := entryOf(t, pod)
+			pp := entryOf(pod)
 			if tc.mutate != nil {
 				tc.mutate(pod, &pp)
 			}
 			if tc.noPod {
 				pod = nil
 			}
-			accepted, refused := Check(&pp, pod, keys)
+			accepted, v := Check(&pp, pod, keys)
 			if got := names(accepted); got != tc.accepted {
-				t.Fatalf("accepted %q, want %q (refused %+v)", got, tc.accepted, refused)
+				t.Fatalf("accepted %q, want %q (refused %+v)", got, tc.accepted, v)
 			}
 			if tc.cause == "" {
-				if len(refused) > 0 {
-					t.Fatalf("refused %+v", refused)
+				if v != nil {
+					t.Fatalf("refused %+v", v)
 				}
 				return
 			}
-			if len(refused) != 1 {
-				t.Fatalf("refused %+v, want one", refused)
-			}
-			r := refused[0]
-			if r.Cause != tc.cause || r.Probe != tc.probe || r.Pending != tc.pending || !strings.Contains(r.Message, tc.message) {
-				t.Fatalf("refusal %+v; want cause %s, probe %q, pending %t, message containing %q", r, tc.cause, tc.probe, tc.pending, tc.message)
+			if v == nil || v.Cause != tc.cause || v.Pending != tc.pending || !strings.Contains(v.Message, tc.message) {
+				t.Fatalf("verdict %+v; want cause %s, pending %t, message containing %q", v, tc.cause, tc.pending, tc.message)
 			}
 		})
+	}
+}
+
+// The probes the daemon runs are the pod's sealed context's, named ports resolved and defaults
+// explicit: nothing of them comes from the NodePodProbe.
+func TestCheckTakesTheProbesFromThePod(t *testing.T) {
+	pod := sealedPod("uid-1")
+	probes, v := Check(&appsv1alpha1.PodProbe{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID}, pod, eltestutil.TrustedKeys())
+	if v != nil || len(probes) != 2 {
+		t.Fatalf("probes %+v, verdict %+v", probes, v)
+	}
+	web, rpc := probes[0], probes[1]
+	if web.Container != "web" || web.Probe.HTTPGet == nil || web.Probe.HTTPGet.Port != intstr.FromInt32(8080) ||
+		web.Probe.PeriodSeconds != 5 || web.Probe.TimeoutSeconds != 1 || web.Probe.FailureThreshold != 3 {
+		t.Errorf("web probe %+v", web.Probe)
+	}
+	if rpc.Container != "rpc" || rpc.Name != "web-0-rpc" || rpc.Probe.GRPC == nil || rpc.Probe.GRPC.Port != 9090 {
+		t.Errorf("rpc probe %+v", rpc.Probe)
 	}
 }
 
@@ -213,29 +187,34 @@ func TestGateReportsEachRefusalOnceAndHoldsAnUnknownKeyForAWhile(t *testing.T) {
 	}
 	s, _ := signature.Seal(newKey, rotated)
 	rotated.Annotations[appsv1alpha1.AnnotationProbeContextSeal] = s
-	tampered := entryOf(t, good)
-	tampered.Probes[0].Probe.PeriodSeconds = 1
-	entries := []appsv1alpha1.PodProbe{tampered, entryOf(t, forged), entryOf(t, rotated)}
-	pods := map[types.UID]*corev1.Pod{good.UID: good, forged.UID: forged, rotated.UID: rotated}
+	misnamed := sealedPod("uid-misnamed")
+	wrong := entryOf(misnamed)
+	wrong.Name = "db-0"
+	entries := []appsv1alpha1.PodProbe{entryOf(good), entryOf(forged), entryOf(rotated), wrong}
+	pods := map[types.UID]*corev1.Pod{good.UID: good, forged.UID: forged, rotated.UID: rotated, misnamed.UID: misnamed}
 
 	for range 3 {
 		out, retry := g.Filter(entries, pods, keys)
-		if len(out) != 1 || out[0].UID != good.UID || names(out[0].Probes) != "web-0-rpc" {
-			t.Fatalf("passed %+v", out)
+		if len(out) != 4 || names(out[0].Run) != "web-0-web,web-0-rpc" || out[0].Held != nil {
+			t.Fatalf("judged %+v", out)
+		}
+		for _, e := range out[1:] {
+			if e.Run != nil || names(e.Held) != "web-0-web,web-0-rpc" || e.Held[0].Probe != nil {
+				t.Fatalf("%s: run %+v, held %+v: want none run, both held by name only", e.UID, e.Run, e.Held)
+			}
 		}
 		if retry <= 0 || retry > time.Minute {
 			t.Fatalf("retry after %v: the unknown key must be looked at again within its wait", retry)
 		}
 	}
 	if len(rec.notes) != 2 {
-		t.Fatalf("events %q: want one per refused probe, not one per Filter", rec.notes)
+		t.Fatalf("events %q: want one per refused pod, not one per Filter", rec.notes)
 	}
-	if !strings.Contains(rec.notes[0], `Warning LivenessProbeRejected web-0 spec.containers{web}: liveness probe web-0-web `+
-		`the node's NodePodProbe lists for container "web" is not run: the probe of container "web" differs`) {
+	if !strings.Contains(rec.notes[0], "Warning LivenessProbeRejected web-0 : the liveness probes of this pod, which the node's "+
+		"NodePodProbe names, are not run: the pod's probe context was not admitted") {
 		t.Fatalf("event %q", rec.notes[0])
 	}
-	if !strings.Contains(rec.notes[1], "the liveness probes the node's NodePodProbe lists for this pod are not run: "+
-		"the pod's probe context was not admitted") {
+	if !strings.Contains(rec.notes[1], "the NodePodProbe entry names pod shop/db-0, but UID uid-misnamed is pod shop/web-0") {
 		t.Fatalf("event %q", rec.notes[1])
 	}
 	if got := testutil.ToFloat64(Refused.WithLabelValues(CauseUnknownKey)); got != 2 {
@@ -256,8 +235,8 @@ func TestGateReportsEachRefusalOnceAndHoldsAnUnknownKeyForAWhile(t *testing.T) {
 
 	// The daemon learns the key: the pod is probed.
 	out, _ := g.Filter(entries, pods, keys.With(newKey, time.Now()))
-	if len(out) != 2 || out[1].UID != rotated.UID {
-		t.Fatalf("passed %+v after the key was published", out)
+	if names(out[2].Run) != "web-0-web,web-0-rpc" || out[2].Held != nil {
+		t.Fatalf("judged %+v after the key was published", out[2])
 	}
 	if got := testutil.ToFloat64(Refused.WithLabelValues(CauseUnknownKey)); got != 0 {
 		t.Fatalf("probes still refused for an unknown key: %v", got)

@@ -17,7 +17,6 @@ limitations under the License.
 package gate
 
 import (
-	"fmt"
 	"sync"
 	"time"
 
@@ -29,13 +28,12 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
-// ReasonRejected is the Warning event on a pod one of whose NodePodProbe probes the daemon does
-// not run.
+// ReasonRejected is the Warning event on a pod the node's NodePodProbe names whose probes the
+// daemon does not run.
 const ReasonRejected = "LivenessProbeRejected"
 
 // DefaultUnknownKeyWait is how long a seal naming a key the daemon does not hold stays pending
@@ -43,12 +41,14 @@ const ReasonRejected = "LivenessProbeRejected"
 const DefaultUnknownKeyWait = time.Minute
 
 var (
-	// Refused is the number of probes of the node's NodePodProbe the daemon does not run, by cause
-	// (pending ones included: pod-not-found, awaiting-seal, unknown-key).
+	// Refused is the number of probes of the pods the node's NodePodProbe names that the daemon
+	// does not run, by cause (pending ones included: pod-not-found, awaiting-seal, unknown-key).
+	// A pod whose probes the daemon cannot tell (it has no such pod, or its probe context does not
+	// decode) counts as one.
 	Refused = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "enhanced_liveness_daemon_probes_refused",
-		Help: "Probes of the node's NodePodProbe that the daemon does not run because they do not match a sealed " +
-			"probe context of their pod, by cause.",
+		Help: "Probes of the pods the node's NodePodProbe names that the daemon does not run because the pod's probe " +
+			"context is not sealed for it, by cause.",
 	}, []string{"cause"})
 	// Refusals counts the probes the daemon refused (not the pending ones), by cause.
 	Refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -60,7 +60,7 @@ var (
 func init() { ctrlmetrics.Registry.MustRegister(Refused, Refusals) }
 
 // Gate passes the node's NodePodProbe entries through Check and reports what it holds back: a
-// Warning event on the pod when a probe is refused (once per probe and cause), and the metrics.
+// Warning event on the pod when its probes are refused (once per pod and cause), and the metrics.
 // A seal naming an unknown key stays pending for UnknownKeyWait, then is refused.
 type Gate struct {
 	Recorder       events.EventRecorder
@@ -68,8 +68,8 @@ type Gate struct {
 	UnknownKeyWait time.Duration
 
 	mu sync.Mutex
-	// refused holds the cause last reported per pod UID and probe ("" for the whole entry).
-	refused map[refusalKey]string
+	// refused holds the cause last reported per pod UID.
+	refused map[types.UID]string
 	// unknownSince is when a pod's seal was first found naming an unknown key.
 	unknownSince map[unknownKey]time.Time
 	// verified remembers the seals that verified, with which key and the probe context they
@@ -88,36 +88,42 @@ type verifiedSeal struct {
 	seal, value string
 }
 
-type refusalKey struct {
-	uid   types.UID
-	probe string
-}
-
 type unknownKey struct {
 	uid  types.UID
 	seal string
 }
 
-// Filter returns the entries with the probes the daemon may run (entries with none are left
-// out), and after how long to filter again for a pending verdict that time alone can change
-// (zero: none).
-func (g *Gate) Filter(entries []appsv1alpha1.PodProbe, pods map[types.UID]*corev1.Pod, keys signature.KeySet) ([]appsv1alpha1.PodProbe, time.Duration) {
+// Entry is one NodePodProbe entry as the gate judged it.
+type Entry struct {
+	appsv1alpha1.PodProbe
+	// Run are the probes the pod's sealed probe context gives it: the daemon runs them.
+	Run []probecontext.Probe
+	// Held are the probes of an entry whose probes are not run, as the pod's probe context
+	// names them (unverified: names and containers only, Probe nil), for the report to list
+	// them as not probed. None when the daemon has no such pod or its context does not decode.
+	Held []probecontext.Probe
+	// Why the Held probes are not run: "<cause>: <message>" of the gate's verdict.
+	Why string
+}
+
+// Filter judges every entry, and says after how long to filter again for a pending verdict that
+// time alone can change (zero: none).
+func (g *Gate) Filter(entries []appsv1alpha1.PodProbe, pods map[types.UID]*corev1.Pod, keys signature.KeySet) ([]Entry, time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	p := g.newPass(keys)
-	var out []appsv1alpha1.PodProbe
+	out := make([]Entry, 0, len(entries))
 	for i := range entries {
 		pp := &entries[i]
 		pod := pods[pp.UID]
-		accepted, refused := check(pp, pod, p.verify, p.decodeOnce)
-		for _, r := range refused {
-			p.refuse(pp, pod, r)
+		e := Entry{PodProbe: *pp}
+		var v *Verdict
+		e.Run, v = check(pp, pod, p.verify, p.decodeOnce)
+		if v != nil {
+			e.Held, e.Why = held(pod), v.Cause+": "+v.Message
+			p.refuse(pp, pod, *v, max(len(e.Held), 1))
 		}
-		if len(accepted) > 0 {
-			e := *pp
-			e.Probes = accepted
-			out = append(out, e)
-		}
+		out = append(out, e)
 	}
 	// What this pass saw replaces what the gate remembered: a pod or seal gone is forgotten.
 	g.refused, g.unknownSince, g.verified = p.seen, p.unknown, p.verified
@@ -128,6 +134,21 @@ func (g *Gate) Filter(entries []appsv1alpha1.PodProbe, pods map[types.UID]*corev
 	return out, p.retry
 }
 
+// held names the probes the pod's probe context, unverified, gives it: only their names leave.
+func held(pod *corev1.Pod) []probecontext.Probe {
+	if pod == nil {
+		return nil
+	}
+	probes, _, err := probecontext.PodProbes(pod)
+	if err != nil {
+		return nil
+	}
+	for i := range probes {
+		probes[i].Probe = nil
+	}
+	return probes
+}
+
 // pass is what one Filter call learns about the refusals, unknown keys and verified seals.
 type pass struct {
 	g     *Gate
@@ -136,7 +157,7 @@ type pass struct {
 	wait  time.Duration
 	retry time.Duration
 
-	seen     map[refusalKey]string
+	seen     map[types.UID]string
 	unknown  map[unknownKey]time.Time
 	counts   map[string]float64
 	verified map[verifiedSeal]sealedContext
@@ -152,7 +173,7 @@ func (g *Gate) newPass(keys signature.KeySet) *pass {
 	}
 	return &pass{
 		g: g, keys: keys, now: g.Clock.Now(), wait: wait,
-		seen:     map[refusalKey]string{},
+		seen:     map[types.UID]string{},
 		unknown:  map[unknownKey]time.Time{},
 		counts:   map[string]float64{},
 		verified: map[verifiedSeal]sealedContext{},
@@ -194,10 +215,10 @@ func (p *pass) decodeOnce(pod *corev1.Pod) (probecontext.Context, error) {
 	return pctx, err
 }
 
-// refuse counts a refusal and tells it once; an unknown key stays pending (untold, retried) for
-// the gate's wait from its first sighting.
-func (p *pass) refuse(pp *appsv1alpha1.PodProbe, pod *corev1.Pod, r Refusal) {
-	if r.Cause == CauseUnknownKey {
+// refuse counts a refusal of n probes and tells it once; an unknown key stays pending (untold,
+// retried) for the gate's wait from its first sighting.
+func (p *pass) refuse(pp *appsv1alpha1.PodProbe, pod *corev1.Pod, v Verdict, n int) {
+	if v.Cause == CauseUnknownKey {
 		k := unknownKey{pp.UID, pod.Annotations[appsv1alpha1.AnnotationProbeContextSeal]}
 		since, ok := p.g.unknownSince[k]
 		if !ok {
@@ -207,42 +228,28 @@ func (p *pass) refuse(pp *appsv1alpha1.PodProbe, pod *corev1.Pod, r Refusal) {
 		if left := p.wait - p.now.Sub(since); left > 0 {
 			p.retry = minPositive(p.retry, left)
 		} else {
-			r.Pending = false
+			v.Pending = false
 		}
 	}
-	n := len(pp.Probes)
-	if r.Probe != "" {
-		n = 1
-	}
-	p.counts[r.Cause] += float64(n)
-	if r.Pending {
+	p.counts[v.Cause] += float64(n)
+	if v.Pending {
 		return
 	}
-	key := refusalKey{pp.UID, r.Probe}
-	p.seen[key] = r.Cause
-	if p.g.refused[key] != r.Cause {
-		Refusals.WithLabelValues(r.Cause).Add(float64(n))
-		p.g.report(pod, r)
+	p.seen[pp.UID] = v.Cause
+	if p.g.refused[pp.UID] != v.Cause {
+		Refusals.WithLabelValues(v.Cause).Add(float64(n))
+		p.g.report(pod, v)
 	}
 }
 
 // report sends the Warning event of a refusal on the pod (none when the daemon knows no such pod).
-func (g *Gate) report(pod *corev1.Pod, r Refusal) {
+func (g *Gate) report(pod *corev1.Pod, v Verdict) {
 	if g.Recorder == nil || pod == nil {
 		return
 	}
 	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}
-	what := "the liveness probes the node's NodePodProbe lists for this pod are"
-	if r.Probe != "" {
-		what = fmt.Sprintf("liveness probe %s the node's NodePodProbe lists for container %q is", r.Probe, r.Container)
-		if podutil.IsInitContainer(&pod.Spec, r.Container) {
-			ref.FieldPath = "spec.initContainers{" + r.Container + "}"
-		} else {
-			ref.FieldPath = "spec.containers{" + r.Container + "}"
-		}
-	}
 	g.Recorder.Eventf(ref, nil, corev1.EventTypeWarning, ReasonRejected, "Verify",
-		"%s not run: %s", what, r.Message)
+		"the liveness probes of this pod, which the node's NodePodProbe names, are not run: %s", v.Message)
 }
 
 func minPositive(a, b time.Duration) time.Duration {

@@ -31,12 +31,11 @@ import (
 // each): first with every seal verified (a daemon start), then with the seals remembered (every
 // later pod event).
 func BenchmarkGateFilter(b *testing.B) {
-	t := &testing.T{}
 	var entries []appsv1alpha1.PodProbe
 	pods := map[types.UID]*corev1.Pod{}
 	for i := range 110 {
 		p := sealedPod(types.UID(fmt.Sprintf("uid-%d", i)))
-		entries = append(entries, entryOf(t, p))
+		entries = append(entries, entryOf(p))
 		pods[p.UID] = p
 	}
 	keys := eltestutil.TrustedKeys()

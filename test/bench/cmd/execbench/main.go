@@ -193,6 +193,16 @@ type timedExecer struct {
 	n *counts
 }
 
+// ContainerStatus passes through to the runtime when it reads statuses (our side checks each
+// container's owner once).
+func (t timedExecer) ContainerStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
+	sr, ok := t.rt.(cri.StatusReader)
+	if !ok {
+		return nil, fmt.Errorf("runtime reads no container status")
+	}
+	return sr.ContainerStatus(ctx, id, verbose)
+}
+
 func (t timedExecer) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) ([]byte, []byte, error) {
 	start := time.Now()
 	stdout, stderr, err := t.rt.ExecSync(ctx, id, cmd, timeout)

@@ -49,17 +49,24 @@ func runOurs(ctx context.Context, c config, ids []string, n *counts) error {
 	pods := make([]*corev1.Pod, 0, len(ids))
 	targets := make([]prober.Target, 0, len(ids))
 	for i, id := range ids {
-		uid, name := types.UID(fmt.Sprintf("uid-%05d", i)), fmt.Sprintf("pod-%05d", i)
+		// The pod's UID as the kubelet labelled the container: the manager checks it before the
+		// first exec, as the daemon does.
+		st, err := rt.ContainerStatus(ctx, id, false)
+		if err != nil {
+			return err
+		}
+		labels := st.GetStatus().GetLabels()
+		uid, name, cname := types.UID(labels[cri.LabelPodUID]), fmt.Sprintf("pod-%05d", i), labels[cri.LabelContainerName]
 		pods = append(pods, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "bench", UID: uid},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: cname}}},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "127.0.0.1", ContainerStatuses: []corev1.ContainerStatus{{
-				Name: "app", ContainerID: "containerd://" + id,
+				Name: cname, ContainerID: "containerd://" + id,
 				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}},
 			}}},
 		})
 		targets = append(targets, prober.Target{
-			Key: prober.Key{PodUID: uid, Container: "app", Probe: "liveness"}, PodName: name, Namespace: "bench",
+			Key: prober.Key{PodUID: uid, Container: cname, Probe: "liveness"}, PodName: name, Namespace: "bench",
 			Probe: corev1.Probe{
 				ProbeHandler:   corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: strings.Fields(c.command)}},
 				TimeoutSeconds: int32(c.timeout / time.Second), PeriodSeconds: int32(c.period / time.Second),
