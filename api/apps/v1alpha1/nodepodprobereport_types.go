@@ -23,7 +23,7 @@ import (
 )
 
 // ProbeState is the last result the node daemon reported for a probe.
-// +kubebuilder:validation:Enum=Succeeded;Failed;Unknown
+// +kubebuilder:validation:Enum=Succeeded;Failed;Unknown;NotProbed
 type ProbeState string
 
 const (
@@ -33,6 +33,11 @@ const (
 	ProbeFailed ProbeState = "Failed"
 	// ProbeUnknown means no result yet (initial delay, container not running, or probe errors).
 	ProbeUnknown ProbeState = "Unknown"
+	// ProbeNotProbed means the daemon does not run the probe (its message says why: the trust
+	// gate refused the pod's seal, the pod is not found, ...). The enrolled container has no
+	// liveness: the kubelet's probe was moved to the operator. It is never read as passing nor as
+	// failed.
+	ProbeNotProbed ProbeState = "NotProbed"
 )
 
 // ProbeResults are the probe results one node's daemon reports: the status of its
@@ -46,8 +51,8 @@ type ProbeResults struct {
 	// probedGeneration is the NodePodProbe spec generation (its metadata.generation) these
 	// results are complete for: every probe of that spec that podProbeStatuses does not list has
 	// passed its last probe (Succeeded, no run of failures). The daemon lists only probes that are
-	// failing, suspect or not probed yet (state Unknown), so a write costs what is wrong on the
-	// node, not what is there. It sets it on every write; unset (the daemon has not written yet),
+	// failing, suspect, not probed yet (state Unknown) or held back by its trust gate (state
+	// NotProbed, always listed), so a write costs what is wrong on the node, not what is there. It sets it on every write; unset (the daemon has not written yet),
 	// or older than the NodePodProbe's generation (its spec changed since), a probe missing from
 	// podProbeStatuses may not have been probed yet.
 	// +optional
@@ -107,9 +112,10 @@ type ContainerProbeState struct {
 	ContainerID string `json:"containerID,omitempty"`
 
 	// state is Succeeded (the probe reached its success threshold on this container), Failed
-	// (it reached its failure threshold; the decision controller decides whether to restart) or
+	// (it reached its failure threshold; the decision controller decides whether to restart),
 	// Unknown (no result yet: initial delay, container not running, startup probe not passed, or
-	// probe errors).
+	// probe errors) or NotProbed (the daemon does not run the probe; message says why). A
+	// NotProbed container is counted as not probed, never as passing or failed.
 	// +required
 	State ProbeState `json:"state"`
 

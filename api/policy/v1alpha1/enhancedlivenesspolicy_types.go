@@ -242,6 +242,16 @@ type EnhancedLivenessPolicyStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Failing Containers",xDescriptors={"urn:alm:descriptor:text"}
 	FailingContainers int32 `json:"failingContainers,omitempty"`
 
+	// unprobedContainers is the number of containers of the enrolled pods the policy selects that
+	// no daemon probes: the webhook moved their liveness probe to the operator, so they have no
+	// liveness. Their node's daemon reports them NotProbed (its trust gate refused the pod, ...),
+	// has never written its report or is not renewing its Lease, or the pod is not in its node's
+	// NodePodProbe. Such a container is never restarted; the EnhancedLivenessUnprobedContainers
+	// alert fires while any remain.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Unprobed Containers",xDescriptors={"urn:alm:descriptor:text"}
+	UnprobedContainers int32 `json:"unprobedContainers,omitempty"`
+
 	// restartsRequested counts the restarts requested (ContainerRecreateRequests created) since the
 	// policy was created.
 	// +optional
@@ -352,6 +362,7 @@ type WorkloadSummary struct {
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`
 // +kubebuilder:printcolumn:name="Enrolled",type=integer,JSONPath=`.status.enrolledPods`
 // +kubebuilder:printcolumn:name="Failing",type=integer,JSONPath=`.status.failingContainers`
+// +kubebuilder:printcolumn:name="Unprobed",type=integer,JSONPath=`.status.unprobedContainers`
 // +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restartsRequested`
 // +kubebuilder:printcolumn:name="Held",type=integer,JSONPath=`.status.restartsHeld`
 // +kubebuilder:printcolumn:name="Storm",type=string,JSONPath=`.status.conditions[?(@.type=="StormDetected")].status`,priority=1

@@ -41,6 +41,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 )
 
 // The specs play the kubelet (pod status), the node daemon (NodePodProbeReport status and its Lease)
@@ -201,7 +202,8 @@ func succeeded(pod *corev1.Pod, container string, generation int) probeState {
 
 func probeName(pod *corev1.Pod, container string) string { return pod.Name + "-" + container }
 
-// report plays the daemon: the node's NodePodProbe lists probes for every container of pods, and
+// report plays the webhook and the daemon: every container of pods has a probe in the pod's probe
+// context, the node's NodePodProbe names pods, and
 // its NodePodProbeReport (created if missing, as the manager does) lists the states, in one status
 // write, as the daemon writes them: no entry for a pod given no state nor for a Succeeded state
 // without a run of failures, and status.probedGeneration marking the spec as covered (every probe
@@ -238,21 +240,37 @@ func createEmptyReport(node string) {
 	DeferCleanup(func() { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, rep))).To(Succeed()) })
 }
 
+// setProbeContext gives every container of pod a liveness probe in its probe context (as the pod
+// webhook does), with the helpers' period and probeGrace: the decision reads a pod's probes there.
+func setProbeContext(pod *corev1.Pod, probeGrace *int64) {
+	GinkgoHelper()
+	var entries []probecontext.ContainerProbe
+	for _, c := range pod.Spec.Containers {
+		entries = append(entries, probecontext.ContainerProbe{Name: c.Name, LivenessProbe: &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}},
+			PeriodSeconds: probePeriodSeconds, TerminationGracePeriodSeconds: probeGrace}})
+	}
+	value, err := probecontext.Encode(entries)
+	Expect(err).NotTo(HaveOccurred())
+	if pod.Annotations[appsv1alpha1.AnnotationProbeContext] == value {
+		return
+	}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, appsv1alpha1.AnnotationProbeContext, value)
+	Expect(k8sClient.Patch(ctx, pod, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+}
+
 func writeReport(node string, pods []*corev1.Pod, probeGrace *int64, at time.Time, states ...probeState) {
 	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
 	DeferCleanup(func() {
 		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}))).To(Succeed())
 	})
+	for _, p := range pods {
+		setProbeContext(p, probeGrace)
+	}
 	_, err := ctrl.CreateOrUpdate(ctx, k8sClient, npp, func() error {
 		npp.Spec.PodProbes = nil
 		for _, p := range pods {
-			pp := appsv1alpha1.PodProbe{Name: p.Name, Namespace: p.Namespace, UID: p.UID}
-			for _, c := range p.Spec.Containers {
-				pp.Probes = append(pp.Probes, appsv1alpha1.ContainerProbe{Name: probeName(p, c.Name), ContainerName: c.Name,
-					Probe: corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}},
-						PeriodSeconds: probePeriodSeconds, TerminationGracePeriodSeconds: probeGrace}})
-			}
-			npp.Spec.PodProbes = append(npp.Spec.PodProbes, pp)
+			npp.Spec.PodProbes = append(npp.Spec.PodProbes, appsv1alpha1.PodProbe{Name: p.Name, Namespace: p.Namespace, UID: p.UID})
 		}
 		return nil
 	})

@@ -65,6 +65,11 @@ var (
 		Help: "Restarts held for budget or doubt longer than their policy's maxHold (maxHold 0s and " +
 			"Disabled, DryRun and Blacklisted holds excluded).",
 	})
+	nodeStormNodes = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "enhanced_liveness_node_storm_nodes",
+		Help: "Nodes whose EnhancedLivenessNodeStorm condition the manager holds True: a node storm of two or " +
+			"more namespaces is held there while their workloads pass on other nodes.",
+	})
 	decisionLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "enhanced_liveness_decision_latency_seconds",
 		Help:    "Time from a liveness failure's lastTransitionTime to the creation of its ContainerRecreateRequest.",
@@ -74,7 +79,7 @@ var (
 
 func init() {
 	metrics.Registry.MustRegister(restartsRequested, restartsHeld, ineffectiveRestarts, heldNotConfirmed, decisionLatency,
-		heldPods, oldestHold, holdsOverMaxHold)
+		heldPods, oldestHold, holdsOverMaxHold, nodeStormNodes)
 }
 
 // holdGauges sets the hold gauges from the decision's memory every interval, and sweeps the

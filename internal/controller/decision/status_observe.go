@@ -35,26 +35,41 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/truncate"
 )
 
+// workloadAgg is what the status says of one failing or held workload.
+type workloadAgg struct {
+	sum         policyv1alpha1.WorkloadSummary
+	storm       bool // over maxFailing, or settling after it
+	settling    bool
+	ineffective bool // restarts held because they do not help
+}
+
 // observe counts the enrolled pods the policy selects and their failing containers, and builds
 // the workload summary and the StormDetected condition, from the cache and the decision's memory
 // (mem).
 func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *policyv1alpha1.EnhancedLivenessPolicy,
 	p *rules.Policy, st *policyv1alpha1.EnhancedLivenessPolicyStatus, mem memory.Snapshot) error {
+	workloads, err := r.observePods(ctx, pol, p, st, mem)
+	if err != nil {
+		return err
+	}
+	storms, ineffectives := summarize(workloads, st)
+	setWorkloadConditions(st, pol.Generation, storms, ineffectives)
+	return nil
+}
+
+// observePods counts the policy's enrolled pods, their failing and unprobed containers into st,
+// and judges each workload that has a failing or held pod.
+func (r *EnhancedLivenessPolicyReconciler) observePods(ctx context.Context, pol *policyv1alpha1.EnhancedLivenessPolicy,
+	p *rules.Policy, st *policyv1alpha1.EnhancedLivenessPolicyStatus, mem memory.Snapshot) (map[rules.WorkloadKey]*workloadAgg, error) {
 	pods := &corev1.PodList{}
 	if err := r.List(ctx, pods, client.InNamespace(pol.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return err
+		return nil, err
 	}
 	now := r.cfg.Clock.Now()
 	rd := r.facts.Reader()
 	held := mem.Reasons
-	type agg struct {
-		sum         policyv1alpha1.WorkloadSummary
-		storm       bool // over maxFailing, or settling after it
-		settling    bool
-		ineffective bool // restarts held because they do not help
-	}
-	workloads := map[rules.WorkloadKey]*agg{}
-	st.EnrolledPods, st.FailingContainers = 0, 0
+	workloads := map[rules.WorkloadKey]*workloadAgg{}
+	st.EnrolledPods, st.FailingContainers, st.UnprobedContainers = 0, 0, 0
 	for i := range pods.Items {
 		pod := &pods.Items[i]
 		if pod.Labels[appsv1alpha1.LabelEnrolled] != appsv1alpha1.TrueValue || !p.Selects(pod.Namespace, pod.Labels) ||
@@ -64,15 +79,20 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 		st.EnrolledPods++
 		e, err := rd.Evidence(ctx, pod)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		st.FailingContainers += int32(e.Failed)
+		u, err := rd.Unprobed(ctx, pod)
+		if err != nil {
+			return nil, err
+		}
+		st.UnprobedContainers += int32(u.Containers)
 		quiet := e.Failed == 0 && !e.Suspect
 		// Only the first failing or held pod of a workload is looked at further: the remembered
 		// workload key tells the others apart without walking their owners again.
 		wk, err := r.workloads.Key(ctx, pod)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if _, seen := workloads[wk]; seen || (quiet && held[wk] == "") {
 			continue
@@ -80,7 +100,7 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 		// Resolved afresh: the summary and the storm rule need the current desired replicas.
 		w, err := rd.Workload(ctx, pod)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		wk = w.Ref.Key(pod.Namespace)
 		if _, seen := workloads[wk]; seen || (quiet && held[wk] == "") {
@@ -88,23 +108,29 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 		}
 		ws, err := rd.WorkloadState(ctx, pod, w)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ws = ws.Expecting(func(p rules.PodState) bool { return mem.Pending(p.UID) })
 		v := rules.JudgeWorkload(ws, p, mem.Holds(wk), r.cfg.StormSettle, now)
-		workloads[wk] = &agg{storm: v.Storm || v.Settling, settling: v.Settling, ineffective: v.Ineffective,
+		workloads[wk] = &workloadAgg{storm: v.Storm || v.Settling, settling: v.Settling, ineffective: v.Ineffective,
 			sum: policyv1alpha1.WorkloadSummary{
 				Workload:        policyv1alpha1.WorkloadReference{APIVersion: w.Ref.APIVersion, Kind: w.Ref.Kind, Name: w.Ref.Name},
 				DesiredReplicas: ws.Desired, Unavailable: ws.Unavailable(), FailingPods: ws.FailingPods(),
 				SuspectPods: ws.SuspectPods(), HeldReason: v.HeldReason,
 			}}
 	}
-	list := make([]*agg, 0, len(workloads))
+	return workloads, nil
+}
+
+// summarize writes the workload summary into st, worst first, and returns what the conditions
+// name: the workloads in a storm and those whose restarts are held as ineffective.
+func summarize(workloads map[rules.WorkloadKey]*workloadAgg, st *policyv1alpha1.EnhancedLivenessPolicyStatus) (storms, ineffectives []string) {
+	list := make([]*workloadAgg, 0, len(workloads))
 	for _, a := range workloads {
 		list = append(list, a)
 	}
 	// Worst first: storms, then held, then by failing pods, then by name for a stable order.
-	slices.SortFunc(list, func(a, b *agg) int {
+	slices.SortFunc(list, func(a, b *workloadAgg) int {
 		if a.storm != b.storm {
 			return boolFirst(a.storm)
 		}
@@ -116,7 +142,6 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 		}
 		return strings.Compare(a.sum.Workload.Kind+"/"+a.sum.Workload.Name, b.sum.Workload.Kind+"/"+b.sum.Workload.Name)
 	})
-	var storms, ineffectives []string
 	st.Workloads = nil
 	for i, a := range list {
 		name := a.sum.Workload.Kind + "/" + a.sum.Workload.Name
@@ -135,7 +160,12 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 			st.Workloads = append(st.Workloads, a.sum)
 		}
 	}
-	cond := metav1.Condition{Type: policyv1alpha1.ConditionStormDetected, ObservedGeneration: pol.Generation,
+	return storms, ineffectives
+}
+
+// setWorkloadConditions sets StormDetected and RestartsIneffective from the workloads they name.
+func setWorkloadConditions(st *policyv1alpha1.EnhancedLivenessPolicyStatus, generation int64, storms, ineffectives []string) {
+	cond := metav1.Condition{Type: policyv1alpha1.ConditionStormDetected, ObservedGeneration: generation,
 		Status: metav1.ConditionFalse, Reason: "NoStorm", Message: "no workload is over maxFailing"}
 	if len(storms) > 0 {
 		cond.Status, cond.Reason = metav1.ConditionTrue, string(policyv1alpha1.HoldFailureStorm)
@@ -143,7 +173,7 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 		cond.Message = truncate.String("restarts held, more pods failing than maxFailing in: "+strings.Join(storms, ", "), 32000)
 	}
 	meta.SetStatusCondition(&st.Conditions, cond)
-	cond = metav1.Condition{Type: policyv1alpha1.ConditionRestartsIneffective, ObservedGeneration: pol.Generation,
+	cond = metav1.Condition{Type: policyv1alpha1.ConditionRestartsIneffective, ObservedGeneration: generation,
 		Status: metav1.ConditionFalse, Reason: "RestartsHelp", Message: "no workload's restarts are held as ineffective"}
 	if len(ineffectives) > 0 {
 		cond.Status, cond.Reason = metav1.ConditionTrue, string(policyv1alpha1.HoldRestartIneffective)
@@ -151,5 +181,4 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 			strings.Join(ineffectives, ", "), 32000)
 	}
 	meta.SetStatusCondition(&st.Conditions, cond)
-	return nil
 }

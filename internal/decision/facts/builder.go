@@ -140,32 +140,30 @@ func (b *Builder) read(ctx context.Context, r *Reader, pod *corev1.Pod, f *rules
 	return err
 }
 
-// failures returns the pod's Failed states whose probe is still in the NodePodProbe spec,
-// ordered by probe name so several failed containers of one pod are handled in a stable order.
+// failures returns the pod's Failed states whose probe the daemon still runs (the NodePodProbe
+// names the pod, whose probe context has the probe), ordered by probe name so several failed
+// containers of one pod are handled in a stable order.
 func failures(rep nodeReport, pod *corev1.Pod) []rules.Failure {
 	ps := rep.states[pod.UID]
-	if ps == nil {
-		return nil
-	}
-	spec := rep.spec[pod.UID]
-	if spec == nil {
+	if ps == nil || !rep.named[pod.UID] {
 		return nil
 	}
 	var out []rules.Failure
+	probes := rep.pod(pod).probes
 	for _, s := range ps.ProbeStates {
 		if !s.Failed() {
 			continue
 		}
-		for _, p := range spec.Probes {
+		for _, p := range probes {
 			if p.Name != s.Name {
 				continue
 			}
-			running, restarts := podutil.RunningContainerID(pod, p.ContainerName)
-			out = append(out, rules.Failure{Probe: s.Name, Container: p.ContainerName, ContainerID: s.ContainerID,
+			running, restarts := podutil.RunningContainerID(pod, p.Container)
+			out = append(out, rules.Failure{Probe: s.Name, Container: p.Container, ContainerID: s.ContainerID,
 				Running: running, RestartCount: restarts, ProbeTime: s.LastProbeTime.Time, Since: s.LastTransitionTime.Time,
 				Period: p.Probe.PeriodSeconds, Timeout: p.Probe.TimeoutSeconds, Threshold: p.Probe.FailureThreshold, InitialDelay: p.Probe.InitialDelaySeconds,
 				ProbeGrace: p.Probe.TerminationGracePeriodSeconds, Grace: appsv1alpha1.TerminationGracePeriodFor(p.Probe.TerminationGracePeriodSeconds, pod),
-				Request: RequestName(pod, p.ContainerName, s.ContainerID)})
+				Request: RequestName(pod, p.Container, s.ContainerID)})
 		}
 	}
 	slices.SortFunc(out, func(a, b rules.Failure) int { return strings.Compare(a.Probe, b.Probe) })

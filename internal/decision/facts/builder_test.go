@@ -64,9 +64,8 @@ func TestFacts(t *testing.T) {
 	npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
 	rep := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: node}}
 	for i, p := range pods {
-		npp.Spec.PodProbes = append(npp.Spec.PodProbes, appsv1alpha1.PodProbe{Name: p.Name, Namespace: ns, UID: p.UID,
-			Probes: []appsv1alpha1.ContainerProbe{{Name: p.Name + "-app", ContainerName: "app", Probe: corev1.Probe{
-				ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}, PeriodSeconds: 5}}}})
+		withProbes(p, 5, "app")
+		npp.Spec.PodProbes = append(npp.Spec.PodProbes, appsv1alpha1.PodProbe{Name: p.Name, Namespace: ns, UID: p.UID})
 		state, id := appsv1alpha1.ProbeFailed, testutil.ContainerIDOf(p, "app", 1)
 		switch i {
 		case 1:
@@ -108,7 +107,7 @@ func TestFacts(t *testing.T) {
 	}
 	id := testutil.ContainerIDOf(pods[0], "app", 1)
 	want := rules.Failure{Probe: "web-0-app", Container: "app", ContainerID: id, Running: id,
-		Period: 5, Grace: 45, Request: RequestName(pods[0], "app", id)}
+		Period: 5, Timeout: 1, Threshold: 3, Grace: 45, Request: RequestName(pods[0], "app", id)}
 	if !f.Found || f.UID != "uid-0" || f.Settings != settings || len(f.Failures) != 1 {
 		t.Fatalf("the pod and its failure: %+v", f)
 	}

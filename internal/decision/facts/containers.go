@@ -36,15 +36,15 @@ func (r *Reader) containerStates(ctx context.Context, p *corev1.Pod) ([]rules.Co
 		return nil, nil
 	}
 	rep, err := r.probeReport(ctx, p)
-	if err != nil || rep.spec == nil {
+	if err != nil || len(rep.probes) == 0 {
 		return nil, err
 	}
-	spec, status := rep.spec, rep.status
-	out := make([]rules.ContainerState, 0, len(spec.Probes))
-	for i := range spec.Probes {
-		probe := &spec.Probes[i]
-		cs := rules.ContainerState{Name: probe.ContainerName}
-		cs.Running, _ = podutil.RunningContainerID(p, probe.ContainerName)
+	status := rep.status
+	out := make([]rules.ContainerState, 0, len(rep.probes))
+	for i := range rep.probes {
+		probe := &rep.probes[i]
+		cs := rules.ContainerState{Name: probe.Container}
+		cs.Running, _ = podutil.RunningContainerID(p, probe.Container)
 		s := stateOf(status, probe.Name)
 		switch {
 		case s == nil:

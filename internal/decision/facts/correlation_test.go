@@ -67,9 +67,8 @@ func TestNodeStormIsACorrelatedOnset(t *testing.T) {
 				if p == ours {
 					began = metav1.NewTime(now.Add(-30 * time.Second))
 				}
-				npp.Spec.PodProbes = append(npp.Spec.PodProbes, appsv1alpha1.PodProbe{Name: p.Name, Namespace: p.Namespace, UID: p.UID,
-					Probes: []appsv1alpha1.ContainerProbe{{Name: p.Name + "-app", ContainerName: "app", Probe: corev1.Probe{
-						ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}}}})
+				withProbes(p, 0, "app")
+				npp.Spec.PodProbes = append(npp.Spec.PodProbes, appsv1alpha1.PodProbe{Name: p.Name, Namespace: p.Namespace, UID: p.UID})
 				rep.Status.PodProbeStatuses = append(rep.Status.PodProbeStatuses, appsv1alpha1.PodProbeStatus{Name: p.Name,
 					Namespace: p.Namespace, UID: p.UID, ProbeStates: []appsv1alpha1.ContainerProbeState{{Name: p.Name + "-app",
 						ContainerID: testutil.ContainerIDOf(p, "app", 1), State: appsv1alpha1.ProbeFailed,

@@ -19,6 +19,7 @@ package facts
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -37,10 +38,34 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 )
 
 // probeStatus is one pod's status with one probe "app" on container instance id in state (a
 // suspect: Unknown with failingSince).
+// withProbes gives the named containers of p (created when p lacks them) an exec liveness probe
+// of period periodSeconds in the pod's probe context, as the pod webhook writes it: the decision
+// reads a pod's probes there.
+func withProbes(p *corev1.Pod, periodSeconds int32, containers ...string) *corev1.Pod {
+	var entries []probecontext.ContainerProbe
+	for _, c := range containers {
+		if !slices.ContainsFunc(p.Spec.Containers, func(x corev1.Container) bool { return x.Name == c }) {
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: c})
+		}
+		entries = append(entries, probecontext.ContainerProbe{Name: c, LivenessProbe: &corev1.Probe{
+			ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}, PeriodSeconds: periodSeconds}})
+	}
+	value, err := probecontext.Encode(entries)
+	if err != nil {
+		panic(err)
+	}
+	if p.Annotations == nil {
+		p.Annotations = map[string]string{}
+	}
+	p.Annotations[appsv1alpha1.AnnotationProbeContext] = value
+	return p
+}
+
 func probeStatus(uid types.UID, id string, state appsv1alpha1.ProbeState, failing bool) appsv1alpha1.PodProbeStatus {
 	s := appsv1alpha1.ContainerProbeState{Name: "app", ContainerID: id, State: state}
 	if failing {
@@ -177,9 +202,8 @@ func TestWorkloadStormOnsetFromTheWatch(t *testing.T) {
 						&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "elo-system", Name: appsv1alpha1.DaemonLeasePrefix + node},
 							Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: t0.Add(skew)}, AcquireTime: &metav1.MicroTime{Time: t0.Add(skew - 2*time.Hour)}}})
 				}
-				npps[node].Spec.PodProbes = append(npps[node].Spec.PodProbes, appsv1alpha1.PodProbe{Name: p.Name, Namespace: ns, UID: p.UID,
-					Probes: []appsv1alpha1.ContainerProbe{{Name: "app", ContainerName: "app", Probe: corev1.Probe{
-						ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}}}})
+				withProbes(p, 0, "app")
+				npps[node].Spec.PodProbes = append(npps[node].Spec.PodProbes, appsv1alpha1.PodProbe{Name: p.Name, Namespace: ns, UID: p.UID})
 			}
 			// report sets each node's report: pods failing, the others passing, as a node's clock says.
 			report := func(failing ...*corev1.Pod) {
@@ -195,7 +219,7 @@ func TestWorkloadStormOnsetFromTheWatch(t *testing.T) {
 								ps = probeStatus(p.UID, testutil.ContainerIDOf(p, "app", 1), appsv1alpha1.ProbeFailed, true)
 							}
 						}
-						ps.Name = p.Name
+						ps.Name, ps.ProbeStates[0].Name = p.Name, p.Name+"-app"
 						rep.Status.PodProbeStatuses = append(rep.Status.PodProbeStatuses, ps)
 					}
 				}

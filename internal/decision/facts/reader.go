@@ -62,7 +62,7 @@ type Reader struct {
 	policies map[string][]rules.Policy
 }
 
-// nodeReport reads what the node says of its pods: its NodePodProbe's spec and its
+// nodeReport reads what the node says of its pods: which its NodePodProbe names and its
 // NodePodProbeReport's results (each once per reader).
 func (r *Reader) nodeReport(ctx context.Context, node string) (nodeReport, error) {
 	if rep, ok := r.reports[node]; ok {
@@ -98,7 +98,7 @@ func (r *Reader) probeReport(ctx context.Context, pod *corev1.Pod) (podReport, e
 	if err != nil {
 		return podReport{}, err
 	}
-	return rep.pod(pod.UID), nil
+	return rep.pod(pod), nil
 }
 
 // Evidence is what a pod's liveness states say about it.

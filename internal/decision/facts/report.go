@@ -17,20 +17,24 @@ limitations under the License.
 package facts
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 )
 
-// nodeReport is what one node says of its pods: the spec of its NodePodProbe (what is probed)
-// and the results of its NodePodProbeReport, which list only what is not passing.
+// nodeReport is what one node says of its pods: which pods its NodePodProbe names (those are
+// probed) and the results of its NodePodProbeReport, which list only what is not passing.
 // Both maps are empty when the node has no NodePodProbe (then nothing is probed there).
 type nodeReport struct {
 	states map[types.UID]*appsv1alpha1.PodProbeStatus
-	spec   map[types.UID]*appsv1alpha1.PodProbe
-	// omitsPassing: the results are complete for the current spec, so a probe of the spec they
-	// do not list passed its last probe.
+	named  map[types.UID]bool
+	// omitsPassing: the results are complete for the current spec, so a probe of a named pod
+	// they do not list passed its last probe.
 	omitsPassing bool
+	// written: a daemon has written the report (appsv1alpha1.NodePodProbeReport.Written).
+	written bool
 }
 
 // newNodeReport indexes the spec of npp and the results of rep (nil: none yet).
@@ -38,14 +42,15 @@ func newNodeReport(npp *appsv1alpha1.NodePodProbe, rep *appsv1alpha1.NodePodProb
 	if npp == nil {
 		return nodeReport{}
 	}
-	r := nodeReport{spec: make(map[types.UID]*appsv1alpha1.PodProbe, len(npp.Spec.PodProbes))}
+	r := nodeReport{named: make(map[types.UID]bool, len(npp.Spec.PodProbes))}
 	for i := range npp.Spec.PodProbes {
-		r.spec[npp.Spec.PodProbes[i].UID] = &npp.Spec.PodProbes[i]
+		r.named[npp.Spec.PodProbes[i].UID] = true
 	}
 	if rep == nil {
 		return r
 	}
 	results := &rep.Status
+	r.written = rep.Written()
 	r.omitsPassing = results.CompleteFor(npp.Generation)
 	r.states = make(map[types.UID]*appsv1alpha1.PodProbeStatus, len(results.PodProbeStatuses))
 	for i := range results.PodProbeStatuses {
@@ -54,26 +59,34 @@ func newNodeReport(npp *appsv1alpha1.NodePodProbe, rep *appsv1alpha1.NodePodProb
 	return r
 }
 
-// podReport is what the node's report says of one pod: its entry of the spec, its listed states,
-// and whether the report is complete for the spec (then a probe it does not list passed).
+// podReport is what the node's report says of one pod: the probes the daemon runs for it (none
+// when the NodePodProbe does not name it), its listed states, and whether the report is complete
+// for the spec (then a probe it does not list passed).
 type podReport struct {
-	spec     *appsv1alpha1.PodProbe
+	probes   []probecontext.Probe
 	status   *appsv1alpha1.PodProbeStatus
 	complete bool
 }
 
-func (r nodeReport) pod(uid types.UID) podReport {
-	return podReport{spec: r.spec[uid], status: r.states[uid], complete: r.omitsPassing}
+// pod returns what the report says of pod. Its probes are those the daemon derives from the pod
+// (probecontext.PodProbes), from the same sealed probe context: the manager names only sealed
+// pods, so the context decodes.
+func (r nodeReport) pod(pod *corev1.Pod) podReport {
+	rep := podReport{status: r.states[pod.UID], complete: r.omitsPassing}
+	if r.named[pod.UID] {
+		rep.probes, _, _ = probecontext.PodProbes(pod)
+	}
+	return rep
 }
 
 // omittedPassing reports whether a probe of the pod passed without being listed: the report is
-// complete for the spec, and some probe of the pod's spec entry has no listed state.
+// complete for the spec, and some probe of the pod has no listed state.
 func (p podReport) omittedPassing() bool {
-	if !p.complete || p.spec == nil {
+	if !p.complete {
 		return false
 	}
-	for i := range p.spec.Probes {
-		if stateOf(p.status, p.spec.Probes[i].Name) == nil {
+	for i := range p.probes {
+		if stateOf(p.status, p.probes[i].Name) == nil {
 			return true
 		}
 	}

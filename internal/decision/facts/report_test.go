@@ -42,6 +42,8 @@ const (
 	failed   probeIs = "failed"
 	suspect  probeIs = "suspect"  // failing below its threshold
 	unprobed probeIs = "unprobed" // no result yet
+	// notProbed: the daemon does not run it (its trust gate refused the pod after it passed).
+	notProbed probeIs = "notProbed"
 )
 
 // The evidence of a pod from its node's report, which lists only what is not passing: complete
@@ -64,6 +66,9 @@ func TestEvidence_ReportListsOnlyWhatIsNotPassing(t *testing.T) {
 		{"both passing", []probeIs{passing, passing}, Evidence{Passed: true}},
 		{"both failed", []probeIs{failed, failed}, Evidence{Failed: 2}},
 		{"neither probed", []probeIs{unprobed, unprobed}, Evidence{}},
+		{"one probe refused after it passed", []probeIs{notProbed}, Evidence{}},
+		{"both refused", []probeIs{notProbed, notProbed}, Evidence{}},
+		{"passing and refused", []probeIs{passing, notProbed}, Evidence{Passed: true}},
 	} {
 		for _, shape := range []string{"current spec", "older spec"} {
 			t.Run(tc.name+", "+shape, func(t *testing.T) {
@@ -120,10 +125,10 @@ func nodeResults(now time.Time, probes []probeIs, shape string) (*appsv1alpha1.N
 	spec := appsv1alpha1.PodProbe{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID}
 	ps := appsv1alpha1.PodProbeStatus{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID}
 	at := metav1.NewTime(now.Add(-10 * time.Second))
+	withProbes(pod, 0, []string{"app", "side"}[:len(probes)]...)
 	for i, is := range probes {
 		container := []string{"app", "side"}[i]
 		name := fmt.Sprintf("%s-%s", pod.Name, container)
-		spec.Probes = append(spec.Probes, appsv1alpha1.ContainerProbe{Name: name, ContainerName: container})
 		s := appsv1alpha1.ContainerProbeState{Name: name, ContainerID: "containerd://" + container, LastProbeTime: at, LastTransitionTime: at}
 		switch is {
 		case passing:
@@ -134,6 +139,8 @@ func nodeResults(now time.Time, probes []probeIs, shape string) (*appsv1alpha1.N
 			s.State, s.FailingSince = appsv1alpha1.ProbeSucceeded, &at
 		case unprobed:
 			s = appsv1alpha1.ContainerProbeState{Name: name, State: appsv1alpha1.ProbeUnknown}
+		case notProbed:
+			s = appsv1alpha1.ContainerProbeState{Name: name, State: appsv1alpha1.ProbeNotProbed, Message: "unknown key"}
 		}
 		ps.ProbeStates = append(ps.ProbeStates, s)
 	}

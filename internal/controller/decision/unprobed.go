@@ -1,0 +1,130 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package decision
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/facts"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/notice"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
+)
+
+// EventLivenessNotProbed is the event reason on an enrolled pod a container of which no daemon
+// probes.
+const EventLivenessNotProbed = "LivenessNotProbed"
+
+// unprobedGrace is how long a pod is seen not probed before its first event: the probe mapping
+// and the daemon take a few seconds to start probing a new pod.
+const unprobedGrace = time.Minute
+
+// unprobedContainers is labelled pod_namespace, not namespace: a scrape labels the series with
+// the manager's own namespace, which would push the pods' into exported_namespace.
+var unprobedContainers = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "enhanced_liveness_unprobed_containers",
+	Help: "Containers of enrolled pods no node daemon probes (they have no liveness), by the pods' namespace.",
+}, []string{"pod_namespace"})
+
+func init() { metrics.Registry.MustRegister(unprobedContainers) }
+
+// unprobedWatch counts, every interval, the containers of enrolled pods that no daemon probes
+// (facts.Reader.Unprobed) into the gauge, by namespace, and tells each such pod in a Warning
+// event once it lasted a grace period (Config.unprobedGrace), then every rules.HoldEventInterval.
+// It runs on the leader.
+type unprobedWatch struct {
+	cache    client.Reader
+	facts    *facts.Builder
+	recorder recorder.EventRecorder
+	clock    clock.Clock
+	interval time.Duration
+	tracker  *notice.Tracker
+	// namespaces are those the gauge has a series for.
+	namespaces map[string]bool
+}
+
+func newUnprobedWatch(cache client.Reader, b *facts.Builder, rec recorder.EventRecorder, c clock.Clock, interval, grace time.Duration) *unprobedWatch {
+	return &unprobedWatch{cache: cache, facts: b, recorder: rec, clock: c, interval: interval,
+		tracker: notice.New(grace, rules.HoldEventInterval), namespaces: map[string]bool{}}
+}
+
+// Start looks every interval until ctx ends.
+func (u *unprobedWatch) Start(ctx context.Context) error {
+	t := time.NewTicker(u.interval)
+	defer t.Stop()
+	for {
+		if err := u.look(ctx); err != nil && ctx.Err() == nil {
+			logf.FromContext(ctx).Error(err, "counting unprobed containers")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// look counts once, sets the gauge and emits the events due.
+func (u *unprobedWatch) look(ctx context.Context) error {
+	pods := &corev1.PodList{}
+	if err := u.cache.List(ctx, pods, client.MatchingLabels{appsv1alpha1.LabelEnrolled: appsv1alpha1.TrueValue},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return err
+	}
+	rd := u.facts.Reader()
+	counts := map[string]int{}
+	seen := map[types.UID]string{}
+	found := map[types.UID]facts.Unprobed{}
+	byUID := map[types.UID]*corev1.Pod{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		x, err := rd.Unprobed(ctx, p)
+		if err != nil {
+			return err
+		}
+		counts[p.Namespace] += x.Containers
+		if x.Containers > 0 {
+			seen[p.UID], found[p.UID], byUID[p.UID] = x.Reason, x, p
+		}
+	}
+	for ns := range u.namespaces {
+		if _, ok := counts[ns]; !ok {
+			unprobedContainers.DeleteLabelValues(ns)
+			delete(u.namespaces, ns)
+		}
+	}
+	for ns, n := range counts {
+		unprobedContainers.WithLabelValues(ns).Set(float64(n))
+		u.namespaces[ns] = true
+	}
+	for _, d := range u.tracker.Observe(u.clock.Now(), seen) {
+		x := found[d.UID]
+		u.recorder.Eventf(byUID[d.UID], nil, corev1.EventTypeWarning, EventLivenessNotProbed, x.Reason,
+			"%d container(s) have no liveness probe running for %s: %s", x.Containers, d.For.Round(time.Second), x.Message)
+	}
+	return nil
+}

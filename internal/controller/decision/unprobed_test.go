@@ -1,0 +1,110 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package decision
+
+import (
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	promtestutil "github.com/prometheus/client_golang/prometheus/testutil"
+
+	corev1 "k8s.io/api/core/v1"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+)
+
+// notProbed: the daemon does not run the pod's probe of container (its trust gate refused it).
+func notProbed(pod *corev1.Pod, container string) probeState {
+	return probeState{pod: pod, container: container, state: appsv1alpha1.ProbeNotProbed}
+}
+
+// unprobedGauge reads enhanced_liveness_unprobed_containers of namespace ns.
+func unprobedGauge(ns string) func() float64 {
+	return func() float64 { return promtestutil.ToFloat64(unprobedContainers.WithLabelValues(ns)) }
+}
+
+// notProbedEvents returns the pod's LivenessNotProbed events.
+func notProbedEvents(ns, podName string) func() []string {
+	return func() []string {
+		var out []string
+		for _, e := range events(ns, podName) {
+			if strings.HasPrefix(e, EventLivenessNotProbed+": ") {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+}
+
+// The webhook moved an enrolled container's liveness probe to the operator: a container no daemon
+// probes has none, and that is never silent, nor read as passing or as failed.
+var _ = Describe("Unprobed containers", Ordered, func() {
+	var stop func()
+	BeforeAll(func() {
+		c := testConfig()
+		c.unprobedGrace = time.Second
+		stop = startManager(c)
+	})
+	AfterAll(func() { stop() })
+
+	It("counts a probe the daemon stopped running after it passed: policy status, metric, event, no restart", func() {
+		ns, node := newNamespace(), newNode()
+		pol := createPolicy(ns, "all", nil)
+		a := createPod(ns, "a", node, podOpts{})
+		b := createPod(ns, "b", node, podOpts{})
+		pods := []*corev1.Pod{a, b}
+		report(node, pods)
+		Eventually(policyStatus(pol), wait, poll).Should(HaveField("EnrolledPods", int32(2)))
+		Eventually(unprobedGauge(ns), wait, poll).Should(BeZero())
+		Expect(policyStatus(pol)().UnprobedContainers).To(BeZero())
+
+		By("the daemon's trust gate refuses a's probe after it passed (its key was retired)")
+		report(node, pods, notProbed(a, "app"))
+		Eventually(policyStatus(pol), wait, poll).Should(And(HaveField("UnprobedContainers", int32(1)),
+			HaveField("FailingContainers", int32(0))))
+		Eventually(unprobedGauge(ns), wait, poll).Should(BeEquivalentTo(1))
+		Eventually(notProbedEvents(ns, "a"), wait, poll).Should(ConsistOf(
+			HavePrefix(EventLivenessNotProbed + ": 1 container(s) have no liveness probe running")))
+		Expect(notProbedEvents(ns, "b")()).To(BeEmpty())
+		Expect(crrs(ns)).To(BeEmpty(), "not probed is no failure")
+
+		By("the daemon probes it again")
+		report(node, pods)
+		Eventually(policyStatus(pol), wait, poll).Should(HaveField("UnprobedContainers", int32(0)))
+		Eventually(unprobedGauge(ns), wait, poll).Should(BeZero())
+	})
+
+	It("counts the enrolled pods of a node no daemon runs on", func() {
+		ns, node := newNamespace(), name("windows-node") // no daemon: no Lease, no report
+		pol := createPolicy(ns, "all", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) { s.Mode = policyv1alpha1.ModeDryRun })
+		a := createPod(ns, "a", node, podOpts{containers: []string{"app", "side"}})
+		By("the node has no NodePodProbe")
+		Eventually(policyStatus(pol), wait, poll).Should(HaveField("UnprobedContainers", int32(1)),
+			"a pod without a probe context still lost a probe")
+		Eventually(unprobedGauge(ns), wait, poll).Should(BeEquivalentTo(1))
+		Eventually(notProbedEvents(ns, "a"), wait, poll).Should(ContainElement(ContainSubstring("not in the NodePodProbe of node " + node)))
+
+		By("the manager maps the pod and creates the node's report, which no daemon writes")
+		report(node, []*corev1.Pod{a})
+		Eventually(policyStatus(pol), wait, poll).Should(HaveField("UnprobedContainers", int32(2)))
+		Eventually(unprobedGauge(ns), wait, poll).Should(BeEquivalentTo(2))
+		Eventually(notProbedEvents(ns, "a"), wait, poll).Should(ContainElement(ContainSubstring("the daemon of node " + node + " is not renewing its Lease")))
+	})
+})
