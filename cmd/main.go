@@ -41,6 +41,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/memlimit"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/version"
@@ -104,7 +105,8 @@ func run(ctx context.Context, f *flags) error {
 	containerLimit, _ := memlimit.ContainerLimit()
 	memoryLimit.Set(float64(containerLimit))
 	certsReady := make(chan struct{})
-	mgr, err := newManager(f, cfg, certsReady)
+	apiClock := apiclock.New(nil)
+	mgr, err := newManager(f, cfg, certsReady, apiClock)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
@@ -112,6 +114,7 @@ func run(ctx context.Context, f *flags) error {
 	if err != nil {
 		return err
 	}
+	id.apiClock = apiClock
 	if err := setupChecks(mgr, id); err != nil {
 		return fmt.Errorf("setting up health checks: %w", err)
 	}

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/admissionpolicy"
 	appscontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/apps"
@@ -48,12 +49,15 @@ type identity struct {
 	keys *signature.Store
 	// trusted is the key set the mapping controller and the seal controller verify with.
 	trusted *signature.Trust
+	// apiClock is the API server's clock as the manager's requests measure it: whatever is
+	// compared with an API server timestamp is judged on it (docs/reference.md#clocks).
+	apiClock *apiclock.Clock
 }
 
 // newManager builds the manager: its client, its servers and its cache (internal/managercache).
 // The webhook server starts once certsReady is closed: when its serving certificate is in place
 // (internal/certs).
-func newManager(f *flags, cfg config, certsReady chan struct{}) (ctrl.Manager, error) {
+func newManager(f *flags, cfg config, certsReady chan struct{}, apiClock *apiclock.Clock) (ctrl.Manager, error) {
 	restConfig, err := ctrl.GetConfig()
 	if err != nil {
 		return nil, err
@@ -62,6 +66,7 @@ func newManager(f *flags, cfg config, certsReady chan struct{}) (ctrl.Manager, e
 		return nil, err
 	}
 	restConfig.UserAgent = build.UserAgent(component)
+	restConfig.Wrap(apiClock.Wrap) // every client of the manager measures the API server's clock
 	return ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                f.server.metricsOptions(),
@@ -120,6 +125,7 @@ func setupReconcilers(mgr ctrl.Manager, cfg config, id identity) error {
 			Client:    mgr.GetClient(),
 			APIReader: mgr.GetAPIReader(),
 			Recorder:  mgr.GetEventRecorder("containerrecreaterequest-controller"),
+			Clock:     id.apiClock,
 		}).SetupWithManager},
 		{"apps-nodepodprobe", (&appscontroller.NodePodProbeReconciler{
 			Client:            mgr.GetClient(),
@@ -132,7 +138,7 @@ func setupReconcilers(mgr ctrl.Manager, cfg config, id identity) error {
 		// the ConfigMap of public keys they verify with (both on the leader).
 		{"probe-seal", (&trust.SealReconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("probe-seal-controller"),
-			Keys: id.keys, Trust: id.trusted, OperatorNamespace: cfg.operatorNamespace,
+			Keys: id.keys, Trust: id.trusted, OperatorNamespace: cfg.operatorNamespace, Now: id.apiClock.Now,
 		}).SetupWithManager},
 		{"probe-trust-keyset", (&trust.KeySetReconciler{
 			Client: mgr.GetClient(), Keys: id.keys, Namespace: cfg.operatorNamespace,
@@ -182,7 +188,7 @@ func setupWebhooks(mgr ctrl.Manager, cfg config, id identity, certsReady chan st
 	}{
 		{"Pod", func(mgr ctrl.Manager) error {
 			return webhookcorev1.SetupPodWebhookWithManager(mgr, webhookcorev1.Options{
-				OperatorNamespace: cfg.operatorNamespace, OperatorUsername: id.user, Keys: id.keys,
+				OperatorNamespace: cfg.operatorNamespace, OperatorUsername: id.user, Keys: id.keys, Clock: id.apiClock,
 			})
 		}},
 		{"ContainerRecreateRequest", webhookappsv1alpha1.SetupContainerRecreateRequestWebhookWithManager},

@@ -18,11 +18,13 @@ package apps
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -63,7 +65,9 @@ type ContainerRecreateRequestReconciler struct {
 	// and requests fresh on conflict.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
-	Clock     clock.PassiveClock
+	// Clock is the API server's clock as the manager measures it (internal/apiclock): the
+	// deadlines count from the request's creationTimestamp, which the API server stamps.
+	Clock clock.PassiveClock
 
 	// PickupTimeout fails a request whose status.phase is still empty this long after creation.
 	PickupTimeout time.Duration
@@ -75,6 +79,45 @@ type ContainerRecreateRequestReconciler struct {
 	// still in flight then has a daemon that will not report it (gone, or replaced by one that
 	// does not know the stop), and the request fails rather than hold its pod's budget forever.
 	StopInFlightLimit time.Duration
+
+	// finished remembers when this manager first saw each request finished, on Clock: the TTL
+	// counts from then, not from status.completionTime, which the node daemon stamps on the
+	// node's clock. A restarted manager counts again from its start (a request is kept longer,
+	// never shorter).
+	finished finishedMemory
+}
+
+// finishedMemory is when each finished request was first seen so, by name and UID; a request is
+// forgotten when it is deleted.
+type finishedMemory struct {
+	mu   sync.Mutex
+	seen map[types.NamespacedName]finishedAt
+}
+
+type finishedAt struct {
+	uid types.UID
+	at  time.Time
+}
+
+// at returns when crr was first seen finished: now, the first time.
+func (m *finishedMemory) at(crr *appsv1alpha1.ContainerRecreateRequest, now time.Time) time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := client.ObjectKeyFromObject(crr)
+	if f, ok := m.seen[key]; ok && f.uid == crr.UID {
+		return f.at
+	}
+	if m.seen == nil {
+		m.seen = map[types.NamespacedName]finishedAt{}
+	}
+	m.seen[key] = finishedAt{uid: crr.UID, at: now}
+	return now
+}
+
+func (m *finishedMemory) forget(key types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.seen, key)
 }
 
 // +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=containerrecreaterequests,verbs=get;list;watch;create;update;patch;delete
@@ -86,6 +129,9 @@ type ContainerRecreateRequestReconciler struct {
 func (r *ContainerRecreateRequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	crr := &appsv1alpha1.ContainerRecreateRequest{}
 	if err := r.Get(ctx, req.NamespacedName, crr); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.finished.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if crr.DeletionTimestamp != nil {
@@ -201,7 +247,8 @@ func (r *ContainerRecreateRequestReconciler) failIfStuck(ctx context.Context, cr
 	return msg, next, client.IgnoreNotFound(err)
 }
 
-// reconcileFinished deletes the request once its TTL passed.
+// reconcileFinished deletes the request once its TTL passed since this manager first saw it
+// finished.
 func (r *ContainerRecreateRequestReconciler) reconcileFinished(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) (ctrl.Result, error) {
 	// A finished request without completionTime would never expire: date it now.
 	if _, err := patch.Status(ctx, r.Client, r.APIReader, crr, func(crr *appsv1alpha1.ContainerRecreateRequest) (bool, error) {
@@ -213,7 +260,8 @@ func (r *ContainerRecreateRequestReconciler) reconcileFinished(ctx context.Conte
 	}); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if left := crr.Status.CompletionTime.Add(crr.TTLAfterFinished()).Sub(r.Clock.Now()); left > 0 {
+	now := r.Clock.Now()
+	if left := r.finished.at(crr, now).Add(crr.TTLAfterFinished()).Sub(now); left > 0 {
 		return ctrl.Result{RequeueAfter: left}, nil
 	}
 	err := r.Delete(ctx, crr, client.Preconditions{UID: &crr.UID})

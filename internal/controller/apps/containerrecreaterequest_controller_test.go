@@ -309,15 +309,16 @@ var _ = Describe("ContainerRecreateRequest lifecycle", Ordered, func() {
 		expectGone(crr)
 	})
 
-	It("applies the 300 s default TTL when none is set", func() {
-		pod := lifePod("default-ttl", false)
-		recent := lifeCRR(pod, func(c *appsv1alpha1.ContainerRecreateRequest) { c.Spec.TTLSecondsAfterFinished = nil })
-		old := lifeCRR(pod, func(c *appsv1alpha1.ContainerRecreateRequest) { c.Spec.TTLSecondsAfterFinished = nil })
-		daemonSets(recent, appsv1alpha1.RecreateSucceeded, &metav1.Time{Time: time.Now().Add(-280 * time.Second)})
-		daemonSets(old, appsv1alpha1.RecreateSucceeded, &metav1.Time{Time: time.Now().Add(-301 * time.Second)})
-		expectGone(old)
-		// recent has 20 s left of its 300 s.
-		Consistently(func(g Gomega) { getCRR(g, recent) }, "2s").Should(Succeed())
+	It("counts the TTL from when it saw the request finished, not from the completionTime the daemon stamped on the node's clock", func() {
+		pod := lifePod("node-clock", false)
+		// A node 10 minutes ahead: its request still goes after its 2 s.
+		ahead := lifeCRR(pod, func(c *appsv1alpha1.ContainerRecreateRequest) { c.Spec.TTLSecondsAfterFinished = ptr.To[int32](2) })
+		// A node 10 minutes behind: its request keeps its 300 s (the default), not none.
+		behind := lifeCRR(pod, func(c *appsv1alpha1.ContainerRecreateRequest) { c.Spec.TTLSecondsAfterFinished = nil })
+		daemonSets(ahead, appsv1alpha1.RecreateSucceeded, &metav1.Time{Time: time.Now().Add(10 * time.Minute)})
+		daemonSets(behind, appsv1alpha1.RecreateSucceeded, &metav1.Time{Time: time.Now().Add(-10 * time.Minute)})
+		expectGone(ahead)
+		Consistently(func(g Gomega) { getCRR(g, behind) }, "2s").Should(Succeed())
 	})
 
 	It("dates a finished request that has no completionTime, so that it expires", func() {

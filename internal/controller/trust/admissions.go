@@ -28,7 +28,9 @@ import (
 
 // admissionMemory is how long a nonce is remembered after its signature was issued: a pod is
 // created within MaxSkew of its signature (VerifyAdmission), so after twice that no copy can
-// verify; the third MaxSkew covers the manager's clock against the webhook's.
+// verify; the third MaxSkew covers one replica's measure of the API server's clock against
+// another's. The signature is issued, and now given, on the API server's clock
+// (SealReconciler.Now).
 const admissionMemory = 3 * signature.MaxSkew
 
 // admissions remembers which pods carry each admission nonce (the webhook draws one per

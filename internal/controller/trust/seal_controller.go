@@ -80,7 +80,9 @@ type SealReconciler struct {
 	Trust    KeySource
 	// OperatorNamespace, like kube-system, is never enrolled by the webhook.
 	OperatorNamespace string
-	Now               func() time.Time
+	// Now is the API server's clock as the manager measures it (internal/apiclock): admission
+	// signatures are issued on it and pods are stamped on it; time.Now when nil.
+	Now func() time.Time
 
 	// admissions tells which pod each recent admission signature belongs to.
 	admissions admissions

@@ -39,7 +39,9 @@ type memory struct {
 }
 
 type stopMemory struct {
-	uid     types.UID
+	uid types.UID
+	// seen is when this process first saw the request, on its own clock.
+	seen    time.Time
 	results map[string]stopResult // by container instance
 	// running: stops started and not returned yet, by container instance.
 	running map[string]bool
@@ -63,6 +65,19 @@ func (m *memory) stopMemoryOf(crr *appsv1alpha1.ContainerRecreateRequest) *stopM
 		m.stops[key] = sm
 	}
 	return sm
+}
+
+// firstSeen returns when this process first saw the request, on its own clock: now, the first
+// time. The request's creationTimestamp is the API server's clock, which the node's may be far
+// from; the daemon judges the request's age on its own clock only.
+func (m *memory) firstSeen(crr *appsv1alpha1.ContainerRecreateRequest, now time.Time) time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sm := m.stopMemoryOf(crr)
+	if sm.seen.IsZero() {
+		sm.seen = now
+	}
+	return sm.seen
 }
 
 // stopsOf returns a copy of what is remembered of the request's stops, by container instance.

@@ -45,13 +45,15 @@ import (
 func (e *Executor) observe(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) (Observation, error) {
 	o := Observation{
 		Containers: crr.Spec.Containers, Strategy: crr.Spec.Strategy, States: crr.Status.ContainerRecreateStates,
-		Created: crr.CreationTimestamp.Time, Deadline: crr.Deadline(), Now: e.Clock.Now(),
-		ReturnWindow: e.ReturnWriteWindow,
+		Now: e.Clock.Now(), ReturnWindow: e.ReturnWriteWindow,
 	}
-	switch {
-	case !e.owns(crr) || !crr.Active():
+	if !e.owns(crr) || !crr.Active() {
 		o.Leave, o.Forget = "not an active request of this node", true
 		return o, nil
+	}
+	o.FirstSeen = e.firstSeen(crr, o.Now)
+	o.Deadline = o.FirstSeen.Add(crr.ActiveDeadline())
+	switch {
 	case !o.Now.Before(o.Deadline) && !crr.StopInFlight():
 		// A request past its deadline takes no turn.
 		o.Leave = "deadline passed; left for the manager to fail"

@@ -138,7 +138,7 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 			m.instances.update(d.Pod, inst, func(x *instance) { x.hold, x.waiting = nil, false })
 			m.endUnheld(d.Key)
 		}
-		m.restarts.requested(d.Workload, d.UID, inst.Container, inst.ContainerID, d.Soon, now)
+		m.restarts.requested(d.Workload, d.UID, inst.Container, inst.ContainerID, d.Failure.Since, d.Soon, now)
 		m.counts.requested(d.StatusPolicies, now)
 		return true
 	case rules.Withdrawn:

@@ -42,9 +42,10 @@ func newRestarts() *restarts {
 // of returns the workload's restarts, oldest first; the caller only reads them.
 func (o *restarts) of(w rules.WorkloadKey) []rules.RestartRecord { return o.byWorkload[w] }
 
-// requested remembers a restart of a container instance requested at at, and forgets the
-// workload's restarts older than keepRestarts.
-func (o *restarts) requested(w rules.WorkloadKey, pod types.UID, container, oldID string, soon time.Duration, at time.Time) {
+// requested remembers a restart of a container instance, whose probe turned Failed at failed (the
+// node's clock), requested at at (the manager's), and forgets the workload's restarts older than
+// keepRestarts.
+func (o *restarts) requested(w rules.WorkloadKey, pod types.UID, container, oldID string, failed time.Time, soon time.Duration, at time.Time) {
 	kept := o.byWorkload[w][:0]
 	for _, r := range o.byWorkload[w] {
 		if at.Sub(r.At) < keepRestarts {
@@ -52,7 +53,7 @@ func (o *restarts) requested(w rules.WorkloadKey, pod types.UID, container, oldI
 		}
 	}
 	o.byWorkload[w] = append(kept, rules.RestartRecord{
-		RestartID: rules.RestartID{Pod: pod, Container: container, Instance: oldID, At: at}, Soon: soon})
+		RestartID: rules.RestartID{Pod: pod, Container: container, Instance: oldID, At: at}, Soon: soon, InstanceFailed: failed})
 	o.workloadOf[pod] = w
 }
 

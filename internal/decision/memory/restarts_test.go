@@ -77,8 +77,9 @@ func TestRestarts(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			o := newRestarts()
-			o.requested(w, "a", "app", "c://a-1", soon, t0)
-			o.requested(w, "b", "app", "c://b-1", soon, t0)
+			// Both instances turned Failed a second before the request (the node's clock).
+			o.requested(w, "a", "app", "c://a-1", t0.Add(-time.Second), soon, t0)
+			o.requested(w, "b", "app", "c://b-1", t0.Add(-time.Second), soon, t0)
 			for _, f := range tc.failures {
 				found := rules.Ineffective(o.of(w), []rules.Refailure{{Pod: f.pod, Container: "app", ContainerID: f.newID,
 					Started: f.started, FailedAt: f.failedAt}})
@@ -100,8 +101,8 @@ func TestRestarts_ForgetPodAndPrune(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	w := rules.WorkloadKey{Namespace: "shop", Kind: "Deployment", Name: "web"}
 	o := newRestarts()
-	o.requested(w, "a", "app", "c://a-1", time.Minute, t0)
-	o.requested(w, "b", "app", "c://b-1", time.Minute, t0)
+	o.requested(w, "a", "app", "c://a-1", t0, time.Minute, t0)
+	o.requested(w, "b", "app", "c://b-1", t0, time.Minute, t0)
 	o.ineffective(w, o.of(w)[0].RestartID)
 	o.forgetPod("a")
 	if got := rules.Tally(o.of(w), nil, time.Hour, t0.Add(time.Minute)); got != (rules.RestartTally{Requested: 1}) {
@@ -112,8 +113,8 @@ func TestRestarts_ForgetPodAndPrune(t *testing.T) {
 		t.Errorf("a workload without restarts is still remembered: %v %v", o.byWorkload, o.workloadOf)
 	}
 	// A request more than a day after the last one drops the old ones.
-	o.requested(w, "a", "app", "c://a-1", time.Minute, t0)
-	o.requested(w, "a", "app", "c://a-2", time.Minute, t0.Add(25*time.Hour))
+	o.requested(w, "a", "app", "c://a-1", t0, time.Minute, t0)
+	o.requested(w, "a", "app", "c://a-2", t0, time.Minute, t0.Add(25*time.Hour))
 	if n := len(o.byWorkload[w]); n != 1 {
 		t.Errorf("remembered %d restarts after a day, want 1", n)
 	}

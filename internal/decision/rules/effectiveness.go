@@ -85,8 +85,11 @@ func OfContainer(restarts []RestartRecord, container string) []RestartRecord {
 type RestartRecord struct {
 	RestartID
 	// Soon: a failure of the new instance within this of its start means the restart did not help.
-	Soon        time.Duration
-	Ineffective bool
+	Soon time.Duration
+	// InstanceFailed is when the stopped instance's probe turned Failed, on its node's clock: its
+	// successor started later. (At is the manager's clock, never compared with a node's.)
+	InstanceFailed time.Time
+	Ineffective    bool
 }
 
 // RestartID names a restart: of a pod's container, stopping Instance, requested At.
@@ -109,10 +112,11 @@ func Ineffective(restarts []RestartRecord, refailures []Refailure) []RestartID {
 			if r.Pod != rf.Pod || r.Container != rf.Container {
 				continue
 			}
-			// The latest restart of this container; the new instance must be a later one (pod
-			// status times have second precision).
+			// The latest restart of this container; the new instance must be a later one: started
+			// no earlier than the stopped one turned Failed, both on the node's clock (pod status
+			// times have second precision).
 			if !r.Ineffective && !slices.Contains(found, r.RestartID) && r.Instance != rf.ContainerID &&
-				!rf.Started.Before(r.At.Truncate(time.Second)) && rf.FailedAt.Sub(rf.Started) <= r.Soon {
+				!rf.Started.Before(r.InstanceFailed.Truncate(time.Second)) && rf.FailedAt.Sub(rf.Started) <= r.Soon {
 				found = append(found, r.RestartID)
 			}
 			break

@@ -136,3 +136,37 @@ func TestIneffectivePerPodFirst(t *testing.T) {
 		})
 	}
 }
+
+// Whether a restart helped is judged on the node's clock only: the new instance's start against
+// when the stopped one turned Failed, never against the manager's time of the request.
+func TestIneffectiveJudgedOnTheNodesClock(t *testing.T) {
+	request := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC) // the manager's clock
+	for _, tc := range []struct {
+		name string
+		skew time.Duration // the node's clock minus the manager's
+	}{
+		{"node in step", 0},
+		{"node 10 minutes behind", -10 * time.Minute},
+		{"node 10 minutes ahead", 10 * time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			onNode := func(d time.Duration) time.Time { return request.Add(tc.skew + d) }
+			restarts := []RestartRecord{{
+				RestartID: RestartID{Pod: "p", Container: "app", Instance: "c://old", At: request},
+				Soon:      time.Minute, InstanceFailed: onNode(-time.Second),
+			}}
+			// The new instance started 3 s after the request and failed 5 s later.
+			found := Ineffective(restarts, []Refailure{{Pod: "p", Container: "app", ContainerID: "c://new",
+				Started: onNode(3 * time.Second), FailedAt: onNode(8 * time.Second)}})
+			if len(found) != 1 {
+				t.Errorf("the restart that did not help was not found: %v", found)
+			}
+			// An instance that started before the old one failed is not its successor.
+			found = Ineffective(restarts, []Refailure{{Pod: "p", Container: "app", ContainerID: "c://other",
+				Started: onNode(-3 * time.Second), FailedAt: onNode(8 * time.Second)}})
+			if len(found) != 0 {
+				t.Errorf("an instance older than the failure was taken for the restarted one: %v", found)
+			}
+		})
+	}
+}

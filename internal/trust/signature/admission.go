@@ -37,9 +37,10 @@ const (
 	nonceBytes       = 12
 
 	// MaxSkew bounds the distance between the admission time and the pod's creationTimestamp. The
-	// webhook signs during admission, a moment before the apiserver stamps the pod; the margin
-	// covers the other webhooks of the request and clock skew between the manager and the
-	// apiserver. A signature copied onto a pod created later than that does not verify.
+	// webhook signs during admission, a moment before the apiserver stamps the pod, on the
+	// apiserver's clock as the manager measures it (internal/apiclock: to within a second or so),
+	// so the two times are on one clock; the margin covers the other webhooks of the request. A
+	// signature copied onto a pod created later than that does not verify.
 	MaxSkew = 5 * time.Minute
 )
 
