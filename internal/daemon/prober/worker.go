@@ -26,6 +26,7 @@ import (
 	"k8s.io/utils/clock"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/check"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 )
@@ -35,6 +36,10 @@ const maxProbeRetries = 3
 
 // MessageNotRunning is the message of the Unknown state of a container that is not running.
 const MessageNotRunning = "container is not running"
+
+// MessageForeignContainer is the message of the Unknown state of an exec probe not run because
+// the runtime says the container the pod's status names is not that container of the pod.
+const MessageForeignContainer = "not probed: the container the pod's status names is not this pod's"
 
 // worker runs one liveness probe of one container of one pod.
 type worker struct {
@@ -62,7 +67,11 @@ type worker struct {
 
 	// Owned by the run in flight (runs never overlap).
 	containerID string
-	state       runState
+	// owned is the last container the runtime said is the target's (checked before its first
+	// exec: a container's owner never changes); refused is why it said the last other is not.
+	owned   string
+	refused *cri.NotOwnedError
+	state   runState
 	// What a run derives from the pod and the target, kept until either is replaced (the pods
 	// the manager holds are never modified, so a new version is a new pointer): the container's
 	// spec, and the runner of the probe's kind, built at the first run that needs it.
@@ -113,8 +122,45 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	}
 	start := w.m.Clock.Now()
 	o, err := w.run(ctx, t, pod)
+	if no := cri.AsNotOwned(err); no != nil {
+		w.refuse(t, pod, no, start)
+		return true
+	}
 	w.record(t, pod, o, err, start)
 	return true
+}
+
+// checkOwner asks the runtime, before the first exec in a container, whether the container is
+// the target's: whoever can write the pod's status can name any container of the node there,
+// and an exec probe's output goes to the pod's events. HTTP, TCP and gRPC probes do not enter
+// the container.
+func (w *worker) checkOwner(ctx context.Context, t *Target, pod *corev1.Pod) error {
+	switch {
+	case t.Probe.Exec == nil || w.containerID == w.owned || w.m.Runtime == nil: // nil: the exec runner says so
+		return nil
+	case w.refused != nil && w.refused.ContainerID == cri.TrimContainerID(w.containerID):
+		return w.refused
+	}
+	if err := cri.VerifyOwner(ctx, w.m.Runtime, w.containerID, cri.PodOwner(pod, t.Container)); err != nil {
+		if cri.AsNotOwned(err) != nil {
+			return err
+		}
+		return &check.RuntimeError{Op: "ContainerStatus", Err: err}
+	}
+	w.owned = w.containerID
+	return nil
+}
+
+// refuse reports a probe not run because its container is not the pod's: Unknown, never a
+// result, with a Warning event and a count once per container.
+func (w *worker) refuse(t *Target, pod *corev1.Pod, no *cri.NotOwnedError, at time.Time) {
+	if w.refused != no {
+		w.refused = no
+		cri.OwnerRefusals.WithLabelValues(cri.OpExecProbe, no.Cause).Inc()
+		w.m.Events.warn(t, pod, cri.ReasonForeignContainer, "Liveness probe not run: %v", no)
+	}
+	w.state = w.state.notRunning()
+	w.m.report(w, appsv1alpha1.ProbeUnknown, MessageForeignContainer, at, WriteInWindow)
 }
 
 // follow drops what the worker derived from an older pod or target, and restarts counting
@@ -134,21 +180,22 @@ func (w *worker) follow(pod *corev1.Pod, t *Target) {
 // run runs the probe, up to maxProbeRetries times while it errors (docs/probe-semantics.md #14).
 func (w *worker) run(ctx context.Context, t *Target, pod *corev1.Pod) (check.Outcome, error) {
 	if w.runner == nil {
-		podIP := t.PodIP
-		if podIP == "" {
-			podIP = pod.Status.PodIP
-		}
 		// ctx is the worker's for its whole life: the runner may keep it in its request.
 		w.runner = check.NewRunner(ctx, check.Env{Runtime: w.m.Runtime, HTTP: w.m.HTTP, UserAgent: w.m.UserAgent},
-			check.Spec{Probe: &t.Probe, Container: w.container, PodIP: podIP})
+			check.Spec{Probe: &t.Probe, Container: w.container, PodIP: pod.Status.PodIP})
 	}
 	var (
 		o   check.Outcome
 		err error
 	)
 	for range maxProbeRetries {
-		if o, err = w.runner.Run(ctx, w.containerID); err == nil {
-			return o, nil
+		if err = w.checkOwner(ctx, t, pod); err == nil {
+			if o, err = w.runner.Run(ctx, w.containerID); err == nil {
+				return o, nil
+			}
+		}
+		if cri.AsNotOwned(err) != nil {
+			return o, err
 		}
 		if re := (*check.RuntimeError)(nil); errors.As(err, &re) {
 			CRIErrors.WithLabelValues(re.Op).Inc()

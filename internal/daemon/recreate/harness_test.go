@@ -94,7 +94,7 @@ func (h *harness) pod(name string, mutate func(*corev1.Pod), containers ...strin
 		StartedAt(h.clock.Now().Add(-time.Hour)).
 		With(func(p *corev1.Pod) { p.UID, p.Spec.RestartPolicy = types.UID("uid-"+name), corev1.RestartPolicyAlways })
 	for _, cn := range containers {
-		b.ContainerID(cn, "critest://"+h.srv.AddContainer("sb-"+name, cn))
+		b.ContainerID(cn, "critest://"+h.srv.AddContainer("uid-"+name, cn))
 	}
 	if mutate != nil {
 		b.With(mutate)

@@ -58,9 +58,11 @@ type Observation struct {
 	Observed map[string]Observed
 	// Stops is the executor's memory of its stops of the request, by container instance.
 	Stops map[string]stopMemo
-	// Created is the request's creation; Deadline is when the manager fails it if it is not
-	// finished: from then on nothing more is stopped or written.
-	Created, Deadline, Now time.Time
+	// FirstSeen is when this process first saw the request; Deadline is the request's active
+	// deadline after that, all on the node's clock (the request's creationTimestamp is the API
+	// server's): from then on nothing more is stopped or written. The manager fails the request
+	// at its own deadline, judged on its own.
+	FirstSeen, Deadline, Now time.Time
 	// ReturnWindow is how long the return of a stop that went through may wait to be written
 	// with the new container (Executor.ReturnWriteWindow; <= 0: written at once).
 	ReturnWindow time.Duration

@@ -75,7 +75,7 @@ func TestReturnWait(t *testing.T) {
 				now = t0
 			}
 			p := Advance(Observation{Containers: app, States: tc.states, Observed: tc.obs, Stops: tc.stops,
-				Created: t0.Add(-time.Hour), Now: now, Deadline: t0.Add(time.Minute), ReturnWindow: tc.window})
+				FirstSeen: t0.Add(-time.Hour), Now: now, Deadline: t0.Add(time.Minute), ReturnWindow: tc.window})
 			if p.WriteAfter != tc.want {
 				t.Errorf("WriteAfter = %v, want %v (plan %+v)", p.WriteAfter, tc.want, p)
 			}

@@ -22,10 +22,14 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
 
-// StopFirstMaxAge is how old a request may be and still have its stops started before the status
-// write that records them. The manager fails a request that no daemon took up within a minute
-// (its pickup timeout); a younger request cannot have been failed that way, whatever the cache
-// shows, unless the two clocks are this far apart.
+// StopFirstMaxAge is how long after this process first saw a request its stops may still start
+// before the status write that records them. The manager fails a request that no daemon took up
+// within a minute (its pickup timeout). The daemon sees a request by its watch within moments of
+// its creation, or, after a restart, by its cache's first list, which shows it as it is then: a
+// request it saw this recently had not been failed that way when it was seen, and the write that
+// follows the stop within moments settles the rest (the manager fails only a request whose phase
+// is still empty). The age is the node's own: creationTimestamp is the API server's clock, which
+// the node's may be far from.
 const StopFirstMaxAge = 10 * time.Second
 
 // mayStopFirst reports whether the stops of kill may start before the status write that records
@@ -34,13 +38,13 @@ const StopFirstMaxAge = 10 * time.Second
 //     forceRecreate): a step made again, by this process after a failed write or by a daemon
 //     restarted in between, can only stop that same instance, which is then found exited or gone,
 //     and never its successor; and
-//   - the request is fresh (StopFirstMaxAge): the only ways the manager fails a younger request
+//   - the request was seen fresh (StopFirstMaxAge): the only ways the manager fails a younger request
 //     are ones the executor checks itself (the deadline) or that make the stop moot (its pod
 //     gone, replaced or terminating).
 //
 // Otherwise the write goes first and proves the plan's status is current.
 func mayStopFirst(o Observation, states []appsv1alpha1.ContainerRecreateState, kill []string) bool {
-	if len(kill) == 0 || o.Now.Sub(o.Created) >= StopFirstMaxAge {
+	if len(kill) == 0 || o.Now.Sub(o.FirstSeen) >= StopFirstMaxAge {
 		return false
 	}
 	pinned := map[string]string{}

@@ -70,7 +70,7 @@ func TestMayStopFirst(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			o := Observation{Created: t0, Now: t0.Add(tc.age), Containers: tc.containers,
+			o := Observation{FirstSeen: t0, Now: t0.Add(tc.age), Containers: tc.containers,
 				Strategy: appsv1alpha1.ContainerRecreateRequestStrategy{ForceRecreate: tc.force}}
 			if got := mayStopFirst(o, tc.states, tc.kill); got != tc.want {
 				t.Fatalf("mayStopFirst = %v, want %v", got, tc.want)

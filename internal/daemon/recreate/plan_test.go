@@ -371,7 +371,7 @@ func TestAdvanceStopInFlight(t *testing.T) {
 				now = t0
 			}
 			p := Advance(Observation{Containers: tc.containers, States: tc.states, Observed: tc.obs, Stops: tc.stops,
-				Created: t0.Add(-time.Hour), Now: now, Deadline: t0.Add(time.Minute)})
+				FirstSeen: t0.Add(-time.Hour), Now: now, Deadline: t0.Add(time.Minute)})
 			if strings.Join(p.Kill, ",") != strings.Join(tc.wantKill, ",") {
 				t.Errorf("Kill = %v, want %v", p.Kill, tc.wantKill)
 			}
@@ -400,7 +400,7 @@ func TestAdvanceStopInFlight(t *testing.T) {
 	}
 	// The request that waits for the other container's stop says so.
 	p := Advance(Observation{Containers: cases[9].containers, States: cases[9].states, Observed: cases[9].obs,
-		Stops: runningStop, Created: t0.Add(-time.Hour), Now: t0, Deadline: t0.Add(time.Minute)})
+		Stops: runningStop, FirstSeen: t0.Add(-time.Hour), Now: t0, Deadline: t0.Add(time.Minute)})
 	if !strings.Contains(p.Message, "the request ends once the stop of container app returned") {
 		t.Errorf("message %q", p.Message)
 	}

@@ -336,7 +336,7 @@ func TestLongStopDoesNotHoldUpOtherRequests(t *testing.T) {
 		t.Fatalf("request a is %q: picked up, its phase must say so at once", p)
 	}
 	h.reconcile("b")
-	if s := h.stops(); len(s) != 1 || !strings.Contains(s[0], "sb-fast") {
+	if s := h.stops(); len(s) != 1 || !strings.Contains(s[0], "uid-fast") {
 		t.Fatalf("stops = %v: fast's container is stopped while slow's hook still runs", s)
 	}
 	for i := 0; !h.clock.HasWaiters(); i++ {

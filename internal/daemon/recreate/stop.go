@@ -94,18 +94,9 @@ func (e *Executor) startStops(ctx context.Context, crr *appsv1alpha1.ContainerRe
 func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.ContainerRecreateRequest, name, target string,
 	t stepTiming) stopResult {
 	id := cri.TrimContainerID(target)
-	resp, err := e.Runtime.ContainerStatus(ctx, id, false)
-	switch {
-	case grpcstatus.Code(err) == codes.NotFound:
-		return stopResult{outcome: alreadyStopped, message: target + " is already gone from the runtime; waiting for the kubelet to start a new container"}
-	case transient(err):
-		return stopResult{outcome: stopRetry, message: fmt.Sprintf("cannot read %s from the container runtime, will retry: %v", target, err)}
-	case err != nil:
-		return stopResult{outcome: stopFailed, message: fmt.Sprintf("cannot read %s from the container runtime: %v", target, err)}
-	case resp.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_EXITED:
-		return stopResult{outcome: alreadyStopped, message: target + " has already exited; waiting for the kubelet to start a new container"}
+	if r, done := e.inspect(ctx, pod, crr, name, target); done {
+		return r
 	}
-
 	var c *corev1.Container
 	if rc, ok := podutil.FindRestartable(&pod.Spec, name); ok {
 		c = rc.Container
@@ -133,7 +124,7 @@ func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.
 		kv = append(kv, "fencedAt", stamp(t.fenced))
 	}
 	log.Info("stopping container", kv...)
-	err = e.Runtime.StopContainer(ctx, id, timeout)
+	err := e.Runtime.StopContainer(ctx, id, timeout)
 	stopDuration.Observe(e.Clock.Since(start).Seconds())
 	log.Info("StopContainer returned", "returnedAt", stamp(e.Clock.Now()), "took", e.Clock.Since(stopAt).String(),
 		"error", errString(err))
@@ -145,6 +136,32 @@ func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.
 	}
 	return stopResult{outcome: stopped, message: fmt.Sprintf("stopped %s with a grace period of %ds%s; waiting for the kubelet to start a new container",
 		target, timeout, hookMsg)}
+}
+
+// inspect reads the container from the runtime before its stop: it is done (with the result) when
+// the container is gone or exited, when the runtime cannot say, and when the container is not
+// container name of pod. Whoever can write a pod's status can name any container of the node
+// there; the runtime's labels, which the kubelet set when it created the container, cannot be.
+func (e *Executor) inspect(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.ContainerRecreateRequest, name, target string) (stopResult, bool) {
+	resp, err := e.Runtime.ContainerStatus(ctx, cri.TrimContainerID(target), false)
+	switch {
+	case grpcstatus.Code(err) == codes.NotFound:
+		return stopResult{outcome: alreadyStopped, message: target + " is already gone from the runtime; waiting for the kubelet to start a new container"}, true
+	case transient(err):
+		return stopResult{outcome: stopRetry, message: fmt.Sprintf("cannot read %s from the container runtime, will retry: %v", target, err)}, true
+	case err != nil:
+		return stopResult{outcome: stopFailed, message: fmt.Sprintf("cannot read %s from the container runtime: %v", target, err)}, true
+	}
+	if err := cri.CheckOwner(resp.GetStatus(), cri.PodOwner(pod, name)); err != nil {
+		cri.OwnerRefusals.WithLabelValues(cri.OpStop, cri.AsNotOwned(err).Cause).Inc()
+		e.Recorder.Eventf(pod, crr, corev1.EventTypeWarning, cri.ReasonForeignContainer, "StopContainer",
+			"Did not stop container %s: %v", name, err)
+		return stopResult{outcome: stopFailed, message: fmt.Sprintf("not stopped: %v", err)}, true
+	}
+	if resp.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
+		return stopResult{outcome: alreadyStopped, message: target + " has already exited; waiting for the kubelet to start a new container"}, true
+	}
+	return stopResult{}, false
 }
 
 // killingNote is the Killing event's message: the kubelet's own wording for a liveness restart,

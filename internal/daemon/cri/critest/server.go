@@ -32,6 +32,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 )
 
 // ExecResult is a scripted outcome of ExecSync. A Delay longer than the request's timeout makes
@@ -99,8 +101,10 @@ func (s *Server) Close() {
 	}
 }
 
-// AddContainer registers a running container and returns its ID (without the "containerd://" prefix).
-func (s *Server) AddContainer(sandboxID, name string) string {
+// AddContainer registers a running container named name of the pod whose UID is podUID, labelled
+// as the kubelet labels it, and returns its ID (without the "containerd://" prefix). The pod's
+// sandbox ID is its UID.
+func (s *Server) AddContainer(podUID, name string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.containers == nil {
@@ -108,18 +112,30 @@ func (s *Server) AddContainer(sandboxID, name string) string {
 		s.sandboxes = map[string]string{}
 	}
 	s.nextID++
-	id := fmt.Sprintf("%s-%s-%04d", sandboxID, name, s.nextID)
+	id := fmt.Sprintf("%s-%s-%04d", podUID, name, s.nextID)
 	s.containers[id] = &runtimeapi.ContainerStatus{
 		Id:        id,
 		Metadata:  &runtimeapi.ContainerMetadata{Name: name},
+		Labels:    map[string]string{cri.LabelPodUID: podUID, cri.LabelContainerName: name},
 		Image:     &runtimeapi.ImageSpec{Image: "critest/" + name},
 		ImageRef:  "critest/" + name + "@sha256:0",
 		State:     runtimeapi.ContainerState_CONTAINER_RUNNING,
 		CreatedAt: time.Now().UnixNano(),
 		StartedAt: time.Now().UnixNano(),
 	}
-	s.sandboxes[id] = sandboxID
+	s.sandboxes[id] = podUID
 	return id
+}
+
+// SetOwner relabels a container as container name of the pod whose UID is podUID (for pods whose
+// UID the API server gives only once they are created).
+func (s *Server) SetOwner(id, podUID, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.containers[id]; ok {
+		c.Labels = map[string]string{cri.LabelPodUID: podUID, cri.LabelContainerName: name}
+		s.sandboxes[id] = podUID
+	}
 }
 
 // State returns the state of a container, and false if it is unknown.
@@ -238,7 +254,8 @@ func (s *Server) ListContainers(_ context.Context, req *runtimeapi.ListContainer
 		if f.GetState() != nil && f.GetState().State != c.State {
 			continue
 		}
-		out = append(out, &runtimeapi.Container{Id: id, PodSandboxId: s.sandboxes[id], Metadata: c.Metadata, Image: c.Image, ImageRef: c.ImageRef, State: c.State, CreatedAt: c.CreatedAt})
+		out = append(out, &runtimeapi.Container{Id: id, PodSandboxId: s.sandboxes[id], Metadata: c.Metadata, Image: c.Image, ImageRef: c.ImageRef,
+			State: c.State, CreatedAt: c.CreatedAt, Labels: c.Labels})
 	}
 	return &runtimeapi.ListContainersResponse{Containers: out}, nil
 }

@@ -1,0 +1,156 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cri
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Labels the kubelet puts on every container it creates, whatever the runtime; they name the
+// container's pod and its name in the pod's spec.
+const (
+	LabelPodUID        = "io.kubernetes.pod.uid"
+	LabelContainerName = "io.kubernetes.container.name"
+)
+
+// ReasonForeignContainer is the Warning event, on the pod, of an exec or a stop that did not run
+// because the container its status names is not that pod's.
+const ReasonForeignContainer = "ForeignContainer"
+
+// Causes of a refused container, the cause label of OwnerRefusals.
+const (
+	// CausePodUID: the container belongs to another pod.
+	CausePodUID = "pod-uid"
+	// CauseContainerName: the container is another container of the same pod.
+	CauseContainerName = "container-name"
+	// CauseUnlabelled: the runtime does not say whose the container is (not created by a kubelet).
+	CauseUnlabelled = "unlabelled"
+)
+
+// Operations guarded by an owner check, the operation label of OwnerRefusals.
+const (
+	OpExecProbe = "exec-probe"
+	OpStop      = "stop"
+)
+
+// OwnerRefusals counts the execs and stops not run because the container was not the pod's.
+var OwnerRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "enhanced_liveness_daemon_foreign_container_refusals_total",
+	Help: "Exec probes and container stops not run because the container the pod's status names is not that pod's, by operation and cause.",
+}, []string{"operation", "cause"})
+
+func init() { ctrlmetrics.Registry.MustRegister(OwnerRefusals) }
+
+// StatusReader reads a container's status from the runtime.
+type StatusReader interface {
+	ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error)
+}
+
+// ExecRuntime is what exec probes need: to ask whose a container is, then to exec in it.
+type ExecRuntime interface {
+	Execer
+	StatusReader
+}
+
+// Owner is the pod (by UID) and container a container must belong to. MirrorOf is the
+// kubernetes.io/config.mirror annotation of a mirror pod: its static pod's UID, which is what the
+// kubelet labels the containers of a static pod with (the mirror pod's own UID is the API
+// server's).
+type Owner struct {
+	PodUID, MirrorOf, Container string
+}
+
+// PodOwner is container of pod as an Owner.
+func PodOwner(pod *corev1.Pod, container string) Owner {
+	return Owner{PodUID: string(pod.UID), MirrorOf: pod.Annotations[corev1.MirrorPodAnnotationKey], Container: container}
+}
+
+// NotOwnedError says that a container is not the one the pod's status should name.
+type NotOwnedError struct {
+	ContainerID string
+	Want        Owner
+	// Cause is CausePodUID, CauseContainerName or CauseUnlabelled.
+	Cause string
+	// PodUID and Container are what the runtime's labels say.
+	PodUID, Container string
+}
+
+func (e *NotOwnedError) Error() string {
+	switch e.Cause {
+	case CauseUnlabelled:
+		return fmt.Sprintf("container %s has no %s and %s labels: the runtime does not say it is container %q of pod %s",
+			e.ContainerID, LabelPodUID, LabelContainerName, e.Want.Container, e.Want.PodUID)
+	case CauseContainerName:
+		return fmt.Sprintf("container %s is container %q of the pod, not %q", e.ContainerID, e.Container, e.Want.Container)
+	default:
+		// The other pod is not named: the message goes to this pod's namespace.
+		return fmt.Sprintf("container %s belongs to another pod, not to pod %s", e.ContainerID, e.Want.PodUID)
+	}
+}
+
+// AsNotOwned returns the *NotOwnedError in err's chain, or nil.
+func AsNotOwned(err error) *NotOwnedError {
+	if err == nil {
+		return nil // the common case, without a call
+	}
+	if no, ok := errors.AsType[*NotOwnedError](err); ok {
+		return no
+	}
+	return nil
+}
+
+// CheckOwner returns a *NotOwnedError unless the runtime's status of a container labels it as
+// container want.Container of pod want.PodUID.
+func CheckOwner(st *runtimeapi.ContainerStatus, want Owner) error {
+	labels := st.GetLabels()
+	uid, name := labels[LabelPodUID], labels[LabelContainerName]
+	e := &NotOwnedError{ContainerID: st.GetId(), Want: want, PodUID: uid, Container: name}
+	switch {
+	case uid == "" || name == "":
+		e.Cause = CauseUnlabelled
+	case uid != want.PodUID && (want.MirrorOf == "" || uid != want.MirrorOf):
+		e.Cause = CausePodUID
+	case name != want.Container:
+		e.Cause = CauseContainerName
+	default:
+		return nil
+	}
+	return e
+}
+
+// VerifyOwner asks the runtime whose containerID (a pod-status ID with or without its
+// "<runtime>://" prefix) is: a *NotOwnedError when it is not want's, the runtime's error when it
+// cannot say.
+func VerifyOwner(ctx context.Context, rt StatusReader, containerID string, want Owner) error {
+	id := TrimContainerID(containerID)
+	resp, err := rt.ContainerStatus(ctx, id, false)
+	if err != nil {
+		return err
+	}
+	err = CheckOwner(resp.GetStatus(), want)
+	if no := AsNotOwned(err); no != nil {
+		no.ContainerID = id // as asked, whatever the runtime's spelling
+	}
+	return err
+}

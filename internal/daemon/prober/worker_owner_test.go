@@ -1,0 +1,134 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+	http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package prober
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri/critest"
+)
+
+// execFixture is the worker fixture with an exec probe of container app of pod uid-1, against the
+// test CRI server.
+func execFixture(t testing.TB) (*fixture, *critest.Server, Target) {
+	dir, err := os.MkdirTemp("", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	srv := &critest.Server{}
+	ep, err := srv.Start(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	rt, err := cri.Connect(context.Background(), ep, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t)
+	f.m.Runtime = rt
+	tg := f.target(3)
+	tg.Probe.HTTPGet = nil
+	tg.Probe.Exec = &corev1.ExecAction{Command: []string{"check"}}
+	return f, srv, tg
+}
+
+// namesContainer makes the fixture's pod status name containerID for container app.
+func (f *fixture) namesContainer(containerID string) {
+	p := f.pod.DeepCopy()
+	p.Status.ContainerStatuses[0].ContainerID = "containerd://" + containerID
+	f.setPod(p)
+}
+
+// Whoever can write a pod's status can name another pod's container there (or another container
+// of the pod): the exec probe must not run in it, nor its output go to this pod's events. The
+// probe is reported not run (Unknown, never a result), with one Warning event and one count per
+// container; once the status names the pod's own container again, the probe runs.
+func TestWorker_ExecRefusesAContainerThatIsNotThePods(t *testing.T) {
+	for _, tc := range []struct {
+		name, cause   string
+		podUID, cname string
+	}{
+		{"another pod's container", cri.CausePodUID, "uid-other", "app"},
+		{"another container of the pod", cri.CauseContainerName, "uid-1", "side"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, srv, tg := execFixture(t)
+			foreign := srv.AddContainer(tc.podUID, tc.cname)
+			own := srv.AddContainer("uid-1", "app")
+			f.namesContainer(foreign)
+			before := testutil.ToFloat64(cri.OwnerRefusals.WithLabelValues(cri.OpExecProbe, tc.cause))
+			w := f.worker(tg)
+
+			for range 3 {
+				f.run(w, 0)
+			}
+			if calls := srv.Calls("ExecSync"); len(calls) != 0 {
+				t.Fatalf("exec ran in %s", calls[0].ContainerID)
+			}
+			if e := mustState(t, f, tg.Key, appsv1alpha1.ProbeUnknown); e.Message != MessageForeignContainer {
+				t.Fatalf("message %q", e.Message)
+			}
+			ev := f.events()
+			if len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning "+cri.ReasonForeignContainer+" Liveness probe not run: container "+foreign) {
+				t.Fatalf("events = %q, want one %s", ev, cri.ReasonForeignContainer)
+			}
+			if d := testutil.ToFloat64(cri.OwnerRefusals.WithLabelValues(cri.OpExecProbe, tc.cause)) - before; d != 1 {
+				t.Fatalf("refusals{exec-probe,%s} grew by %v, want 1", tc.cause, d)
+			}
+			if n := len(srv.Calls("ContainerStatus")); n != 1 {
+				t.Fatalf("%d ContainerStatus calls for 3 runs, want 1 (an owner never changes)", n)
+			}
+
+			f.namesContainer(own)
+			for range 3 {
+				f.run(w, 0)
+			}
+			if calls := srv.Calls("ExecSync"); len(calls) != 3 || calls[0].ContainerID != own {
+				t.Fatalf("ExecSync calls %+v, want 3 in %s", calls, own)
+			}
+			mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded)
+			if n := len(srv.Calls("ContainerStatus")); n != 2 {
+				t.Fatalf("%d ContainerStatus calls, want 2: one per container", n)
+			}
+		})
+	}
+}
+
+// BenchmarkWorkerRunExec is one run of an exec worker against the test CRI server on a unix
+// socket: the owner check is made once per container, so a run costs one ExecSync.
+func BenchmarkWorkerRunExec(b *testing.B) {
+	f, srv, tg := execFixture(b)
+	f.namesContainer(srv.AddContainer("uid-1", "app"))
+	w := f.worker(tg)
+	f.run(w, 0)
+	b.ReportAllocs()
+	for b.Loop() {
+		f.run(w, 0)
+	}
+	b.ReportMetric(float64(len(srv.Calls("")))/float64(b.N+1), "CRI-calls/run")
+}
