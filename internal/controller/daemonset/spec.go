@@ -35,6 +35,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemonnodes"
 )
 
 const (
@@ -238,7 +239,9 @@ func podSpec(c Config, pull corev1.PullPolicy, args []string, volumes []corev1.V
 		HostNetwork:       true,
 		DNSPolicy:         corev1.DNSClusterFirstWithHostNet,
 		PriorityClassName: PriorityClass,
-		NodeSelector:      map[string]string{corev1.LabelOSStable: "linux"},
+		// The pod webhook leaves their native probe to pods that can land on no node selected
+		// here (internal/daemonnodes).
+		NodeSelector: daemonnodes.Selector(),
 		// A node without a daemon has nobody probing its enrolled pods: run everywhere.
 		Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 		TerminationGracePeriodSeconds: ptr.To[int64](30),

@@ -22,10 +22,12 @@ package v1
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -35,6 +37,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemonnodes"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
@@ -58,15 +61,31 @@ type Options struct {
 	OperatorUsername string
 	// Keys signs the probe contexts the mutating webhook admits.
 	Keys KeySource
-	// Now is the signing clock; time.Now when nil.
-	Now func() time.Time
+	// Clock is the API server's clock as the manager measures it (internal/apiclock); the local
+	// clock, always taken as measured, when nil.
+	Clock APIServerClock
 }
+
+// APIServerClock is the API server's clock as the manager measures it. The admission signature's
+// issue time is compared with the pod's creationTimestamp, which the API server stamps: it is
+// issued on the API server's clock, never on the manager's.
+type APIServerClock interface {
+	Now() time.Time
+	// Offset reports whether the API server's clock was measured recently.
+	Offset() (time.Duration, bool)
+}
+
+// localClock is the local clock, for a manager that runs beside its API server (tests).
+type localClock struct{}
+
+func (localClock) Now() time.Time                { return time.Now() }
+func (localClock) Offset() (time.Duration, bool) { return 0, true }
 
 // SetupPodWebhookWithManager registers the Pod mutating webhook (enrollment, CREATE) and the
 // validating one (immutability, UPDATE). Policies are read from the manager's cache.
 func SetupPodWebhookWithManager(mgr ctrl.Manager, o Options) error {
 	defaulter := admission.WithDefaulter(mgr.GetScheme(), &PodDefaulter{
-		Policies: mgr.GetClient(), OperatorNamespace: o.OperatorNamespace, Keys: o.Keys, Now: o.Now,
+		Policies: mgr.GetClient(), OperatorNamespace: o.OperatorNamespace, Keys: o.Keys, Clock: o.Clock,
 	})
 	mgr.GetWebhookServer().Register(MutatePath,
 		(&admission.Webhook{Handler: withWarnings{defaulter}}).WithRecoverPanic(true))
@@ -82,12 +101,13 @@ func SetupPodWebhookWithManager(mgr ctrl.Manager, o Options) error {
 
 // PodDefaulter enrolls pods on CREATE.
 type PodDefaulter struct {
-	// Policies reads EnhancedLivenessPolicies (the manager's cache).
+	// Policies reads EnhancedLivenessPolicies and the metadata of Nodes (the manager's cache).
 	Policies client.Reader
 	// OperatorNamespace is never enrolled, nor is kube-system.
 	OperatorNamespace string
 	Keys              KeySource
-	Now               func() time.Time
+	// Clock issues admission signatures; localClock when nil.
+	Clock APIServerClock
 }
 
 var podGK = schema.GroupKind{Kind: "Pod"}
@@ -132,11 +152,28 @@ func (d *PodDefaulter) Default(ctx context.Context, pod *corev1.Pod) error {
 	if !d.wantsEnrollment(ctx, ns, pod) {
 		return nil
 	}
+	if why := d.unserved(ctx, pod); why != "" {
+		// Without a daemon to probe it, a moved probe would leave the pod no liveness at all.
+		warn(ctx, "not enrolled in enhanced liveness: no node daemon of the operator will probe the pod: "+why+
+			"; every container keeps its native livenessProbe")
+		return nil
+	}
 	key, ok := d.Keys.Current()
 	if !ok {
 		// Fail open, like the webhook's failurePolicy: the pod keeps its native probes.
 		warn(ctx, "not enrolled in enhanced liveness: the operator's probe-context signing key is not loaded yet; "+
 			"the pod keeps its native livenessProbes")
+		return nil
+	}
+	clk := d.Clock
+	if clk == nil {
+		clk = localClock{}
+	}
+	if _, measured := clk.Offset(); !measured {
+		// Fail open, like the keys: a signature issued on a clock the manager cannot place against
+		// the API server's might not verify, and the pod would be left with no liveness at all.
+		warn(ctx, "not enrolled in enhanced liveness: the operator has not measured the API server's clock recently "+
+			"(it cannot reach the API server); the pod keeps its native livenessProbes")
 		return nil
 	}
 	var (
@@ -151,13 +188,9 @@ func (d *PodDefaulter) Default(ctx context.Context, pod *corev1.Pod) error {
 		return err
 	}
 	ctxKey := probecontext.AnnotationKey(pod.Annotations)
-	now := time.Now
-	if d.Now != nil {
-		now = d.Now
-	}
 	pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = signature.SignAdmission(key, signature.Admission{
 		Namespace: ns, Name: pod.Name, GenerateName: pod.GenerateName,
-		AnnotationKey: ctxKey, Value: pod.Annotations[ctxKey], Issued: now()})
+		AnnotationKey: ctxKey, Value: pod.Annotations[ctxKey], Issued: clk.Now()})
 	return nil
 }
 
@@ -165,6 +198,32 @@ func (d *PodDefaulter) Default(ctx context.Context, pod *corev1.Pod) error {
 func OptedIn(pod *corev1.Pod) bool {
 	return pod.Annotations[appsv1alpha1.AnnotationEnabled] == appsv1alpha1.TrueValue ||
 		pod.Annotations[appsv1alpha1.AnnotationKruiseEnabled] == appsv1alpha1.TrueValue
+}
+
+// unserved says why no daemon will serve the pod, or "" when one may: its preset nodeName names a
+// node whose labels the daemon DaemonSet does not select, or its required node selection excludes
+// every node that DaemonSet selects (daemonnodes.Excluded). A node the cache does not hold (not
+// created yet, or a read error) tells nothing: the pod is enrolled.
+func (d *PodDefaulter) unserved(ctx context.Context, pod *corev1.Pod) string {
+	if why := daemonnodes.Excluded(&pod.Spec); why != "" {
+		return why
+	}
+	if pod.Spec.NodeName == "" {
+		return ""
+	}
+	node := &metav1.PartialObjectMetadata{}
+	node.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
+	if err := d.Policies.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, node); err != nil {
+		if !apierrors.IsNotFound(err) {
+			podlog.Error(err, "reading the pod's node; the pod is enrolled", "node", pod.Spec.NodeName)
+		}
+		return ""
+	}
+	if daemonnodes.Runs(node.Labels) {
+		return ""
+	}
+	return fmt.Sprintf("its nodeName %s is a node the operator's node daemon does not run on (its labels do not match %s)",
+		pod.Spec.NodeName, daemonnodes.SelectorString())
 }
 
 func (d *PodDefaulter) wantsEnrollment(ctx context.Context, ns string, pod *corev1.Pod) bool {
