@@ -55,6 +55,9 @@ type Config struct {
 	HoldRecheckInterval time.Duration
 	// StatusResyncInterval refreshes each policy's status (enrolled and failing counts). Default 30s.
 	StatusResyncInterval time.Duration
+	// NodeConditionInterval is how often the Nodes' EnhancedLivenessNodeStorm condition is judged
+	// from the NodeStorm holds. Default 5s.
+	NodeConditionInterval time.Duration
 	// MaxConcurrentReconciles of the decision controller. Default 8: the facts are read from the
 	// cache in parallel, deciding is serialised under the memory's lock and cheap; the workers
 	// mostly wait for CRR creation.
@@ -63,6 +66,10 @@ type Config struct {
 	Clock clock.Clock
 	// OnDecision, when set, is called after every decision (benchmarks, diagnostics).
 	OnDecision func(DecisionRecord)
+
+	// unprobedGrace is how long a pod is seen not probed before its first LivenessNotProbed event
+	// (default unprobedGrace); tests shorten it.
+	unprobedGrace time.Duration
 
 	// liveReader reads NodePodProbes from the API server to confirm a held restart (default the
 	// manager's API reader); tests replace it to play a cache that lags behind.
@@ -88,11 +95,17 @@ func (c *Config) complete() error {
 	if c.StatusResyncInterval <= 0 {
 		c.StatusResyncInterval = 30 * time.Second
 	}
+	if c.NodeConditionInterval <= 0 {
+		c.NodeConditionInterval = 5 * time.Second
+	}
 	if c.MaxConcurrentReconciles <= 0 {
 		c.MaxConcurrentReconciles = 8
 	}
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
+	}
+	if c.unprobedGrace <= 0 {
+		c.unprobedGrace = unprobedGrace
 	}
 	return nil
 }
@@ -134,6 +147,17 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 		return err
 	}
 	if err := mgr.Add(holdGauges(mem, cfg.StatusResyncInterval)); err != nil {
+		return err
+	}
+	// Every held restart is decided again within HoldRecheckInterval: by then a new leader's
+	// memory has the NodeStorm holds back, and may clear a condition.
+	if err := mgr.Add(&nodeConditions{client: mgr.GetClient(), api: mgr.GetAPIReader(), facts: builder, memory: mem,
+		recorder: mgr.GetEventRecorder("enhanced-liveness-node-condition"), clock: cfg.Clock,
+		interval: cfg.NodeConditionInterval, grace: cfg.HoldRecheckInterval}); err != nil {
+		return err
+	}
+	if err := mgr.Add(newUnprobedWatch(mgr.GetClient(), builder, mgr.GetEventRecorder("enhanced-liveness-decision"),
+		cfg.Clock, cfg.StatusResyncInterval, cfg.unprobedGrace)); err != nil {
 		return err
 	}
 	s := &EnhancedLivenessPolicyReconciler{

@@ -34,6 +34,8 @@ type HeldPod struct {
 	Reason    policyv1alpha1.HoldReason
 	// Since is when it began to be held for Reason, on the manager's clock.
 	Since time.Time
+	// Workload is the pod's workload.
+	Workload rules.WorkloadKey
 }
 
 // governedBy returns the held restarts of the pods policy governs, oldest first.
@@ -41,13 +43,50 @@ func (s *instances) governedBy(policy rules.PolicyKey) []HeldPod {
 	var out []HeldPod
 	s.holds(func(pod types.NamespacedName, inst rules.Instance, x *instance) {
 		if slices.Contains(x.hold.policies, policy) {
-			out = append(out, HeldPod{Pod: pod, Container: inst.Container, Reason: x.hold.reason, Since: x.hold.since})
+			out = append(out, heldPod(pod, inst, x))
 		}
 	})
-	slices.SortFunc(out, func(a, b HeldPod) int {
+	sortHeld(out)
+	return out
+}
+
+func heldPod(pod types.NamespacedName, inst rules.Instance, x *instance) HeldPod {
+	return HeldPod{Pod: pod, Container: inst.Container, Reason: x.hold.reason, Since: x.hold.since, Workload: x.workload}
+}
+
+// sortHeld orders held restarts oldest first.
+func sortHeld(held []HeldPod) {
+	slices.SortFunc(held, func(a, b HeldPod) int {
 		return cmp.Or(a.Since.Compare(b.Since), cmp.Compare(a.Pod.Namespace, b.Pod.Namespace),
 			cmp.Compare(a.Pod.Name, b.Pod.Name), cmp.Compare(a.Container, b.Container))
 	})
+}
+
+// HeldFor returns the restarts held for reason now, oldest first, with the canaries in flight of
+// the holds of that reason (since the hold's onset): a canary is the held storm's test, not its
+// end. The node condition controller reads the NodeStorm holds.
+func (m *Memory) HeldFor(reason policyv1alpha1.HoldReason) []HeldPod {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []HeldPod
+	seen := map[HeldPod]bool{}
+	m.instances.holds(func(pod types.NamespacedName, inst rules.Instance, x *instance) {
+		if x.hold.reason == reason {
+			out = append(out, heldPod(pod, inst, x))
+			seen[HeldPod{Pod: pod, Container: inst.Container}] = true
+		}
+	})
+	for k, r := range m.holds.byKey {
+		c := r.Hold.Canary
+		if r.Hold.Reason != reason || c == nil {
+			continue
+		}
+		pod := types.NamespacedName{Namespace: k.Workload.Namespace, Name: c.PodName}
+		if !seen[HeldPod{Pod: pod, Container: c.Container}] {
+			out = append(out, HeldPod{Pod: pod, Container: c.Container, Reason: reason, Since: r.Hold.Onset, Workload: k.Workload})
+		}
+	}
+	sortHeld(out)
 	return out
 }
 

@@ -17,6 +17,7 @@ limitations under the License.
 package memory
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -77,5 +78,62 @@ func TestLoudHolds(t *testing.T) {
 	clk.SetTime(t0.Add(11*time.Minute + 31*time.Second))
 	if s := m.HoldStats(); s.OverMaxHold != 1 {
 		t.Fatalf("a budget hold past maxHold: %+v", s)
+	}
+}
+
+// The node condition reads the restarts held for a reason, with their workloads, and a canary in
+// flight of a hold of that reason as still held: it is the storm's test, not its end.
+func TestHeldFor(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(t0)
+	m := New(clk, rules.Rate{}, nil)
+	stormOn := func(i int) (*rules.Facts, rules.Failure) {
+		f, x := facts(i)
+		f.Policies[0].MaxHold = time.Minute
+		f.Node = rules.NodeState{Name: "a", Pods: 10, FailingPods: 6, FailingWorkloads: 3}
+		return f, x
+	}
+	decide := func(i int) rules.Decision {
+		d := m.Decide(stormOn(i))
+		if d.Outcome == rules.Restart {
+			d.Outcome = rules.Requested
+			m.Apply(d)
+		}
+		return d
+	}
+	for i := range 3 {
+		clk.SetTime(t0.Add(time.Duration(i) * time.Second))
+		if d := decide(i); d.Reason != policyv1alpha1.HoldNodeStorm {
+			t.Fatalf("web-%d: %s %s", i, d.Outcome, d.Reason)
+		}
+	}
+	f, x := facts(3)
+	f.Policies[0].DryRun = true
+	if d := m.Decide(f, x); d.Reason != policyv1alpha1.HoldDryRun {
+		t.Fatalf("web-3: %s", d.Reason)
+	}
+	held := m.HeldFor(policyv1alpha1.HoldNodeStorm)
+	web := rules.WorkloadKey{Namespace: "ns", Group: "apps", Kind: "Deployment", Name: "web"}
+	if len(held) != 3 || held[0].Pod.Name != "web-0" || !held[0].Since.Equal(t0) || held[0].Workload != web ||
+		held[0].Container != "app" || held[2].Pod.Name != "web-2" {
+		t.Fatalf("NodeStorm holds, oldest first, with their workload: %+v", held)
+	}
+
+	clk.SetTime(t0.Add(rules.FirstCanaryWait + 2*time.Second))
+	var canary rules.Decision
+	for i := range 3 {
+		if d := decide(i); d.Canary {
+			canary = d
+		}
+	}
+	if !canary.Canary {
+		t.Fatal("no canary after the first wait")
+	}
+	m.Retain(canary.Pod, nil) // the restarted instance is gone
+	held = m.HeldFor(policyv1alpha1.HoldNodeStorm)
+	if len(held) != 3 || !slices.ContainsFunc(held, func(h HeldPod) bool {
+		return h.Pod == canary.Pod && h.Container == "app" && h.Workload == web && h.Since.Equal(t0)
+	}) {
+		t.Fatalf("the canary in flight is still held, since the hold's onset: %+v", held)
 	}
 }
