@@ -26,7 +26,7 @@ OPM=$(version github.com/operator-framework/operator-registry)
 OLM=$(version github.com/operator-framework/operator-lifecycle-manager)
 OUT=${OLM_BIN_DIR:-$ROOT/bin/olm/sdk-${SDK#v}_opm-${OPM#v}_olm-${OLM#v}-linux-$(go env GOARCH)}
 [ "${1:-}" = --print-dir ] && { echo "$OUT"; exit 0; }
-ALL_TOOLS=(operator-sdk scorecard-test opm olm catalog cpb)
+ALL_TOOLS=(operator-sdk scorecard-test opm olm catalog cpb grpc_health_probe)
 TOOLS=("${@:-${ALL_TOOLS[@]}}")
 declare -A PKG=(
   [operator-sdk]=github.com/operator-framework/operator-sdk/cmd/operator-sdk
@@ -35,21 +35,22 @@ declare -A PKG=(
   [olm]=github.com/operator-framework/operator-lifecycle-manager/cmd/olm
   [catalog]=github.com/operator-framework/operator-lifecycle-manager/cmd/catalog
   [cpb]=github.com/operator-framework/operator-lifecycle-manager/util/cpb
+  [grpc_health_probe]=github.com/grpc-ecosystem/grpc-health-probe
 )
-pkgs=()
 for t in "${TOOLS[@]}"; do
   [ -n "${PKG[$t]:-}" ] || { echo "build-olm: unknown tool $t (one of ${ALL_TOOLS[*]})" >&2; exit 2; }
-  pkgs+=("${PKG[$t]}")
 done
 
-missing=0
-for t in "${TOOLS[@]}"; do [ -x "$OUT/$t" ] || missing=1; done
-[ -f "$OUT/versions.env" ] || missing=1
-if [ $missing = 0 ]; then
+missing=()
+for t in "${TOOLS[@]}"; do { [ -x "$OUT/$t" ] && [ -f "$OUT/versions.env" ]; } || missing+=("$t"); done
+if [ ${#missing[@]} = 0 ]; then
   echo "build-olm: ${TOOLS[*]} present in $OUT, skipping" >&2
   echo "$OUT"
   exit 0
 fi
+TOOLS=("${missing[@]}")
+pkgs=()
+for t in "${TOOLS[@]}"; do pkgs+=("${PKG[$t]}"); done
 
 mkdir -p "$OUT"
 tmp=$(mktemp -d "$OUT/.build-XXXXXX")
@@ -68,7 +69,8 @@ ticker=$!
 trap 'kill "$ticker" 2>/dev/null; rm -rf "$tmp"' EXIT
 (cd "$MOD" && CGO_ENABLED=0 go build -mod=mod -trimpath -tags containers_image_openpgp,json1 -ldflags "$ldflags" -o "$tmp/" \
   "${pkgs[@]}")
-for t in "${TOOLS[@]}"; do mv "$tmp/$t" "$OUT/$t"; done
+# go build names each binary after its package's last element (grpc-health-probe).
+for t in "${TOOLS[@]}"; do mv "$tmp/${PKG[$t]##*/}" "$OUT/$t"; done
 printf 'SDK_VERSION=%s\nOPM_VERSION=%s\nOLM_VERSION=%s\n' "$SDK" "$OPM" "$OLM" > "$OUT/versions.env"
 echo "build-olm: built ${TOOLS[*]} in $(( $(date +%s) - start ))s" >&2
 echo "$OUT"

@@ -2,8 +2,9 @@
 # Runs the real-node end-to-end suites (make test-e2e): builds the images, starts the local
 # cluster, runs the Ginkgo suites in test/e2e (which deploys the operator from config/default),
 # test/quickstart (which runs the quick start of docs/install.md as written: images pushed to
-# a registry it serves, `make deploy` with a plain kubectl) and test/helm (two `make release`s
-# installed, upgraded and uninstalled with the Helm chart; HELM names helm), one after the other,
+# a registry it serves, `make deploy` with a plain kubectl) and test/helm (two `make release`s:
+# the first's install.yaml applied and deleted, then installed, upgraded and uninstalled with the
+# Helm chart; HELM names helm), one after the other,
 # and always stops the cluster afterwards (trap), undoing every host change.
 #
 # E2E_KEEP_CLUSTER=true leaves the cluster up after the run (then: make cluster-down).

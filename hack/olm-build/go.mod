@@ -3,6 +3,7 @@ module github.com/enhanced-liveness/enhanced-liveness-operator/hack/olm-build
 go 1.26.3
 
 require (
+	github.com/grpc-ecosystem/grpc-health-probe v0.4.53
 	github.com/operator-framework/operator-lifecycle-manager v0.46.0
 	github.com/operator-framework/operator-registry v1.73.0
 	github.com/operator-framework/operator-sdk v1.42.3
@@ -190,6 +191,7 @@ require (
 	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/spf13/viper v1.21.0 // indirect
+	github.com/spiffe/go-spiffe/v2 v2.8.1 // indirect
 	github.com/stefanberger/go-pkcs11uri v0.0.0-20230803200340-78284954bff6 // indirect
 	github.com/stretchr/testify v1.11.1 // indirect
 	github.com/subosito/gotenv v1.6.0 // indirect

@@ -9,9 +9,12 @@
 //	opm             the index, decompression and --opmImage image of the catalog
 //	olm, catalog    the olm-operator and catalog-operator
 //	cpb             copied into bundle unpack Jobs by the catalog-operator (--util-image)
+//	grpc-health-probe  what OLM probes a CatalogSource's registry pod with (grpc_health_probe in
+//	                the catalog image of make test-olm)
 package tools
 
 import (
+	_ "github.com/grpc-ecosystem/grpc-health-probe"
 	_ "github.com/operator-framework/operator-lifecycle-manager/cmd/catalog"
 	_ "github.com/operator-framework/operator-lifecycle-manager/cmd/olm"
 	_ "github.com/operator-framework/operator-lifecycle-manager/util/cpb"

@@ -14,6 +14,10 @@ OPERATOR_NAMESPACE=enhanced-liveness-system
 # The upgrade of `make test-olm`: two bundles of this tree, the second replacing the first.
 UPGRADE_FROM=0.1.0
 UPGRADE_TO=0.1.1
+# The release installed from its catalog: `make release` of this tree, pushed with `make
+# release-push`, its dist/catalog.yaml served by a catalog image, subscribed to as docs/install.md
+# says.
+CATALOG_RELEASE=0.1.2-rc.1
 
 # elapsed: seconds since $t0 (set by the caller)
 elapsed() { echo "$(( $(date +%s) - t0 ))s"; }

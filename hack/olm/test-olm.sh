@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # make test-olm: installs, upgrades and removes the operator with the real OLM on the local node.
-#   1. tools: operator-sdk, scorecard-test, opm, olm, catalog, cpb (hack/build-olm.sh, cached in
-#      bin/olm/), Debian's busybox-static (hack/olm/busybox.sh)
+#   1. tools: operator-sdk, scorecard-test, opm, olm, catalog, cpb, grpc_health_probe
+#      (hack/build-olm.sh, cached in bin/olm/), Debian's busybox-static (hack/olm/busybox.sh)
 #   2. the operator and test images (hack/imagebuilder) and two bundles of this tree, as `make
-#      bundle` makes them (hack/bundle.sh, operator-sdk): 0.1.0, and 0.1.1 replacing it; the
+#      bundle` makes them (hack/bundle.sh, operator-sdk), with their images (hack/imagebuilder, as
+#      `make release` builds one): 0.1.0, and 0.1.1 replacing it; the
 #      operator image is pushed under both versions' tags, so the upgrade rolls every pod of the
-#      operator to a new image reference
+#      operator to a new image reference; and `make release` 0.1.2-rc.1 of this tree into
+#      bin/olm-test/dist, for the node's architecture
 #   3. the local node (hack/local-cluster/up.sh), the HTTPS test registry (hack/olm/registry) and
-#      containerd's hosts.toml for it; every image pushed (hack/olm/images)
+#      containerd's hosts.toml for it; every image pushed (hack/olm/images), the release's with
+#      `make release-push`, and a catalog image of the release's catalog.yaml (hack/olm/images
+#      catalog: opm serve, grpc_health_probe)
 #   4. OLM (hack/olm/install.sh)
 #   5. the Ginkgo suite test/olm (build tag olm): run bundle, the e2e smoke subset, run
-#      bundle-upgrade, scorecard, cleanup
+#      bundle-upgrade, scorecard, cleanup; then the release from its catalog through a
+#      CatalogSource, an OperatorGroup and a Subscription, and its uninstall
 # The node and the registry are always stopped afterwards (trap), every host change undone.
 #
 # OLM_KEEP_CLUSTER=true leaves the nodes and the registry up (then stop the registry first, it
@@ -61,8 +66,9 @@ scorecard_images=$(awk '/image:/ {print $2}' "$ROOT/bundle/tests/scorecard/confi
 
 phase "images and bundles"
 mkdir -p "$OLM_TEST_DIR/bin"
-(cd "$ROOT" && go run ./hack/imagebuilder -out "$IMAGES_DIR" -tag e2e)
-(cd "$ROOT" && go build -o "$OLM_TEST_DIR/bin/" ./hack/olm/registry ./hack/olm/images)
+(cd "$ROOT" && go build -o "$OLM_TEST_DIR/bin/" ./hack/imagebuilder ./hack/olm/registry ./hack/olm/images)
+IMAGEBUILDER=$OLM_TEST_DIR/bin/imagebuilder
+(cd "$ROOT" && "$IMAGEBUILDER" -out "$IMAGES_DIR" -tag e2e)
 # make_bundle V: bundle V of this tree in $OLM_TEST_DIR/bundle-V, replacing $PREVIOUS when set,
 # validated (hack/bundle.sh, as `make bundle`).
 make_bundle() {
@@ -80,8 +86,19 @@ for v in "$UPGRADE_FROM" "$UPGRADE_TO"; do
     cat "$blog" >&2; log "bundle $v: generation or validation failed"; exit 1
   fi
   log "bundle $v${PREVIOUS:+ (replaces $PREVIOUS)}: generated and valid, in $OLM_TEST_DIR/bundle-$v"
+  # its image, as make release builds one (bundle.Dockerfile's layout and labels)
+  (cd "$ROOT" && "$IMAGEBUILDER" -out "$OLM_TEST_DIR/bundle-$v-image" -tag "v$v" -version "$v" \
+    -bundle-dir "$OLM_TEST_DIR/bundle-$v" bundle) > /dev/null
   PREVIOUS=$OPERATOR_PACKAGE.v$v
 done
+# The release as a maintainer makes it (docs/release.md), images for this node only.
+RELEASE_DIST=$OLM_TEST_DIR/dist
+if ! make -C "$ROOT" release VERSION="v$CATALOG_RELEASE" DIST="$RELEASE_DIST" IMAGE_TAG_BASE="$OPERATOR_IMAGE_BASE" \
+  RELEASE_PLATFORMS="linux/$(go env GOARCH)" KUSTOMIZE="$KUSTOMIZE" > "$OLM_TEST_DIR/release.log" 2>&1; then
+  cat "$OLM_TEST_DIR/release.log" >&2; log "make release $CATALOG_RELEASE failed"; exit 1
+fi
+log "release $CATALOG_RELEASE: $(cd "$RELEASE_DIST" && ls | tr '\n' ' ')"
+CATALOG_IMAGE=$REGISTRY/$OPERATOR_PACKAGE-catalog:v$CATALOG_RELEASE
 
 phase "node"
 "$ROOT/hack/local-cluster/up.sh" >/dev/null
@@ -125,8 +142,11 @@ for v in "$UPGRADE_FROM" "$UPGRADE_TO"; do
   "$PUSH" archive -file "$IMAGES_DIR/operator.tar" -ca "$REGISTRY_CA" -ref "$OPERATOR_IMAGE_BASE:v$v"
 done
 for v in "$UPGRADE_FROM" "$UPGRADE_TO"; do
-  "$PUSH" bundle -dir "$OLM_TEST_DIR/bundle-$v" -ref "$REGISTRY/$OPERATOR_PACKAGE-bundle:v$v" -ca "$REGISTRY_CA"
+  "$PUSH" archive -file "$OLM_TEST_DIR/bundle-$v-image/bundle.tar" -ref "$REGISTRY/$OPERATOR_PACKAGE-bundle:v$v" -ca "$REGISTRY_CA"
 done
+# crane (make release-push) trusts the registry's CA through SSL_CERT_FILE.
+SSL_CERT_FILE=$REGISTRY_CA make -s -C "$ROOT" release-push DIST="$RELEASE_DIST"
+"$PUSH" catalog -file "$RELEASE_DIST/catalog.yaml" -bin "$OLM_BIN" -ref "$CATALOG_IMAGE" -ca "$REGISTRY_CA"
 
 phase "OLM $OLM_VERSION"
 "$OLM_HACK/install.sh" "$REGISTRY/olm:$OLM_VERSION" "$REGISTRY/opm:$OPM_VERSION"
@@ -137,6 +157,7 @@ export OLM_OPERATOR_SDK=$OLM_BIN/operator-sdk
 export OLM_UPGRADE_FROM=$UPGRADE_FROM OLM_UPGRADE_TO=$UPGRADE_TO
 export OLM_BUNDLE_V1=$REGISTRY/$OPERATOR_PACKAGE-bundle:v$UPGRADE_FROM OLM_BUNDLE_V2=$REGISTRY/$OPERATOR_PACKAGE-bundle:v$UPGRADE_TO
 export OLM_INDEX_IMAGE=$REGISTRY/opm:$OPM_VERSION OLM_UNTAR_IMAGE=$REGISTRY/scorecard-untar:$SDK_VERSION
+export OLM_CATALOG_IMAGE=$CATALOG_IMAGE OLM_CATALOG_RELEASE=$CATALOG_RELEASE OLM_RELEASE_IMAGE=$OPERATOR_IMAGE_BASE:v$CATALOG_RELEASE
 export E2E_APP_IMAGE=localhost/e2e-app:e2e E2E_REPORT_DIR=${E2E_REPORT_DIR:-$ROOT/bin/olm-report}
 export PATH=$K8S_BIN:$CONTAINERD_BIN:$PATH
 cd "$ROOT"

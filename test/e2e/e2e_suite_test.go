@@ -45,6 +45,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/hack/stormchart/series"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/project"
 )
 
@@ -96,6 +97,8 @@ var _ = BeforeSuite(func() {
 	cs, err = kubernetes.NewForConfig(cfg)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(os.MkdirAll(reportDir, 0o755)).To(Succeed())
+	// The storm series of an earlier run would be drawn beside this run's (make storm-chart).
+	Expect(os.RemoveAll(filepath.Join(reportDir, series.Dir))).To(Succeed())
 
 	if preinstalled {
 		By("using the operator installed in " + operatorNS + " (E2E_OPERATOR_PREINSTALLED=true)")

@@ -23,16 +23,20 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
@@ -128,6 +132,56 @@ var _ = Describe("a pod the NodePodProbe cannot carry, beside another namespace'
 		expectRestartedByOperator(ns, pod)
 		appendStormReport("beside a %d-probe pod of another namespace: enrolled hang restarted after %s, native after %s",
 			n, te.Round(100*time.Millisecond), tn.Round(100*time.Millisecond))
+	})
+})
+
+var _ = Describe("a namespace whose probes would fill its node's NodePodProbe, beside another namespace's hang", func() {
+	It("names the 30 pods with ~60 KB exec probes and probes them; the other namespace's hang is restarted as natively", func() {
+		nodeA, _ := twoNodes()
+		heavyNS := newNamespace("heavy")
+		// Each probe context is about 60 KB (under the 64 KiB limit): 30 of them made 1.8 MB,
+		// which etcd refused when the NodePodProbe carried each pod's probes (issue 37). A 10 s
+		// period keeps 30 execs light on the node.
+		heavy := execProbe(strings.Repeat("x", 60_000))
+		heavy.PeriodSeconds = 10
+		By(fmt.Sprintf("namespace %s: 30 pods on %s, each with a ~60 KB exec liveness probe", heavyNS, nodeA))
+		deployApp(heavyNS, app{name: "heavy", replicas: 30, probe: heavy, enrolled: true, node: nodeA})
+		heavyPods := appPods(heavyNS, "heavy")
+
+		By("the node's NodePodProbe names all 30, Mapped is not False, and the daemon probed them")
+		Eventually(func(g Gomega) {
+			npp, rep := &appsv1alpha1.NodePodProbe{}, &appsv1alpha1.NodePodProbeReport{}
+			g.Expect(k8s.Get(context.Background(), client.ObjectKey{Name: nodeA}, npp)).To(Succeed())
+			g.Expect(k8s.Get(context.Background(), client.ObjectKey{Name: nodeA}, rep)).To(Succeed())
+			named := map[types.UID]bool{}
+			for _, e := range npp.Spec.PodProbes {
+				named[e.UID] = true
+			}
+			for _, p := range heavyPods {
+				g.Expect(named).To(HaveKey(p.UID), "%s is named", p.Name)
+				g.Expect(rep.Status.Pod(p.UID)).To(BeNil(), "%s passes: the report lists it not", p.Name)
+			}
+			g.Expect(meta.IsStatusConditionFalse(npp.Status.Conditions, appsv1alpha1.ConditionMapped)).To(BeFalse())
+			g.Expect(rep.Status.CompleteFor(npp.Generation)).To(BeTrue(), "the report is complete for the spec naming them")
+			g.Expect(rep.Status.ProbedPods).To(BeNumerically(">=", 30))
+		}).WithTimeout(120 * time.Second).WithPolling(2 * time.Second).Should(Succeed())
+		Expect(eventCount(heavyNS, "LivenessProbeNotMapped", "")).To(BeZero())
+
+		ns := newNamespace("beside-heavy")
+		deployApp(ns, app{name: "web", replicas: 1, probe: httpProbe(), enrolled: true, node: nodeA})
+		deployApp(ns, app{name: "native", replicas: 1, probe: httpProbe(), node: nodeA})
+		pod, native := onlyPod(ns, "web"), onlyPod(ns, "native")
+
+		By("both hang; the enrolled one is restarted through a CRR within threshold × period + 10 s")
+		limit := time.Duration(httpProbe().FailureThreshold*httpProbe().PeriodSeconds)*time.Second + 10*time.Second
+		tn := timeToRestart(ns, native, 90*time.Second)
+		te := timeToRestart(ns, pod, limit)
+		expectRestartedByOperator(ns, pod)
+		for _, p := range heavyPods {
+			Expect(restartCount(heavyNS, p.Name)()).To(BeZero(), "%s passes its exec probe: never restarted", p.Name)
+		}
+		appendStormReport("beside 30 pods with ~60 KB exec probes of another namespace: enrolled hang restarted after %s, native after %s",
+			te.Round(100*time.Millisecond), tn.Round(100*time.Millisecond))
 	})
 })
 

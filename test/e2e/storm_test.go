@@ -41,17 +41,6 @@ import (
 // A storm seen before the first restart, and restarts that do not help, side by side
 // with the same Deployment left to the kubelet.
 
-// restartsOf sums the restart counts of the app's pods that exist now (terminating ones too).
-func restartsOf(ns, name string) int32 {
-	var list corev1.PodList
-	Expect(k8s.List(context.Background(), &list, client.InNamespace(ns), client.MatchingLabels{"app": name})).To(Succeed())
-	n := int32(0)
-	for _, p := range list.Items {
-		n += containerStatus(&p, appContainer).RestartCount
-	}
-	return n
-}
-
 func policyCondition(p *policyv1alpha1.EnhancedLivenessPolicy, t string) func() metav1.ConditionStatus {
 	return func() metav1.ConditionStatus {
 		Expect(k8s.Get(context.Background(), clientKey(p), p)).To(Succeed())
@@ -114,6 +103,8 @@ var _ = Describe("a rollout that ships a probe on a wrong path to 10 replicas", 
 		deployApp(nativeNS, app{name: "web", replicas: 10, probe: httpProbe()})
 
 		By("both Deployments roll out a liveness probe on /wrong-path")
+		rec := recordRestarts("1-wrong-probe", "A liveness probe on a wrong path rolled out to 10 replicas",
+			[]appRef{{enrolledNS, "web"}}, []appRef{{nativeNS, "web"}})
 		rollOutProbePath(enrolledNS, "web", "/wrong-path")
 		rollOutProbePath(nativeNS, "web", "/wrong-path")
 		Eventually(rolledOut(enrolledNS, "web")).WithTimeout(120 * time.Second).Should(Succeed())
@@ -153,6 +144,7 @@ var _ = Describe("a rollout that ships a probe on a wrong path to 10 replicas", 
 		Expect(hold.Status.Wait).NotTo(BeNil())
 		Expect(hold.Status.Wait.Duration).To(BeNumerically(">=", 60*time.Second), "a failed canary doubles the wait")
 
+		rec.finish()
 		ours, native := restartsOf(enrolledNS, "web"), restartsOf(nativeNS, "web")
 		GinkgoWriter.Printf("wrong probe path on 10 replicas: enrolled %d restarts (%d canaries), native %d restarts\n",
 			ours, hold.Status.Canaries, native)
@@ -190,6 +182,8 @@ var _ = Describe("a shared dependency that stays down across restarts, on 6 repl
 		enrolled, native := appPods(enrolledNS, "api"), appPods(nativeNS, "api")
 
 		By("the dependency goes down for 2 replicas: both are restarted, and fail again at once")
+		rec := recordRestarts("2-sticky-sickness", "A shared dependency down for good on 6 replicas (maxUnavailable 2)",
+			[]appRef{{enrolledNS, "api"}}, []appRef{{nativeNS, "api"}})
 		for _, pods := range [][]corev1.Pod{enrolled[:2], native[:2]} {
 			for _, p := range pods {
 				setSick(p, true)
@@ -220,6 +214,7 @@ var _ = Describe("a shared dependency that stays down across restarts, on 6 repl
 		Expect(quiet).To(BeNumerically(">", 20*time.Second), "the canary is not due before the check")
 		Consistently(func() int { return len(crrsIn(enrolledNS)) }).WithTimeout(quiet).
 			WithPolling(time.Second).Should(Equal(maxUnavailable))
+		rec.finish()
 		ours := restartsOf(enrolledNS, "api")
 		Expect(ours).To(BeNumerically("<=", maxUnavailable))
 

@@ -42,7 +42,6 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/trust"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/gate"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/nodescope"
 )
@@ -189,7 +188,7 @@ var _ = Describe("the trust boundary", Ordered, func() {
 			Expect(crrsIn(ns)).To(BeEmpty())
 		})
 
-	It("(b) runs nothing a cluster admin adds to a NodePodProbe spec: an exec for a pod without probes, an exec swapped for a pod's HTTP probe",
+	It("(b) runs nothing a cluster admin adds to a NodePodProbe spec: a pod without probes, a pod named under another's UID",
 		func() {
 			ns := newNamespace("npp-edit")
 			node := daemonPodList()[0].Spec.NodeName
@@ -207,14 +206,9 @@ var _ = Describe("the trust boundary", Ordered, func() {
 
 			By("with the manager down, nothing puts the spec back")
 			managerDown()
-			evil := func(p *corev1.Pod) appsv1alpha1.PodProbe {
-				entries, errs := probecontext.Decode([]byte(execSickAction), nil)
-				Expect(errs).To(BeEmpty())
-				probe := entries[0].LivenessProbe
-				probecontext.SetDefaults(probe)
-				return appsv1alpha1.PodProbe{Name: p.Name, Namespace: p.Namespace, UID: p.UID, IP: p.Status.PodIP,
-					Probes: []appsv1alpha1.ContainerProbe{{Name: probecontext.ProbeName(p.Name, appContainer), ContainerName: appContainer, Probe: *probe}}}
-			}
+			// The spec names pods only: what an admin can add is which pods, never a probe.
+			named := appsv1alpha1.PodProbe{Name: plain.Name, Namespace: plain.Namespace, UID: plain.UID}
+			misnamed := appsv1alpha1.PodProbe{Name: "not-" + web.Name, Namespace: web.Namespace, UID: web.UID}
 			Eventually(func() error {
 				npp := &appsv1alpha1.NodePodProbe{}
 				if err := k8s.Get(context.Background(), client.ObjectKey{Name: node}, npp); err != nil {
@@ -226,7 +220,7 @@ var _ = Describe("the trust boundary", Ordered, func() {
 						entries = append(entries, e)
 					}
 				}
-				npp.Spec.PodProbes = append(entries, evil(plain), evil(&web))
+				npp.Spec.PodProbes = append(entries, named, misnamed)
 				return k8s.Update(context.Background(), npp)
 			}).WithTimeout(30 * time.Second).Should(Succeed())
 
@@ -238,7 +232,7 @@ var _ = Describe("the trust boundary", Ordered, func() {
 			Expect(hasEvent(ns, plain.Name, gate.ReasonRejected, daemonReporter,
 				"the pod's probe context was not admitted by the operator's pod webhook")()).To(BeTrue())
 			Expect(hasEvent(ns, web.Name, gate.ReasonRejected, daemonReporter,
-				`the probe of container "app" differs from the one in the pod's probe context`)()).To(BeTrue())
+				fmt.Sprintf("the NodePodProbe entry names pod %s/not-%s, but UID %s is pod %s/%s", ns, web.Name, web.UID, ns, web.Name))()).To(BeTrue())
 			Eventually(refusals).WithTimeout(30 * time.Second).Should(BeNumerically(">=", before+2))
 			Consistently(func(g Gomega) {
 				g.Expect(healthy(plain)).To(BeTrue(), "`/app sick` never ran in the plain pod")

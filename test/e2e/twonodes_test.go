@@ -187,7 +187,9 @@ var _ = Describe("a node storm on node A (two namespaces) and a hang on node B",
 		workloadsOnA := 0
 		for ns, names := range stormy {
 			for _, name := range names {
-				deployApp(ns, app{name: name, replicas: 1, probe: httpProbe(), enrolled: true, stickySickness: true, node: nodeA})
+				// A replica on each node: the one on B passes, so A's failure is the node's.
+				deployApp(ns, app{name: name, replicas: 2, probe: httpProbe(), enrolled: true, stickySickness: true, spread: true})
+				Expect(podsOn(ns, name, nodeA)).To(HaveLen(1), "%s/%s is spread over both nodes", ns, name)
 				deployApp(nativeA, app{name: name, replicas: 1, probe: httpProbe(), stickySickness: true, node: nodeA})
 				workloadsOnA++
 			}
@@ -198,7 +200,7 @@ var _ = Describe("a node storm on node A (two namespaces) and a hang on node B",
 		By(fmt.Sprintf("every enrolled container on %s fails at once, for good (%d workloads in 2 namespaces), and the same not enrolled", nodeA, workloadsOnA))
 		for ns, names := range stormy {
 			for _, name := range names {
-				setSick(onlyPod(ns, name), true)
+				setSick(podsOn(ns, name, nodeA)[0], true)
 				setSick(onlyPod(nativeA, name), true)
 			}
 		}
@@ -211,6 +213,9 @@ var _ = Describe("a node storm on node A (two namespaces) and a hang on node B",
 			}
 			return n
 		}).WithTimeout(90*time.Second).Should(Equal(workloadsOnA), "every enrolled pod on %s held NodeStorm", nodeA)
+		By(fmt.Sprintf("%s gets the EnhancedLivenessNodeStorm condition, for node remediation; %s does not", nodeA, nodeB))
+		Eventually(nodeStormCondition(nodeA)).WithTimeout(30 * time.Second).Should(Equal(corev1.ConditionTrue))
+		Expect(nodeStormCondition(nodeB)()).To(BeEmpty())
 
 		By(fmt.Sprintf("a hang on %s: restarted through a request within threshold × period + 10 s, as natively", nodeB))
 		limit := time.Duration(httpProbe().FailureThreshold*httpProbe().PeriodSeconds)*time.Second + 10*time.Second
@@ -237,19 +242,38 @@ var _ = Describe("a node storm on node A (two namespaces) and a hang on node B",
 		appendStormReport("node storm on %s (%d workloads, 2 namespaces) and a hang on %s: enrolled on %s %d restarts, native %d; the hang on %s restarted after %s, native after %s",
 			nodeA, workloadsOnA, nodeB, nodeA, enrolledA, nativeRestarts, nodeB, te.Round(100*time.Millisecond), tn.Round(100*time.Millisecond))
 		Expect(nativeRestarts).To(BeNumerically(">=", workloadsOnA), "the kubelet restarted every native pod on %s", nodeA)
+		Expect(nodeStormCondition(nodeA)()).To(Equal(corev1.ConditionTrue), "the condition lasts while the storm is held, canaries included")
 
 		// The node storm would otherwise outlive this spec and hold the next spec's hang on node A.
 		By("node A's pods recover and the node storm settles, before the next spec")
 		for ns, names := range stormy {
 			for _, name := range names {
-				p := onlyPod(ns, name)
+				p := podsOn(ns, name, nodeA)[0]
 				setSick(p, false)
 				Eventually(probeFailed(p.Spec.NodeName, p.UID)).WithTimeout(60 * time.Second).Should(BeFalse())
 			}
 		}
 		time.Sleep(stormSettlePeriod + 5*time.Second)
+		By(fmt.Sprintf("the storm is over: %s's condition goes False", nodeA))
+		Eventually(nodeStormCondition(nodeA)).WithTimeout(60 * time.Second).Should(Equal(corev1.ConditionFalse))
+		Expect(nodeStormCondition(nodeB)()).To(BeEmpty())
 	})
 })
+
+// nodeStormCondition returns the status of the node's EnhancedLivenessNodeStorm condition ("":
+// none).
+func nodeStormCondition(node string) func() corev1.ConditionStatus {
+	return func() corev1.ConditionStatus {
+		var n corev1.Node
+		Expect(k8s.Get(context.Background(), client.ObjectKey{Name: node}, &n)).To(Succeed())
+		for _, c := range n.Status.Conditions {
+			if c.Type == "EnhancedLivenessNodeStorm" {
+				return c.Status
+			}
+		}
+		return ""
+	}
+}
 
 var _ = Describe("a 6-replica Deployment spread over both nodes, with hangs on both", func() {
 	It("restarts every hang, never more than maxUnavailable pods unavailable at once, where the kubelet restarts them all together", func() {

@@ -16,11 +16,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package helm installs, upgrades and uninstalls the operator with its Helm chart on the local
-// node, from two releases of this tree that `make release` writes and `make release-push` pushes
-// to a registry the suite serves: the chart package, the images and the helm binary a user has
-// (helm built from the Go module proxy, hack/helm-build). `make test-e2e` runs it after
-// test/e2e and test/quickstart (hack/local-cluster/e2e.sh sets the environment it reads).
+// Package helm installs the operator on the local node from what `make release` writes, as a user
+// would: two releases of this tree, pushed with `make release-push` to a registry the suite serves.
+// The first release's install.yaml is applied and deleted with kubectl; then its Helm chart package
+// is installed, upgraded to the second's and uninstalled with the helm binary a user has (built
+// from the Go module proxy, hack/helm-build). Each uninstall is checked to leave nothing. `make
+// test-e2e` runs it after test/e2e and test/quickstart (hack/local-cluster/e2e.sh sets the
+// environment it reads).
 package helm
 
 import (
@@ -35,7 +37,7 @@ import (
 func TestHelm(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyPollingInterval(time.Second)
-	RunSpecs(t, "Helm chart suite")
+	RunSpecs(t, "Release install manifest and Helm chart suite")
 }
 
 func mustEnv(key string) string {

@@ -55,6 +55,8 @@ const (
 	// into any namespace.
 	releaseName = "enhanced-liveness-operator"
 	namespace   = "elo-helm"
+	// manifestNS is the namespace of dist/install.yaml (config/default's).
+	manifestNS  = "enhanced-liveness-system"
 	appNS       = "elo-helm-app"
 	managerName = "enhanced-liveness-operator-controller-manager"
 	daemonName  = "enhanced-liveness-operator-daemon"
@@ -72,7 +74,11 @@ func (r release) chart() string {
 	return filepath.Join(r.dist, "enhanced-liveness-operator-"+r.version+".tgz")
 }
 
-var _ = Describe("The Helm chart", Ordered, func() {
+func (r release) manifest() string {
+	return filepath.Join(r.dist, "install.yaml")
+}
+
+var _ = Describe("The release's install manifest and Helm chart", Ordered, func() {
 	var (
 		k8s        client.Client
 		scrape     scraper
@@ -114,7 +120,7 @@ var _ = Describe("The Helm chart", Ordered, func() {
 		By("creating the release's namespace labelled for the privileged Pod Security level, as docs/install.md says")
 		kubectl(ctx, "create", "namespace", namespace)
 		kubectl(ctx, "label", "namespace", namespace, "pod-security.kubernetes.io/enforce=privileged")
-		DeferCleanup(cleanUp, NodeTimeout(5*time.Minute))
+		DeferCleanup(cleanUp, first.manifest(), NodeTimeout(5*time.Minute))
 	}, NodeTimeout(20*time.Minute))
 
 	JustAfterEach(func(ctx SpecContext) {
@@ -123,9 +129,38 @@ var _ = Describe("The Helm chart", Ordered, func() {
 		}
 	})
 
+	It("installs the first release's install.yaml with kubectl, has a hung container restarted, and kubectl delete leaves nothing", func(ctx SpecContext) {
+		By("kubectl apply --server-side -f install.yaml, as docs/install.md says")
+		b, err := os.ReadFile(first.manifest())
+		Expect(err).NotTo(HaveOccurred())
+		objects := parse(string(b), manifestNS)
+		Expect(objects).NotTo(BeEmpty())
+		kubectl(ctx, "apply", "--server-side", "-f", first.manifest())
+		expectRunning(ctx, k8s, scrape, manifestNS, imageBase, first.version)
+
+		By("enrolling a workload, whose hung container the operator restarts")
+		createApp(ctx, k8s)
+		Eventually(func(g Gomega) {
+			g.Expect(appPod(ctx, k8s).Labels).To(HaveKeyWithValue(appsv1alpha1.LabelEnrolled, "true"))
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+		expectRestart(ctx, k8s, 1)
+
+		By("uninstalling as docs/install.md says: the workload first, then kubectl delete -f install.yaml")
+		kubectl(ctx, "delete", "namespace", appNS, "--wait=true", "--timeout=2m")
+		kubectl(ctx, "delete", "-f", first.manifest(), "--wait=true", "--timeout=3m")
+		By("nothing is left: every object of install.yaml, the DaemonSet and the admission policies the manager made")
+		leftovers := append(append([]*unstructured.Unstructured{}, objects...), admissionPolicies()...)
+		leftovers = append(leftovers, object("apps/v1", "DaemonSet", manifestNS, daemonName),
+			object("v1", "Namespace", "", appNS))
+		for _, o := range leftovers {
+			Eventually(exists).WithContext(ctx).WithArguments(k8s, o).WithTimeout(2*time.Minute).
+				Should(BeFalse(), "%s %s/%s", o.GetKind(), o.GetNamespace(), o.GetName())
+		}
+	}, SpecTimeout(10*time.Minute))
+
 	It("installs the first release from its chart package, with the chart's defaults", func(ctx SpecContext) {
 		helm(ctx, "install", releaseName, first.chart(), "--namespace", namespace, "--wait", "--timeout", "5m")
-		expectRunning(ctx, k8s, scrape, imageBase, first.version)
+		expectRunning(ctx, k8s, scrape, namespace, imageBase, first.version)
 
 		By("enrolling a workload, whose hung container the operator restarts")
 		createApp(ctx, k8s)
@@ -137,14 +172,14 @@ var _ = Describe("The Helm chart", Ordered, func() {
 
 	It("upgrades to the second release: the manager and the daemons run it, the enrolled pod stays enrolled", func(ctx SpecContext) {
 		helm(ctx, "upgrade", releaseName, second.chart(), "--namespace", namespace, "--wait", "--timeout", "5m")
-		expectRunning(ctx, k8s, scrape, imageBase, second.version)
+		expectRunning(ctx, k8s, scrape, namespace, imageBase, second.version)
 		Expect(appPod(ctx, k8s).Labels).To(HaveKeyWithValue(appsv1alpha1.LabelEnrolled, "true"))
 		expectRestart(ctx, k8s, 2)
 	}, SpecTimeout(10*time.Minute))
 
 	It("uninstalls: Helm keeps the CRDs, deleting them and the namespace leaves nothing", func(ctx SpecContext) {
 		By("the release's objects, as Helm recorded them")
-		manifest = parse(helm(ctx, "get", "manifest", releaseName, "--namespace", namespace))
+		manifest = parse(helm(ctx, "get", "manifest", releaseName, "--namespace", namespace), namespace)
 		Expect(manifest).NotTo(BeEmpty())
 		kubectl(ctx, "delete", "namespace", appNS, "--wait=true", "--timeout=2m")
 
@@ -181,23 +216,23 @@ var _ = Describe("The Helm chart", Ordered, func() {
 	}, SpecTimeout(10*time.Minute))
 })
 
-// expectRunning waits for the manager and the daemon DaemonSet the manager creates to run
-// version, from its image, and for each to say so: the build-info metric of every manager
+// expectRunning waits for the manager in namespace ns and the daemon DaemonSet the manager creates
+// to run version, from its image, and for each to say so: the build-info metric of every manager
 // replica and of the node's daemon, and the daemon's User-Agent, which the API server records as
 // the field manager of the daemon's Lease.
-func expectRunning(ctx SpecContext, k8s client.Client, scrape scraper, imageBase, version string) {
+func expectRunning(ctx SpecContext, k8s client.Client, scrape scraper, ns, imageBase, version string) {
 	GinkgoHelper()
 	image := imageBase + ":v" + version
 	By("the manager and the daemons run " + image)
 	Eventually(func(g Gomega) {
 		var d appsv1.Deployment
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: managerName}, &d)).To(Succeed())
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: managerName}, &d)).To(Succeed())
 		g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal(image))
 		g.Expect(d.Status.UpdatedReplicas).To(Equal(*d.Spec.Replicas))
 		g.Expect(d.Status.AvailableReplicas).To(Equal(*d.Spec.Replicas))
 		g.Expect(d.Status.Replicas).To(Equal(*d.Spec.Replicas), "old replicas gone")
 		var ds appsv1.DaemonSet
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: daemonName}, &ds)).To(Succeed())
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: daemonName}, &ds)).To(Succeed())
 		g.Expect(ds.Spec.Template.Spec.Containers[0].Image).To(Equal(image))
 		g.Expect(ds.Status.ObservedGeneration).To(Equal(ds.Generation))
 		g.Expect(ds.Status.UpdatedNumberScheduled).To(Equal(ds.Status.DesiredNumberScheduled))
@@ -209,7 +244,7 @@ func expectRunning(ctx SpecContext, k8s client.Client, scrape scraper, imageBase
 	want := fmt.Sprintf(`version="%s"`, version)
 	Eventually(func(g Gomega) {
 		var pods corev1.PodList
-		g.Expect(k8s.List(ctx, &pods, client.InNamespace(namespace),
+		g.Expect(k8s.List(ctx, &pods, client.InNamespace(ns),
 			client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
 		n := 0
 		for _, p := range pods.Items {
@@ -228,7 +263,7 @@ func expectRunning(ctx SpecContext, k8s client.Client, scrape scraper, imageBase
 	Expect(k8s.List(ctx, &nodes)).To(Succeed())
 	for _, n := range nodes.Items {
 		var lease coordinationv1.Lease
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "enhanced-liveness-daemon-" + n.Name}, &lease)).To(Succeed())
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "enhanced-liveness-daemon-" + n.Name}, &lease)).To(Succeed())
 		var managers []string
 		for _, m := range lease.ManagedFields {
 			managers = append(managers, m.Manager)
@@ -345,8 +380,9 @@ func exists(ctx context.Context, k8s client.Client, o *unstructured.Unstructured
 	return true
 }
 
-// parse reads a YAML stream (helm get manifest) into objects.
-func parse(yamlText string) []*unstructured.Unstructured {
+// parse reads a YAML stream (helm get manifest, install.yaml) into objects; a namespaced object
+// without a namespace is in ns.
+func parse(yamlText, ns string) []*unstructured.Unstructured {
 	GinkgoHelper()
 	d := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(yamlText), 4096)
 	var out []*unstructured.Unstructured
@@ -358,14 +394,14 @@ func parse(yamlText string) []*unstructured.Unstructured {
 		}
 		if len(u.Object) > 0 {
 			if u.GetNamespace() == "" && namespaced(u.GroupVersionKind()) {
-				u.SetNamespace(namespace)
+				u.SetNamespace(ns)
 			}
 			out = append(out, u)
 		}
 	}
 }
 
-// namespaced tells the kinds of the chart that live in the release's namespace.
+// namespaced tells the kinds of the chart and install.yaml that live in a namespace.
 func namespaced(gvk schema.GroupVersionKind) bool {
 	switch gvk.Kind {
 	case "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration",
@@ -380,6 +416,8 @@ func dumpDiagnostics(ctx context.Context) {
 	for _, args := range [][]string{
 		{"get", "pods,deploy,ds,lease", "-n", namespace, "-o", "wide"},
 		{"logs", "-n", namespace, "-l", "control-plane=controller-manager", "--tail=60", "--prefix"},
+		{"get", "pods,deploy,ds,lease", "-n", manifestNS, "-o", "wide"},
+		{"logs", "-n", manifestNS, "-l", "control-plane=controller-manager", "--tail=60", "--prefix"},
 		{"get", "pods,crr", "-n", appNS, "-o", "wide"},
 		{"get", "events", "-n", appNS, "--sort-by=.lastTimestamp"},
 	} {
@@ -392,9 +430,10 @@ func dumpDiagnostics(ctx context.Context) {
 }
 
 // cleanUp removes whatever a failed spec left (after a passing run there is nothing): the
-// release, its CRDs, both namespaces.
-func cleanUp(ctx SpecContext) {
+// objects of install.yaml, the Helm release, its CRDs, both namespaces.
+func cleanUp(ctx SpecContext, installYAML string) {
 	for _, args := range [][]string{
+		{mustEnv("KUBECTL"), "delete", "-f", installYAML, "--ignore-not-found", "--wait=true", "--timeout=3m"},
 		{mustEnv("HELM"), "uninstall", releaseName, "--namespace", namespace, "--ignore-not-found", "--wait", "--timeout", "3m"},
 		{mustEnv("KUBECTL"), "delete", "crd", "-l", "app.kubernetes.io/instance=" + releaseName, "--ignore-not-found", "--wait=true"},
 		{mustEnv("KUBECTL"), "delete", "namespace", namespace, appNS, "--ignore-not-found", "--wait=true", "--timeout=2m"},

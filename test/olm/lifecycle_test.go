@@ -64,6 +64,8 @@ var _ = Describe("the operator's life under OLM", Ordered, func() {
 	It("passes the e2e smoke subset against the OLM-installed operator", runE2ESmoke)
 	It("passes every test of bundle/tests/scorecard/config.yaml with operator-sdk scorecard", runScorecard)
 	It("removes everything with operator-sdk cleanup; new pods keep their livenessProbe", removeWithCleanup)
+	It("installs the make release catalog through a CatalogSource, an OperatorGroup and a Subscription, probes an "+
+		"enrolled pod, and its documented uninstall leaves nothing", installFromReleaseCatalog)
 })
 
 func installWithRunBundle() {

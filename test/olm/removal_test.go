@@ -135,7 +135,7 @@ func leftovers() []string {
 		// OLM's aggregated roles for owned CRDs are named <plural>.<group>-<version>-<verb>.
 		hit := strings.HasPrefix(name, namePrefix) || strings.Contains(name, "enhancedliveness.io") ||
 			labels["olm.owner.namespace"] == operatorNS ||
-			labels["olm.owner"] == csvV1 || labels["olm.owner"] == csvV2
+			labels["olm.owner"] == csvV1 || labels["olm.owner"] == csvV2 || labels["olm.owner"] == csvRelease
 		for _, s := range services {
 			hit = hit || (s != nil && s.Namespace == operatorNS)
 		}

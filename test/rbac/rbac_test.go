@@ -62,6 +62,8 @@ var (
 		"events.k8s.io/events: create", "events.k8s.io/events: patch", "events.k8s.io/events: update",
 		// the seal on enrolled pods (one annotation; the immutability policy exempts the manager only)
 		"core/pods: patch",
+		// the EnhancedLivenessNodeStorm condition of a Node (one condition, by strategic merge)
+		"core/nodes/status: patch",
 		// the admission policies and the webhook configurations' caBundle, by name only
 		"admissionregistration.k8s.io/validatingadmissionpolicies[enhanced-liveness-operator-daemon-node-scope,enhanced-liveness-operator-pod-probe-immutable,enhanced-liveness-operator-restart-holds]: create",
 		"admissionregistration.k8s.io/validatingadmissionpolicies[enhanced-liveness-operator-daemon-node-scope,enhanced-liveness-operator-pod-probe-immutable,enhanced-liveness-operator-restart-holds]: patch",

@@ -26,69 +26,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"sigs.k8s.io/yaml"
 )
-
-// The committed bundle becomes an image with its files at the root and its annotations as labels.
-func TestBundleImageOfTheCommittedBundle(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "bundle")
-	img, err := bundleImage(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, "metadata", "annotations.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var meta struct {
-		Annotations map[string]string `json:"annotations"`
-	}
-	if err := yaml.Unmarshal(raw, &meta); err != nil {
-		t.Fatal(err)
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range meta.Annotations {
-		if cf.Config.Labels[k] != v {
-			t.Errorf("label %s = %q, want %q", k, cf.Config.Labels[k], v)
-		}
-	}
-	files := map[string]bool{}
-	tr := tar.NewReader(mutate.Extract(img))
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[h.Name] = true
-	}
-	for _, want := range []string{"manifests/enhanced-liveness-operator.clusterserviceversion.yaml",
-		"metadata/annotations.yaml", "tests/scorecard/config.yaml"} {
-		if !files[want] {
-			t.Errorf("%s not in the image (%d entries)", want, len(files))
-		}
-	}
-}
-
-func TestBundleImageRejectsIncompleteMetadata(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "metadata"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ann := "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n"
-	if err := os.WriteFile(filepath.Join(dir, "metadata", "annotations.yaml"), []byte(ann), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err := bundleImage(dir)
-	if err == nil || !strings.Contains(err.Error(), "package.v1") {
-		t.Fatalf("err = %v, want one naming the missing package annotation", err)
-	}
-}
 
 // Equal content gives equal digests (fixed times, sorted entries), whatever the insertion order.
 func TestLayerIsReproducible(t *testing.T) {
@@ -110,5 +48,73 @@ func TestLayerIsReproducible(t *testing.T) {
 	}
 	if a, b := build([]string{"a", "b", "busybox"}), build([]string{"busybox", "b", "a"}); a != b {
 		t.Fatalf("digests differ: %s, %s", a, b)
+	}
+}
+
+// A file-based catalog becomes an image that serves it with opm under /configs/<package>/, with
+// the grpc_health_probe OLM probes its pod with.
+func TestCatalogImage(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "catalog.yaml")
+	fbc := "schema: olm.package\nname: enhanced-liveness-operator\ndefaultChannel: stable\n---\n" +
+		"schema: olm.channel\npackage: enhanced-liveness-operator\nname: stable\nentries:\n- name: enhanced-liveness-operator.v0.1.0\n"
+	if err := os.WriteFile(file, []byte(fbc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img, err := catalogImage(file, []byte("opm"), []byte("probe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(append(cf.Config.Entrypoint, cf.Config.Cmd...), " "); got != "/bin/opm serve /configs" {
+		t.Errorf("command %q", got)
+	}
+	if cf.Config.Labels["operators.operatorframework.io.index.configs.v1"] != "/configs" {
+		t.Errorf("labels %v", cf.Config.Labels)
+	}
+	files := map[string]string{}
+	tr := tar.NewReader(mutate.Extract(img))
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[h.Name] = string(b)
+	}
+	for name, want := range map[string]string{"bin/opm": "opm", "bin/grpc_health_probe": "probe",
+		"configs/enhanced-liveness-operator/catalog.yaml": fbc} {
+		if files[name] != want {
+			t.Errorf("%s = %q, want %q", name, files[name], want)
+		}
+	}
+}
+
+func TestCatalogPackage(t *testing.T) {
+	for _, tc := range []struct{ name, fbc, want, err string }{
+		{"one package", "schema: olm.package\nname: a\n---\nschema: olm.bundle\nname: a.v1\npackage: a\n", "a", ""},
+		{"no package", "schema: olm.bundle\nname: a.v1\n", "", "no olm.package"},
+		{"two packages", "schema: olm.package\nname: a\n---\nschema: olm.package\nname: b\n", "", "more than one olm.package (a, b)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := catalogPackage([]byte(tc.fbc))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
+			}
+		})
 	}
 }

@@ -22,9 +22,11 @@ limitations under the License.
 //	    HOST/opm:<opm-tag>      /bin/opm; sh, cat and gzip; label ...index.configs.v1=/configs
 //	    HOST/operator-framework/scorecard-test:<sdk-tag>   /usr/local/bin/scorecard-test
 //	    HOST/scorecard-untar:<sdk-tag>                     tar (busybox)
-//	images archive -file TAR -ref REF [-ref REF ...] -ca FILE     a docker-archive tarball (hack/imagebuilder)
-//	images bundle  -dir DIR -ref REF -ca FILE                     an OLM bundle directory, labels from its metadata
+//	images archive -file TAR -ref REF [-ref REF ...] -ca FILE     a docker-archive tarball (hack/imagebuilder:
+//	    the operator, and the OLM bundles)
 //	images copy    -from REF -ref REF [-ref REF ...] -ca FILE     an image of the registry under more names
+//	images catalog -file FILE -bin DIR -ref REF -ca FILE          a catalog image of a file-based catalog
+//	    (make release's catalog.yaml) for a CatalogSource: opm serve and grpc_health_probe from DIR
 //
 // Binaries are static Go programs and Debian's statically linked busybox, each on one layer
 // without a base image.
@@ -50,7 +52,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: images tools|archive|bundle|copy [flags] (see the package comment)")
+		fmt.Fprintln(os.Stderr, "usage: images tools|archive|copy|catalog [flags] (see the package comment)")
 		os.Exit(2)
 	}
 	var err error
@@ -59,12 +61,12 @@ func main() {
 		err = toolsCmd(os.Args[2:])
 	case "archive":
 		err = archiveCmd(os.Args[2:])
-	case "bundle":
-		err = bundleCmd(os.Args[2:])
 	case "copy":
 		err = copyCmd(os.Args[2:])
+	case "catalog":
+		err = catalogCmd(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q (tools, archive, bundle or copy)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (tools, archive, copy or catalog)", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "images:", err)
@@ -117,6 +119,29 @@ func toolsCmd(args []string) error {
 			return err
 		}
 	}
+	images := toolImages(bins, bb, *reg, *olmTag, *opmTag, *sdkTag)
+	for _, im := range images {
+		img, err := im.l.image(im.cfg)
+		if err != nil {
+			return fmt.Errorf("%s: %w", im.ref, err)
+		}
+		if err := push(img, im.ref, tr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// toolImage is one image of OLM's tools with where it is pushed.
+type toolImage struct {
+	ref string
+	l   *layer
+	cfg v1.Config
+}
+
+// toolImages lays out the images of OLM's tools from their binaries (bins by name) and a static
+// busybox, named in registry reg with their tags.
+func toolImages(bins map[string][]byte, bb []byte, reg, olmTag, opmTag, sdkTag string) []toolImage {
 	// Every tool image has a world-writable /tmp and busybox with the applets it needs.
 	busyboxIn := func(l *layer, applets ...string) {
 		l.dir("tmp", 0o1777)
@@ -135,7 +160,7 @@ func toolsCmd(args []string) error {
 
 	opm := newLayer()
 	opm.file("bin/opm", 0o755, bins["opm"])
-	opm.dir("configs", 0o755)
+	opm.dir(configsDir[1:], 0o755)
 	// operator-sdk's registry pod runs `sh -c "opm serve ..."`, its init container decompresses
 	// the catalog with sh, cat and gzip (--decompression-image).
 	busyboxIn(opm, "sh", "cat", "gzip")
@@ -148,29 +173,15 @@ func toolsCmd(args []string) error {
 	untar := newLayer()
 	busyboxIn(untar, "sh", "tar", "gzip")
 
-	images := []struct {
-		ref string
-		l   *layer
-		cfg v1.Config
-	}{
-		{*reg + "/olm:" + *olmTag, olm, v1.Config{Entrypoint: []string{"/bin/olm"}, User: "1001"}},
-		{*reg + "/opm:" + *opmTag, opm, v1.Config{Entrypoint: []string{"/bin/opm"}, User: "1001",
-			Labels: map[string]string{"operators.operatorframework.io.index.configs.v1": "/configs"}}},
-		{*reg + "/operator-framework/scorecard-test:" + *sdkTag, scorecard, v1.Config{
+	return []toolImage{
+		{reg + "/olm:" + olmTag, olm, v1.Config{Entrypoint: []string{"/bin/olm"}, User: "1001"}},
+		{reg + "/opm:" + opmTag, opm, v1.Config{Entrypoint: []string{"/bin/opm"}, User: "1001",
+			Labels: map[string]string{indexConfigsLabel: configsDir}}},
+		{reg + "/operator-framework/scorecard-test:" + sdkTag, scorecard, v1.Config{
 			Entrypoint: []string{"/usr/local/bin/scorecard-test"}, User: "1001",
 			WorkingDir: "/opt/scorecard-test", Env: []string{"HOME=/opt/scorecard-test"}}},
-		{*reg + "/scorecard-untar:" + *sdkTag, untar, v1.Config{User: "1001"}},
+		{reg + "/scorecard-untar:" + sdkTag, untar, v1.Config{User: "1001"}},
 	}
-	for _, im := range images {
-		img, err := im.l.image(im.cfg)
-		if err != nil {
-			return fmt.Errorf("%s: %w", im.ref, err)
-		}
-		if err := push(img, im.ref, tr); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func archiveCmd(args []string) error {
@@ -199,28 +210,6 @@ func archiveCmd(args []string) error {
 		}
 	}
 	return nil
-}
-
-func bundleCmd(args []string) error {
-	fs := flag.NewFlagSet("bundle", flag.ContinueOnError)
-	dir := fs.String("dir", "", "bundle directory: manifests/, metadata/annotations.yaml, tests/scorecard/ (optional)")
-	ref := fs.String("ref", "", "where to push")
-	ca := fs.String("ca", "", "CA of the registry")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := required(fs, "dir", "ref", "ca"); err != nil {
-		return err
-	}
-	tr, err := transport(*ca)
-	if err != nil {
-		return err
-	}
-	img, err := bundleImage(*dir)
-	if err != nil {
-		return err
-	}
-	return push(img, *ref, tr)
 }
 
 func copyCmd(args []string) error {
