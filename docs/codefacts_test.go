@@ -375,10 +375,18 @@ func isCondition(t types.Type) bool {
 		t = ptr.Elem()
 	}
 	named, ok := t.(*types.Named)
-	return ok && named.Obj().Name() == "Condition" && named.Obj().Pkg() != nil && named.Obj().Pkg().Path() == metav1Pkg
+	if !ok || named.Obj().Pkg() == nil {
+		return false
+	}
+	// A Node condition the manager sets (corev1.NodeCondition) is documented as the others are.
+	name, pkg := named.Obj().Name(), named.Obj().Pkg().Path()
+	return name == "Condition" && pkg == metav1Pkg || name == "NodeCondition" && pkg == corev1Pkg
 }
 
-// conditionLiteral records the type and reason of a metav1.Condition literal.
+const corev1Pkg = "k8s.io/api/core/v1"
+
+// conditionLiteral records the type and reason of a metav1.Condition (or corev1.NodeCondition)
+// literal.
 func (s *scanner) conditionLiteral(p *packages.Package, lit *ast.CompositeLit) {
 	if !isCondition(p.TypesInfo.TypeOf(lit)) {
 		return

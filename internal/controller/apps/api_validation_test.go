@@ -29,7 +29,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -45,13 +44,7 @@ func validNPP(name string) *appsv1alpha1.NodePodProbe {
 	return &appsv1alpha1.NodePodProbe{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: appsv1alpha1.NodePodProbeSpec{PodProbes: []appsv1alpha1.PodProbe{{
-			Name: "web-0", Namespace: "default", UID: "uid-web-0", IP: "10.0.0.7",
-			Probes: []appsv1alpha1.ContainerProbe{{
-				Name: "web-0-app", ContainerName: "app",
-				Probe: corev1.Probe{ProbeHandler: corev1.ProbeHandler{
-					HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)},
-				}},
-			}},
+			Name: "web-0", Namespace: "default", UID: "uid-web-0",
 		}}},
 	}
 }
@@ -97,21 +90,15 @@ var _ = Describe("apps.enhancedliveness.io CRD validation", func() {
 			mutate(npp)
 			expectInvalid(npp, want...)
 		},
-		Entry("probe without a handler", func(n *appsv1alpha1.NodePodProbe) {
-			n.Spec.PodProbes[0].Probes[0].Probe.HTTPGet = nil
-		}, "probe must have exactly one handler: exec, httpGet, tcpSocket or grpc"),
-		Entry("probe with two handlers", func(n *appsv1alpha1.NodePodProbe) {
-			n.Spec.PodProbes[0].Probes[0].Probe.TCPSocket = &corev1.TCPSocketAction{Port: intstr.FromInt32(80)}
-		}, "probe must have exactly one handler"),
 		Entry("pod entry without uid", func(n *appsv1alpha1.NodePodProbe) {
 			n.Spec.PodProbes[0].UID = ""
 		}, "spec.podProbes[0].uid", "should be at least 1 chars long"),
-		Entry("pod entry without probes", func(n *appsv1alpha1.NodePodProbe) {
-			n.Spec.PodProbes[0].Probes = nil
-		}, "spec.podProbes[0].probes", "Required value"),
-		Entry("probe without containerName", func(n *appsv1alpha1.NodePodProbe) {
-			n.Spec.PodProbes[0].Probes[0].ContainerName = ""
-		}, "spec.podProbes[0].probes[0].containerName", "should be at least 1 chars long"),
+		Entry("pod entry without name", func(n *appsv1alpha1.NodePodProbe) {
+			n.Spec.PodProbes[0].Name = ""
+		}, "spec.podProbes[0].name", "should be at least 1 chars long"),
+		Entry("pod entry with a namespace longer than a DNS label", func(n *appsv1alpha1.NodePodProbe) {
+			n.Spec.PodProbes[0].Namespace = strings.Repeat("n", appsv1alpha1.MaxNamespaceLength+1)
+		}, "spec.podProbes[0].namespace", "may not be more than 63 bytes"),
 	)
 
 	It("rejects an unknown probe state in a report, through the status subresource", func() {
