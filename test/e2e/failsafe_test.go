@@ -316,11 +316,11 @@ var _ = Describe("the manager scaled to 0 (scenario 6)", func() {
 
 // webhookServing: the webhook Service of the operator has a ready endpoint.
 func webhookServing() bool {
-	var slices discoveryv1.EndpointSliceList
-	if err := k8s.List(context.Background(), &slices, client.InNamespace(operatorNS)); err != nil {
+	var endpointSlices discoveryv1.EndpointSliceList
+	if err := k8s.List(context.Background(), &endpointSlices, client.InNamespace(operatorNS)); err != nil {
 		return false
 	}
-	for _, s := range slices.Items {
+	for _, s := range endpointSlices.Items {
 		if !strings.Contains(s.Labels["kubernetes.io/service-name"], "webhook") {
 			continue
 		}

@@ -22,6 +22,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -98,9 +99,9 @@ func execProbe(args ...string) *corev1.Probe {
 // deployApp creates the Deployment and waits until all its replicas are available.
 func deployApp(ns string, a app) *appsv1.Deployment {
 	labels := map[string]string{"app": a.name}
-	ann := map[string]string{}
-	for k, v := range a.annotations {
-		ann[k] = v
+	ann := maps.Clone(a.annotations)
+	if ann == nil {
+		ann = map[string]string{}
 	}
 	if a.enrolled {
 		ann[appsv1alpha1.AnnotationEnabled] = appsv1alpha1.TrueValue

@@ -21,6 +21,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -83,9 +84,7 @@ func writeBreakdown(b *strings.Builder, samples []sample, logs string) {
 		var ds []time.Duration
 		for _, s := range samples {
 			t := map[string]time.Time{"first": s.first, "term": s.term, "started": s.started}
-			for k, v := range stamps[s.pod] {
-				t[k] = v
-			}
+			maps.Copy(t, stamps[s.pod])
 			from, to := t[st.from], t[st.to]
 			if !from.IsZero() && !to.IsZero() {
 				ds = append(ds, to.Sub(from))

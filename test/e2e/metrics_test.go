@@ -118,7 +118,7 @@ func daemonScraper(ns, node string) func() string {
 // and duration_count.
 func probeSeriesOf(text, podUID string) map[string]float64 {
 	out := map[string]float64{}
-	for _, line := range strings.Split(text, "\n") {
+	for line := range strings.SplitSeq(text, "\n") {
 		name, rest, ok := strings.Cut(line, "{")
 		if !ok || !strings.HasPrefix(name, "enhanced_liveness_daemon_probe_") {
 			continue
@@ -131,7 +131,7 @@ func probeSeriesOf(text, podUID string) map[string]float64 {
 		Expect(err).NotTo(HaveOccurred(), line)
 		switch name {
 		case "enhanced_liveness_daemon_probe_total":
-			for _, l := range strings.Split(labelText, ",") {
+			for l := range strings.SplitSeq(labelText, ",") {
 				if r, ok := strings.CutPrefix(l, `result="`); ok {
 					out[strings.TrimSuffix(r, `"`)] = v
 				}

@@ -87,7 +87,7 @@ func nodeIP(node string) string {
 // E2E_NODE_CONTAINERD ("NAME=SOCKET ...", set by hack/local-cluster/e2e.sh).
 func nodeContainerd(node string) string {
 	GinkgoHelper()
-	for _, kv := range strings.Fields(os.Getenv("E2E_NODE_CONTAINERD")) {
+	for kv := range strings.FieldsSeq(os.Getenv("E2E_NODE_CONTAINERD")) {
 		if name, sock, ok := strings.Cut(kv, "="); ok && name == node {
 			return sock
 		}

@@ -21,6 +21,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -97,7 +98,7 @@ func watchBudget(ns, name string, desired int) *budgetWatch {
 			available := 0
 			for _, p := range pods.Items {
 				uid := string(p.UID)
-				if p.DeletionTimestamp == nil && isReady(p) && !(before[uid] && after[uid]) {
+				if p.DeletionTimestamp == nil && isReady(p) && (!before[uid] || !after[uid]) {
 					available++
 				}
 			}
@@ -130,11 +131,7 @@ func (w *budgetWatch) end() {
 func (w *budgetWatch) snapshot() (maxUnavailable, maxInFlight int, crrNodes map[string]int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	nodes := map[string]int{}
-	for k, v := range w.crrNodes {
-		nodes[k] = v
-	}
-	return w.maxUnavailable, w.maxInFlight, nodes
+	return w.maxUnavailable, w.maxInFlight, maps.Clone(w.crrNodes)
 }
 
 // downAtOnce is the most of the pods' app containers that were down at one instant, each from

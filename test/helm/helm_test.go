@@ -274,7 +274,7 @@ func expectRunning(ctx SpecContext, k8s client.Client, scrape scraper, ns, image
 
 // buildInfo is the enhanced_liveness_build_info line of a metrics text.
 func buildInfo(g Gomega, metrics string) string {
-	for _, l := range strings.Split(metrics, "\n") {
+	for l := range strings.SplitSeq(metrics, "\n") {
 		if strings.HasPrefix(l, "enhanced_liveness_build_info{") {
 			return l
 		}

@@ -42,7 +42,7 @@ import (
 
 // scraper reads a metrics endpoint of the operator (HTTPS, self-signed, authenticated and
 // authorized through the API server).
-type scraper func(g Gomega, url string) string
+type scraper func(g Gomega, endpoint string) string
 
 // newScraper returns a scraper that presents the token of a ServiceAccount bound to the chart's
 // metrics reader ClusterRole, as a Prometheus would be; both are removed when the suite ends.

@@ -82,12 +82,6 @@ func csvManagerImage(csv *operatorsv1alpha1.ClusterServiceVersion) string {
 	return ""
 }
 
-func managerDeployment() *appsv1.Deployment {
-	d := &appsv1.Deployment{}
-	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNS, Name: managerName}, d)).To(Succeed())
-	return d
-}
-
 // expectManagerRolledOut waits until every manager replica runs image and is available.
 func expectManagerRolledOut(image string) *appsv1.Deployment {
 	d := &appsv1.Deployment{}
