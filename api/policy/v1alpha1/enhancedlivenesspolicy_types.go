@@ -121,12 +121,36 @@ const (
 	BreakerDisabled BreakerMode = "Disabled"
 )
 
+// IneffectiveAction is what is done with a pod whose restarts do not help.
+// +kubebuilder:validation:Enum=Hold;Evict
+type IneffectiveAction string
+
+const (
+	// IneffectiveHold holds the pod's restarts (RestartIneffective).
+	IneffectiveHold IneffectiveAction = "Hold"
+	// IneffectiveEvict evicts the pod (the Eviction API, so PodDisruptionBudgets apply) when its
+	// workload's same container passes on another node; otherwise it is held as with Hold.
+	IneffectiveEvict IneffectiveAction = "Evict"
+)
+
 // RestartEffectiveness configures the breaker for restarts that do not help.
+// +kubebuilder:validation:XValidation:rule="!has(self.action) || self.action != 'Evict' || !has(self.mode) || self.mode != 'Disabled'",message="action Evict needs mode Enforce: a disabled breaker never finds a pod whose restarts do not help"
 type RestartEffectiveness struct {
 	// mode is Enforce (hold the workload's restarts while the breaker is tripped) or Disabled.
 	// +kubebuilder:default=Enforce
 	// +optional
 	Mode BreakerMode `json:"mode,omitempty"`
+
+	// action is what is done with a pod held because its restarts do not help (RestartIneffective):
+	// Hold (the default) keeps holding its restarts; Evict evicts the pod through the Eviction API
+	// (PodDisruptionBudgets apply), once per window, when the same container of its workload passes
+	// its probe on another node: the failure is likely the node's, and the workload's controller
+	// makes a replacement. The eviction spends a rate-limit token and counts as unavailable, as a
+	// restart does. With no sibling passing elsewhere, or an eviction refused, the pod stays held.
+	// Evict needs mode Enforce.
+	// +kubebuilder:default=Hold
+	// +optional
+	Action IneffectiveAction `json:"action,omitempty"`
 
 	// minIneffective is how many of a workload's restarts within window must have failed again
 	// soon before the breaker trips; they must also be more than half of its restarts in window.

@@ -74,6 +74,14 @@ var _ = Describe("policy.enhancedliveness.io CRD validation", Ordered, func() {
 		Expect(p.Spec.MaxFailing).To(Equal(ptr.To(intstr.FromString("50%"))))
 		Expect(p.Spec.Enroll).To(BeFalse())
 		Expect(p.Spec.MaxHold).To(Equal(&metav1.Duration{Duration: 10 * time.Minute}))
+		Expect(p.Spec.RestartEffectiveness.Action).To(Equal(policyv1alpha1.IneffectiveHold), "eviction is opt-in")
+	})
+
+	It("accepts restartEffectiveness.action Evict with the breaker enforced", func() {
+		p := &policyv1alpha1.EnhancedLivenessPolicy{ObjectMeta: metav1.ObjectMeta{Name: "evict", Namespace: ns}}
+		p.Spec.RestartEffectiveness.Action = policyv1alpha1.IneffectiveEvict
+		Expect(k8sClient.Create(ctx, p)).To(Succeed())
+		Expect(p.Spec.RestartEffectiveness.Mode).To(Equal(policyv1alpha1.BreakerEnforce))
 	})
 
 	It("accepts maxHold 0s (never) and the edges of its range", func() {
@@ -135,6 +143,12 @@ var _ = Describe("policy.enhancedliveness.io CRD validation", Ordered, func() {
 		Entry("maxHold over a day", func(p *policyv1alpha1.EnhancedLivenessPolicy) {
 			p.Spec.MaxHold = &metav1.Duration{Duration: 25 * time.Hour}
 		}, "spec.maxHold", "maxHold must be 0s (doubt holds never end) or between 1m and 24h"),
+		Entry("unknown restartEffectiveness.action", func(p *policyv1alpha1.EnhancedLivenessPolicy) {
+			p.Spec.RestartEffectiveness.Action = "Delete"
+		}, "spec.restartEffectiveness.action", `Unsupported value: "Delete"`),
+		Entry("action Evict with the breaker disabled", func(p *policyv1alpha1.EnhancedLivenessPolicy) {
+			p.Spec.RestartEffectiveness = policyv1alpha1.RestartEffectiveness{Mode: policyv1alpha1.BreakerDisabled, Action: policyv1alpha1.IneffectiveEvict}
+		}, "spec.restartEffectiveness", "action Evict needs mode Enforce"),
 		Entry("blacklisted container listed twice", func(p *policyv1alpha1.EnhancedLivenessPolicy) {
 			p.Spec.Blacklist = &policyv1alpha1.Blacklist{Containers: []string{"app", "app"}}
 		}, "spec.blacklist.containers[1]", "Duplicate value"),
