@@ -87,6 +87,10 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, d rules.D
 			return d.RequeueAfter, nil
 		}
 		return r.cfg.HoldRecheckInterval, nil
+	case rules.Evict:
+		outcome, after, err := r.evict(ctx, pod, d)
+		rec.Outcome = outcome
+		return after, err
 	}
 
 	crr := buildCRR(pod, x)

@@ -31,6 +31,13 @@ import (
 // labelReason is the label of the hold metrics: the hold reason.
 const labelReason = "reason"
 
+// labelResult is the label of the eviction metric, and its values.
+const (
+	labelResult   = "result"
+	resultEvicted = "evicted"
+	resultRefused = "refused"
+)
+
 // Prometheus metrics of the decision controller, on controller-runtime's registry (served on the
 // manager's metrics endpoint). They count decisions as the policy status does: one per
 // (pod, container, containerID, reason) transition, not one per requeue of a held restart.
@@ -70,6 +77,11 @@ var (
 		Help: "Nodes whose EnhancedLivenessNodeStorm condition the manager holds True: a node storm of two or " +
 			"more namespaces is held there while their workloads pass on other nodes.",
 	})
+	evictions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "enhanced_liveness_evictions_total",
+		Help: "Evictions of pods whose restarts do not help while their container passes on another node " +
+			"(restartEffectiveness.action Evict), by result: evicted, or refused by the API server (a PodDisruptionBudget).",
+	}, []string{labelResult})
 	decisionLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "enhanced_liveness_decision_latency_seconds",
 		Help:    "Time from a liveness failure's lastTransitionTime to the creation of its ContainerRecreateRequest.",
@@ -79,7 +91,7 @@ var (
 
 func init() {
 	metrics.Registry.MustRegister(restartsRequested, restartsHeld, ineffectiveRestarts, heldNotConfirmed, decisionLatency,
-		heldPods, oldestHold, holdsOverMaxHold, nodeStormNodes)
+		heldPods, oldestHold, holdsOverMaxHold, nodeStormNodes, evictions)
 }
 
 // holdGauges sets the hold gauges from the decision's memory every interval, and sweeps the

@@ -136,8 +136,31 @@ func (b *Builder) read(ctx context.Context, r *Reader, pod *corev1.Pod, f *rules
 	if f.Node, err = r.nodeState(ctx, pod.Spec.NodeName, b.opts.Settings.NodeStorm, self.Since); err != nil {
 		return err
 	}
-	f.Refailures, err = b.refailures(ctx, r, pod, w)
+	if f.Refailures, err = b.refailures(ctx, r, pod, w); err != nil {
+		return err
+	}
+	f.Elsewhere, err = r.elsewhere(ctx, pod, f)
 	return err
+}
+
+// elsewhere counts, for each failed container, its workload's pods passing on other nodes; only
+// when the governing policies evict (rules/evict.go), as it reads every pod of the workload.
+func (r *Reader) elsewhere(ctx context.Context, pod *corev1.Pod, f *rules.Facts) (map[string]int, error) {
+	if b, _ := f.Policies.RestartBreaker(); !b.Evict {
+		return nil, nil
+	}
+	out := map[string]int{}
+	for _, x := range f.Failures {
+		if _, done := out[x.Container]; done {
+			continue
+		}
+		n, err := r.passingElsewhere(ctx, pod, x.Container)
+		if err != nil {
+			return nil, err
+		}
+		out[x.Container] = n
+	}
+	return out, nil
 }
 
 // failures returns the pod's Failed states whose probe the daemon still runs (the NodePodProbe

@@ -65,6 +65,8 @@ type Memory struct {
 	stormOnsets timers[rules.HoldKey]
 	buckets     *buckets
 	holds       *keyHolds
+	// evictions are the pods' last eviction attempts (rules/evict.go), until the pod is gone.
+	evictions map[types.UID]rules.EvictionRecord
 }
 
 // New returns an empty memory; global is the manager-wide bucket (PerMinute 0: none). counted,
@@ -82,6 +84,7 @@ func New(c clock.PassiveClock, global rules.Rate, counted func([]rules.PolicyKey
 		nodeStorms:  timers[string]{},
 		buckets:     newBuckets(global, c.Now()),
 		holds:       newKeyHolds(),
+		evictions:   map[types.UID]rules.EvictionRecord{},
 	}
 }
 
@@ -146,6 +149,23 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 		m.expected.observed(d.UID, d.Failure.Request)
 		m.holds.withdrawn(d)
 		return false
+	case rules.Evicted:
+		if m.instances.get(d.Pod, inst) != nil {
+			m.instances.update(d.Pod, inst, func(x *instance) { x.hold, x.waiting = nil, false })
+			m.endUnheld(d.Key)
+		}
+		return false
+	case rules.EvictionRefused, rules.EvictionWithdrawn:
+		m.buckets.giveBack(d.Pod.Namespace, d.Policies, m.clock.Now())
+		m.expected.observed(d.UID, rules.EvictionRequest)
+		if d.Outcome == rules.EvictionWithdrawn {
+			delete(m.evictions, d.UID)
+		} else if e, ok := m.evictions[d.UID]; ok {
+			// The attempt stays remembered, with why: one per pod per breaker window.
+			e.Refused = d.Message
+			m.evictions[d.UID] = e
+		}
+		return false
 	}
 	// Wait, Hold, Restart: first what the decision saw, whichever rule answered.
 	s := d.Seen
@@ -184,6 +204,11 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 		m.expected.expect(d.UID, d.Failure.Request)
 		m.buckets.take(d.Pod.Namespace, d.Policies, s.At)
 		m.holds.canary(d, s.At)
+	case rules.Evict:
+		// As a restart: the pod counts as unavailable until it is gone, and a token is spent.
+		m.expected.expect(d.UID, rules.EvictionRequest)
+		m.buckets.take(d.Pod.Namespace, d.Policies, s.At)
+		m.evictions[d.UID] = rules.EvictionRecord{At: s.At}
 	}
 	return false
 }
@@ -225,6 +250,7 @@ func (m *Memory) ForgetPod(pod types.NamespacedName, uid types.UID) {
 	if uid != "" {
 		m.restarts.forgetPod(uid)
 		m.expected.forget(uid)
+		delete(m.evictions, uid)
 	}
 	m.endUnheld(keys...)
 	changed := m.holds.take()
@@ -287,6 +313,10 @@ func (v view) FirstSeen(pod types.NamespacedName, i rules.Instance) (time.Time, 
 }
 func (v view) Held(pod types.NamespacedName, i rules.Instance) (rules.HeldRecord, bool) {
 	return v.m.instances.held(pod, i)
+}
+func (v view) Eviction(pod types.UID) (rules.EvictionRecord, bool) {
+	e, ok := v.m.evictions[pod]
+	return e, ok
 }
 
 // Snapshot is a read-only copy of what the policy-status controller shows of the memory.

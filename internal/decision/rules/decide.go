@@ -38,12 +38,20 @@ const (
 	Hold Outcome = "Hold"
 	// Restart: create the ContainerRecreateRequest.
 	Restart Outcome = "Restart"
+	// Evict: evict the pod through the Eviction API instead (evict.go).
+	Evict Outcome = "Evict"
 
 	// Requested and Withdrawn are what came of a Restart: its request was created, or it was not
 	// (refused, already there, or the held failure not confirmed). Decide never returns them;
 	// the decision controller tells the memory with them.
 	Requested Outcome = "Requested"
 	Withdrawn Outcome = "Withdrawn"
+	// Evicted, EvictionRefused and EvictionWithdrawn are what came of an Evict: the API server
+	// accepted the eviction, or refused it (Message says why), or it was not tried (the failure not
+	// confirmed, the pod gone, the API server not reached).
+	Evicted           Outcome = "Evicted"
+	EvictionRefused   Outcome = "EvictionRefused"
+	EvictionWithdrawn Outcome = "EvictionWithdrawn"
 )
 
 // Verdict is what one rule answers.
@@ -148,6 +156,8 @@ type Memory interface {
 	Hold(k HoldKey) (DoubtHold, bool)
 	// FirstSeen returns when a decision first saw the instance's failure.
 	FirstSeen(pod types.NamespacedName, i Instance) (time.Time, bool)
+	// Eviction returns the pod's last eviction attempt.
+	Eviction(pod types.UID) (EvictionRecord, bool)
 }
 
 // HeldRecord is what the memory keeps of a held restart.
@@ -200,6 +210,9 @@ func Decide(f *Facts, x Failure, m Memory) Decision {
 		d.Verdict = v
 		break
 	}
+	if d.Outcome == Restart && c.evict {
+		evictInstead(c, &d.Verdict)
+	}
 	d.Seen = c.seen
 	d.Canary = d.Outcome == Restart && c.doubt != nil && c.doubt.Canary
 	d.NewHold = d.Outcome == Hold && d.Held != d.Reason
@@ -239,7 +252,10 @@ type judged struct {
 	ineffectivePods int
 	// doubt is the key's doubt hold, once a doubt rule has answered.
 	doubt *DoubtStep
-	seen  Seen
+	// evict: the pod is evicted instead of restarted if the later rules allow it, under breaker.
+	evict   bool
+	breaker RestartBreaker
+	seen    Seen
 }
 
 func judge(f *Facts, x Failure, m Memory) *judged {

@@ -39,6 +39,7 @@ type fakeMemory struct {
 	tokenWait     time.Duration
 	holds         map[HoldKey]DoubtHold
 	firstSeen     map[Instance]time.Time
+	evictions     map[types.UID]EvictionRecord
 }
 
 func newFakeMemory() *fakeMemory {
@@ -70,6 +71,10 @@ func (m *fakeMemory) TokenWait(string, Governing) time.Duration { return m.token
 func (m *fakeMemory) FirstSeen(_ types.NamespacedName, i Instance) (time.Time, bool) {
 	t, ok := m.firstSeen[i]
 	return t, ok
+}
+func (m *fakeMemory) Eviction(pod types.UID) (EvictionRecord, bool) {
+	e, ok := m.evictions[pod]
+	return e, ok
 }
 func (m *fakeMemory) Hold(k HoldKey) (DoubtHold, bool) {
 	d, ok := m.holds[k]

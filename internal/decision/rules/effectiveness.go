@@ -36,9 +36,15 @@ import (
 func ineffective(c *judged) (Verdict, bool) {
 	b, by := c.f.Policies.RestartBreaker()
 	if b.Tripped(c.podTally) {
+		evict, why := evictable(c, b)
+		if evict {
+			// The budget and the rate limit still decide (evictInstead).
+			c.evict, c.breaker = true, b
+			return Verdict{}, false
+		}
 		return hold(policyv1alpha1.HoldRestartIneffective,
-			"%d of the last %d restarts of pod %s in %s failed their probe again soon after the restart: restarting it is not helping (policy %s)",
-			c.podTally.Ineffective, c.podTally.Requested, c.f.Pod.Name, b.Window, by), true
+			"%d of the last %d restarts of pod %s in %s failed their probe again soon after the restart: restarting it is not helping (policy %s)%s",
+			c.podTally.Ineffective, c.podTally.Requested, c.f.Pod.Name, b.Window, by, why), true
 	}
 	if !b.Tripped(c.tally) || c.ineffectivePods < 2 {
 		return Verdict{}, false
@@ -157,6 +163,8 @@ type RestartBreaker struct {
 	Enabled        bool
 	MinIneffective int32
 	Window         time.Duration
+	// Evict: a pod held for it is evicted instead when its container passes on another node.
+	Evict bool
 }
 
 // DefaultRestartBreaker is the breaker of the default policy and of a policy that sets none.
@@ -184,15 +192,26 @@ func compileBreaker(r policyv1alpha1.RestartEffectiveness) (RestartBreaker, erro
 		}
 		out.Window = r.Window.Duration
 	}
+	switch r.Action {
+	case "", policyv1alpha1.IneffectiveHold:
+	case policyv1alpha1.IneffectiveEvict:
+		if !out.Enabled {
+			return out, fmt.Errorf("spec.restartEffectiveness.action: Evict needs mode Enforce, got mode %q", r.Mode)
+		}
+		out.Evict = true
+	default:
+		return out, fmt.Errorf("spec.restartEffectiveness.action: must be Hold or Evict, got %q", r.Action)
+	}
 	return out, nil
 }
 
 // RestartBreaker combines the breakers of the governing policies, most restrictive first: on if
-// any enforces it, with the smallest minIneffective and the longest window of those that do, and
-// the policy that set minIneffective.
+// any enforces it, with the smallest minIneffective and the longest window of those that do,
+// evicting only if all of those do, and the policy that set minIneffective.
 func (g Governing) RestartBreaker() (RestartBreaker, PolicyKey) {
 	var out RestartBreaker
 	var by PolicyKey
+	evict := true
 	for i := range g {
 		b := g[i].Breaker
 		if !b.Enabled {
@@ -203,7 +222,10 @@ func (g Governing) RestartBreaker() (RestartBreaker, PolicyKey) {
 		}
 		out.Enabled = true
 		out.Window = max(out.Window, b.Window)
+		evict = evict && b.Evict
 	}
+	// A pod is evicted only if every policy that enforces the breaker asks for it.
+	out.Evict = out.Enabled && evict
 	return out, by
 }
 

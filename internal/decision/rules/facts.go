@@ -57,6 +57,9 @@ type Facts struct {
 	// Refailures are the failed results of the containers the workload's pods run now: whether
 	// the restarts made before helped.
 	Refailures []Refailure
+	// Elsewhere counts, by failed container, the workload's pods on other nodes whose same
+	// container passes (facts.Reader.Elsewhere); read only when the governing policies evict.
+	Elsewhere map[string]int
 }
 
 // Instances returns the container instances of the pod's failures.

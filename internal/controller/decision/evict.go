@@ -1,0 +1,138 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package decision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
+)
+
+// Event reasons of an eviction (spec.restartEffectiveness.action Evict), on the pod and on its
+// policies.
+const (
+	EventEvicted         = "Evicted"
+	EventEvictionRefused = "EvictionRefused"
+)
+
+// evictTimeout bounds the eviction call: the API server asks to retry a PodDisruptionBudget the
+// disruption controller has not processed yet after 10 s, which the client would do ten times,
+// keeping a worker the while. No answer in time is a refusal like any other.
+const evictTimeout = 10 * time.Second
+
+// +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
+
+// evict carries out an Evict decision through the Eviction API, so that PodDisruptionBudgets
+// apply, and tells the memory what came of it; it returns when to decide again.
+func (r *DecisionReconciler) evict(ctx context.Context, pod *corev1.Pod, d rules.Decision) (rules.Outcome, time.Duration, error) {
+	x := d.Failure
+	// An eviction is rare and drastic: the failure is always read again from the API server first.
+	failing, err := r.stillFailing(ctx, pod, x)
+	if err != nil || !failing {
+		d.Outcome = rules.EvictionWithdrawn
+		r.memory.Apply(d)
+		if err != nil {
+			return rules.Wait, 0, fmt.Errorf("confirming the failure of %s/%s before its eviction: %w", pod.Name, x.Container, err)
+		}
+		return rules.Wait, r.cfg.HoldRecheckInterval, nil
+	}
+	uid := pod.UID
+	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
+		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}}
+	callCtx, cancel := context.WithTimeout(ctx, evictTimeout)
+	err = r.SubResource("eviction").Create(callCtx, pod, ev)
+	cancel()
+	var status apierrors.APIStatus
+	switch {
+	case err == nil:
+		d.Outcome = rules.Evicted
+	case apierrors.IsNotFound(err):
+		d.Outcome = rules.EvictionWithdrawn // gone already
+	case errors.As(err, &status):
+		d.Outcome, d.Message = rules.EvictionRefused, refusal(err)
+	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		d.Outcome, d.Message = rules.EvictionRefused, fmt.Sprintf("no answer within %s (a PodDisruptionBudget not yet processed by the disruption controller is answered with a retry later)", evictTimeout)
+	default:
+		d.Outcome = rules.EvictionWithdrawn // the API server not reached: tried again
+	}
+	r.memory.Apply(d)
+	switch d.Outcome {
+	case rules.Evicted:
+		evictions.WithLabelValues(resultEvicted).Inc()
+		logf.FromContext(ctx).Info("pod evicted", "pod", d.Pod.String(), "container", x.Container, "containerID", x.ContainerID)
+		r.evictionEvent(ctx, pod, d, corev1.EventTypeNormal, EventEvicted, "Evict",
+			"evicted pod %s (container %s, %s, node %s): %s", d.Pod, x.Container, x.ContainerID, d.Node, d.Message)
+		return rules.Evicted, 0, nil
+	case rules.EvictionRefused:
+		evictions.WithLabelValues(resultRefused).Inc()
+		r.evictionEvent(ctx, pod, d, corev1.EventTypeWarning, EventEvictionRefused, "Evict",
+			"the eviction of pod %s (container %s, node %s) was refused: %s; its restarts stay held (RestartIneffective) and no eviction is tried again within the breaker's window",
+			d.Pod, x.Container, d.Node, d.Message)
+		return rules.EvictionRefused, r.cfg.HoldRecheckInterval, nil
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return rules.Wait, 0, fmt.Errorf("evicting pod %s: %w", d.Pod, err)
+	}
+	return rules.Wait, 0, nil
+}
+
+// refusal says why the API server refused an eviction: the PodDisruptionBudget's own words when
+// one blocks it (a 429 names it in its causes).
+func refusal(err error) string {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return err.Error()
+	}
+	s := status.Status()
+	parts := []string{s.Message}
+	if s.Details != nil {
+		for _, c := range s.Details.Causes {
+			if c.Type == policyv1.DisruptionBudgetCause {
+				parts = append(parts, c.Message)
+			}
+		}
+	}
+	msg := strings.TrimSpace(strings.Join(parts, " "))
+	if apierrors.IsTooManyRequests(err) {
+		return "PodDisruptionBudget: " + msg
+	}
+	return fmt.Sprintf("%s (%d %s)", msg, s.Code, s.Reason)
+}
+
+// evictionEvent tells an eviction, or its refusal, on the pod and on each policy that governs it.
+func (r *DecisionReconciler) evictionEvent(ctx context.Context, pod *corev1.Pod, d rules.Decision, typ, reason, action, format string, args ...any) {
+	r.recorder.Eventf(pod, nil, typ, reason, action, format, args...)
+	for _, k := range d.StatusPolicies {
+		pol := &policyv1alpha1.EnhancedLivenessPolicy{}
+		if err := r.Get(ctx, client.ObjectKey{Namespace: k.Namespace, Name: k.Name}, pol); err != nil {
+			continue // deleted meanwhile: the pod's event tells it
+		}
+		r.recorder.Eventf(pol, pod, typ, reason, action, format, args...)
+	}
+}

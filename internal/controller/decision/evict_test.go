@@ -1,0 +1,151 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package decision
+
+import (
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	promtestutil "github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+)
+
+// envtest has no kube-scheduler, kubelet nor disruption controller: an accepted eviction leaves
+// the pod terminating (no kubelet finishes it), and a PodDisruptionBudget whose status no
+// controller wrote refuses every eviction of the pods it selects.
+var _ = Describe("Decision controller, restartEffectiveness.action Evict", Ordered, func() {
+	var stop func()
+	BeforeAll(func() { stop = startManager(testConfig()) })
+	AfterAll(func() { stop() })
+
+	// lemon sets up a two-replica Deployment governed by a policy with action, its pod "a" on node
+	// A, and its sibling "b" on node B (or on A too when sameNode), with a PodDisruptionBudget
+	// of minAvailable 2 if pdb; a's container fails, is restarted, and its new container fails
+	// again at once: its one restart did not help (minIneffective 1).
+	lemon := func(action policyv1alpha1.IneffectiveAction, sameNode, pdb bool) (ns string, pol *policyv1alpha1.EnhancedLivenessPolicy, a *corev1.Pod) {
+		ns = newNamespace()
+		if pdb {
+			b := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+				Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(2)),
+					Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+			Expect(k8sClient.Create(ctx, b)).To(Succeed())
+			// The disruption controller's status: both pods healthy, no disruption allowed.
+			b.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: b.Generation, CurrentHealthy: 2, DesiredHealthy: 2, ExpectedPods: 2}
+			Expect(k8sClient.Status().Update(ctx, b)).To(Succeed())
+		}
+		nodeA, nodeB := newNode(), newNode()
+		if sameNode {
+			nodeB = nodeA
+		}
+		pol = createPolicy(ns, "move", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.RestartEffectiveness = policyv1alpha1.RestartEffectiveness{MinIneffective: 1, Action: action}
+		})
+		labels := map[string]string{"app": "web"}
+		rs := deployment(ns, "web", 2, labels)
+		a = createPod(ns, "web-a", nodeA, podOpts{owner: rs, labels: labels})
+		b := createPod(ns, "web-b", nodeB, podOpts{owner: rs, labels: labels})
+		if sameNode {
+			report(nodeA, []*corev1.Pod{a, b}, failed(a, "app", 1), succeeded(b, "app", 1))
+		} else {
+			report(nodeB, []*corev1.Pod{b}, succeeded(b, "app", 1))
+			report(nodeA, []*corev1.Pod{a}, failed(a, "app", 1))
+		}
+		Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf("web-a"))
+		finish(ns, a, 2)
+		if sameNode {
+			report(nodeA, []*corev1.Pod{a, b}, failed(a, "app", 2), succeeded(b, "app", 1))
+		} else {
+			report(nodeA, []*corev1.Pod{a}, failed(a, "app", 2))
+		}
+		return ns, pol, a
+	}
+	gone := func(p *corev1.Pod) func() bool {
+		return func() bool {
+			got := &corev1.Pod{}
+			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(p), got)
+			return apierrors.IsNotFound(err) || err == nil && got.DeletionTimestamp != nil
+		}
+	}
+	withPrefix := func(ns, obj, prefix string) func() []string {
+		return func() []string {
+			var out []string
+			for _, e := range events(ns, obj) {
+				if strings.HasPrefix(e, prefix) {
+					out = append(out, e)
+				}
+			}
+			return out
+		}
+	}
+
+	It("evicts a pod whose restarts do not help while its container passes on another node", func() {
+		evicted := promtestutil.ToFloat64(evictions.WithLabelValues(resultEvicted))
+		ns, pol, a := lemon(policyv1alpha1.IneffectiveEvict, false, false)
+		Eventually(gone(a), wait, poll).Should(BeTrue(), "the pod was not evicted")
+		want := ContainElement(And(HavePrefix(EventEvicted+": evicted pod "+ns+"/web-a (container app, "),
+			ContainSubstring("while container app passes in 1 pod(s) of Deployment/web on other nodes: evicting it")))
+		Eventually(func() []string { return events(ns, a.Name) }, wait, poll).Should(want)
+		Eventually(func() []string { return events(ns, pol.Name) }, wait, poll).Should(want)
+		Expect(promtestutil.ToFloat64(evictions.WithLabelValues(resultEvicted))).To(Equal(evicted + 1))
+		Expect(crrs(ns)).To(HaveLen(1), "a restart was requested beside the eviction")
+		Expect(heldEvents(ns, a.Name, policyv1alpha1.HoldRestartIneffective)()).To(BeEmpty())
+	})
+
+	It("holds the pod, visibly, when a PodDisruptionBudget refuses its eviction", func() {
+		refused := promtestutil.ToFloat64(evictions.WithLabelValues(resultRefused))
+		ns, pol, a := lemon(policyv1alpha1.IneffectiveEvict, false, true)
+		Eventually(withPrefix(ns, a.Name, EventEvictionRefused+": "), wait, poll).Should(ContainElement(And(
+			ContainSubstring("the eviction of pod "+ns+"/web-a (container app, node "),
+			ContainSubstring("was refused: PodDisruptionBudget: Cannot evict pod as it would violate the pod's disruption budget."),
+			ContainSubstring("The disruption budget web needs 2 healthy pods and has 2 currently"))))
+		Eventually(withPrefix(ns, pol.Name, EventEvictionRefused+": "), wait, poll).ShouldNot(BeEmpty())
+		Expect(promtestutil.ToFloat64(evictions.WithLabelValues(resultRefused))).To(Equal(refused + 1))
+		Eventually(heldEvents(ns, a.Name, policyv1alpha1.HoldRestartIneffective), wait, poll).Should(ContainElement(And(
+			ContainSubstring("restarting it is not helping (policy "+ns+"/move); its eviction was refused at "),
+			ContainSubstring("The disruption budget web"), ContainSubstring("the next may be tried at "))))
+		Consistently(gone(a), quiet, poll).Should(BeFalse())
+		Expect(promtestutil.ToFloat64(evictions.WithLabelValues(resultRefused))).To(Equal(refused+1), "tried again within the window")
+		Expect(crrs(ns)).To(HaveLen(1))
+	})
+
+	It("never evicts with action Hold (the default)", func() {
+		ns, _, a := lemon("", false, false)
+		Eventually(heldEvents(ns, a.Name, policyv1alpha1.HoldRestartIneffective), wait, poll).Should(ContainElement(
+			HaveSuffix(")"))) // the breaker's message, with nothing about an eviction
+		Expect(strings.Join(heldEvents(ns, a.Name, policyv1alpha1.HoldRestartIneffective)(), "\n")).NotTo(ContainSubstring("evict"))
+		Consistently(gone(a), quiet, poll).Should(BeFalse())
+		Expect(withPrefix(ns, a.Name, EventEvicted)()).To(BeEmpty())
+	})
+
+	It("never evicts when no pod of the workload passes on another node", func() {
+		ns, _, a := lemon(policyv1alpha1.IneffectiveEvict, true, false)
+		Eventually(heldEvents(ns, a.Name, policyv1alpha1.HoldRestartIneffective), wait, poll).Should(ContainElement(
+			ContainSubstring("not evicted: no pod of Deployment/web passes container app on another node")))
+		Consistently(gone(a), quiet, poll).Should(BeFalse())
+		Expect(withPrefix(ns, a.Name, EventEvicted)()).To(BeEmpty())
+	})
+})

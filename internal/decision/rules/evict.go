@@ -1,0 +1,67 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package rules
+
+import (
+	"fmt"
+	"time"
+)
+
+// Step 5c, with spec.restartEffectiveness.action Evict: a pod whose own restarts do not help
+// while the same container of its workload passes on another node fails likely because of where
+// it runs. It is evicted instead of held, through the Eviction API (PodDisruptionBudgets apply),
+// and on the restart's budget path: maxUnavailable and the rate limit still come after. One
+// eviction per pod per breaker window: a refused one leaves the pod held RestartIneffective until
+// the window has passed.
+
+// EvictionRequest is the name under which the memory expects an eviction, as it expects a
+// restart's request: the pod counts as unavailable until it is gone.
+const EvictionRequest = "eviction"
+
+// EvictionRecord is what the memory keeps of a pod's last eviction attempt.
+type EvictionRecord struct {
+	// At is when the eviction was decided, on the manager's clock.
+	At time.Time
+	// Refused is the API server's refusal ("" while none is known).
+	Refused string
+}
+
+// evictable reports whether the pod, whose own restarts do not help, is evicted instead of held,
+// and when not, why, for the hold's message ("" when no policy asks for evictions).
+func evictable(c *judged, b RestartBreaker) (bool, string) {
+	if !b.Evict {
+		return false, ""
+	}
+	if e, ok := c.m.Eviction(c.f.UID); ok && c.now.Sub(e.At) < b.Window {
+		next := stamp(e.At.Add(b.Window))
+		if e.Refused != "" {
+			return false, fmt.Sprintf("; its eviction was refused at %s: %s; the next may be tried at %s", stamp(e.At), e.Refused, next)
+		}
+		return false, fmt.Sprintf("; it was evicted at %s; one eviction per pod per %s", stamp(e.At), b.Window)
+	}
+	if c.f.Elsewhere[c.x.Container] == 0 {
+		return false, fmt.Sprintf("; not evicted: no pod of %s passes container %s on another node", c.workload.Ref, c.x.Container)
+	}
+	return true, ""
+}
+
+// evictInstead turns the restart the rules allowed into the eviction the ineffective rule chose.
+func evictInstead(c *judged, v *Verdict) {
+	*v = Verdict{Outcome: Evict, Message: fmt.Sprintf(
+		"%d of the last %d restarts of pod %s in %s failed their probe again soon after the restart, while container %s passes in %d pod(s) of %s on other nodes: evicting it",
+		c.podTally.Ineffective, c.podTally.Requested, c.f.Pod.Name, c.breaker.Window, c.x.Container, c.f.Elsewhere[c.x.Container], c.workload.Ref)}
+}

@@ -1,0 +1,125 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package rules
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+)
+
+// A pod whose own restarts do not help is evicted instead of held when its policy says Evict and
+// its container passes on another node, on the restart's budget path; otherwise it stays held.
+func TestEvictInsteadOfHold(t *testing.T) {
+	evicting := RestartBreaker{Enabled: true, MinIneffective: 2, Window: 10 * time.Minute, Evict: true}
+	own := func(pod types.UID, n int) []RestartRecord {
+		out := make([]RestartRecord, n)
+		for i := range out {
+			out[i] = RestartRecord{RestartID: RestartID{Pod: pod, Container: "app", Instance: fmt.Sprint("c-", i),
+				At: t0.Add(-time.Duration(n-i) * time.Minute)}, Ineffective: true}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		mutate  func(*Facts, *fakeMemory)
+		outcome Outcome
+		reason  policyv1alpha1.HoldReason
+		message string
+	}{
+		{"Evict, the container passes on another node: evicted", func(*Facts, *fakeMemory) {}, Evict, "",
+			"while container app passes in 1 pod(s) of Deployment/web on other nodes: evicting it"},
+		{"Hold (the default): held", func(f *Facts, _ *fakeMemory) { f.Policies[0].Breaker.Evict = false },
+			Hold, policyv1alpha1.HoldRestartIneffective, "restarting it is not helping (policy ns/p)"},
+		{"no sibling passes elsewhere: held, and said why", func(f *Facts, _ *fakeMemory) { f.Elsewhere = nil },
+			Hold, policyv1alpha1.HoldRestartIneffective, "not evicted: no pod of Deployment/web passes container app on another node"},
+		{"another container passes elsewhere, not this one: held", func(f *Facts, _ *fakeMemory) { f.Elsewhere = map[string]int{"side": 2} },
+			Hold, policyv1alpha1.HoldRestartIneffective, "not evicted"},
+		{"an eviction refused within the window: held until it has passed", func(_ *Facts, m *fakeMemory) {
+			m.evictions["pod-0"] = EvictionRecord{At: t0.Add(-time.Minute), Refused: "the disruption budget web needs 2 healthy pods"}
+		}, Hold, policyv1alpha1.HoldRestartIneffective,
+			"its eviction was refused at 2026-11-30T11:59:00Z: the disruption budget web needs 2 healthy pods; the next may be tried at 2026-11-30T12:09:00Z"},
+		{"an eviction refused a window ago: evicted again", func(_ *Facts, m *fakeMemory) {
+			m.evictions["pod-0"] = EvictionRecord{At: t0.Add(-10 * time.Minute), Refused: "refused"}
+		}, Evict, "", "evicting it"},
+		{"an eviction accepted within the window (the pod lingers): not again", func(_ *Facts, m *fakeMemory) {
+			m.evictions["pod-0"] = EvictionRecord{At: t0.Add(-time.Minute)}
+		}, Hold, policyv1alpha1.HoldRestartIneffective, "one eviction per pod per 10m0s"},
+		{"maxUnavailable still holds it", func(f *Facts, _ *fakeMemory) {
+			for i := 1; i <= 3; i++ {
+				f.Workload.Pods[i].Ready = false
+			}
+		}, Hold, policyv1alpha1.HoldMaxUnavailable, ""},
+		{"the rate limit still holds it", func(_ *Facts, m *fakeMemory) { m.tokenWait = time.Second },
+			Hold, policyv1alpha1.HoldRateLimited, ""},
+		{"a second policy that holds: held", func(f *Facts, _ *fakeMemory) {
+			p := f.Policies[0]
+			p.Key.Name, p.Breaker.Evict = "q", false
+			f.Policies = append(f.Policies, p)
+		}, Hold, policyv1alpha1.HoldRestartIneffective, "restarting it is not helping"},
+		{"a disabled breaker beside an evicting one: evicted", func(f *Facts, _ *fakeMemory) {
+			p := f.Policies[0]
+			p.Key.Name, p.Breaker = "off", RestartBreaker{}
+			f.Policies = append(f.Policies, p)
+		}, Evict, "", "evicting it"},
+		{"only the workload's other pods' restarts did not help: held, not evicted", func(_ *Facts, m *fakeMemory) {
+			m.restarts = append(own("a", 1), own("b", 1)...)
+		}, Hold, policyv1alpha1.HoldRestartIneffective, "restarts of Deployment/web"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, x := baseFacts()
+			f.Policies[0].Breaker = evicting
+			f.Elsewhere = map[string]int{"app": 1}
+			m := newFakeMemory()
+			m.evictions = map[types.UID]EvictionRecord{}
+			m.restarts = own("pod-0", 2)
+			tc.mutate(f, m)
+			d := Decide(f, x, m)
+			if d.Outcome != tc.outcome || d.Reason != tc.reason || !strings.Contains(d.Message, tc.message) {
+				t.Fatalf("got %s %s (%s), want %s %s %q", d.Outcome, d.Reason, d.Message, tc.outcome, tc.reason, tc.message)
+			}
+			if d.Canary || d.NewHold != (tc.outcome == Hold) {
+				t.Errorf("canary %v, new hold %v", d.Canary, d.NewHold)
+			}
+		})
+	}
+}
+
+func TestRestartBreakerEvictsOnlyIfEveryEnforcingPolicyDoes(t *testing.T) {
+	evict := Policy{Key: PolicyKey{Name: "evict"}, Breaker: RestartBreaker{Enabled: true, MinIneffective: 2, Window: time.Minute, Evict: true}}
+	hold := Policy{Key: PolicyKey{Name: "hold"}, Breaker: RestartBreaker{Enabled: true, MinIneffective: 3, Window: time.Minute}}
+	off := Policy{Key: PolicyKey{Name: "off"}, Breaker: RestartBreaker{Evict: true}}
+	for _, tc := range []struct {
+		g    Governing
+		want bool
+	}{
+		{Governing{evict}, true},
+		{Governing{evict, hold}, false},
+		{Governing{hold, evict}, false},
+		{Governing{evict, off}, true},
+		{Governing{off}, false},
+	} {
+		if b, _ := tc.g.RestartBreaker(); b.Evict != tc.want {
+			t.Errorf("%v: Evict = %v, want %v", tc.g, b.Evict, tc.want)
+		}
+	}
+}
