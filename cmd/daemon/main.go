@@ -184,8 +184,17 @@ func newManager(o daemonoptions.Options) (ctrl.Manager, error) {
 // status writer, Lease heartbeat, and the controller that keeps the workers in step with the
 // NodePodProbe spec and the node's pods) and the CRR executor (preStop, CRI stop, status).
 func setupNode(mgr ctrl.Manager, o daemonoptions.Options, rt cri.Runtime, kubeletVersion string) error {
+	// One address cache for the probes and the preStop hooks; a host-network pod's address is
+	// the node's, read when such a pod's sandbox is first seen.
+	addrs := &cri.Addresses{Runtime: rt, NodeIP: func(ctx context.Context) (string, error) {
+		n := &corev1.Node{}
+		if err := mgr.GetAPIReader().Get(ctx, client.ObjectKey{Name: o.NodeName}, n); err != nil {
+			return "", err
+		}
+		return cri.HostIP(n)
+	}}
 	if _, err := wiring.Setup(mgr, wiring.Options{
-		NodeName: o.NodeName, Namespace: o.Namespace, Runtime: rt,
+		NodeName: o.NodeName, Namespace: o.Namespace, Runtime: rt, Addresses: addrs,
 		UserAgent: prober.UserAgent(kubeletVersion), Recorder: mgr.GetEventRecorder(EventRecorderName),
 		WriteWindow:        o.WriteWindow,
 		FailureWriteWindow: o.FailureWriteWindow,
@@ -193,7 +202,7 @@ func setupNode(mgr ctrl.Manager, o daemonoptions.Options, rt cri.Runtime, kubele
 		return fmt.Errorf("setting up the probe engine: %w", err)
 	}
 	if err := (&recreate.Executor{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Runtime: rt, NodeName: o.NodeName,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Runtime: rt, Addresses: addrs, NodeName: o.NodeName,
 		Recorder:      mgr.GetEventRecorder(EventRecorderName),
 		HookUserAgent: strings.Replace(prober.UserAgent(kubeletVersion), "kube-probe/", "kube-lifecycle/", 1),
 	}).SetupWithManager(mgr); err != nil {

@@ -41,6 +41,7 @@ type Runtime interface {
 	ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error)
 	StopContainer(ctx context.Context, containerID string, timeout int64) error
 	ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (stdout []byte, stderr []byte, err error)
+	SandboxReader
 }
 
 var _ Runtime = internalapi.RuntimeService(nil)

@@ -29,7 +29,10 @@ import (
 const (
 	ReasonUnhealthy    = "Unhealthy"
 	ReasonProbeWarning = "ProbeWarning"
-	eventAction        = "Probing"
+	// ReasonPodIPMismatch: the pod's status.podIP is not the address the runtime gives its
+	// sandbox; the probes dial the runtime's.
+	ReasonPodIPMismatch = "PodIPMismatch"
+	eventAction         = "Probing"
 )
 
 // Events sends the worker's events on the pod, pointing at the container as the kubelet's do.

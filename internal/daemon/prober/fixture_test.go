@@ -21,6 +21,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,6 +37,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri/critest"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
@@ -54,6 +57,30 @@ type fixture struct {
 	inFlight, maxInFlight atomic.Int32
 	port                  int
 	pod                   *corev1.Pod
+	// cri is the test CRI server the manager asks, through rt, for the pod's address.
+	cri *critest.Server
+	rt  cri.Runtime
+}
+
+// startCRI serves a test CRI server until the test ends, and connects to it.
+func startCRI(t testing.TB) (*critest.Server, cri.Runtime) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	srv := &critest.Server{}
+	ep, err := srv.Start(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	rt, err := cri.Connect(context.Background(), ep, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, rt
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -80,7 +107,11 @@ func newFixture(t testing.TB) *fixture {
 	t.Cleanup(srv.Close)
 	_, portStr, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
 	f.port, _ = strconv.Atoi(portStr)
-	f.m = &Manager{UserAgent: "kube-probe/1.37", Clock: f.clk, Events: &Events{Recorder: f.rec}}
+	f.cri, f.rt = startCRI(t)
+	// The runtime's address of the pod's sandbox, which HTTP probes dial.
+	f.cri.AddSandbox("sb-1", "uid-1", "127.0.0.1", false)
+	f.m = &Manager{UserAgent: "kube-probe/1.37", Clock: f.clk, Events: &Events{Recorder: f.rec},
+		Addresses: &cri.Addresses{Runtime: f.rt}}
 	f.m.init()
 	f.m.started = f.clk.Now().Add(-time.Hour)
 	f.m.ctx = context.Background()

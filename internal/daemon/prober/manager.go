@@ -37,6 +37,9 @@ import (
 type Manager struct {
 	// Runtime runs exec probes, once it says the container is the pod's; nil means exec probes error.
 	Runtime cri.ExecRuntime
+	// Addresses gives the pod address that HTTP, TCP and gRPC probes naming no host dial; nil
+	// makes them error.
+	Addresses *cri.Addresses
 	// HTTP is shared by all HTTP workers.
 	HTTP *check.HTTP
 	// UserAgent of HTTP and gRPC probes: kube-probe/<major>.<minor>.
@@ -58,8 +61,10 @@ type Manager struct {
 	closed  bool
 	workers map[Key]*worker
 	pods    map[types.UID]*corev1.Pod
-	pending []Target
-	wg      sync.WaitGroup
+	// ipWarned is, by pod, the status.podIP last reported as not the pod's address.
+	ipWarned map[types.UID]string
+	pending  []Target
+	wg       sync.WaitGroup
 }
 
 // NewManager returns a manager with the real clock and a fresh cache.
@@ -123,6 +128,12 @@ func (m *Manager) Sync(targets []Target, pods []*corev1.Pod) {
 		idx := make(map[types.UID]*corev1.Pod, len(pods))
 		for _, p := range pods {
 			idx[p.UID] = p
+		}
+		for uid, p := range m.pods {
+			if _, ok := idx[uid]; !ok {
+				m.Addresses.Forget(p)
+				delete(m.ipWarned, uid)
+			}
 		}
 		m.pods = idx
 	}
@@ -205,6 +216,27 @@ func (m *Manager) markFailing(w *worker, since time.Time, write Write) {
 	defer m.mu.RUnlock()
 	if m.workers[w.key] == w {
 		m.Results.SetFailing(w.key, since, write)
+	}
+}
+
+// checkStatusIP warns, once per pod and status address, when the pod's status.podIP is not the
+// address the runtime gives: the probes dial the runtime's, and whoever wrote the status's should
+// be looked into.
+func (m *Manager) checkStatusIP(t *Target, pod *corev1.Pod, a cri.PodAddress) {
+	ip := pod.Status.PodIP
+	if ip == "" || ip == a.IP {
+		return
+	}
+	m.mu.Lock()
+	if m.ipWarned == nil {
+		m.ipWarned = map[types.UID]string{}
+	}
+	seen := m.ipWarned[pod.UID] == ip
+	m.ipWarned[pod.UID] = ip
+	m.mu.Unlock()
+	if !seen {
+		m.Events.warn(t, pod, ReasonPodIPMismatch, "The pod's status.podIP %s is not its address %s as the container runtime reports it (sandbox %s): probes dial %s",
+			ip, a.IP, a.SandboxID, a.IP)
 	}
 }
 

@@ -41,7 +41,8 @@ type Key struct {
 func (k Key) String() string { return fmt.Sprintf("%s/%s/%s", k.PodUID, k.Container, k.Probe) }
 
 // Target is one probe to run: a probe of a pod the NodePodProbe names, from the pod's sealed
-// probe context. HTTP, TCP and gRPC probes that name no host dial the pod's status.podIP.
+// probe context. HTTP, TCP and gRPC probes that name no host dial the pod's address as the
+// container runtime reports it for the pod's sandbox (cri.Addresses).
 type Target struct {
 	Key
 	PodName, Namespace string

@@ -71,7 +71,10 @@ type worker struct {
 	// exec: a container's owner never changes); refused is why it said the last other is not.
 	owned   string
 	refused *cri.NotOwnedError
-	state   runState
+	// addr is the address the runtime gave for the pod when container addrFor appeared: a new
+	// container may be in a new sandbox, the only way a pod's address changes.
+	addr, addrFor string
+	state         runState
 	// What a run derives from the pod and the target, kept until either is replaced (the pods
 	// the manager holds are never modified, so a new version is a new pointer): the container's
 	// spec, and the runner of the probe's kind, built at the first run that needs it.
@@ -151,6 +154,33 @@ func (w *worker) checkOwner(ctx context.Context, t *Target, pod *corev1.Pod) err
 	return nil
 }
 
+// prepare readies a run: the container must be the pod's (checkOwner), and the runner is built
+// for the pod's address as the runtime gives it, asked again for each new container.
+func (w *worker) prepare(ctx context.Context, t *Target, pod *corev1.Pod) error {
+	if err := w.checkOwner(ctx, t, pod); err != nil {
+		return err
+	}
+	if w.runner != nil && w.addrFor == w.containerID {
+		return nil
+	}
+	if w.addrFor != w.containerID {
+		w.addr = ""
+		if check.DialsPod(&t.Probe.ProbeHandler) {
+			a, err := w.m.Addresses.Of(ctx, pod)
+			if err != nil {
+				return err
+			}
+			w.addr = a.IP
+			w.m.checkStatusIP(t, pod, a)
+		}
+		w.addrFor = w.containerID
+	}
+	// ctx is the worker's for its whole life: the runner may keep it in its request.
+	w.runner = check.NewRunner(ctx, check.Env{Runtime: w.m.Runtime, HTTP: w.m.HTTP, UserAgent: w.m.UserAgent},
+		check.Spec{Probe: &t.Probe, Container: w.container, PodIP: w.addr})
+	return nil
+}
+
 // refuse reports a probe not run because its container is not the pod's: Unknown, never a
 // result, with a Warning event and a count once per container.
 func (w *worker) refuse(t *Target, pod *corev1.Pod, no *cri.NotOwnedError, at time.Time) {
@@ -179,17 +209,12 @@ func (w *worker) follow(pod *corev1.Pod, t *Target) {
 
 // run runs the probe, up to maxProbeRetries times while it errors (docs/probe-semantics.md #14).
 func (w *worker) run(ctx context.Context, t *Target, pod *corev1.Pod) (check.Outcome, error) {
-	if w.runner == nil {
-		// ctx is the worker's for its whole life: the runner may keep it in its request.
-		w.runner = check.NewRunner(ctx, check.Env{Runtime: w.m.Runtime, HTTP: w.m.HTTP, UserAgent: w.m.UserAgent},
-			check.Spec{Probe: &t.Probe, Container: w.container, PodIP: pod.Status.PodIP})
-	}
 	var (
 		o   check.Outcome
 		err error
 	)
 	for range maxProbeRetries {
-		if err = w.checkOwner(ctx, t, pod); err == nil {
+		if err = w.prepare(ctx, t, pod); err == nil {
 			if o, err = w.runner.Run(ctx, w.containerID); err == nil {
 				return o, nil
 			}
@@ -199,6 +224,8 @@ func (w *worker) run(ctx context.Context, t *Target, pod *corev1.Pod) (check.Out
 		}
 		if re := (*check.RuntimeError)(nil); errors.As(err, &re) {
 			CRIErrors.WithLabelValues(re.Op).Inc()
+		} else if se := (*cri.SandboxError)(nil); errors.As(err, &se) {
+			CRIErrors.WithLabelValues(se.Op).Inc()
 		}
 		if ctx.Err() != nil {
 			break

@@ -17,11 +17,8 @@ limitations under the License.
 package prober
 
 import (
-	"context"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
@@ -34,27 +31,12 @@ import (
 // execFixture is the worker fixture with an exec probe of container app of pod uid-1, against the
 // test CRI server.
 func execFixture(t testing.TB) (*fixture, *critest.Server, Target) {
-	dir, err := os.MkdirTemp("", "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	srv := &critest.Server{}
-	ep, err := srv.Start(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	rt, err := cri.Connect(context.Background(), ep, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := newFixture(t)
-	f.m.Runtime = rt
+	f.m.Runtime = f.rt
 	tg := f.target(3)
 	tg.Probe.HTTPGet = nil
 	tg.Probe.Exec = &corev1.ExecAction{Command: []string{"check"}}
-	return f, srv, tg
+	return f, f.cri, tg
 }
 
 // namesContainer makes the fixture's pod status name containerID for container app.

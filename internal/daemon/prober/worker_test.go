@@ -317,6 +317,7 @@ func TestWorker_30_ProbeCounterAndDurationLabelledLikeKubelet(t *testing.T) {
 	p := f.pod.DeepCopy()
 	p.UID = "uid-metrics"
 	f.setPod(p)
+	f.cri.AddSandbox("sb-metrics", "uid-metrics", "127.0.0.1", false)
 	w := f.worker(tg)
 	f.run(w, 200)
 	want := map[string]float64{"probe_total/successful": 1, "duration_count": 1}

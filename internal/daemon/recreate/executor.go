@@ -59,6 +59,9 @@ type Executor struct {
 	// conflict. Defaults to the manager's.
 	APIReader client.Reader
 	Runtime   cri.Runtime
+	// Addresses gives the pod address of preStop hooks that name no host (default: asked of
+	// Runtime, with no node IP for host-network pods).
+	Addresses *cri.Addresses
 	NodeName  string
 	// Recorder emits events; defaults to the manager's recorder named EventRecorderName.
 	Recorder events.EventRecorder
@@ -100,6 +103,9 @@ func (e *Executor) defaults() {
 	}
 	if e.APIReader == nil {
 		e.APIReader = e.Client
+	}
+	if e.Addresses == nil {
+		e.Addresses = &cri.Addresses{Runtime: e.Runtime}
 	}
 }
 

@@ -58,7 +58,7 @@ type harness struct {
 // read by the server's goroutines).
 func newHarness(t *testing.T, configure ...func(*critest.Server)) *harness {
 	t.Helper()
-	srv := &critest.Server{}
+	srv := &critest.Server{PodIP: "127.0.0.1"} // the pods' sandboxes' address, where hooks connect
 	for _, c := range configure {
 		c(srv)
 	}

@@ -44,7 +44,9 @@ const maxHookOutput = 512
 // HookRunner runs a container's preStop hook the way the kubelet does, from the node.
 type HookRunner struct {
 	Runtime cri.Runtime
-	Clock   clock.Clock
+	// Addresses gives the pod address that HTTP and TCP hooks naming no host connect to.
+	Addresses *cri.Addresses
+	Clock     clock.Clock
 	// UserAgent of HTTP hooks; the kubelet sends "kube-lifecycle/<major>.<minor>".
 	UserAgent string
 }
@@ -97,14 +99,19 @@ func (h *HookRunner) exec(ctx context.Context, containerID string, cmd []string,
 // httpGet sends the hook's GET from the node; like the kubelet it ignores the status code, and
 // only a transport error fails the hook.
 func (h *HookRunner) httpGet(ctx context.Context, pod *corev1.Pod, c *corev1.Container, g *corev1.HTTPGetAction, timeout time.Duration) error {
-	if g.Host == "" && pod.Status.PodIP == "" {
-		return errors.New("http preStop hook: the pod has no IP and httpGet.host is empty")
+	podIP := ""
+	if g.Host == "" {
+		a, err := h.Addresses.Of(ctx, pod)
+		if err != nil {
+			return fmt.Errorf("http preStop hook: httpGet.host is empty and the pod's address is not known: %w", err)
+		}
+		podIP = a.IP
 	}
 	ua := h.UserAgent
 	if ua == "" {
 		ua = "kube-lifecycle"
 	}
-	req, err := httpget.NewRequest(g, c, pod.Status.PodIP, ua)
+	req, err := httpget.NewRequest(g, c, podIP, ua)
 	if err != nil {
 		return fmt.Errorf("http preStop hook: %w", err)
 	}
@@ -132,10 +139,11 @@ func (h *HookRunner) tcp(ctx context.Context, pod *corev1.Pod, c *corev1.Contain
 	}
 	host := t.Host
 	if host == "" {
-		host = pod.Status.PodIP
-	}
-	if host == "" {
-		return errors.New("tcp preStop hook: the pod has no IP and tcpSocket.host is empty")
+		a, err := h.Addresses.Of(ctx, pod)
+		if err != nil {
+			return fmt.Errorf("tcp preStop hook: tcpSocket.host is empty and the pod's address is not known: %w", err)
+		}
+		host = a.IP
 	}
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)

@@ -28,11 +28,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri/critest"
 )
 
@@ -254,10 +256,12 @@ func TestPreStopSkippedWithZeroGrace(t *testing.T) {
 
 func TestHookRunnerRejectsBadHooks(t *testing.T) {
 	h := newHarness(t)
-	runner := &HookRunner{Runtime: h.e.Runtime, Clock: h.clock}
+	runner := &HookRunner{Runtime: h.e.Runtime, Addresses: &cri.Addresses{Runtime: h.e.Runtime}, Clock: h.clock}
 	c := &corev1.Container{Name: "app"}
-	noIP := &corev1.Pod{}
-	withIP := &corev1.Pod{Status: corev1.PodStatus{PodIP: "127.0.0.1"}}
+	// noIP's status names an address, but the runtime has no sandbox of it.
+	noIP := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "uid-nosandbox"}, Status: corev1.PodStatus{PodIP: "127.0.0.1"}}
+	h.srv.AddSandbox("sb-hook", "uid-hook", "127.0.0.1", false)
+	withIP := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "uid-hook"}}
 	cases := []struct {
 		name    string
 		pod     *corev1.Pod
@@ -266,8 +270,8 @@ func TestHookRunnerRejectsBadHooks(t *testing.T) {
 	}{
 		{"no handler", withIP, corev1.LifecycleHandler{}, "preStop hook has no handler"},
 		{"empty command", withIP, corev1.LifecycleHandler{Exec: &corev1.ExecAction{}}, "exec preStop hook: command is empty"},
-		{"http without pod IP", noIP, corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(80)}}, "the pod has no IP and httpGet.host is empty"},
-		{"tcp without pod IP", noIP, corev1.LifecycleHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(80)}}, "the pod has no IP and tcpSocket.host is empty"},
+		{"http without pod IP", noIP, corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(80)}}, "httpGet.host is empty and the pod's address is not known: the runtime has no ready sandbox of pod UID uid-nosandbox"},
+		{"tcp without pod IP", noIP, corev1.LifecycleHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(80)}}, "tcpSocket.host is empty and the pod's address is not known: the runtime has no ready sandbox of pod UID uid-nosandbox"},
 		{"port out of range", withIP, corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(0)}}, "invalid port number: 0"},
 		{"sleep cut short by the grace period", withIP, corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 60}}, ""},
 	}
@@ -275,6 +279,37 @@ func TestHookRunnerRejectsBadHooks(t *testing.T) {
 		err := runner.Run(h.ctx, tc.pod, c, "critest://none", &tc.handler, 20*time.Millisecond)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// The hook connects to the address the runtime gives the pod's sandbox, not to the pod's
+// status.podIP, which a pods/status writer can point at another pod.
+func TestPreStopDialsTheRuntimesAddressNotStatusPodIP(t *testing.T) {
+	reached := make(chan struct{}, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { reached <- struct{}{} }))
+	defer srv.Close()
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	for _, hook := range []corev1.LifecycleHandler{
+		{HTTPGet: &corev1.HTTPGetAction{Path: "/drain", Port: intstr.FromInt32(int32(port))}},
+		{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(port))}},
+	} {
+		h := newHarness(t) // the sandbox's address is 127.0.0.1, where srv listens
+		h.pod("web", func(p *corev1.Pod) {
+			withPreStop(hook)(p)
+			p.Status.PodIP, p.Status.PodIPs = "127.0.0.2", []corev1.PodIP{{IP: "127.0.0.2"}}
+		}, "app")
+		h.crr("r", "web", nil, "app")
+		h.reconcile("r")
+		if f := hookFailures(h.events()); len(f) != 0 || len(h.stops()) != 1 {
+			t.Fatalf("events %v stops %v", f, h.stops())
+		}
+		if hook.HTTPGet != nil {
+			select {
+			case <-reached:
+			default:
+				t.Fatal("the HTTP hook did not reach the sandbox's address")
+			}
 		}
 	}
 }

@@ -106,7 +106,7 @@ func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.
 	start := e.Clock.Now()
 	hookMsg := ""
 	if RunsPreStop(c, total) {
-		hooks := &HookRunner{Runtime: e.Runtime, Clock: e.Clock, UserAgent: e.HookUserAgent}
+		hooks := &HookRunner{Runtime: e.Runtime, Addresses: e.Addresses, Clock: e.Clock, UserAgent: e.HookUserAgent}
 		if err := hooks.Run(ctx, pod, c, target, c.Lifecycle.PreStop, time.Duration(total)*time.Second); err != nil {
 			e.Recorder.Eventf(pod, crr, corev1.EventTypeWarning, ReasonFailedPreStopHook, "PreStopHook",
 				"PreStopHook of container %s failed: %v", name, err)

@@ -104,7 +104,7 @@ func startDaemon(nodeName string, rt cri.Runtime) *Engine {
 		func(mgr ctrl.Manager) error {
 			var err error
 			eng, err = Setup(mgr, Options{
-				NodeName: nodeName, Namespace: appsv1alpha1.DefaultOperatorNamespace, Runtime: rt,
+				NodeName: nodeName, Namespace: appsv1alpha1.DefaultOperatorNamespace, Runtime: rt, Addresses: &cri.Addresses{Runtime: rt},
 				UserAgent: prober.UserAgent("v1.37.2"), Recorder: mgr.GetEventRecorder("enhanced-liveness-daemon"),
 				LeaseInterval: time.Second,
 			})
@@ -126,6 +126,14 @@ func createPod(nodeName, name, containerID string) *corev1.Pod {
 		pod.Status.ContainerStatuses = nil
 		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
 	}
+	return pod
+}
+
+// createPod is createPod with the pod's sandbox in the test runtime, at 127.0.0.1 (where the
+// HTTP and TCP targets listen).
+func (tg *targets) createPod(nodeName, name, containerID string) *corev1.Pod {
+	pod := createPod(nodeName, name, containerID)
+	tg.cri.AddSandbox("sb-"+string(pod.UID), string(pod.UID), "127.0.0.1", false)
 	return pod
 }
 
@@ -238,7 +246,7 @@ var _ = Describe("node daemon probe engine", func() {
 				h.Exec = &corev1.ExecAction{Command: []string{cmd}}
 				id = "containerd://" + tg.cri.AddContainer("sb-"+name, "app")
 			}
-			pod := createPod(node, name, id)
+			pod := tg.createPod(node, name, id)
 			if h.Exec != nil {
 				tg.cri.SetOwner(cri.TrimContainerID(id), string(pod.UID), "app")
 			}
@@ -344,14 +352,14 @@ var _ = Describe("node daemon probe engine", func() {
 	It("renews its Lease and never touches another node's NodePodProbe or report", func() {
 		tg := startTargets()
 		other := "node-other"
-		otherPod := createPod(other, "other-pod", "containerd://other")
+		otherPod := tg.createPod(other, "other-pod", "containerd://other")
 		otherNPP := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: other}}
 		otherNPP.Spec.PodProbes = []appsv1alpha1.PodProbe{podProbe(otherPod, corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/fail", Port: intstr.FromInt32(int32(tg.httpPort))}})}
 		createNPP(otherNPP)
 		otherRV, otherReportRV := getNPP(other).ResourceVersion, getReport(other).ResourceVersion
 
 		node := "node-lease"
-		pod := createPod(node, "lease-pod", "containerd://lease")
+		pod := tg.createPod(node, "lease-pod", "containerd://lease")
 		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
 		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{podProbe(pod, corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromInt32(int32(tg.httpPort))}})}
 		createNPP(npp)

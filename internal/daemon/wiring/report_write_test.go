@@ -37,8 +37,8 @@ var _ = Describe("node daemon results", func() {
 	It("writes them to the node's report only, never to the NodePodProbe", func() {
 		tg := startTargets()
 		node := "node-report"
-		okPod := createPod(node, "report-ok", "containerd://report-ok")
-		failPod := createPod(node, "report-fail", "containerd://report-fail")
+		okPod := tg.createPod(node, "report-ok", "containerd://report-ok")
+		failPod := tg.createPod(node, "report-fail", "containerd://report-fail")
 		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
 		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{
 			podProbe(okPod, corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromInt32(int32(tg.httpPort))}}),
@@ -86,7 +86,7 @@ var _ = Describe("node daemon results", func() {
 	It("writes nothing while the node has no report, and the report once the manager creates it", func() {
 		tg := startTargets()
 		node := "node-no-report"
-		failPod := createPod(node, "noreport-fail", "containerd://noreport-fail")
+		failPod := tg.createPod(node, "noreport-fail", "containerd://noreport-fail")
 		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
 		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{
 			podProbe(failPod, corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/fail", Port: intstr.FromInt32(int32(tg.httpPort))}}),

@@ -69,6 +69,8 @@ type Options struct {
 	NodeName, Namespace string
 	// Runtime runs exec probes, once it says the container is the pod's.
 	Runtime cri.ExecRuntime
+	// Addresses gives the pod address that HTTP, TCP and gRPC probes naming no host dial.
+	Addresses *cri.Addresses
 	// UserAgent of HTTP and gRPC probes (prober.UserAgent).
 	UserAgent string
 	// Recorder emits the probe events; nil emits none.
@@ -93,6 +95,7 @@ type Engine struct {
 // whose cache must be built with CacheOptions.
 func Setup(mgr ctrl.Manager, o Options) (*Engine, error) {
 	probes := prober.NewManager(o.Runtime, o.UserAgent, &prober.Events{Recorder: o.Recorder})
+	probes.Addresses = o.Addresses
 	e := &Engine{
 		Probes: probes,
 		Status: &prober.StatusWriter{

@@ -72,25 +72,25 @@ var _ = Describe("node daemon trust boundary", func() {
 
 		By("a pod with no probe at all, which a cluster admin named in the NodePodProbe")
 		plainID := "containerd://" + tg.cri.AddContainer("sb-plain", "app")
-		plain := createPod(node, "plain", plainID)
+		plain := tg.createPod(node, "plain", plainID)
 		tg.cri.SetOwner(cri.TrimContainerID(plainID), string(plain.UID), "app")
 		By("a pod created with the enrolled label and a hand-written exec context, never admitted")
 		forgedID := "containerd://" + tg.cri.AddContainer("sb-forged", "app")
-		forged := createPod(node, "forged", forgedID)
+		forged := tg.createPod(node, "forged", forgedID)
 		tg.cri.SetOwner(cri.TrimContainerID(forgedID), string(forged.UID), "app")
 		setProbeContext(forged, evil)
 		forged.Labels = map[string]string{appsv1alpha1.LabelEnrolled: appsv1alpha1.TrueValue}
 		Expect(k8sClient.Update(ctx, forged)).To(Succeed())
 		By("a sealed pod with an HTTP probe whose context was rewritten into an exec after the seal")
 		swappedID := "containerd://" + tg.cri.AddContainer("sb-swapped", "app")
-		swapped := createPod(node, "swapped", swappedID)
+		swapped := tg.createPod(node, "swapped", swappedID)
 		tg.cri.SetOwner(cri.TrimContainerID(swappedID), string(swapped.UID), "app")
 		podProbe(swapped, corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromInt32(int32(tg.httpPort))}})
 		setProbeContext(swapped, evil)
 		Expect(k8sClient.Update(ctx, swapped)).To(Succeed())
 		By("and a sealed pod with an exec probe, named as the mapping controller names it")
 		goodID := "containerd://" + tg.cri.AddContainer("sb-good", "app")
-		good := createPod(node, "good", goodID)
+		good := tg.createPod(node, "good", goodID)
 		tg.cri.SetOwner(cri.TrimContainerID(goodID), string(good.UID), "app")
 		goodEntry := podProbe(good, corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"ok"}}})
 
@@ -140,11 +140,11 @@ var _ = Describe("node daemon trust boundary", func() {
 	It("keeps probing across a key rotation, and probes a pod sealed with the new key once the key is published", func() {
 		tg := startTargets()
 		node := "node-rotation"
-		oldPod := createPod(node, "sealed-old", "containerd://sealed-old")
+		oldPod := tg.createPod(node, "sealed-old", "containerd://sealed-old")
 		oldEntry := podProbe(oldPod, corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromInt32(int32(tg.httpPort))}})
 		newKey, err := signature.GenerateKeyPair()
 		Expect(err).NotTo(HaveOccurred())
-		newPod := createPod(node, "sealed-new", "containerd://sealed-new")
+		newPod := tg.createPod(node, "sealed-new", "containerd://sealed-new")
 		newProbe := corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromInt32(int32(tg.httpPort))}},
 			TimeoutSeconds: 1, PeriodSeconds: 1, SuccessThreshold: 1, FailureThreshold: 1}
 		setProbeContext(newPod, newProbe)
@@ -183,7 +183,7 @@ var _ = Describe("node daemon trust boundary", func() {
 	It("reports a probe NotProbed once its key is removed after it passed: never omitted as passing", func() {
 		tg := startTargets()
 		node := "node-retired"
-		pod := createPod(node, "sealed-retired", "containerd://sealed-retired")
+		pod := tg.createPod(node, "sealed-retired", "containerd://sealed-retired")
 		entry := podProbe(pod, corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromInt32(int32(tg.httpPort))}})
 		createNPP(&appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node},
 			Spec: appsv1alpha1.NodePodProbeSpec{PodProbes: []appsv1alpha1.PodProbe{entry}}})

@@ -47,7 +47,8 @@ type ExecResult struct {
 
 // Call records one RPC the server received.
 type Call struct {
-	Method      string
+	Method string
+	// ContainerID is the container's ID, or the sandbox's for a sandbox call.
 	ContainerID string
 	Cmd         []string
 	Timeout     int64
@@ -63,9 +64,13 @@ type Server struct {
 	// StopFunc is called by StopContainer before the container is marked exited; an error fails the call.
 	StopFunc func(containerID string, timeout int64) error
 
+	// PodIP is the address of the sandboxes AddContainer creates.
+	PodIP string
+
 	mu         sync.Mutex
 	containers map[string]*runtimeapi.ContainerStatus
 	sandboxes  map[string]string // container ID -> sandbox ID
+	pods       map[string]*runtimeapi.PodSandboxStatus
 	calls      []Call
 	nextID     int
 
@@ -82,10 +87,7 @@ func (s *Server) Start(dir string) (string, error) {
 		return "", err
 	}
 	s.mu.Lock()
-	if s.containers == nil {
-		s.containers = map[string]*runtimeapi.ContainerStatus{}
-		s.sandboxes = map[string]string{}
-	}
+	s.initLocked()
 	s.grpc = grpc.NewServer()
 	s.endpoint = "unix://" + path
 	s.mu.Unlock()
@@ -101,15 +103,23 @@ func (s *Server) Close() {
 	}
 }
 
-// AddContainer registers a running container named name of the pod whose UID is podUID, labelled
-// as the kubelet labels it, and returns its ID (without the "containerd://" prefix). The pod's
-// sandbox ID is its UID.
-func (s *Server) AddContainer(podUID, name string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Server) initLocked() {
 	if s.containers == nil {
 		s.containers = map[string]*runtimeapi.ContainerStatus{}
 		s.sandboxes = map[string]string{}
+		s.pods = map[string]*runtimeapi.PodSandboxStatus{}
+	}
+}
+
+// AddContainer registers a running container named name of the pod whose UID is podUID, labelled
+// as the kubelet labels it, and returns its ID (without the "containerd://" prefix). The pod's
+// sandbox ID is its UID; the sandbox is created, ready with address PodIP, if it is new.
+func (s *Server) AddContainer(podUID, name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.initLocked()
+	if _, ok := s.pods[podUID]; !ok {
+		s.pods[podUID] = newSandbox(podUID, podUID, s.PodIP)
 	}
 	s.nextID++
 	id := fmt.Sprintf("%s-%s-%04d", podUID, name, s.nextID)
@@ -135,6 +145,9 @@ func (s *Server) SetOwner(id, podUID, name string) {
 	if c, ok := s.containers[id]; ok {
 		c.Labels = map[string]string{cri.LabelPodUID: podUID, cri.LabelContainerName: name}
 		s.sandboxes[id] = podUID
+		if _, ok := s.pods[podUID]; !ok {
+			s.pods[podUID] = newSandbox(podUID, podUID, s.PodIP)
+		}
 	}
 }
 

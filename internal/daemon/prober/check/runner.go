@@ -55,7 +55,8 @@ type Spec struct {
 	// Container is the probed container's spec (named ports, env); nil when the pod has none of
 	// that name.
 	Container *corev1.Container
-	// PodIP is the address to probe when the handler names no host; empty while the pod has none.
+	// PodIP is the address to probe when the handler names no host: the pod sandbox's, as the
+	// container runtime reports it (never the pod's status.podIP, which a pods/status writer sets).
 	PodIP string
 }
 
@@ -100,6 +101,12 @@ func kindOf(h *corev1.ProbeHandler) *kind {
 		}
 	}
 	return nil
+}
+
+// DialsPod reports whether h connects to the pod's own address: an HTTP or TCP probe that names
+// no host, or a gRPC probe (which cannot name one).
+func DialsPod(h *corev1.ProbeHandler) bool {
+	return h.HTTPGet != nil && h.HTTPGet.Host == "" || h.TCPSocket != nil && h.TCPSocket.Host == "" || h.GRPC != nil
 }
 
 // Label names the kind of h in metrics (exec, http, tcp, grpc), or "none".

@@ -46,7 +46,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/memlimit"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/bench/measure"
@@ -238,6 +240,7 @@ func measureSide(c config) (Report, error) {
 func runOurs(ctx context.Context, c config, host string, port int, rec *measure.Durations, probes *atomic.Int64) {
 	memlimit.Apply(c.memoryLimit)
 	m := prober.NewManager(nil, "kube-probe/1.37", nil)
+	m.Addresses = &cri.Addresses{Runtime: benchSandboxes{ip: host}}
 	m.LagObserver = func(d time.Duration) { probes.Add(1); rec.Add(d) }
 	go func() { _ = m.Start(ctx) }()
 	pods := benchPods(c.workers, host, port, c.period)
@@ -272,6 +275,19 @@ func benchPods(n int, host string, port int, period time.Duration) []*corev1.Pod
 		})
 	}
 	return pods
+}
+
+// benchSandboxes answers as a runtime whose every pod has one ready sandbox at ip: the bench's
+// pods all point at one server.
+type benchSandboxes struct{ ip string }
+
+func (b benchSandboxes) ListPodSandbox(_ context.Context, f *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+	return []*runtimeapi.PodSandbox{{Id: "sb-" + f.GetLabelSelector()[cri.LabelPodUID], State: runtimeapi.PodSandboxState_SANDBOX_READY,
+		Labels: f.GetLabelSelector()}}, nil
+}
+
+func (b benchSandboxes) PodSandboxStatus(_ context.Context, id string, _ bool) (*runtimeapi.PodSandboxStatusResponse, error) {
+	return &runtimeapi.PodSandboxStatusResponse{Status: &runtimeapi.PodSandboxStatus{Id: id, Network: &runtimeapi.PodSandboxNetworkStatus{Ip: b.ip}}}, nil
 }
 
 // failures counts the failed runs of our engine from its metrics.
