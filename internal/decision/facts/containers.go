@@ -47,8 +47,9 @@ func (r *Reader) containerStates(ctx context.Context, p *corev1.Pod) ([]rules.Co
 		cs.Running, _ = podutil.RunningContainerID(p, probe.Container)
 		s := stateOf(status, probe.Name)
 		switch {
-		case s == nil:
-			cs.Healthy = rep.complete // not listed in a complete report: it passed
+		case s == nil || s.Passing():
+			// Left out of a complete report, or listed passing: it passed, if the daemon reports.
+			cs.Healthy = rep.passed(probe.Name)
 		case s.Failed():
 			cs.Failing = true
 		case s.Suspect():
@@ -58,8 +59,6 @@ func (r *Reader) containerStates(ctx context.Context, p *corev1.Pod) ([]rules.Co
 			}
 			// A mark an earlier daemon instance left is no evidence.
 			cs.Suspect = d.Started.IsZero() || !s.FailingSince.Time.Before(d.Started)
-		case s.Passing():
-			cs.Healthy = true
 		}
 		if cs.Failing || cs.Suspect {
 			cs.Onset = r.onsets.of(node, p.UID, s)

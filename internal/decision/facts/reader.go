@@ -85,7 +85,15 @@ func (r *Reader) nodeReport(ctx context.Context, node string) (nodeReport, error
 			rep = nil
 		}
 	}
-	r.reports[node] = newNodeReport(npp, rep)
+	reporting := false
+	if rep != nil {
+		d, err := r.daemon(ctx, node)
+		if err != nil {
+			return nodeReport{}, err
+		}
+		reporting = d.Reporting
+	}
+	r.reports[node] = newNodeReport(npp, rep, reporting)
 	return r.reports[node], nil
 }
 
@@ -107,7 +115,8 @@ type Evidence struct {
 	// Suspect: a probe has started failing below its threshold. A mark taken before the node's
 	// daemon started (an earlier instance left it) is no evidence.
 	Suspect bool
-	// Passed: a probe has succeeded and none is failing: the probe can pass on this pod.
+	// Passed: a probe has succeeded and none is failing: the probe can pass on this pod. Never
+	// while the node's daemon is not reporting (what its report says may be long gone).
 	Passed bool
 	// Since is when its earliest current run of failures began (failingSince, on its node's
 	// clock); zero when none is marked.
@@ -121,7 +130,7 @@ func (r *Reader) Evidence(ctx context.Context, pod *corev1.Pod) (Evidence, error
 	if err != nil {
 		return e, err
 	}
-	succeeded := rep.omittedPassing()
+	succeeded := rep.anyPassed()
 	ps := rep.status
 	if ps == nil {
 		e.Passed = succeeded
@@ -129,9 +138,6 @@ func (r *Reader) Evidence(ctx context.Context, pod *corev1.Pod) (Evidence, error
 	}
 	for i := range ps.ProbeStates {
 		s := &ps.ProbeStates[i]
-		if s.Passing() {
-			succeeded = true
-		}
 		if s.FailingSince != nil && (e.Since.IsZero() || s.FailingSince.Time.Before(e.Since)) {
 			e.Since = s.FailingSince.Time
 		}

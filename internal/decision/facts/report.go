@@ -35,10 +35,14 @@ type nodeReport struct {
 	omitsPassing bool
 	// written: a daemon has written the report (appsv1alpha1.NodePodProbeReport.Written).
 	written bool
+	// reporting: the node's daemon renews its Lease. While it does not, nothing the report says
+	// is passing: a probe nobody runs any more would read as healthy, omitted or listed.
+	reporting bool
 }
 
-// newNodeReport indexes the spec of npp and the results of rep (nil: none yet).
-func newNodeReport(npp *appsv1alpha1.NodePodProbe, rep *appsv1alpha1.NodePodProbeReport) nodeReport {
+// newNodeReport indexes the spec of npp and the results of rep (nil: none yet); reporting says
+// whether the node's daemon renews its Lease.
+func newNodeReport(npp *appsv1alpha1.NodePodProbe, rep *appsv1alpha1.NodePodProbeReport, reporting bool) nodeReport {
 	if npp == nil {
 		return nodeReport{}
 	}
@@ -50,7 +54,7 @@ func newNodeReport(npp *appsv1alpha1.NodePodProbe, rep *appsv1alpha1.NodePodProb
 		return r
 	}
 	results := &rep.Status
-	r.written = rep.Written()
+	r.written, r.reporting = rep.Written(), reporting
 	r.omitsPassing = results.CompleteFor(npp.Generation)
 	r.states = make(map[types.UID]*appsv1alpha1.PodProbeStatus, len(results.PodProbeStatuses))
 	for i := range results.PodProbeStatuses {
@@ -60,33 +64,45 @@ func newNodeReport(npp *appsv1alpha1.NodePodProbe, rep *appsv1alpha1.NodePodProb
 }
 
 // podReport is what the node's report says of one pod: the probes the daemon runs for it (none
-// when the NodePodProbe does not name it), its listed states, and whether the report is complete
-// for the spec (then a probe it does not list passed).
+// when the NodePodProbe does not name it), its listed states, whether the report is complete
+// for the spec (then a probe it does not list passed), and whether anything in it may be read as
+// passing.
 type podReport struct {
 	probes   []probecontext.Probe
 	status   *appsv1alpha1.PodProbeStatus
 	complete bool
+	// readsPassing: the node's daemon is reporting. Otherwise no probe of the pod passes,
+	// whatever the report lists or omits.
+	readsPassing bool
 }
 
 // pod returns what the report says of pod. Its probes are those the daemon derives from the pod
 // (probecontext.PodProbes), from the same sealed probe context: the manager names only sealed
 // pods, so the context decodes.
 func (r nodeReport) pod(pod *corev1.Pod) podReport {
-	rep := podReport{status: r.states[pod.UID], complete: r.omitsPassing}
+	rep := podReport{status: r.states[pod.UID], complete: r.omitsPassing, readsPassing: r.reporting}
 	if r.named[pod.UID] {
 		rep.probes, _, _ = probecontext.PodProbes(pod)
 	}
 	return rep
 }
 
-// omittedPassing reports whether a probe of the pod passed without being listed: the report is
-// complete for the spec, and some probe of the pod has no listed state.
-func (p podReport) omittedPassing() bool {
-	if !p.complete {
+// passed reports whether the report says a probe of the pod passed its last run: listed
+// passing, or left out of a report complete for the spec, while anything in it reads as passing.
+func (p podReport) passed(probe string) bool {
+	if !p.readsPassing {
 		return false
 	}
+	if s := stateOf(p.status, probe); s != nil {
+		return s.Passing()
+	}
+	return p.complete
+}
+
+// anyPassed reports whether some probe of the pod passed its last run (passed).
+func (p podReport) anyPassed() bool {
 	for i := range p.probes {
-		if stateOf(p.status, p.probes[i].Name) == nil {
+		if p.passed(p.probes[i].Name) {
 			return true
 		}
 	}

@@ -19,6 +19,7 @@ package facts
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -44,6 +45,9 @@ const (
 	unprobed probeIs = "unprobed" // no result yet
 	// notProbed: the daemon does not run it (its trust gate refused the pod after it passed).
 	notProbed probeIs = "notProbed"
+	// listedPassing: listed Succeeded without a run of failures (the daemon leaves such states
+	// out; a report may still list one).
+	listedPassing probeIs = "listedPassing"
 )
 
 // The evidence of a pod from its node's report, which lists only what is not passing: complete
@@ -115,6 +119,76 @@ func TestEvidence_ReportOmitsOnlyPodsOfItsSpec(t *testing.T) {
 	}
 }
 
+// While the node's daemon is not reporting (its Lease expired, or there is none), nothing in its
+// report is passing, omitted or listed: a pod nobody probes any more is not healthy, for its pod
+// evidence nor for its containers. Unprobed says so for every probe of the pod.
+func TestNothingPassesWhileTheDaemonIsNotReporting(t *testing.T) {
+	now := time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		probes []probeIs
+	}{
+		{"one probe passing", []probeIs{passing}},
+		{"both passing", []probeIs{passing, passing}},
+		{"one listed passing", []probeIs{listedPassing}},
+		{"passing and listed passing", []probeIs{passing, listedPassing}},
+		{"passing and failed", []probeIs{passing, failed}},
+	} {
+		for _, daemon := range []string{"reporting", "lease expired", "no lease"} {
+			t.Run(tc.name+", "+daemon, func(t *testing.T) {
+				npp, rep, pod := nodeResults(now, tc.probes, "current spec")
+				lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "elo-system", Name: appsv1alpha1.DaemonLeasePrefix + "n1"},
+					Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: now}, AcquireTime: &metav1.MicroTime{Time: now.Add(-time.Hour)}}}
+				objs := []client.Object{npp, rep, pod}
+				if daemon != "no lease" {
+					objs = append(objs, lease)
+				}
+				cache := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithObjects(objs...).Build()
+				clk := clocktesting.NewFakePassiveClock(now)
+				b := NewBuilder(cache, NewWorkloads(cache, cache, cache, clk), Options{Default: rules.DefaultPolicy(rules.Defaults{}),
+					OperatorNamespace: "elo-system", Clock: clk})
+				ctx := context.Background()
+				if _, err := b.Reader().Evidence(ctx, pod); err != nil { // the manager sees the renewal now
+					t.Fatal(err)
+				}
+				reporting := daemon == "reporting"
+				if daemon == "lease expired" {
+					clk.SetTime(now.Add(time.Duration(appsv1alpha1.DaemonLeaseDuration+1) * time.Second))
+				}
+				rd := b.Reader()
+				e, err := rd.Evidence(ctx, pod)
+				if err != nil {
+					t.Fatal(err)
+				}
+				failing := slices.Contains(tc.probes, failed)
+				if want := reporting && !failing; e.Passed != want {
+					t.Fatalf("evidence %+v: passed %t, want %t", e, e.Passed, want)
+				}
+				containers, err := rd.containerStates(ctx, pod)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, c := range containers {
+					if want := reporting && tc.probes[i] != failed; c.Healthy != want {
+						t.Fatalf("container %s (%s): healthy %t, want %t", c.Name, tc.probes[i], c.Healthy, want)
+					}
+				}
+				u, err := rd.Unprobed(ctx, pod)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := (Unprobed{Containers: len(tc.probes), Reason: UnprobedDaemonNotReporting}); !reporting &&
+					(u.Containers != want.Containers || u.Reason != want.Reason) {
+					t.Fatalf("unprobed %+v, want %+v", u, want)
+				}
+				if reporting && u.Containers != 0 {
+					t.Fatalf("unprobed %+v while the daemon reports", u)
+				}
+			})
+		}
+	}
+}
+
 // nodeResults builds the NodePodProbe of node n1 with one pod whose probes are as given, and its
 // report as the daemon writes it, listing only what is not passing: for the current spec, or
 // ("older spec") written before the spec's last change.
@@ -133,6 +207,8 @@ func nodeResults(now time.Time, probes []probeIs, shape string) (*appsv1alpha1.N
 		switch is {
 		case passing:
 			continue
+		case listedPassing:
+			s.State = appsv1alpha1.ProbeSucceeded
 		case failed:
 			s.State, s.FailingSince = appsv1alpha1.ProbeFailed, &at
 		case suspect:
