@@ -41,6 +41,8 @@ const (
 	MaxProbeNameLength = MaxPodNameLength + len("-") + MaxContainerNameLength
 	// MaxProbeMessageLength is the longest status message of a probe state.
 	MaxProbeMessageLength = 1024
+	// MaxPodNotProbedLength is the longest notProbed reason of a pod in the report.
+	MaxPodNotProbedLength = 256
 )
 
 // ValidatePodProbe checks one spec.podProbes entry against every rule of the NodePodProbe schema,

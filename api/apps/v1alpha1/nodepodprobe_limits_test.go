@@ -113,6 +113,7 @@ func TestNodePodProbeCRDLimitsAreTheConstants(t *testing.T) {
 		".status.podProbeStatuses maxItems":                          MaxPodProbesPerNode,
 		".status.podProbeStatuses[].probeStates maxItems":            MaxProbesPerPod,
 		".status.podProbeStatuses[].probeStates[].message maxLength": MaxProbeMessageLength,
+		".status.podProbeStatuses[].notProbed maxLength":             MaxPodNotProbedLength,
 	}
 	for file, want := range map[string]map[string]int{
 		"apps.enhancedliveness.io_nodepodprobes.yaml":       spec,

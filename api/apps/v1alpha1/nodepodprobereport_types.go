@@ -71,7 +71,7 @@ type ProbeResults struct {
 	FailingProbes int32 `json:"failingProbes,omitempty"`
 
 	// podProbeStatuses holds the probe results per pod, one entry per pod UID: only the probes
-	// that are not passing.
+	// that are not passing, and the pods the daemon probes none of (notProbed).
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1000
 	// +optional
@@ -98,6 +98,14 @@ type PodProbeStatus struct {
 	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	ProbeStates []ContainerProbeState `json:"probeStates,omitempty"`
+
+	// notProbed is set when the daemon runs none of the pod's probes and cannot name them: it
+	// has no pod with this UID (yet), or the pod's probe context does not decode. It says why, in
+	// short: the cause, a colon and the reason (e.g. "pod-not-found: ..."); probeStates is then
+	// empty. The manager reads every probe of the pod as not probed, never as passing nor as failed.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	NotProbed string `json:"notProbed,omitempty"`
 }
 
 // ContainerProbeState is the result of one probe.

@@ -25,6 +25,7 @@ import (
 	promtestutil "github.com/prometheus/client_golang/prometheus/testutil"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
@@ -33,6 +34,17 @@ import (
 // notProbed: the daemon does not run the pod's probe of container (its trust gate refused it).
 func notProbed(pod *corev1.Pod, container string) probeState {
 	return probeState{pod: pod, container: container, state: appsv1alpha1.ProbeNotProbed}
+}
+
+// listPodNotProbed plays the daemon that cannot name pod's probes (it has no such pod, its
+// context does not decode): the node's report lists the pod itself not probed, with why.
+func listPodNotProbed(node string, pod *corev1.Pod, why string) {
+	GinkgoHelper()
+	rep := &appsv1alpha1.NodePodProbeReport{}
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Name: node}, rep)).To(Succeed())
+	rep.Status.PodProbeStatuses = append(rep.Status.PodProbeStatuses,
+		appsv1alpha1.PodProbeStatus{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, NotProbed: why})
+	Expect(k8sClient.Status().Update(ctx, rep)).To(Succeed())
 }
 
 // unprobedGauge reads enhanced_liveness_unprobed_containers of namespace ns.
@@ -89,6 +101,27 @@ var _ = Describe("Unprobed containers", Ordered, func() {
 		report(node, pods)
 		Eventually(policyStatus(pol), wait, poll).Should(HaveField("UnprobedContainers", int32(0)))
 		Eventually(unprobedGauge(ns), wait, poll).Should(BeZero())
+	})
+
+	It("counts every container of a pod whose probes the daemon cannot name", func() {
+		ns, node := newNamespace(), newNode()
+		pol := createPolicy(ns, "all", nil)
+		a := createPod(ns, "a", node, podOpts{containers: []string{"app", "side"}})
+		b := createPod(ns, "b", node, podOpts{})
+		pods := []*corev1.Pod{a, b}
+		report(node, pods)
+		Eventually(policyStatus(pol), wait, poll).Should(HaveField("EnrolledPods", int32(2)))
+		Eventually(unprobedGauge(ns), wait, poll).Should(BeZero())
+
+		By("the daemon has no pod with a's UID: the report lists a itself not probed")
+		listPodNotProbed(node, a, "pod-not-found: no pod with UID "+string(a.UID)+" on this node (yet)")
+		Eventually(policyStatus(pol), wait, poll).Should(And(HaveField("UnprobedContainers", int32(2)),
+			HaveField("FailingContainers", int32(0))))
+		Eventually(unprobedGauge(ns), wait, poll).Should(BeEquivalentTo(2))
+		Eventually(notProbedEvents(ns, "a"), wait, poll).Should(ContainElement(
+			ContainSubstring("probes none of the pod's probes: pod-not-found: no pod with UID")))
+		Expect(notProbedEvents(ns, "b")()).To(BeEmpty())
+		Expect(crrs(ns)).To(BeEmpty(), "not probed is no failure")
 	})
 
 	It("counts the enrolled pods of a node no daemon runs on", func() {

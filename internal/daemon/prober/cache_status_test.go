@@ -198,6 +198,35 @@ func TestBuildStatus_ListsHeldProbesNotProbed(t *testing.T) {
 	}
 }
 
+// A pod whose probes the daemon cannot name (no such pod, a context that does not decode) is
+// listed not probed as a pod, with why (capped), and no probe state: left out of a report
+// complete for its spec it would read as passing. A new reason is a change worth a write.
+func TestBuildStatus_ListsAPodItCannotNameNotProbed(t *testing.T) {
+	c := NewCache()
+	plan := &Plan{Generation: 2, Pods: []PlannedPod{plannedPod("a", "u1"), plannedPod("b", "u2")}}
+	shown := BuildStatus(plan, &appsv1alpha1.ProbeResults{}, c)
+	if len(shown.PodProbeStatuses) != 0 {
+		t.Fatalf("pods with no probe and no reason: %+v", shown.PodProbeStatuses)
+	}
+	plan.Pods[0].NotProbed = "pod-not-found: " + strings.Repeat("x", 1000)
+	st := BuildStatus(plan, &shown, c)
+	if sameReport(&shown, &st) {
+		t.Fatal("a pod newly not probed must cause a write")
+	}
+	if len(st.PodProbeStatuses) != 1 || st.ProbedPods != 0 {
+		t.Fatalf("%+v: want a listed, no probed pod", st)
+	}
+	ps := st.PodProbeStatuses[0]
+	if ps.UID != "u1" || len(ps.ProbeStates) != 0 || !strings.HasPrefix(ps.NotProbed, "pod-not-found: x") ||
+		len(ps.NotProbed) > appsv1alpha1.MaxPodNotProbedLength {
+		t.Fatalf("pod %+v", ps)
+	}
+	plan.Pods[0].NotProbed = "undecodable: bad"
+	if again := BuildStatus(plan, &st, c); sameReport(&st, &again) {
+		t.Fatal("another reason must cause a write")
+	}
+}
+
 func TestBuildStatus_WritesOnlyOnChanges(t *testing.T) {
 	now := time.Unix(1000, 0)
 	c := NewCache()

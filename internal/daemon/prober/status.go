@@ -90,6 +90,10 @@ type PlannedPod struct {
 	Name, Namespace string
 	UID             types.UID
 	Probes          []Target
+	// NotProbed says why the daemon runs none of the pod's probes when it cannot name them
+	// (it has no such pod, its probe context does not decode): Probes is then empty, and the
+	// report lists the pod as not probed.
+	NotProbed string
 }
 
 // NeedLeaderElection is false: each node writes its own object.
@@ -247,7 +251,8 @@ func (s *StatusWriter) count(res patch.Result, err error) error {
 // BuildStatus computes the report of the plan from the cache and the results the report shows.
 // It lists only what a decision needs: the probes of the plan that are failing, suspect (a run of
 // failures below the threshold), not probed yet (state Unknown) or held back by the trust gate
-// (NotProbed, Target.NotRun: always listed, whatever result an earlier worker left), and sets probedGeneration to
+// (NotProbed, Target.NotRun: always listed, whatever result an earlier worker left), and the pods
+// whose probes it cannot name at all (PlannedPod.NotProbed), and sets probedGeneration to
 // the plan's spec generation, which says that every other probe of that spec passed its last probe. A
 // write then costs the API server what is wrong on the node, not how many pods it runs. A probe
 // without a result in the cache (its worker has not run since the daemon started, or it stopped
@@ -270,6 +275,12 @@ func BuildStatus(plan *Plan, shown *appsv1alpha1.ProbeResults, results *Cache) a
 	omittedPassing := shown.CompleteFor(plan.Generation)
 	for i := range plan.Pods {
 		pp := &plan.Pods[i]
+		if pp.NotProbed != "" {
+			// Never omitted: an omitted pod of a complete report reads as passing.
+			st.PodProbeStatuses = append(st.PodProbeStatuses, appsv1alpha1.PodProbeStatus{Name: pp.Name, Namespace: pp.Namespace,
+				UID: pp.UID, NotProbed: truncate.String(pp.NotProbed, appsv1alpha1.MaxPodNotProbedLength)})
+			continue
+		}
 		var states []appsv1alpha1.ContainerProbeState
 		probed := false
 		for j := range pp.Probes {
@@ -327,7 +338,8 @@ func sameReport(a, b *appsv1alpha1.ProbeResults) bool {
 	}
 	for i := range a.PodProbeStatuses {
 		pa, pb := &a.PodProbeStatuses[i], &b.PodProbeStatuses[i]
-		if pa.UID != pb.UID || pa.Name != pb.Name || pa.Namespace != pb.Namespace || len(pa.ProbeStates) != len(pb.ProbeStates) {
+		if pa.UID != pb.UID || pa.Name != pb.Name || pa.Namespace != pb.Namespace || pa.NotProbed != pb.NotProbed ||
+			len(pa.ProbeStates) != len(pb.ProbeStates) {
 			return false
 		}
 		for j := range pa.ProbeStates {

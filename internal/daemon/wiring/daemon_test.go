@@ -201,9 +201,13 @@ func getResults(name string) results {
 
 // stateOf maps pod name -> reported state of its single probe. A pod of the spec the report
 // leaves out passed its last probe (status.probedGeneration): it maps to a bare Succeeded state.
+// A pod listed notProbed maps to a NotProbed state with that message.
 func stateOf(r results) map[string]appsv1alpha1.ContainerProbeState {
 	out := map[string]appsv1alpha1.ContainerProbeState{}
 	for _, ps := range r.Status.PodProbeStatuses {
+		if ps.NotProbed != "" {
+			out[ps.Name] = appsv1alpha1.ContainerProbeState{State: appsv1alpha1.ProbeNotProbed, Message: ps.NotProbed}
+		}
 		for _, s := range ps.ProbeStates {
 			out[ps.Name] = s
 		}

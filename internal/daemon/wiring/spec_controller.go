@@ -108,13 +108,18 @@ func (r *SpecReconciler) trustedKeys(ctx context.Context) (signature.KeySet, err
 }
 
 // Plan is the report's view of the judged entries of spec generation generation: every pod with
-// its probes, those the daemon runs and those it holds back (without a handler).
+// its probes, those the daemon runs and those it holds back (without a handler), or, for a pod
+// held back whose probes it cannot name (no such pod, a context that does not decode), why.
 func Plan(generation int64, entries []gate.Entry) *prober.Plan {
 	plan := &prober.Plan{Generation: generation, Pods: make([]prober.PlannedPod, 0, len(entries))}
 	for i := range entries {
 		e := &entries[i]
-		plan.Pods = append(plan.Pods, prober.PlannedPod{Name: e.Name, Namespace: e.Namespace, UID: e.UID,
-			Probes: append(targetsOf(e, e.Run), heldTargets(e)...)})
+		pp := prober.PlannedPod{Name: e.Name, Namespace: e.Namespace, UID: e.UID,
+			Probes: append(targetsOf(e, e.Run), heldTargets(e)...)}
+		if e.Why != "" && len(pp.Probes) == 0 {
+			pp.NotProbed = e.Why
+		}
+		plan.Pods = append(plan.Pods, pp)
 	}
 	return plan
 }

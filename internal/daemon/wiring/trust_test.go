@@ -116,9 +116,15 @@ var _ = Describe("node daemon trust boundary", func() {
 				g.Expect(execsIn(tg.cri, id)).To(BeEmpty(), "nothing ran in %s", id)
 			}
 			// Only the sealed pod has a result. The probes the others' contexts name are reported
-			// NotProbed, with the gate's cause; the pod without a context names none.
+			// NotProbed, with the gate's cause; the pod without a context names none: the pod
+			// itself is listed not probed.
 			listed := map[string]appsv1alpha1.ContainerProbeState{}
 			for _, ps := range getReport(node).Status.PodProbeStatuses {
+				if ps.Name == "plain" {
+					g.Expect(ps.ProbeStates).To(BeEmpty())
+					g.Expect(ps.NotProbed).To(HavePrefix(gate.CauseNotSigned + ": "))
+					continue
+				}
 				g.Expect(ps.ProbeStates).To(HaveLen(1), ps.Name)
 				listed[ps.Name] = ps.ProbeStates[0]
 			}
@@ -135,6 +141,42 @@ var _ = Describe("node daemon trust boundary", func() {
 			prom.ToFloat64(gate.Refusals.WithLabelValues(gate.CauseBadSeal)) - refusedBefore
 		Expect(refused).To(BeEquivalentTo(3))
 		Expect(rejectedNotes("good")).To(BeEmpty())
+	})
+
+	It("lists a pod whose probes it cannot name as not probed, never leaves it out as passing", func() {
+		tg := startTargets()
+		node := "node-unnamed"
+		By("a sealed pod the daemon probes")
+		goodID := "containerd://" + tg.cri.AddContainer("sb-named-good", "app")
+		good := createPod(node, "named-good", goodID)
+		tg.cri.SetOwner(cri.TrimContainerID(goodID), string(good.UID), "app")
+		goodEntry := podProbe(good, corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"ok"}}})
+		By("a pod whose probe context does not decode")
+		garbled := createPod(node, "garbled", "containerd://garbled")
+		garbled.Annotations = map[string]string{appsv1alpha1.AnnotationProbeContext: `[{"name":`}
+		Expect(k8sClient.Update(ctx, garbled)).To(Succeed())
+		By("an entry naming a pod the daemon does not have")
+		ghost := appsv1alpha1.PodProbe{Name: "ghost", Namespace: ns, UID: "6f1c9a52-0000-4c0e-9d55-000000000000"}
+
+		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
+		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{goodEntry, entryFor(garbled), ghost}
+		createNPP(npp)
+		startDaemon(node, tg.rt)
+
+		Eventually(func(g Gomega) {
+			got := getResults(node)
+			g.Expect(got.Status.CompleteFor(got.npp.Generation)).To(BeTrue())
+			states := stateOf(got)
+			g.Expect(states["named-good"].State).To(Equal(appsv1alpha1.ProbeSucceeded))
+			g.Expect(states["garbled"].State).To(Equal(appsv1alpha1.ProbeNotProbed))
+			g.Expect(states["garbled"].Message).To(HavePrefix(gate.CauseNotSigned + ": "))
+			g.Expect(states["ghost"].State).To(Equal(appsv1alpha1.ProbeNotProbed))
+			g.Expect(states["ghost"].Message).To(HavePrefix(gate.CausePodNotFound + ": "))
+		}, "20s").Should(Succeed())
+		for _, ps := range getReport(node).Status.PodProbeStatuses {
+			Expect(ps.ProbeStates).To(BeEmpty(), "%s: a pod not probed has no probe states", ps.Name)
+			Expect(len(ps.NotProbed)).To(BeNumerically("<=", appsv1alpha1.MaxPodNotProbedLength))
+		}
 	})
 
 	It("keeps probing across a key rotation, and probes a pod sealed with the new key once the key is published", func() {

@@ -167,12 +167,13 @@ func (r *Reader) elsewhere(ctx context.Context, pod *corev1.Pod, f *rules.Facts)
 // names the pod, whose probe context has the probe), ordered by probe name so several failed
 // containers of one pod are handled in a stable order.
 func failures(rep nodeReport, pod *corev1.Pod) []rules.Failure {
-	ps := rep.states[pod.UID]
+	pr := rep.pod(pod)
+	ps := pr.status
 	if ps == nil || !rep.named[pod.UID] {
 		return nil
 	}
 	var out []rules.Failure
-	probes := rep.pod(pod).probes
+	probes := pr.probes
 	for _, s := range ps.ProbeStates {
 		if !s.Failed() {
 			continue

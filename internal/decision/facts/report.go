@@ -71,9 +71,12 @@ type podReport struct {
 	probes   []probecontext.Probe
 	status   *appsv1alpha1.PodProbeStatus
 	complete bool
-	// readsPassing: the node's daemon is reporting. Otherwise no probe of the pod passes,
-	// whatever the report lists or omits.
+	// readsPassing: the node's daemon is reporting and probes the pod. Otherwise no probe of the
+	// pod passes, whatever the report lists or omits.
 	readsPassing bool
+	// notProbed says why the daemon runs none of the pod's probes (the report's pod-level
+	// notProbed): every probe of the pod is not probed, none passing nor failed.
+	notProbed string
 }
 
 // pod returns what the report says of pod. Its probes are those the daemon derives from the pod
@@ -83,6 +86,9 @@ func (r nodeReport) pod(pod *corev1.Pod) podReport {
 	rep := podReport{status: r.states[pod.UID], complete: r.omitsPassing, readsPassing: r.reporting}
 	if r.named[pod.UID] {
 		rep.probes, _, _ = probecontext.PodProbes(pod)
+	}
+	if rep.status != nil && rep.status.NotProbed != "" {
+		rep.notProbed, rep.status, rep.readsPassing = rep.status.NotProbed, nil, false
 	}
 	return rep
 }

@@ -38,7 +38,7 @@ const (
 	// UnprobedDaemonNotReporting: the node's daemon Lease is not renewed.
 	UnprobedDaemonNotReporting = "DaemonNotReporting"
 	// UnprobedRefused: the daemon reports the probe NotProbed (its trust gate refused it, the pod
-	// was not found, ...).
+	// was not found, ...), or the whole pod not probed (it cannot name its probes).
 	UnprobedRefused = "NotProbed"
 )
 
@@ -81,6 +81,10 @@ func (r *Reader) Unprobed(ctx context.Context, pod *corev1.Pod) (Unprobed, error
 	if !d.Reporting {
 		return Unprobed{Containers: all, Reason: UnprobedDaemonNotReporting,
 			Message: fmt.Sprintf("the daemon of node %s is not renewing its Lease", node)}, nil
+	}
+	if rep.notProbed != "" {
+		return Unprobed{Containers: all, Reason: UnprobedRefused,
+			Message: fmt.Sprintf("the daemon of node %s probes none of the pod's probes: %s", node, rep.notProbed)}, nil
 	}
 	var u Unprobed
 	for i := range rep.probes {

@@ -52,6 +52,15 @@ func TestUnprobed(t *testing.T) {
 		{name: "one refused after it passed", probes: []probeIs{passing, notProbed},
 			want: Unprobed{Containers: 1, Reason: UnprobedRefused}},
 		{name: "both refused", probes: []probeIs{notProbed, notProbed}, want: Unprobed{Containers: 2, Reason: UnprobedRefused}},
+		{name: "the daemon cannot name the pod's probes", probes: []probeIs{passing, passing},
+			setup: func(_ *appsv1alpha1.NodePodProbe, rep *appsv1alpha1.NodePodProbeReport, pod *corev1.Pod) {
+				rep.Status.PodProbeStatuses = []appsv1alpha1.PodProbeStatus{{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID,
+					NotProbed: "pod-not-found: no pod with UID u-web-0 on this node (yet)"}}
+			}, want: Unprobed{Containers: 2, Reason: UnprobedRefused}},
+		{name: "the daemon cannot name the pod's probes, a failed state left beside it", probes: []probeIs{failed, passing},
+			setup: func(_ *appsv1alpha1.NodePodProbe, rep *appsv1alpha1.NodePodProbeReport, _ *corev1.Pod) {
+				rep.Status.PodProbeStatuses[0].NotProbed = "undecodable: the pod's probe context does not decode"
+			}, want: Unprobed{Containers: 2, Reason: UnprobedRefused}},
 		{name: "report never written", probes: []probeIs{passing, passing},
 			setup: func(_ *appsv1alpha1.NodePodProbe, rep *appsv1alpha1.NodePodProbeReport, _ *corev1.Pod) {
 				rep.Status = appsv1alpha1.ProbeResults{}
