@@ -77,6 +77,9 @@ type app struct {
 	// spread spreads the replicas evenly over the nodes (a topology spread constraint on
 	// kubernetes.io/hostname, maxSkew 1).
 	spread bool
+	// noWait: deployApp returns once the Deployment is created, not waiting for its replicas (a
+	// probe that fails from the start on one node may never let them all be available).
+	noWait bool
 }
 
 func probeWith(h corev1.ProbeHandler) *corev1.Probe {
@@ -109,12 +112,15 @@ func deployApp(ns string, a app) *appsv1.Deployment {
 	c := corev1.Container{
 		Name: appContainer, Image: appImage, ImagePullPolicy: corev1.PullNever,
 		LivenessProbe: a.probe,
+		// The node, for a check that fails on one node only (/app check -sick-on-node).
+		Env: []corev1.EnvVar{{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}},
 		Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}, {Name: "tcp", ContainerPort: 8081},
 			{Name: "grpc", ContainerPort: 8082}},
 	}
 	var volumes []corev1.Volume
 	if a.stickySickness {
-		c.Env = []corev1.EnvVar{{Name: "HEALTH_FILE", Value: "/health/sick"}}
+		c.Env = append(c.Env, corev1.EnvVar{Name: "HEALTH_FILE", Value: "/health/sick"})
 		c.VolumeMounts = []corev1.VolumeMount{{Name: "health", MountPath: "/health"}}
 		volumes = []corev1.Volume{{Name: "health",
 			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
@@ -142,6 +148,9 @@ func deployApp(ns string, a app) *appsv1.Deployment {
 			LabelSelector: &metav1.LabelSelector{MatchLabels: labels}}}
 	}
 	Expect(k8s.Create(context.Background(), d)).To(Succeed())
+	if a.noWait {
+		return d
+	}
 	Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(d), d)).To(Succeed())
 		g.Expect(d.Status.ObservedGeneration).To(Equal(d.Generation))

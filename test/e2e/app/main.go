@@ -4,7 +4,8 @@
 //	HTTP  :8080/healthz     200 when healthy, 500 when sick
 //	TCP   :8081             accepts connections when healthy, the listener is closed when sick
 //	gRPC  :8082             grpc.health.v1 SERVING / NOT_SERVING
-//	exec  /app check [-sleep D]   sleeps D, then exits 0 when healthy, 1 when sick
+//	exec  /app check [-sleep D] [-sick-on-node N]   sleeps D, then exits 0 when healthy, 1 when
+//	      sick (or, with -sick-on-node, when the environment's NODE_NAME is N: a node-local failure)
 //
 // Health is a file (default /tmp/sick: present = sick), so it can be switched with
 // `kubectl exec POD -- /app sick|healthy` or through the admin endpoints on the HTTP port
@@ -95,10 +96,15 @@ func subcommand(name string, args []string, healthFile string) int {
 	case "check":
 		fs := flag.NewFlagSet("check", flag.ContinueOnError)
 		sleep := fs.Duration("sleep", 0, "sleep this long before answering (to exceed a probe timeout)")
+		sickOn := fs.String("sick-on-node", "", "fail when NODE_NAME (the downward API's spec.nodeName) is this node")
 		if err := fs.Parse(args); err != nil {
 			return 2
 		}
 		time.Sleep(*sleep)
+		if *sickOn != "" && os.Getenv("NODE_NAME") == *sickOn {
+			fmt.Println("sick on node", *sickOn)
+			return 1
+		}
 		if isSick(healthFile) {
 			fmt.Println("sick")
 			return 1
