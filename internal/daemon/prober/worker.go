@@ -73,8 +73,9 @@ type worker struct {
 	refused *cri.NotOwnedError
 	// addr is the address the runtime gave for the pod when container addrFor appeared: a new
 	// container may be in a new sandbox, the only way a pod's address changes.
-	addr, addrFor string
-	state         runState
+	addr    cri.PodAddress
+	addrFor string
+	state   runState
 	// What a run derives from the pod and the target, kept until either is replaced (the pods
 	// the manager holds are never modified, so a new version is a new pointer): the container's
 	// spec, and the runner of the probe's kind, built at the first run that needs it.
@@ -163,21 +164,26 @@ func (w *worker) prepare(ctx context.Context, t *Target, pod *corev1.Pod) error 
 	if w.runner != nil && w.addrFor == w.containerID {
 		return nil
 	}
+	dials := check.DialsPod(&t.Probe.ProbeHandler)
 	if w.addrFor != w.containerID {
-		w.addr = ""
-		if check.DialsPod(&t.Probe.ProbeHandler) {
+		w.addr = cri.PodAddress{}
+		if dials {
 			a, err := w.m.Addresses.Of(ctx, pod)
 			if err != nil {
 				return err
 			}
-			w.addr = a.IP
-			w.m.checkStatusIP(t, pod, a)
+			w.addr = a
 		}
 		w.addrFor = w.containerID
 	}
+	if dials {
+		// Here on every new version of the pod (follow drops the runner): a status.podIP written
+		// since is compared too, without asking the runtime again.
+		w.m.checkStatusIP(t, pod, w.addr)
+	}
 	// ctx is the worker's for its whole life: the runner may keep it in its request.
 	w.runner = check.NewRunner(ctx, check.Env{Runtime: w.m.Runtime, HTTP: w.m.HTTP, UserAgent: w.m.UserAgent},
-		check.Spec{Probe: &t.Probe, Container: w.container, PodIP: w.addr})
+		check.Spec{Probe: &t.Probe, Container: w.container, PodIP: w.addr.IP})
 	return nil
 }
 

@@ -68,6 +68,34 @@ func TestWorker_DialsTheRuntimesAddressNotStatusPodIP(t *testing.T) {
 	}
 }
 
+// A status.podIP written while the container runs (a new version of the pod, the same
+// container) is compared with the address already known: one event, no new runtime call, and
+// the probe still dials the sandbox's address.
+func TestWorker_StatusPodIPChangedLaterIsReported(t *testing.T) {
+	f := newFixture(t)
+	tg := f.target(1)
+	w := f.worker(tg)
+	f.run(w, 200)
+	if n := countEvents(f.events(), ReasonPodIPMismatch); n != 0 {
+		t.Fatalf("%d %s events while the status agrees", n, ReasonPodIPMismatch)
+	}
+	calls := len(f.cri.Calls(""))
+	withStatusIP(f, "127.0.0.2")
+	f.run(w, 200)
+	withStatusIP(f, "127.0.0.2") // another version of the pod, the same address: no second event
+	f.run(w, 200)
+	mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded)
+	if n := countEvents(f.events(), ReasonPodIPMismatch); n != 1 {
+		t.Fatalf("%d %s events, want 1", n, ReasonPodIPMismatch)
+	}
+	if n := len(f.cri.Calls("")); n != calls {
+		t.Errorf("%d runtime calls after the first run, want none", n-calls)
+	}
+	if n := f.requests.Load(); n != 3 {
+		t.Errorf("%d requests reached the sandbox's address, want 3", n)
+	}
+}
+
 // A new container may run in a new sandbox: its address is asked again, and a status.podIP
 // that agrees with the runtime raises no event.
 func TestWorker_NewSandboxNewAddress(t *testing.T) {
