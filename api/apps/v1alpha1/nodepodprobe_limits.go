@@ -39,8 +39,11 @@ const (
 	// MaxProbeNameLength is the longest probe name ("<pod>-<container>"): as long as the longest
 	// pod and container names the API server accepts make it, so that no pod is refused for it.
 	MaxProbeNameLength = MaxPodNameLength + len("-") + MaxContainerNameLength
-	// MaxProbeMessageLength is the longest status message of a probe state.
+	// MaxProbeMessageLength is the longest status message of a probe state the API accepts.
 	MaxProbeMessageLength = 1024
+	// ReportMessageLength is the longest message the daemon writes into a probe state: the
+	// reason (exit code, HTTP status, error class) fits, and a node's report stays small.
+	ReportMessageLength = 256
 	// MaxPodNotProbedLength is the longest notProbed reason of a pod in the report.
 	MaxPodNotProbedLength = 256
 )

@@ -114,6 +114,8 @@ func TestNodePodProbeCRDLimitsAreTheConstants(t *testing.T) {
 		".status.podProbeStatuses[].probeStates maxItems":            MaxProbesPerPod,
 		".status.podProbeStatuses[].probeStates[].message maxLength": MaxProbeMessageLength,
 		".status.podProbeStatuses[].notProbed maxLength":             MaxPodNotProbedLength,
+		".status.omittedNamespaces maxItems":                         MaxPodProbesPerNode,
+		".status.omittedNamespaces[] maxLength":                      MaxNamespaceLength,
 	}
 	for file, want := range map[string]map[string]int{
 		"apps.enhancedliveness.io_nodepodprobes.yaml":       spec,

@@ -70,6 +70,17 @@ type ProbeResults struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Failing Probes",xDescriptors={"urn:alm:descriptor:text"}
 	FailingProbes int32 `json:"failingProbes,omitempty"`
 
+	// omittedNamespaces are the namespaces whose pods' results the daemon left out of this
+	// report to keep it within its byte budget, those with the most states first: the manager
+	// reads every probe of their pods on this node as not probed, never as passing nor failed. A
+	// namespace that fills the report never takes another's results.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=63
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Omitted Namespaces"
+	OmittedNamespaces []string `json:"omittedNamespaces,omitempty"`
+
 	// podProbeStatuses holds the probe results per pod, one entry per pod UID: only the probes
 	// that are not passing, and the pods the daemon probes none of (notProbed).
 	// +listType=atomic
@@ -128,7 +139,7 @@ type ContainerProbeState struct {
 	State ProbeState `json:"state"`
 
 	// message is a short reason for the state (an exit code, an HTTP status code, a timeout, a
-	// connection error), capped at 1 KiB. It never holds the probe's output (command output,
+	// connection error). The daemon writes at most 256 bytes; the API allows 1 KiB. It never holds the probe's output (command output,
 	// response body): this object is cluster-scoped, so that goes only to the pod's events.
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional

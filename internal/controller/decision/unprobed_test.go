@@ -124,6 +124,28 @@ var _ = Describe("Unprobed containers", Ordered, func() {
 		Expect(crrs(ns)).To(BeEmpty(), "not probed is no failure")
 	})
 
+	It("counts the pods of a namespace the node's report leaves out, and only those", func() {
+		noisy, quiet, node := newNamespace(), newNamespace(), newNode()
+		noisyPol, quietPol := createPolicy(noisy, "all", nil), createPolicy(quiet, "all", nil)
+		a := createPod(noisy, "a", node, podOpts{containers: []string{"app", "side"}})
+		b := createPod(quiet, "b", node, podOpts{})
+		report(node, []*corev1.Pod{a, b})
+		Eventually(policyStatus(noisyPol), wait, poll).Should(HaveField("EnrolledPods", int32(1)))
+		Eventually(policyStatus(quietPol), wait, poll).Should(HaveField("EnrolledPods", int32(1)))
+
+		By("the daemon leaves the noisy namespace's results out to keep the report within its budget")
+		rep := &appsv1alpha1.NodePodProbeReport{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: node}, rep)).To(Succeed())
+		rep.Status.OmittedNamespaces = []string{noisy}
+		Expect(k8sClient.Status().Update(ctx, rep)).To(Succeed())
+		Eventually(policyStatus(noisyPol), wait, poll).Should(HaveField("UnprobedContainers", int32(2)))
+		Eventually(unprobedGauge(noisy), wait, poll).Should(BeEquivalentTo(2))
+		Eventually(notProbedEvents(noisy, "a"), wait, poll).Should(ContainElement(
+			ContainSubstring("leaves out the results of namespace " + noisy)))
+		Consistently(policyStatus(quietPol), "2s", poll).Should(HaveField("UnprobedContainers", int32(0)))
+		Expect(notProbedEvents(quiet, "b")()).To(BeEmpty())
+	})
+
 	It("counts the enrolled pods of a node no daemon runs on", func() {
 		ns, node := newNamespace(), name("windows-node") // no daemon: no Lease, no report
 		pol := createPolicy(ns, "all", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) { s.Mode = policyv1alpha1.ModeDryRun })

@@ -24,8 +24,13 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/truncate"
 )
 
-// MaxMessageBytes caps a reported message (the API allows 1 KiB).
-const MaxMessageBytes = appsv1alpha1.MaxProbeMessageLength
+// MaxMessageBytes caps a message in the node's report (the API allows 1 KiB): the reason fits
+// (exit code, HTTP status, error class), and a node with many failing probes keeps its report
+// small (StatusWriter.Budget).
+const MaxMessageBytes = appsv1alpha1.ReportMessageLength
+
+// MaxEventNoteBytes caps an event's note: events.k8s.io allows 1 KiB.
+const MaxEventNoteBytes = 1024
 
 // Entry is the last reported result of one probe.
 type Entry struct {

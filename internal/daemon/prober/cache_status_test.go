@@ -75,13 +75,13 @@ func TestCache_TransitionsSignalRepeatsDoNot(t *testing.T) {
 	}
 }
 
-func TestCache_MessageCappedAt1KiBOnRuneBoundary(t *testing.T) {
+func TestCache_MessageCappedAt256BytesOnRuneBoundary(t *testing.T) {
 	c := NewCache()
 	k := Key{"u", "app", "p"}
-	for i, in := range []string{strings.Repeat("é", 2000), strings.Repeat("x", 1023) + "é", "bad \xff utf8"} {
+	for i, in := range []string{strings.Repeat("é", 2000), strings.Repeat("x", 255) + "é", "bad \xff utf8"} {
 		c.Set(k, appsv1alpha1.ProbeFailed, fmt.Sprintf("id%d", i), in, time.Unix(int64(i), 0), WriteSoon)
 		e, _ := c.Get(k)
-		if len(e.Message) > MaxMessageBytes || !utf8.ValidString(e.Message) {
+		if len(e.Message) > 256 || !utf8.ValidString(e.Message) {
 			t.Errorf("message of %d bytes stored as %d bytes, valid %v", len(in), len(e.Message), utf8.ValidString(e.Message))
 		}
 	}

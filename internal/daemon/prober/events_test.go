@@ -37,7 +37,7 @@ func TestEvents_29_PointAtTheContainerAndCapTheNote(t *testing.T) {
 	}
 	rec := events.NewFakeRecorder(1)
 	(&Events{Recorder: rec}).warn(&Target{Key: Key{Container: "app"}}, pod, ReasonUnhealthy, "Liveness probe failed: %s", strings.Repeat("x", 10<<10))
-	if e := <-rec.Events; len(e) > len("Warning Unhealthy ")+MaxMessageBytes || !strings.HasPrefix(e, "Warning Unhealthy Liveness probe failed: xxx") {
+	if e := <-rec.Events; len(e) > len("Warning Unhealthy ")+MaxEventNoteBytes || !strings.HasPrefix(e, "Warning Unhealthy Liveness probe failed: xxx") {
 		t.Errorf("event of %d bytes: %.60q", len(e), e)
 	}
 	var nilEvents *Events

@@ -19,13 +19,17 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -70,7 +74,12 @@ type StatusWriter struct {
 	// FailureWindow replaces Window for a write that reports a new Failed state
 	// (DefaultFailureWindow when zero; never longer than Window).
 	FailureWindow time.Duration
-	Clock         clock.WithTicker
+	// Budget is the most bytes the report's status may take, JSON-encoded (DefaultReportBudget
+	// when zero); over it, the namespaces with the most states are left out (fitBudget).
+	Budget int
+	// Recorder tells, on the report, when namespaces are left out; nil tells nothing.
+	Recorder events.EventRecorder
+	Clock    clock.WithTicker
 
 	plan   atomic.Pointer[Plan]
 	writes atomic.Int64
@@ -214,21 +223,52 @@ func (s *StatusWriter) Flush(ctx context.Context) error {
 		}
 		return fmt.Errorf("reading NodePodProbeReport %s: %w", s.NodeName, err)
 	}
+	budget := cmp.Or(max(s.Budget, 0), DefaultReportBudget)
+	var size int
+	var before, after []string
 	res, err := patch.Status(ctx, s.Client, s.APIReader, rep, func(rep *appsv1alpha1.NodePodProbeReport) (bool, error) {
-		return judge(plan, &rep.Status, s.Results)
+		before = rep.Status.OmittedNamespaces
+		write, n := judge(plan, &rep.Status, s.Results, budget)
+		size, after = n, rep.Status.OmittedNamespaces
+		return write, nil
 	}, patch.Attempts(maxPatchAttempts))
-	return s.count(res, err)
+	if err := s.count(res, err); err != nil {
+		return err
+	}
+	s.observeBudget(ctx, res.Written, size, budget, before, after)
+	return nil
 }
 
 // judge sets shown (the results the report shows) to the results BuildStatus computes for the
-// plan and says whether they are worth a write.
-func judge(plan *Plan, shown *appsv1alpha1.ProbeResults, results *Cache) (bool, error) {
+// plan, kept within budget bytes (fitBudget), and says whether they are worth a write; it
+// returns their encoded size.
+func judge(plan *Plan, shown *appsv1alpha1.ProbeResults, results *Cache, budget int) (bool, int) {
 	desired := BuildStatus(plan, shown, results)
+	size := fitBudget(&desired, budget)
 	if sameReport(shown, &desired) && !refreshDue(plan, shown, &desired) {
-		return false, nil
+		return false, size
 	}
 	*shown = desired
-	return true, nil
+	return true, size
+}
+
+// observeBudget sets the report's size metrics and, when a write leaves other namespaces out
+// than the report showed, says so in a Warning event on the report and the log.
+func (s *StatusWriter) observeBudget(ctx context.Context, written bool, size, budget int, before, after []string) {
+	ReportBytes.Set(float64(size))
+	OmittedNamespaces.Set(float64(len(after)))
+	if !written || len(after) == 0 || slices.Equal(before, after) {
+		return
+	}
+	logf.FromContext(ctx).Info("NodePodProbeReport over its byte budget: namespaces' results left out",
+		"nodePodProbeReport", s.NodeName, "budget", budget, "omittedNamespaces", after)
+	if s.Recorder == nil {
+		return
+	}
+	ref := &corev1.ObjectReference{APIVersion: appsv1alpha1.GroupVersion.String(), Kind: "NodePodProbeReport", Name: s.NodeName}
+	s.Recorder.Eventf(ref, nil, corev1.EventTypeWarning, ReasonReportOverBudget, "Write", "%s", truncate.String(fmt.Sprintf(
+		"the results would take more than the report's %d bytes: those of namespaces %s on this node are left out, "+
+			"and their pods count as not probed", budget, strings.Join(after, ", ")), MaxEventNoteBytes))
 }
 
 // count records the outcome of a results write in the metrics and returns its error (a missing
@@ -272,9 +312,11 @@ func BuildStatus(plan *Plan, shown *appsv1alpha1.ProbeResults, results *Cache) a
 			listed[probeRef{ps.UID, ps.ProbeStates[j].Name}] = &ps.ProbeStates[j]
 		}
 	}
-	omittedPassing := shown.CompleteFor(plan.Generation)
+	complete := shown.CompleteFor(plan.Generation)
 	for i := range plan.Pods {
 		pp := &plan.Pods[i]
+		// A pod of a namespace the report left out (fitBudget) did not pass for being left out.
+		omittedPassing := complete && !slices.Contains(shown.OmittedNamespaces, pp.Namespace)
 		if pp.NotProbed != "" {
 			// Never omitted: an omitted pod of a complete report reads as passing.
 			st.PodProbeStatuses = append(st.PodProbeStatuses, appsv1alpha1.PodProbeStatus{Name: pp.Name, Namespace: pp.Namespace,
@@ -333,7 +375,8 @@ func BuildStatus(plan *Plan, shown *appsv1alpha1.ProbeResults, results *Cache) a
 // run and alone never justifies a write) and sub-second time precision lost in the API.
 func sameReport(a, b *appsv1alpha1.ProbeResults) bool {
 	if a.ObservedGeneration != b.ObservedGeneration || a.ProbedGeneration != b.ProbedGeneration || a.ProbedPods != b.ProbedPods ||
-		a.FailingProbes != b.FailingProbes || len(a.PodProbeStatuses) != len(b.PodProbeStatuses) {
+		a.FailingProbes != b.FailingProbes || len(a.PodProbeStatuses) != len(b.PodProbeStatuses) ||
+		!slices.Equal(a.OmittedNamespaces, b.OmittedNamespaces) {
 		return false
 	}
 	for i := range a.PodProbeStatuses {

@@ -102,6 +102,7 @@ func Setup(mgr ctrl.Manager, o Options) (*Engine, error) {
 			// The client times the writes that report liveness failures (reports.go).
 			Client: reportingClient{Client: mgr.GetClient(), reports: newFailureReports(clock.RealClock{})}, APIReader: mgr.GetAPIReader(), NodeName: o.NodeName,
 			Results: probes.Results, Window: o.WriteWindow, FailureWindow: o.FailureWriteWindow,
+			Recorder: o.Recorder,
 		},
 		Heartbeat: &heartbeat.Heartbeat{Client: mgr.GetClient(), NodeName: o.NodeName, Namespace: o.Namespace, Interval: o.LeaseInterval},
 	}

@@ -17,6 +17,8 @@ limitations under the License.
 package facts
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -38,6 +40,8 @@ type nodeReport struct {
 	// reporting: the node's daemon renews its Lease. While it does not, nothing the report says
 	// is passing: a probe nobody runs any more would read as healthy, omitted or listed.
 	reporting bool
+	// omitted are the namespaces whose results the report leaves out (over its byte budget).
+	omitted map[string]bool
 }
 
 // newNodeReport indexes the spec of npp and the results of rep (nil: none yet); reporting says
@@ -56,6 +60,10 @@ func newNodeReport(npp *appsv1alpha1.NodePodProbe, rep *appsv1alpha1.NodePodProb
 	results := &rep.Status
 	r.written, r.reporting = rep.Written(), reporting
 	r.omitsPassing = results.CompleteFor(npp.Generation)
+	r.omitted = make(map[string]bool, len(results.OmittedNamespaces))
+	for _, ns := range results.OmittedNamespaces {
+		r.omitted[ns] = true
+	}
 	r.states = make(map[types.UID]*appsv1alpha1.PodProbeStatus, len(results.PodProbeStatuses))
 	for i := range results.PodProbeStatuses {
 		r.states[results.PodProbeStatuses[i].UID] = &results.PodProbeStatuses[i]
@@ -74,9 +82,10 @@ type podReport struct {
 	// readsPassing: the node's daemon is reporting and probes the pod. Otherwise no probe of the
 	// pod passes, whatever the report lists or omits.
 	readsPassing bool
-	// notProbed says why the daemon runs none of the pod's probes (the report's pod-level
-	// notProbed): every probe of the pod is not probed, none passing nor failed.
-	notProbed string
+	// notProbed says why the report gives no result for any probe of the pod (Unprobed's
+	// message), reason is the Unprobed reason: every probe of the pod is not probed, none passing
+	// nor failed.
+	notProbed, reason string
 }
 
 // pod returns what the report says of pod. Its probes are those the daemon derives from the pod
@@ -87,8 +96,18 @@ func (r nodeReport) pod(pod *corev1.Pod) podReport {
 	if r.named[pod.UID] {
 		rep.probes, _, _ = probecontext.PodProbes(pod)
 	}
-	if rep.status != nil && rep.status.NotProbed != "" {
-		rep.notProbed, rep.status, rep.readsPassing = rep.status.NotProbed, nil, false
+	node := pod.Spec.NodeName
+	switch {
+	case rep.status != nil && rep.status.NotProbed != "":
+		rep.reason = UnprobedRefused
+		rep.notProbed = fmt.Sprintf("the daemon of node %s probes none of the pod's probes: %s", node, rep.status.NotProbed)
+	case r.omitted[pod.Namespace]:
+		rep.reason = UnprobedOmitted
+		rep.notProbed = fmt.Sprintf("the NodePodProbeReport of node %s leaves out the results of namespace %s, "+
+			"which has the most of them, to stay within its byte budget", node, pod.Namespace)
+	}
+	if rep.notProbed != "" {
+		rep.status, rep.readsPassing = nil, false
 	}
 	return rep
 }

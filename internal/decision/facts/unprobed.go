@@ -40,6 +40,9 @@ const (
 	// UnprobedRefused: the daemon reports the probe NotProbed (its trust gate refused it, the pod
 	// was not found, ...), or the whole pod not probed (it cannot name its probes).
 	UnprobedRefused = "NotProbed"
+	// UnprobedOmitted: the node's report leaves out the results of the pod's namespace, the one
+	// with the most, to stay within its byte budget (status.omittedNamespaces).
+	UnprobedOmitted = "ReportOverBudget"
 )
 
 // Unprobed is what a pod's node says of its enrolled containers that no daemon probes. The
@@ -83,8 +86,7 @@ func (r *Reader) Unprobed(ctx context.Context, pod *corev1.Pod) (Unprobed, error
 			Message: fmt.Sprintf("the daemon of node %s is not renewing its Lease", node)}, nil
 	}
 	if rep.notProbed != "" {
-		return Unprobed{Containers: all, Reason: UnprobedRefused,
-			Message: fmt.Sprintf("the daemon of node %s probes none of the pod's probes: %s", node, rep.notProbed)}, nil
+		return Unprobed{Containers: all, Reason: rep.reason, Message: rep.notProbed}, nil
 	}
 	var u Unprobed
 	for i := range rep.probes {
