@@ -149,22 +149,8 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 		m.expected.observed(d.UID, d.Failure.Request)
 		m.holds.withdrawn(d)
 		return false
-	case rules.Evicted:
-		if m.instances.get(d.Pod, inst) != nil {
-			m.instances.update(d.Pod, inst, func(x *instance) { x.hold, x.waiting = nil, false })
-			m.endUnheld(d.Key)
-		}
-		return false
-	case rules.EvictionRefused, rules.EvictionWithdrawn:
-		m.buckets.giveBack(d.Pod.Namespace, d.Policies, m.clock.Now())
-		m.expected.observed(d.UID, rules.EvictionRequest)
-		if d.Outcome == rules.EvictionWithdrawn {
-			delete(m.evictions, d.UID)
-		} else if e, ok := m.evictions[d.UID]; ok {
-			// The attempt stays remembered, with why: one per pod per breaker window.
-			e.Refused = d.Message
-			m.evictions[d.UID] = e
-		}
+	case rules.Evicted, rules.EvictionRefused, rules.EvictionWithdrawn:
+		m.evictionAnswered(d, inst)
 		return false
 	}
 	// Wait, Hold, Restart: first what the decision saw, whichever rule answered.
@@ -211,6 +197,28 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 		m.evictions[d.UID] = rules.EvictionRecord{At: s.At}
 	}
 	return false
+}
+
+// evictionAnswered records what the API server answered to an Evict decision: an evicted pod
+// is held no more; a refused or withdrawn eviction gives its token back.
+func (m *Memory) evictionAnswered(d rules.Decision, inst rules.Instance) {
+	switch d.Outcome {
+	case rules.Evicted:
+		if m.instances.get(d.Pod, inst) != nil {
+			m.instances.update(d.Pod, inst, func(x *instance) { x.hold, x.waiting = nil, false })
+			m.endUnheld(d.Key)
+		}
+	case rules.EvictionRefused, rules.EvictionWithdrawn:
+		m.buckets.giveBack(d.Pod.Namespace, d.Policies, m.clock.Now())
+		m.expected.observed(d.UID, rules.EvictionRequest)
+		if d.Outcome == rules.EvictionWithdrawn {
+			delete(m.evictions, d.UID)
+		} else if e, ok := m.evictions[d.UID]; ok {
+			// The attempt stays remembered, with why: one per pod per breaker window.
+			e.Refused = d.Message
+			m.evictions[d.UID] = e
+		}
+	}
 }
 
 // heldBy is the hold a Hold decision leaves, prev the instance's hold before it (nil: none).
