@@ -64,6 +64,9 @@ var (
 		"core/pods: patch",
 		// the EnhancedLivenessNodeStorm condition of a Node (one condition, by strategic merge)
 		"core/nodes/status: patch",
+		// moving a pod whose restarts do not help where it is (restartEffectiveness.action Evict),
+		// through the Eviction API so that PodDisruptionBudgets apply
+		"core/pods/eviction: create",
 		// the admission policies and the webhook configurations' caBundle, by name only
 		"admissionregistration.k8s.io/validatingadmissionpolicies[enhanced-liveness-operator-daemon-node-scope,enhanced-liveness-operator-pod-probe-immutable,enhanced-liveness-operator-restart-holds]: create",
 		"admissionregistration.k8s.io/validatingadmissionpolicies[enhanced-liveness-operator-daemon-node-scope,enhanced-liveness-operator-pod-probe-immutable,enhanced-liveness-operator-restart-holds]: patch",
