@@ -19,6 +19,7 @@ package v1alpha1
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -315,6 +316,51 @@ type EnhancedLivenessPolicyStatus struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Held Now",xDescriptors={"urn:alm:descriptor:text"}
 	HeldPodsTotal int32 `json:"heldPodsTotal,omitempty"`
+
+	// recentEvictions lists the evictions the policy decided (restartEffectiveness.action Evict)
+	// whose window has not passed, newest first, at most 16. Each is written before the Eviction
+	// API is called, so it also stands for an eviction that was refused. While an entry lasts, the
+	// pod webhook steers new pods of the same owner away from its node (a preferred node
+	// affinity), and no new leader evicts the same pod again.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	RecentEvictions []RecentEviction `json:"recentEvictions,omitempty"`
+}
+
+// RecentEviction is one eviction a policy decided, kept until its window passes.
+type RecentEviction struct {
+	// pod is the name of the evicted pod.
+	// +kubebuilder:validation:MaxLength=253
+	Pod string `json:"pod"`
+
+	// podUID is the UID of the evicted pod.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	PodUID types.UID `json:"podUID"`
+
+	// ownerKind and ownerName name the pod's controller (for a Deployment's pod, its ReplicaSet):
+	// the webhook steers the new pods of that owner.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	OwnerKind string `json:"ownerKind,omitempty"`
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	OwnerName string `json:"ownerName,omitempty"`
+
+	// node is the node the pod's restarts did not help on.
+	// +kubebuilder:validation:MaxLength=253
+	Node string `json:"node"`
+
+	// container is the container whose restarts did not help.
+	// +kubebuilder:validation:MaxLength=63
+	Container string `json:"container"`
+
+	// time is when the eviction was decided.
+	Time metav1.Time `json:"time"`
+
+	// expires is when the entry lapses: the eviction's time plus restartEffectiveness.window.
+	Expires metav1.Time `json:"expires"`
 }
 
 // HeldPod is one container whose restart is held now.
