@@ -174,6 +174,15 @@ func (h *harness) waitStops(timeout time.Duration) bool {
 	}
 }
 
+// seenAgo makes the request one this process first saw age ago: its stops then no longer go
+// before the status write (StopFirstMaxAge). Stepping the clock alone is not enough, since the
+// age counts from the first reconcile.
+func (h *harness) seenAgo(name string, age time.Duration) {
+	h.t.Helper()
+	h.e.firstSeen(h.get(name), h.clock.Now())
+	h.clock.Step(age)
+}
+
 func (h *harness) get(name string) *appsv1alpha1.ContainerRecreateRequest {
 	h.t.Helper()
 	r := &appsv1alpha1.ContainerRecreateRequest{}

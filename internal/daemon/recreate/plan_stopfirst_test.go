@@ -160,7 +160,7 @@ func TestStatusWriteGoesFirstUnlessPinnedAndFresh(t *testing.T) {
 			h.pod("web", nil, "app")
 			old := h.containerID("web", "app")
 			h.crr("r", "web", tc.mutate, "app")
-			h.clock.Step(tc.age)
+			h.seenAgo("r", tc.age)
 			h.reconcile("r")
 			at := <-seen
 			if len(at.ContainerRecreateStates) != 1 || at.ContainerRecreateStates[0].ContainerID != old ||

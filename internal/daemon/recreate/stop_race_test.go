@@ -138,7 +138,7 @@ func TestStopInFlightIsRecordedUntilItReturned(t *testing.T) {
 	})
 	h.pod("web", nil, "app")
 	h.crr("r1", "web", nil, "app")
-	h.clock.Step(StopFirstMaxAge) // the status write goes before the stop
+	h.seenAgo("r1", StopFirstMaxAge) // the status write goes before the stop
 	inFlight := func() appsv1alpha1.ContainerRecreateState {
 		t.Helper()
 		r := h.get("r1")
