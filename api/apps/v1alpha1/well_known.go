@@ -38,6 +38,12 @@ const (
 	// AnnotationRestartDisabled is the per-pod emergency switch: keep probing, never restart.
 	AnnotationRestartDisabled = "enhancedliveness.io/restart-disabled"
 
+	// AnnotationAvoidedNodes lists, comma-separated and sorted, the nodes the pod webhook steered
+	// a new pod away from with a preferred node affinity term: the nodes where its controller's
+	// pods were evicted because their restarts did not help there (a policy's
+	// status.recentEvictions). Set by the pod webhook at creation only.
+	AnnotationAvoidedNodes = "enhancedliveness.io/avoided-nodes"
+
 	// LabelEnrolled marks pods whose liveness probes the operator runs; the manager caches only these.
 	LabelEnrolled = "enhancedliveness.io/enrolled"
 
