@@ -38,6 +38,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemonnodes"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/steering"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
@@ -191,7 +192,33 @@ func (d *PodDefaulter) Default(ctx context.Context, pod *corev1.Pod) error {
 	pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = signature.SignAdmission(key, signature.Admission{
 		Namespace: ns, Name: pod.Name, GenerateName: pod.GenerateName,
 		AnnotationKey: ctxKey, Value: pod.Annotations[ctxKey], Issued: clk.Now()})
+	d.steer(ctx, ns, pod)
 	return nil
+}
+
+// steer prefers, for a new pod of a controller, nodes other than those its controller's pods were
+// evicted from because their restarts did not help there (status.recentEvictions of the policies
+// that select it; internal/steering). Preferred only, and never a reason to refuse the pod: a read
+// error leaves it unsteered. Expiry is judged on the local clock, the one the decision controller
+// (in a manager too) stamps the entries with.
+func (d *PodDefaulter) steer(ctx context.Context, ns string, pod *corev1.Pod) {
+	owner := metav1.GetControllerOf(pod)
+	if owner == nil || pod.Spec.NodeName != "" {
+		return
+	}
+	var policies policyv1alpha1.EnhancedLivenessPolicyList
+	if err := d.Policies.List(ctx, &policies, client.InNamespace(ns)); err != nil {
+		podlog.Error(err, "listing policies; the pod is not steered away from nodes its workload was evicted from", "namespace", ns)
+		return
+	}
+	var entries []policyv1alpha1.RecentEviction
+	for i := range policies.Items {
+		p := &policies.Items[i]
+		if ok, err := p.Selects(pod.Labels); err == nil && ok {
+			entries = append(entries, p.Status.RecentEvictions...)
+		}
+	}
+	steering.Apply(pod, steering.AvoidedNodes(entries, owner.Kind, owner.Name, time.Now()))
 }
 
 // OptedIn reports whether the pod carries the opt-in annotation or OpenKruise's alias.
