@@ -41,9 +41,9 @@ const (
 	EventEvictionRefused = "EvictionRefused"
 )
 
-// evictTimeout bounds the eviction call: the API server asks to retry a PodDisruptionBudget the
-// disruption controller has not processed yet after 10 s, which the client would do ten times,
-// keeping a worker the while. No answer in time is a refusal like any other.
+// evictTimeout bounds the eviction call (Config.evictTimeout): the API server asks to retry a
+// PodDisruptionBudget the disruption controller has not processed yet after 10 s, which the client
+// would do ten times, keeping a worker the while. No answer in time is a refusal like any other.
 const evictTimeout = 10 * time.Second
 
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
@@ -65,7 +65,7 @@ func (r *DecisionReconciler) evict(ctx context.Context, pod *corev1.Pod, d rules
 	uid := pod.UID
 	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
 		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}}
-	callCtx, cancel := context.WithTimeout(ctx, evictTimeout)
+	callCtx, cancel := context.WithTimeout(ctx, r.cfg.evictTimeout)
 	err = r.SubResource("eviction").Create(callCtx, pod, ev)
 	cancel()
 	var status apierrors.APIStatus
@@ -77,7 +77,7 @@ func (r *DecisionReconciler) evict(ctx context.Context, pod *corev1.Pod, d rules
 	case errors.As(err, &status):
 		d.Outcome, d.Message = rules.EvictionRefused, refusal(err)
 	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
-		d.Outcome, d.Message = rules.EvictionRefused, fmt.Sprintf("no answer within %s (a PodDisruptionBudget not yet processed by the disruption controller is answered with a retry later)", evictTimeout)
+		d.Outcome, d.Message = rules.EvictionRefused, fmt.Sprintf("no answer within %s (a PodDisruptionBudget not yet processed by the disruption controller is answered with a retry later)", r.cfg.evictTimeout)
 	default:
 		d.Outcome = rules.EvictionWithdrawn // the API server not reached: tried again
 	}

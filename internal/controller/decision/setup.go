@@ -71,6 +71,9 @@ type Config struct {
 	// (default unprobedGrace); tests shorten it.
 	unprobedGrace time.Duration
 
+	// evictTimeout bounds an eviction call (default evictTimeout); tests shorten it.
+	evictTimeout time.Duration
+
 	// liveReader reads NodePodProbes from the API server to confirm a held restart (default the
 	// manager's API reader); tests replace it to play a cache that lags behind.
 	liveReader client.Reader
@@ -106,6 +109,9 @@ func (c *Config) complete() error {
 	}
 	if c.unprobedGrace <= 0 {
 		c.unprobedGrace = unprobedGrace
+	}
+	if c.evictTimeout <= 0 {
+		c.evictTimeout = evictTimeout
 	}
 	return nil
 }
