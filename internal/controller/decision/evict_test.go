@@ -42,69 +42,9 @@ var _ = Describe("Decision controller, restartEffectiveness.action Evict", Order
 	BeforeAll(func() { stop = startManager(testConfig()) })
 	AfterAll(func() { stop() })
 
-	// lemon sets up a two-replica Deployment governed by a policy with action, its pod "a" on node
-	// A, and its sibling "b" on node B (or on A too when sameNode), with a PodDisruptionBudget
-	// of minAvailable 2 if pdb; a's container fails, is restarted, and its new container fails
-	// again at once: its one restart did not help (minIneffective 1).
-	lemon := func(action policyv1alpha1.IneffectiveAction, sameNode, pdb bool) (ns string, pol *policyv1alpha1.EnhancedLivenessPolicy, a *corev1.Pod) {
-		ns = newNamespace()
-		if pdb {
-			b := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-				Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(2)),
-					Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
-			Expect(k8sClient.Create(ctx, b)).To(Succeed())
-			// The disruption controller's status: both pods healthy, no disruption allowed.
-			b.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: b.Generation, CurrentHealthy: 2, DesiredHealthy: 2, ExpectedPods: 2}
-			Expect(k8sClient.Status().Update(ctx, b)).To(Succeed())
-		}
-		nodeA, nodeB := newNode(), newNode()
-		if sameNode {
-			nodeB = nodeA
-		}
-		pol = createPolicy(ns, "move", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
-			s.RestartEffectiveness = policyv1alpha1.RestartEffectiveness{MinIneffective: 1, Action: action}
-		})
-		labels := map[string]string{"app": "web"}
-		rs := deployment(ns, "web", 2, labels)
-		a = createPod(ns, "web-a", nodeA, podOpts{owner: rs, labels: labels})
-		b := createPod(ns, "web-b", nodeB, podOpts{owner: rs, labels: labels})
-		if sameNode {
-			report(nodeA, []*corev1.Pod{a, b}, failed(a, "app", 1), succeeded(b, "app", 1))
-		} else {
-			report(nodeB, []*corev1.Pod{b}, succeeded(b, "app", 1))
-			report(nodeA, []*corev1.Pod{a}, failed(a, "app", 1))
-		}
-		Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf("web-a"))
-		finish(ns, a, 2)
-		if sameNode {
-			report(nodeA, []*corev1.Pod{a, b}, failed(a, "app", 2), succeeded(b, "app", 1))
-		} else {
-			report(nodeA, []*corev1.Pod{a}, failed(a, "app", 2))
-		}
-		return ns, pol, a
-	}
-	gone := func(p *corev1.Pod) func() bool {
-		return func() bool {
-			got := &corev1.Pod{}
-			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(p), got)
-			return apierrors.IsNotFound(err) || err == nil && got.DeletionTimestamp != nil
-		}
-	}
-	withPrefix := func(ns, obj, prefix string) func() []string {
-		return func() []string {
-			var out []string
-			for _, e := range events(ns, obj) {
-				if strings.HasPrefix(e, prefix) {
-					out = append(out, e)
-				}
-			}
-			return out
-		}
-	}
-
 	It("evicts a pod whose restarts do not help while its container passes on another node", func() {
 		evicted := promtestutil.ToFloat64(evictions.WithLabelValues(resultEvicted))
-		ns, pol, a := lemon(policyv1alpha1.IneffectiveEvict, false, false)
+		ns, pol, a := lemon(policyv1alpha1.IneffectiveEvict, false, noBudget)
 		Eventually(gone(a), wait, poll).Should(BeTrue(), "the pod was not evicted")
 		want := ContainElement(And(HavePrefix(EventEvicted+": evicted pod "+ns+"/web-a (container app, "),
 			ContainSubstring("while container app passes in 1 pod(s) of Deployment/web on other nodes: evicting it")))
@@ -117,7 +57,7 @@ var _ = Describe("Decision controller, restartEffectiveness.action Evict", Order
 
 	It("holds the pod, visibly, when a PodDisruptionBudget refuses its eviction", func() {
 		refused := promtestutil.ToFloat64(evictions.WithLabelValues(resultRefused))
-		ns, pol, a := lemon(policyv1alpha1.IneffectiveEvict, false, true)
+		ns, pol, a := lemon(policyv1alpha1.IneffectiveEvict, false, fullBudget)
 		Eventually(withPrefix(ns, a.Name, EventEvictionRefused+": "), wait, poll).Should(ContainElement(And(
 			ContainSubstring("the eviction of pod "+ns+"/web-a (container app, node "),
 			ContainSubstring("was refused: PodDisruptionBudget: Cannot evict pod as it would violate the pod's disruption budget."),
@@ -133,7 +73,7 @@ var _ = Describe("Decision controller, restartEffectiveness.action Evict", Order
 	})
 
 	It("never evicts with action Hold (the default)", func() {
-		ns, _, a := lemon("", false, false)
+		ns, _, a := lemon("", false, noBudget)
 		Eventually(heldEvents(ns, a.Name, policyv1alpha1.HoldRestartIneffective), wait, poll).Should(ContainElement(
 			HaveSuffix(")"))) // the breaker's message, with nothing about an eviction
 		Expect(strings.Join(heldEvents(ns, a.Name, policyv1alpha1.HoldRestartIneffective)(), "\n")).NotTo(ContainSubstring("evict"))
@@ -142,10 +82,87 @@ var _ = Describe("Decision controller, restartEffectiveness.action Evict", Order
 	})
 
 	It("never evicts when no pod of the workload passes on another node", func() {
-		ns, _, a := lemon(policyv1alpha1.IneffectiveEvict, true, false)
+		ns, _, a := lemon(policyv1alpha1.IneffectiveEvict, true, noBudget)
 		Eventually(heldEvents(ns, a.Name, policyv1alpha1.HoldRestartIneffective), wait, poll).Should(ContainElement(
 			ContainSubstring("not evicted: no pod of Deployment/web passes container app on another node")))
 		Consistently(gone(a), quiet, poll).Should(BeFalse())
 		Expect(withPrefix(ns, a.Name, EventEvicted)()).To(BeEmpty())
 	})
 })
+
+// budget is the PodDisruptionBudget lemon gives its Deployment.
+type budget int
+
+const (
+	noBudget budget = iota
+	// fullBudget has minAvailable 2 and the disruption controller's status: both pods healthy,
+	// no disruption allowed.
+	fullBudget
+	// unprocessedBudget has minAvailable 2 and no status: the disruption controller never saw it.
+	unprocessedBudget
+)
+
+// lemon sets up a two-replica Deployment in a new namespace, governed by a policy with action,
+// its pod "a" on node A, and its sibling "b" on node B (or on A too when sameNode), with pdb; a's
+// container fails, is restarted, and its new container fails again at once: its one restart did
+// not help (minIneffective 1).
+func lemon(action policyv1alpha1.IneffectiveAction, sameNode bool, pdb budget) (ns string, pol *policyv1alpha1.EnhancedLivenessPolicy, a *corev1.Pod) {
+	ns = newNamespace()
+	if pdb != noBudget {
+		b := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+			Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(2)),
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+		Expect(k8sClient.Create(ctx, b)).To(Succeed())
+		if pdb == fullBudget {
+			b.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: b.Generation, CurrentHealthy: 2, DesiredHealthy: 2, ExpectedPods: 2}
+			Expect(k8sClient.Status().Update(ctx, b)).To(Succeed())
+		}
+	}
+	nodeA, nodeB := newNode(), newNode()
+	if sameNode {
+		nodeB = nodeA
+	}
+	pol = createPolicy(ns, "move", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+		s.RestartEffectiveness = policyv1alpha1.RestartEffectiveness{MinIneffective: 1, Action: action}
+	})
+	labels := map[string]string{"app": "web"}
+	rs := deployment(ns, "web", 2, labels)
+	a = createPod(ns, "web-a", nodeA, podOpts{owner: rs, labels: labels})
+	b := createPod(ns, "web-b", nodeB, podOpts{owner: rs, labels: labels})
+	if sameNode {
+		report(nodeA, []*corev1.Pod{a, b}, failed(a, "app", 1), succeeded(b, "app", 1))
+	} else {
+		report(nodeB, []*corev1.Pod{b}, succeeded(b, "app", 1))
+		report(nodeA, []*corev1.Pod{a}, failed(a, "app", 1))
+	}
+	Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf("web-a"))
+	finish(ns, a, 2)
+	if sameNode {
+		report(nodeA, []*corev1.Pod{a, b}, failed(a, "app", 2), succeeded(b, "app", 1))
+	} else {
+		report(nodeA, []*corev1.Pod{a}, failed(a, "app", 2))
+	}
+	return ns, pol, a
+}
+
+// gone reports whether p is deleted or being deleted (no kubelet finishes an accepted eviction).
+func gone(p *corev1.Pod) func() bool {
+	return func() bool {
+		got := &corev1.Pod{}
+		err := k8sClient.Get(ctx, client.ObjectKeyFromObject(p), got)
+		return apierrors.IsNotFound(err) || err == nil && got.DeletionTimestamp != nil
+	}
+}
+
+// withPrefix returns the events about obj whose "reason: message" starts with prefix.
+func withPrefix(ns, obj, prefix string) func() []string {
+	return func() []string {
+		var out []string
+		for _, e := range events(ns, obj) {
+			if strings.HasPrefix(e, prefix) {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+}

@@ -68,11 +68,14 @@ func testConfig() Config {
 }
 
 // startManager starts a manager with the manager's own cache (internal/managercache): only
-// enrolled pods, stripped, and the operator namespace's Leases.
-func startManager(c Config) func() {
-	stop, err := testutil.StartManager(ctx, cfg, ctrl.Options{
-		Cache: managercache.Options(managercache.Config{OperatorNamespace: opNS, Strip: true}),
-	}, func(mgr ctrl.Manager) error {
+// enrolled pods, stripped, and the operator namespace's Leases; newClient, when given, makes its
+// client.
+func startManager(c Config, newClient ...client.NewClientFunc) func() {
+	opts := ctrl.Options{Cache: managercache.Options(managercache.Config{OperatorNamespace: opNS, Strip: true})}
+	for _, f := range newClient {
+		opts.NewClient = f
+	}
+	stop, err := testutil.StartManager(ctx, cfg, opts, func(mgr ctrl.Manager) error {
 		if err := managercache.AddIndexes(ctx, mgr); err != nil {
 			return err
 		}
