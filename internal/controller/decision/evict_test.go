@@ -36,7 +36,8 @@ import (
 
 // envtest has no kube-scheduler, kubelet nor disruption controller: an accepted eviction leaves
 // the pod terminating (no kubelet finishes it), and a PodDisruptionBudget whose status no
-// controller wrote refuses every eviction of the pods it selects.
+// controller wrote answers every eviction of the pods it selects with a 429 asking for a retry in
+// 10 s (evict_timeout_test.go); the specs here write the budget's status as that controller would.
 var _ = Describe("Decision controller, restartEffectiveness.action Evict", Ordered, func() {
 	var stop func()
 	BeforeAll(func() { stop = startManager(testConfig()) })
