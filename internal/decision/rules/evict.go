@@ -18,7 +18,12 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 )
 
 // Step 5c, with spec.restartEffectiveness.action Evict: a pod whose own restarts do not help
@@ -53,6 +58,11 @@ func evictable(c *judged, b RestartBreaker) (bool, string) {
 		}
 		return false, fmt.Sprintf("; it was evicted at %s; one eviction per pod per %s", stamp(e.At), b.Window)
 	}
+	// A new leader's memory is empty: the policies' status keeps the evictions decided before.
+	if e, by, ok := c.f.Policies.RecentEviction(c.f.UID, c.now); ok {
+		return false, fmt.Sprintf("; it was evicted at %s (the eviction recorded in status.recentEvictions of policy %s until %s); one eviction per pod per %s",
+			stamp(e.Time.Time), by, stamp(e.Expires.Time), b.Window)
+	}
 	if c.f.Elsewhere[c.x.Container] == 0 {
 		return false, fmt.Sprintf("; not evicted: no pod of %s passes container %s on another node", c.workload.Ref, c.x.Container)
 	}
@@ -64,4 +74,64 @@ func evictInstead(c *judged, v *Verdict) {
 	*v = Verdict{Outcome: Evict, Message: fmt.Sprintf(
 		"%d of the last %d restarts of pod %s in %s failed their probe again soon after the restart, while container %s passes in %d pod(s) of %s on other nodes: evicting it",
 		c.podTally.Ineffective, c.podTally.Requested, c.f.Pod.Name, c.breaker.Window, c.x.Container, c.f.Elsewhere[c.x.Container], c.workload.Ref)}
+}
+
+// MaxRecentEvictions bounds a policy's status.recentEvictions (the API allows 16).
+const MaxRecentEvictions = 16
+
+// RecentEviction returns an entry of a governing policy's status.recentEvictions that names the
+// pod and has not expired at now, and the policy that keeps it.
+func (g Governing) RecentEviction(pod types.UID, now time.Time) (policyv1alpha1.RecentEviction, PolicyKey, bool) {
+	for i := range g {
+		for _, e := range g[i].Evictions {
+			if e.PodUID == pod && now.Before(e.Expires.Time) {
+				return e, g[i].Key, true
+			}
+		}
+	}
+	return policyv1alpha1.RecentEviction{}, PolicyKey{}, false
+}
+
+// RecordEviction returns a policy's recent evictions with e added: newest first, without the
+// entries expired at now nor an earlier one of the same pod, at most MaxRecentEvictions (the
+// oldest dropped). list is not changed.
+func RecordEviction(list []policyv1alpha1.RecentEviction, e policyv1alpha1.RecentEviction, now time.Time) []policyv1alpha1.RecentEviction {
+	out := append([]policyv1alpha1.RecentEviction{e}, PruneEvictions(WithoutEviction(list, e.PodUID), now)...)
+	slices.SortStableFunc(out, func(a, b policyv1alpha1.RecentEviction) int { return b.Time.Compare(a.Time.Time) })
+	return out[:min(len(out), MaxRecentEvictions)]
+}
+
+// PruneEvictions returns the entries that have not expired at now, in order (nil when none is
+// left). list is not changed.
+func PruneEvictions(list []policyv1alpha1.RecentEviction, now time.Time) []policyv1alpha1.RecentEviction {
+	var out []policyv1alpha1.RecentEviction
+	for _, e := range list {
+		if now.Before(e.Expires.Time) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// WithoutEviction returns the entries that do not name the pod, in order (nil when none is
+// left). list is not changed.
+func WithoutEviction(list []policyv1alpha1.RecentEviction, pod types.UID) []policyv1alpha1.RecentEviction {
+	var out []policyv1alpha1.RecentEviction
+	for _, e := range list {
+		if e.PodUID != pod {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// NextExpiry returns when the first of the entries expires (zero when there is none).
+func NextExpiry(list []policyv1alpha1.RecentEviction) time.Time {
+	var next time.Time
+	for _, e := range list {
+		if next.IsZero() || e.Expires.Time.Before(next) {
+			next = e.Expires.Time
+		}
+	}
+	return next
 }

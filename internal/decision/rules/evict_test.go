@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
@@ -64,6 +65,32 @@ func TestEvictInsteadOfHold(t *testing.T) {
 		{"an eviction accepted within the window (the pod lingers): not again", func(_ *Facts, m *fakeMemory) {
 			m.evictions["pod-0"] = EvictionRecord{At: t0.Add(-time.Minute)}
 		}, Hold, policyv1alpha1.HoldRestartIneffective, "one eviction per pod per 10m0s"},
+		{"a new leader (empty memory), the pod in an unexpired recentEvictions entry of its policy: held", func(f *Facts, _ *fakeMemory) {
+			f.Policies[0].Evictions = []policyv1alpha1.RecentEviction{
+				{Pod: "other", PodUID: "pod-9", Time: metav1.NewTime(t0.Add(-time.Minute)), Expires: metav1.NewTime(t0.Add(9 * time.Minute))},
+				{Pod: "pod-0", PodUID: "pod-0", Time: metav1.NewTime(t0.Add(-2 * time.Minute)), Expires: metav1.NewTime(t0.Add(8 * time.Minute))}}
+		}, Hold, policyv1alpha1.HoldRestartIneffective,
+			"restarting it is not helping (policy ns/p); it was evicted at 2026-11-30T11:58:00Z (the eviction recorded in status.recentEvictions of policy ns/p until 2026-11-30T12:08:00Z); one eviction per pod per 10m0s"},
+		{"the pod's recentEvictions entry expired: evicted again", func(f *Facts, _ *fakeMemory) {
+			f.Policies[0].Evictions = []policyv1alpha1.RecentEviction{
+				{Pod: "pod-0", PodUID: "pod-0", Time: metav1.NewTime(t0.Add(-10 * time.Minute)), Expires: metav1.NewTime(t0)}}
+		}, Evict, "", "evicting it"},
+		{"only another pod's entry: evicted", func(f *Facts, _ *fakeMemory) {
+			f.Policies[0].Evictions = []policyv1alpha1.RecentEviction{
+				{Pod: "pod-0", PodUID: "pod-0-old", Time: metav1.NewTime(t0.Add(-time.Minute)), Expires: metav1.NewTime(t0.Add(9 * time.Minute))}}
+		}, Evict, "", "evicting it"},
+		{"the entry is kept by a second governing policy: held", func(f *Facts, _ *fakeMemory) {
+			p := f.Policies[0]
+			p.Key.Name = "q"
+			p.Evictions = []policyv1alpha1.RecentEviction{
+				{Pod: "pod-0", PodUID: "pod-0", Time: metav1.NewTime(t0.Add(-time.Minute)), Expires: metav1.NewTime(t0.Add(time.Second))}}
+			f.Policies = append(f.Policies, p)
+		}, Hold, policyv1alpha1.HoldRestartIneffective, "status.recentEvictions of policy ns/q until 2026-11-30T12:00:01Z"},
+		{"the memory's refusal is told before the status entry", func(f *Facts, m *fakeMemory) {
+			m.evictions["pod-0"] = EvictionRecord{At: t0.Add(-time.Minute), Refused: "refused by a budget"}
+			f.Policies[0].Evictions = []policyv1alpha1.RecentEviction{
+				{Pod: "pod-0", PodUID: "pod-0", Time: metav1.NewTime(t0.Add(-time.Minute)), Expires: metav1.NewTime(t0.Add(9 * time.Minute))}}
+		}, Hold, policyv1alpha1.HoldRestartIneffective, "its eviction was refused at 2026-11-30T11:59:00Z: refused by a budget"},
 		{"maxUnavailable still holds it", func(f *Facts, _ *fakeMemory) {
 			for i := 1; i <= 3; i++ {
 				f.Workload.Pods[i].Ready = false
@@ -121,5 +148,79 @@ func TestRestartBreakerEvictsOnlyIfEveryEnforcingPolicyDoes(t *testing.T) {
 		if b, _ := tc.g.RestartBreaker(); b.Evict != tc.want {
 			t.Errorf("%v: Evict = %v, want %v", tc.g, b.Evict, tc.want)
 		}
+	}
+}
+
+// status.recentEvictions: newest first, no expired entry, one per pod, at most 16.
+func TestRecordEviction(t *testing.T) {
+	entry := func(pod string, age, left time.Duration) policyv1alpha1.RecentEviction {
+		return policyv1alpha1.RecentEviction{Pod: pod, PodUID: types.UID(pod), Node: "n", Container: "app",
+			Time: metav1.NewTime(t0.Add(-age)), Expires: metav1.NewTime(t0.Add(left))}
+	}
+	pods := func(list []policyv1alpha1.RecentEviction) string {
+		var out []string
+		for _, e := range list {
+			out = append(out, e.Pod)
+		}
+		return strings.Join(out, ",")
+	}
+	full := func() []policyv1alpha1.RecentEviction {
+		var out []policyv1alpha1.RecentEviction
+		for i := range MaxRecentEvictions {
+			out = append(out, entry(fmt.Sprint("p", i), time.Duration(i+1)*time.Second, time.Hour))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		list []policyv1alpha1.RecentEviction
+		add  policyv1alpha1.RecentEviction
+		want string
+	}{
+		{"into nothing", nil, entry("new", 0, time.Minute), "new"},
+		{"newest first", []policyv1alpha1.RecentEviction{entry("b", time.Minute, time.Minute), entry("a", 2*time.Minute, time.Minute)},
+			entry("new", 0, time.Minute), "new,b,a"},
+		{"an entry from a clock ahead stays first", []policyv1alpha1.RecentEviction{entry("ahead", -time.Second, time.Minute)},
+			entry("new", 0, time.Minute), "ahead,new"},
+		{"expired entries dropped (expires at now included)", []policyv1alpha1.RecentEviction{entry("live", time.Minute, time.Second),
+			entry("now", time.Minute, 0), entry("gone", time.Hour, -time.Minute)}, entry("new", 0, time.Minute), "new,live"},
+		{"the same pod's earlier entry replaced", []policyv1alpha1.RecentEviction{entry("new", time.Minute, time.Minute), entry("a", 2*time.Minute, time.Minute)},
+			entry("new", 0, time.Minute), "new,a"},
+		{"at most 16: the oldest dropped", full(), entry("new", 0, time.Minute),
+			"new,p0,p1,p2,p3,p4,p5,p6,p7,p8,p9,p10,p11,p12,p13,p14"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := pods(tc.list)
+			got := RecordEviction(tc.list, tc.add, t0)
+			if pods(got) != tc.want {
+				t.Errorf("got %s, want %s", pods(got), tc.want)
+			}
+			if pods(tc.list) != before {
+				t.Errorf("the list given was changed: %s, was %s", pods(tc.list), before)
+			}
+		})
+	}
+}
+
+func TestPruneEvictionsAndNextExpiry(t *testing.T) {
+	at := func(pod string, left time.Duration) policyv1alpha1.RecentEviction {
+		return policyv1alpha1.RecentEviction{Pod: pod, PodUID: types.UID(pod), Expires: metav1.NewTime(t0.Add(left))}
+	}
+	list := []policyv1alpha1.RecentEviction{at("a", time.Minute), at("b", 0), at("c", -time.Second), at("d", time.Second)}
+	got := PruneEvictions(list, t0)
+	if len(got) != 2 || got[0].Pod != "a" || got[1].Pod != "d" {
+		t.Errorf("PruneEvictions kept %v, want a and d", got)
+	}
+	if got := PruneEvictions(list[1:3], t0); got != nil {
+		t.Errorf("nothing left: got %v, want nil", got)
+	}
+	if got := NextExpiry(got); !got.Equal(t0.Add(time.Second)) {
+		t.Errorf("NextExpiry = %s, want %s", got, t0.Add(time.Second))
+	}
+	if got := NextExpiry(nil); !got.IsZero() {
+		t.Errorf("NextExpiry(nil) = %s, want zero", got)
+	}
+	if got := WithoutEviction(list, "b"); len(got) != 3 || got[1].Pod != "c" {
+		t.Errorf("WithoutEviction(b) = %v", got)
 	}
 }

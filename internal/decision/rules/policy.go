@@ -18,6 +18,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -78,6 +79,9 @@ type Policy struct {
 	Breaker        RestartBreaker
 	// MaxHold bounds the policy's doubt holds (bounded.go); zero: they never end.
 	MaxHold time.Duration
+	// Evictions are the policy's status.recentEvictions as read: the evictions it decided,
+	// which a new leader's memory does not have (evict.go).
+	Evictions []policyv1alpha1.RecentEviction
 }
 
 // IsDefault reports whether p is the manager's default policy.
@@ -151,6 +155,7 @@ func Compile(p *policyv1alpha1.EnhancedLivenessPolicy) (Policy, error) {
 		MaxFailing:     intstr.FromString("50%"),
 		Rate:           Rate{PerMinute: 6, Burst: 3},
 		MaxHold:        DefaultMaxHold,
+		Evictions:      slices.Clone(p.Status.RecentEvictions),
 	}
 	switch p.Spec.Mode {
 	case "", policyv1alpha1.ModeEnforce, policyv1alpha1.ModeDryRun:
