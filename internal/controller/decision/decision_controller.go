@@ -53,14 +53,16 @@ type DecisionRecord struct {
 // internal/decision/rules), and it acts. Requests are pods (namespace/name).
 type DecisionReconciler struct {
 	client.Client
-	live      client.Reader // the API server, uncached
-	api       client.Reader // the API server, for the holds' records when this manager starts leading
-	cfg       Config
-	clock     clock.Clock
-	recorder  recorder.EventRecorder
-	facts     *facts.Builder
-	workloads *facts.Workloads
-	memory    *memory.Memory
+	live client.Reader // the API server, uncached
+	api  client.Reader // the API server, for the holds' records when this manager starts leading
+	// evictClient evicts pods and writes the policies' status.recentEvictions (evict.go).
+	evictClient client.Client
+	cfg         Config
+	clock       clock.Clock
+	recorder    recorder.EventRecorder
+	facts       *facts.Builder
+	workloads   *facts.Workloads
+	memory      *memory.Memory
 
 	loadMu sync.Mutex
 	loaded bool

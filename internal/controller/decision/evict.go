@@ -25,6 +25,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +33,7 @@ import (
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/patch"
 )
 
 // Event reasons of an eviction (spec.restartEffectiveness.action Evict), on the pod and on its
@@ -47,6 +49,7 @@ const (
 const evictTimeout = 10 * time.Second
 
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
+// +kubebuilder:rbac:groups=policy.enhancedliveness.io,resources=enhancedlivenesspolicies/status,verbs=get;patch
 
 // evict carries out an Evict decision through the Eviction API, so that PodDisruptionBudgets
 // apply, and tells the memory what came of it; it returns when to decide again.
@@ -62,11 +65,14 @@ func (r *DecisionReconciler) evict(ctx context.Context, pod *corev1.Pod, d rules
 		}
 		return rules.Wait, r.cfg.HoldRecheckInterval, nil
 	}
+	// Recorded first: the workload controller creates the replacement as soon as the pod is gone,
+	// and the pod webhook steers it only by what the policies' status says then.
+	notSteered := r.recordEviction(ctx, pod, d)
 	uid := pod.UID
 	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
 		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}}
 	callCtx, cancel := context.WithTimeout(ctx, r.cfg.evictTimeout)
-	err = r.SubResource("eviction").Create(callCtx, pod, ev)
+	err = r.evictClient.SubResource("eviction").Create(callCtx, pod, ev)
 	cancel()
 	var status apierrors.APIStatus
 	switch {
@@ -85,9 +91,14 @@ func (r *DecisionReconciler) evict(ctx context.Context, pod *corev1.Pod, d rules
 	switch d.Outcome {
 	case rules.Evicted:
 		evictions.WithLabelValues(resultEvicted).Inc()
-		logf.FromContext(ctx).Info("pod evicted", "pod", d.Pod.String(), "container", x.Container, "containerID", x.ContainerID)
+		steering := ""
+		if notSteered != "" {
+			steering = fmt.Sprintf("; its replacement is not steered away from node %s: %s", d.Node, notSteered)
+		}
+		logf.FromContext(ctx).Info("pod evicted", "pod", d.Pod.String(), "container", x.Container, "containerID", x.ContainerID,
+			"steered", notSteered == "")
 		r.evictionEvent(ctx, pod, d, corev1.EventTypeNormal, EventEvicted, "Evict",
-			"evicted pod %s (container %s, %s, node %s): %s", d.Pod, x.Container, x.ContainerID, d.Node, d.Message)
+			"evicted pod %s (container %s, %s, node %s): %s%s", d.Pod, x.Container, x.ContainerID, d.Node, d.Message, steering)
 		return rules.Evicted, 0, nil
 	case rules.EvictionRefused:
 		evictions.WithLabelValues(resultRefused).Inc()
@@ -96,10 +107,78 @@ func (r *DecisionReconciler) evict(ctx context.Context, pod *corev1.Pod, d rules
 			d.Pod, x.Container, d.Node, d.Message)
 		return rules.EvictionRefused, r.cfg.HoldRecheckInterval, nil
 	}
+	// Not tried, or the pod was gone: the record would hold the pod from a next try all its window.
+	r.forgetEviction(ctx, pod, d)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return rules.Wait, 0, fmt.Errorf("evicting pod %s: %w", d.Pod, err)
 	}
 	return rules.Wait, 0, nil
+}
+
+// recordEviction adds the eviction to status.recentEvictions of each policy that asked for it
+// (every enforcing one governs the pod with action Evict), each entry lasting the policy's
+// window. It returns why the pod's replacement is not steered ("" when every write succeeded):
+// a failed write never stops the eviction, the container fails where it is.
+func (r *DecisionReconciler) recordEviction(ctx context.Context, pod *corev1.Pod, d rules.Decision) string {
+	e := policyv1alpha1.RecentEviction{Pod: pod.Name, PodUID: pod.UID, Node: pod.Spec.NodeName,
+		Container: d.Failure.Container, Time: metav1.NewTime(d.Seen.At)}
+	if owner := metav1.GetControllerOf(pod); owner != nil {
+		e.OwnerKind, e.OwnerName = owner.Kind, owner.Name
+	}
+	var failed []string
+	for _, p := range d.Policies {
+		if p.IsDefault() || !p.Breaker.Enabled || !p.Breaker.Evict {
+			continue
+		}
+		e.Expires = metav1.NewTime(d.Seen.At.Add(p.Breaker.Window))
+		err := r.changeEvictions(ctx, p.Key, func(list []policyv1alpha1.RecentEviction) []policyv1alpha1.RecentEviction {
+			return rules.RecordEviction(list, e, r.clock.Now())
+		})
+		if err != nil {
+			logf.FromContext(ctx).Error(err, "the eviction is not recorded in the policy's status.recentEvictions: the replacement of the pod is not steered away from its node",
+				"pod", d.Pod.String(), "node", pod.Spec.NodeName, "policy", p.Key.String())
+			failed = append(failed, fmt.Sprintf("writing status.recentEvictions of policy %s failed: %v", p.Key, err))
+		}
+	}
+	return strings.Join(failed, "; ")
+}
+
+// forgetEviction takes the pod's entries out of its policies' status.recentEvictions again when
+// its eviction was not tried after all.
+func (r *DecisionReconciler) forgetEviction(ctx context.Context, pod *corev1.Pod, d rules.Decision) {
+	for _, p := range d.Policies {
+		if p.IsDefault() || !p.Breaker.Evict {
+			continue
+		}
+		err := r.changeEvictions(ctx, p.Key, func(list []policyv1alpha1.RecentEviction) []policyv1alpha1.RecentEviction {
+			return rules.WithoutEviction(list, pod.UID)
+		})
+		if err != nil && !apierrors.IsNotFound(err) {
+			logf.FromContext(ctx).Error(err, "the eviction was not tried, but its entry stays in the policy's status.recentEvictions until it expires",
+				"pod", d.Pod.String(), "policy", p.Key.String())
+		}
+	}
+}
+
+// changeEvictions writes a policy's status.recentEvictions as change makes them, judged again on
+// the policy as read from the API server after a conflict, so no other writer's change is lost.
+func (r *DecisionReconciler) changeEvictions(ctx context.Context, k rules.PolicyKey,
+	change func([]policyv1alpha1.RecentEviction) []policyv1alpha1.RecentEviction) error {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.evictTimeout)
+	defer cancel()
+	pol := &policyv1alpha1.EnhancedLivenessPolicy{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: k.Namespace, Name: k.Name}, pol); err != nil {
+		return err
+	}
+	_, err := patch.Status(ctx, r.evictClient, r.api, pol, func(pol *policyv1alpha1.EnhancedLivenessPolicy) (bool, error) {
+		next := change(pol.Status.RecentEvictions)
+		if equality.Semantic.DeepEqual(next, pol.Status.RecentEvictions) {
+			return false, nil
+		}
+		pol.Status.RecentEvictions = next
+		return true, nil
+	})
+	return err
 }
 
 // refusal says why the API server refused an eviction: the PodDisruptionBudget's own words when

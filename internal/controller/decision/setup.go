@@ -77,6 +77,10 @@ type Config struct {
 	// liveReader reads NodePodProbes from the API server to confirm a held restart (default the
 	// manager's API reader); tests replace it to play a cache that lags behind.
 	liveReader client.Reader
+
+	// evictClient evicts pods and writes status.recentEvictions (default the manager's client);
+	// tests replace it to play a refused write or an API server not reached.
+	evictClient client.Client
 }
 
 func (c *Config) complete() error {
@@ -139,15 +143,16 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 		return err
 	}
 	d := &DecisionReconciler{
-		Client:    mgr.GetClient(),
-		live:      cmp.Or[client.Reader](cfg.liveReader, mgr.GetAPIReader()),
-		api:       mgr.GetAPIReader(),
-		cfg:       cfg,
-		clock:     cfg.Clock,
-		recorder:  mgr.GetEventRecorder("enhanced-liveness-decision"),
-		facts:     builder,
-		workloads: workloads,
-		memory:    mem,
+		Client:      mgr.GetClient(),
+		live:        cmp.Or[client.Reader](cfg.liveReader, mgr.GetAPIReader()),
+		api:         mgr.GetAPIReader(),
+		evictClient: cmp.Or[client.Client](cfg.evictClient, mgr.GetClient()),
+		cfg:         cfg,
+		clock:       cfg.Clock,
+		recorder:    mgr.GetEventRecorder("enhanced-liveness-decision"),
+		facts:       builder,
+		workloads:   workloads,
+		memory:      mem,
 	}
 	if err := d.setup(mgr); err != nil {
 		return err

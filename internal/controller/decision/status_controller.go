@@ -127,15 +127,22 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 	listHeld(st, mem.HeldPods)
 	counts := mem.Counts
 	addCounts(st, counts.Sub(r.writtenCounts(key)))
+	// The decision writes status.recentEvictions; this controller only drops the expired ones.
+	now := r.cfg.Clock.Now()
+	st.RecentEvictions = rules.PruneEvictions(pol.Status.RecentEvictions, now)
+	resync := resyncAfter(r.cfg.StatusResyncInterval, st.RecentEvictions, now)
 	if equality.Semantic.DeepEqual(&pol.Status, st) {
-		return ctrl.Result{RequeueAfter: r.cfg.StatusResyncInterval}, nil
+		return ctrl.Result{RequeueAfter: resync}, nil
 	}
 	wasStorm := meta.IsStatusConditionTrue(pol.Status.Conditions, policyv1alpha1.ConditionStormDetected)
 	wasIneffective := meta.IsStatusConditionTrue(pol.Status.Conditions, policyv1alpha1.ConditionRestartsIneffective)
 	// The patch carries the resourceVersion the status was computed from: a cache behind our own
 	// last write makes it conflict instead of adding the same counts twice.
 	if _, err := patch.Status(ctx, r.Client, nil, pol, func(pol *policyv1alpha1.EnhancedLivenessPolicy) (bool, error) {
+		// Taken from the object written, never from the copy the status was computed from.
+		recent := rules.PruneEvictions(pol.Status.RecentEvictions, now)
 		pol.Status = *st
+		pol.Status.RecentEvictions = recent
 		return true, nil
 	}, patch.Attempts(1)); err != nil {
 		if apierrors.IsConflict(err) {
@@ -156,7 +163,16 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 		c.Status == metav1.ConditionTrue && !wasIneffective {
 		r.recorder.Eventf(pol, nil, corev1.EventTypeWarning, string(policyv1alpha1.HoldRestartIneffective), "HoldRestarts", "%s", c.Message)
 	}
-	return ctrl.Result{RequeueAfter: r.cfg.StatusResyncInterval}, nil
+	return ctrl.Result{RequeueAfter: resync}, nil
+}
+
+// resyncAfter is when to refresh a policy's status: after interval, or once its first recent
+// eviction has expired if that is sooner.
+func resyncAfter(interval time.Duration, recent []policyv1alpha1.RecentEviction, now time.Time) time.Duration {
+	if next := rules.NextExpiry(recent); !next.IsZero() {
+		return min(interval, next.Sub(now)+time.Millisecond)
+	}
+	return interval
 }
 
 // tooSoon returns how long to wait before the policy's status may be written again.
