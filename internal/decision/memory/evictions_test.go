@@ -77,6 +77,9 @@ func TestEvictionSpendsATokenAndIsTriedOncePerWindow(t *testing.T) {
 	}
 	d.Outcome = rules.EvictionWithdrawn
 	m.Apply(d)
+	if e := m.evictions[f.UID]; !e.Withdrawn {
+		t.Fatalf("an eviction not tried is not known withdrawn: %+v", e)
+	}
 	if d = m.Decide(lemon()); d.Outcome != rules.Evict {
 		t.Fatalf("after an eviction not tried: %s %s (%s), want Evict", d.Outcome, d.Reason, d.Message)
 	}

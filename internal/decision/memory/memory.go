@@ -211,9 +211,11 @@ func (m *Memory) evictionAnswered(d rules.Decision, inst rules.Instance) {
 	case rules.EvictionRefused, rules.EvictionWithdrawn:
 		m.buckets.giveBack(d.Pod.Namespace, d.Policies, m.clock.Now())
 		m.expected.observed(d.UID, rules.EvictionRequest)
-		if d.Outcome == rules.EvictionWithdrawn {
-			delete(m.evictions, d.UID)
-		} else if e, ok := m.evictions[d.UID]; ok {
+		if e, ok := m.evictions[d.UID]; ok && d.Outcome == rules.EvictionWithdrawn {
+			// No attempt: kept only so that the record written for it is known void (rules/evict.go).
+			e.Withdrawn = true
+			m.evictions[d.UID] = e
+		} else if ok {
 			// The attempt stays remembered, with why: one per pod per breaker window.
 			e.Refused = d.Message
 			m.evictions[d.UID] = e

@@ -43,6 +43,9 @@ type EvictionRecord struct {
 	At time.Time
 	// Refused is the API server's refusal ("" while none is known).
 	Refused string
+	// Withdrawn: the eviction was not tried after all (the failure not confirmed, the pod gone,
+	// the API server not reached); it counts for nothing, and the policies' record of it is void.
+	Withdrawn bool
 }
 
 // evictable reports whether the pod, whose own restarts do not help, is evicted instead of held,
@@ -51,7 +54,8 @@ func evictable(c *judged, b RestartBreaker) (bool, string) {
 	if !b.Evict {
 		return false, ""
 	}
-	if e, ok := c.m.Eviction(c.f.UID); ok && c.now.Sub(e.At) < b.Window {
+	e, known := c.m.Eviction(c.f.UID)
+	if known && !e.Withdrawn && c.now.Sub(e.At) < b.Window {
 		next := stamp(e.At.Add(b.Window))
 		if e.Refused != "" {
 			return false, fmt.Sprintf("; its eviction was refused at %s: %s; the next may be tried at %s", stamp(e.At), e.Refused, next)
@@ -59,14 +63,20 @@ func evictable(c *judged, b RestartBreaker) (bool, string) {
 		return false, fmt.Sprintf("; it was evicted at %s; one eviction per pod per %s", stamp(e.At), b.Window)
 	}
 	// A new leader's memory is empty: the policies' status keeps the evictions decided before.
-	if e, by, ok := c.f.Policies.RecentEviction(c.f.UID, c.now); ok {
+	if r, by, ok := c.f.Policies.RecentEviction(c.f.UID, c.now); ok && (!known || !withdrawnRecord(r, e)) {
 		return false, fmt.Sprintf("; it was evicted at %s (the eviction recorded in status.recentEvictions of policy %s until %s); one eviction per pod per %s",
-			stamp(e.Time.Time), by, stamp(e.Expires.Time), b.Window)
+			stamp(r.Time.Time), by, stamp(r.Expires.Time), b.Window)
 	}
 	if c.f.Elsewhere[c.x.Container] == 0 {
 		return false, fmt.Sprintf("; not evicted: no pod of %s passes container %s on another node", c.workload.Ref, c.x.Container)
 	}
 	return true, ""
+}
+
+// withdrawnRecord reports whether r is the record of the attempt e, which was withdrawn: it is
+// being taken back, though a cache may still show it (status times have second precision).
+func withdrawnRecord(r policyv1alpha1.RecentEviction, e EvictionRecord) bool {
+	return e.Withdrawn && !r.Time.Time.Before(e.At.Truncate(time.Second))
 }
 
 // evictInstead turns the restart the rules allowed into the eviction the ineffective rule chose.

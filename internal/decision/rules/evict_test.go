@@ -91,6 +91,19 @@ func TestEvictInsteadOfHold(t *testing.T) {
 			f.Policies[0].Evictions = []policyv1alpha1.RecentEviction{
 				{Pod: "pod-0", PodUID: "pod-0", Time: metav1.NewTime(t0.Add(-time.Minute)), Expires: metav1.NewTime(t0.Add(9 * time.Minute))}}
 		}, Hold, policyv1alpha1.HoldRestartIneffective, "its eviction was refused at 2026-11-30T11:59:00Z: refused by a budget"},
+		{"the record of an attempt the memory knows was withdrawn, still in the cache: evicted", func(f *Facts, m *fakeMemory) {
+			m.evictions["pod-0"] = EvictionRecord{At: t0.Add(-time.Minute + 300*time.Millisecond), Withdrawn: true}
+			f.Policies[0].Evictions = []policyv1alpha1.RecentEviction{
+				{Pod: "pod-0", PodUID: "pod-0", Time: metav1.NewTime(t0.Add(-time.Minute)), Expires: metav1.NewTime(t0.Add(9 * time.Minute))}}
+		}, Evict, "", "evicting it"},
+		{"a withdrawn attempt does not void an earlier leader's record: held", func(f *Facts, m *fakeMemory) {
+			m.evictions["pod-0"] = EvictionRecord{At: t0.Add(-time.Minute), Withdrawn: true}
+			f.Policies[0].Evictions = []policyv1alpha1.RecentEviction{
+				{Pod: "pod-0", PodUID: "pod-0", Time: metav1.NewTime(t0.Add(-2 * time.Minute)), Expires: metav1.NewTime(t0.Add(8 * time.Minute))}}
+		}, Hold, policyv1alpha1.HoldRestartIneffective, "it was evicted at 2026-11-30T11:58:00Z (the eviction recorded"},
+		{"a withdrawn attempt alone: evicted", func(_ *Facts, m *fakeMemory) {
+			m.evictions["pod-0"] = EvictionRecord{At: t0.Add(-time.Minute), Withdrawn: true}
+		}, Evict, "", "evicting it"},
 		{"maxUnavailable still holds it", func(f *Facts, _ *fakeMemory) {
 			for i := 1; i <= 3; i++ {
 				f.Workload.Pods[i].Ready = false
