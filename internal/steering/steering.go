@@ -42,7 +42,7 @@ const Weight = 100
 func AvoidedNodes(entries []policyv1alpha1.RecentEviction, ownerKind, ownerName string, now time.Time) []string {
 	var nodes []string
 	for _, e := range entries {
-		if e.OwnerKind != ownerKind || e.OwnerName != ownerName || e.Node == "" || !now.Before(e.Expires.Time) {
+		if e.OwnerKind != ownerKind || e.OwnerName != ownerName || e.Node == "" || !e.LastsAt(now) {
 			continue
 		}
 		nodes = append(nodes, e.Node)

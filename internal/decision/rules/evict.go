@@ -94,7 +94,7 @@ const MaxRecentEvictions = 16
 func (g Governing) RecentEviction(pod types.UID, now time.Time) (policyv1alpha1.RecentEviction, PolicyKey, bool) {
 	for i := range g {
 		for _, e := range g[i].Evictions {
-			if e.PodUID == pod && now.Before(e.Expires.Time) {
+			if e.PodUID == pod && e.LastsAt(now) {
 				return e, g[i].Key, true
 			}
 		}
@@ -116,7 +116,7 @@ func RecordEviction(list []policyv1alpha1.RecentEviction, e policyv1alpha1.Recen
 func PruneEvictions(list []policyv1alpha1.RecentEviction, now time.Time) []policyv1alpha1.RecentEviction {
 	var out []policyv1alpha1.RecentEviction
 	for _, e := range list {
-		if now.Before(e.Expires.Time) {
+		if e.LastsAt(now) {
 			out = append(out, e)
 		}
 	}
