@@ -63,8 +63,9 @@ func evictable(c *judged, b RestartBreaker) (bool, string) {
 		return false, fmt.Sprintf("; it was evicted at %s; one eviction per pod per %s", stamp(e.At), b.Window)
 	}
 	// A new leader's memory is empty: the policies' status keeps the evictions decided before.
+	// The record stands for the attempt (written before the call), not for its answer.
 	if r, by, ok := c.f.Policies.RecentEviction(c.f.UID, c.now); ok && (!known || !withdrawnRecord(r, e)) {
-		return false, fmt.Sprintf("; it was evicted at %s (the eviction recorded in status.recentEvictions of policy %s until %s); one eviction per pod per %s",
+		return false, fmt.Sprintf("; its eviction was tried at %s (recorded in status.recentEvictions of policy %s until %s, whatever the answer was); one eviction per pod per %s",
 			stamp(r.Time.Time), by, stamp(r.Expires.Time), b.Window)
 	}
 	if c.f.Elsewhere[c.x.Container] == 0 {

@@ -70,7 +70,7 @@ func TestEvictInsteadOfHold(t *testing.T) {
 				{Pod: "other", PodUID: "pod-9", Time: metav1.NewTime(t0.Add(-time.Minute)), Expires: metav1.NewTime(t0.Add(9 * time.Minute))},
 				{Pod: "pod-0", PodUID: "pod-0", Time: metav1.NewTime(t0.Add(-2 * time.Minute)), Expires: metav1.NewTime(t0.Add(8 * time.Minute))}}
 		}, Hold, policyv1alpha1.HoldRestartIneffective,
-			"restarting it is not helping (policy ns/p); it was evicted at 2026-11-30T11:58:00Z (the eviction recorded in status.recentEvictions of policy ns/p until 2026-11-30T12:08:00Z); one eviction per pod per 10m0s"},
+			"restarting it is not helping (policy ns/p); its eviction was tried at 2026-11-30T11:58:00Z (recorded in status.recentEvictions of policy ns/p until 2026-11-30T12:08:00Z, whatever the answer was); one eviction per pod per 10m0s"},
 		{"the pod's recentEvictions entry expired: evicted again", func(f *Facts, _ *fakeMemory) {
 			f.Policies[0].Evictions = []policyv1alpha1.RecentEviction{
 				{Pod: "pod-0", PodUID: "pod-0", Time: metav1.NewTime(t0.Add(-10 * time.Minute)), Expires: metav1.NewTime(t0)}}
@@ -100,7 +100,7 @@ func TestEvictInsteadOfHold(t *testing.T) {
 			m.evictions["pod-0"] = EvictionRecord{At: t0.Add(-time.Minute), Withdrawn: true}
 			f.Policies[0].Evictions = []policyv1alpha1.RecentEviction{
 				{Pod: "pod-0", PodUID: "pod-0", Time: metav1.NewTime(t0.Add(-2 * time.Minute)), Expires: metav1.NewTime(t0.Add(8 * time.Minute))}}
-		}, Hold, policyv1alpha1.HoldRestartIneffective, "it was evicted at 2026-11-30T11:58:00Z (the eviction recorded"},
+		}, Hold, policyv1alpha1.HoldRestartIneffective, "its eviction was tried at 2026-11-30T11:58:00Z (recorded"},
 		{"a withdrawn attempt alone: evicted", func(_ *Facts, m *fakeMemory) {
 			m.evictions["pod-0"] = EvictionRecord{At: t0.Add(-time.Minute), Withdrawn: true}
 		}, Evict, "", "evicting it"},
