@@ -140,7 +140,7 @@ var _ = Describe("a namespace whose probes would fill its node's NodePodProbe, b
 		nodeA, _ := twoNodes()
 		heavyNS := newNamespace("heavy")
 		// Each probe context is about 60 KB (under the 64 KiB limit): 30 of them made 1.8 MB,
-		// which etcd refused when the NodePodProbe carried each pod's probes (issue 37). A 10 s
+		// which etcd refused when the NodePodProbe carried each pod's probes (before 2026-12-05). A 10 s
 		// period keeps 30 execs light on the node.
 		heavy := execProbe(strings.Repeat("x", 60_000))
 		heavy.PeriodSeconds = 10

@@ -28,7 +28,7 @@ import (
 )
 
 // The shapes of a spec.podProbes entry that BenchmarkNodePodProbeSize compares with PodProbe:
-// the one before 2026-12-05 (each pod's resolved probes, issue 37), and names per container.
+// the one before 2026-12-05 (each pod's resolved probes), and names per container.
 type (
 	probesEntry struct {
 		Name      string           `json:"name"`

@@ -106,7 +106,7 @@ var _ = Describe("NodePodProbe mapping is never blocked by one entry", Ordered, 
 	})
 
 	It("names 30 pods with ~60 KB exec probes of one namespace and another namespace's pod in one NodePodProbe", func() {
-		// Their probes in the spec (issue 37) made 1.8 MB, more than etcd takes: the write was
+		// Their probes in the spec (before 2026-12-05) made 1.8 MB, more than etcd takes: the write was
 		// refused and the other namespace's pod went unprobed with them.
 		const heavyNS, heavyNode = "npp-heavy", "npp-node-heavy"
 		createNamespace(heavyNS)
