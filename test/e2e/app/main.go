@@ -17,10 +17,15 @@
 // removed. Switched with POST /admin/dependency-down and /admin/dependency-up, or
 // `/app dependency-down|dependency-up`. Every failed HTTP probe and every start is logged with a Unix-nanosecond
 // timestamp ("FAILED-PROBE kind=http at=N", "STARTED at=N") so tests can measure restart latency.
+//
+// GET /admin/state reports the health switches and, for the last /healthz request and the last
+// connection to the TCP check port, the local address the client had dialled and how many came:
+// which address a prober dials (a host-network pod's is its node's) is seen from the app's side.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -136,8 +141,12 @@ func subcommand(name string, args []string, healthFile string) int {
 }
 
 func serve(healthFile, httpPort, tcpPort, grpcPort string) error {
+	seen := &dialled{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+			seen.http.record(a)
+		}
 		if isSick(healthFile) {
 			fmt.Printf("FAILED-PROBE kind=http at=%d ua=%q\n", time.Now().UnixNano(), r.UserAgent())
 			http.Error(w, "sick", http.StatusInternalServerError)
@@ -184,8 +193,11 @@ func serve(healthFile, httpPort, tcpPort, grpcPort string) error {
 		})
 	}
 	mux.HandleFunc("/admin/state", func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = fmt.Fprintf(w, "{\"sick\":%t,\"dependencyDown\":%t}\n", isSick(healthFile),
-			dependencyFile != "" && exists(dependencyFile))
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(state{
+			Sick: isSick(healthFile), DependencyDown: dependencyFile != "" && exists(dependencyFile),
+			HTTPProbes: seen.http.get(), TCPChecks: seen.tcp.get(),
+		})
 	})
 
 	hs := health.NewServer()
@@ -205,7 +217,7 @@ func serve(healthFile, httpPort, tcpPort, grpcPort string) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	tcp := &tcpCheck{port: tcpPort}
+	tcp := &tcpCheck{port: tcpPort, seen: &seen.tcp}
 	go watchHealth(ctx, healthFile, hs, tcp)
 	select {
 	case <-ctx.Done():
@@ -243,10 +255,47 @@ func watchHealth(ctx context.Context, healthFile string, hs *health.Server, tcp 
 	}
 }
 
+// state is what GET /admin/state answers.
+type state struct {
+	Sick           bool     `json:"sick"`
+	DependencyDown bool     `json:"dependencyDown"`
+	HTTPProbes     arrivals `json:"httpProbes"`
+	TCPChecks      arrivals `json:"tcpChecks"`
+}
+
+// arrivals counts the requests (or connections) of one check and keeps the local address the
+// last one was sent to: the address its client dialled.
+type arrivals struct {
+	Count    int64  `json:"count"`
+	LastAddr string `json:"lastAddr,omitempty"`
+}
+
+type arrivalsLog struct {
+	mu sync.Mutex
+	a  arrivals
+}
+
+func (l *arrivalsLog) record(local net.Addr) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.a.Count++
+	l.a.LastAddr = local.String()
+}
+
+func (l *arrivalsLog) get() arrivals {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.a
+}
+
+// dialled: the arrivals at /healthz and at the TCP check port.
+type dialled struct{ http, tcp arrivalsLog }
+
 // tcpCheck opens the TCP check port when healthy and closes it when sick, so a TCP probe sees
 // "connection refused".
 type tcpCheck struct {
 	port string
+	seen *arrivalsLog
 	mu   sync.Mutex
 	ln   net.Listener
 }
@@ -276,6 +325,7 @@ func (c *tcpCheck) set(open bool) error {
 			if err != nil {
 				return
 			}
+			c.seen.record(conn.LocalAddr())
 			_ = conn.Close()
 		}
 	}()
