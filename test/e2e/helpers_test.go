@@ -23,7 +23,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -80,6 +82,10 @@ type app struct {
 	// noWait: deployApp returns once the Deployment is created, not waiting for its replicas (a
 	// probe that fails from the start on one node may never let them all be available).
 	noWait bool
+	// hostNetworkPort, when not 0, runs the pods in their node's network (hostNetwork) with the
+	// app listening there on this port (HTTP), the next (TCP) and the one after (gRPC): ports no
+	// other host-network process of the node uses.
+	hostNetworkPort int32
 }
 
 func probeWith(h corev1.ProbeHandler) *corev1.Probe {
@@ -109,14 +115,25 @@ func deployApp(ns string, a app) *appsv1.Deployment {
 	if a.enrolled {
 		ann[appsv1alpha1.AnnotationEnabled] = appsv1alpha1.TrueValue
 	}
+	port := int32(8080)
+	if a.hostNetworkPort != 0 {
+		port = a.hostNetworkPort
+	}
 	c := corev1.Container{
 		Name: appContainer, Image: appImage, ImagePullPolicy: corev1.PullNever,
 		LivenessProbe: a.probe,
 		// The node, for a check that fails on one node only (/app check -sick-on-node).
 		Env: []corev1.EnvVar{{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{
 			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}},
-		Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}, {Name: "tcp", ContainerPort: 8081},
-			{Name: "grpc", ContainerPort: 8082}},
+		// On the node's network these are host ports too: the scheduler keeps two pods of one
+		// node from taking the same.
+		Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: port}, {Name: "tcp", ContainerPort: port + 1},
+			{Name: "grpc", ContainerPort: port + 2}},
+	}
+	if a.hostNetworkPort != 0 {
+		c.Env = append(c.Env, corev1.EnvVar{Name: "HTTP_PORT", Value: strconv.Itoa(int(port))},
+			corev1.EnvVar{Name: "TCP_PORT", Value: strconv.Itoa(int(port + 1))},
+			corev1.EnvVar{Name: "GRPC_PORT", Value: strconv.Itoa(int(port + 2))})
 	}
 	var volumes []corev1.Volume
 	if a.stickySickness {
@@ -135,6 +152,7 @@ func deployApp(ns string, a app) *appsv1.Deployment {
 				Spec: corev1.PodSpec{
 					Containers: append([]corev1.Container{c}, a.sidecars...), Volumes: volumes,
 					TerminationGracePeriodSeconds: ptr.To[int64](2),
+					HostNetwork:                   a.hostNetworkPort != 0,
 				},
 			},
 		},
@@ -200,8 +218,23 @@ func restartCount(ns, pod string) func() int32 {
 	return func() int32 { return containerStatus(getPod(ns, pod), appContainer).RestartCount }
 }
 
+// appHTTPPort is the port the pod's app serves HTTP on (its container port "http").
+func appHTTPPort(p *corev1.Pod) int32 {
+	for _, c := range p.Spec.Containers {
+		if c.Name != appContainer {
+			continue
+		}
+		for _, cp := range c.Ports {
+			if cp.Name == "http" {
+				return cp.ContainerPort
+			}
+		}
+	}
+	return 8080
+}
+
 // setSick switches the app's health through its admin endpoint (the pod IP is on the node's
-// bridge, reachable from this host).
+// bridge, or for a host-network pod the node's address, reachable from this host).
 func setSick(p corev1.Pod, sick bool) {
 	path := "/admin/healthy"
 	if sick {
@@ -209,7 +242,8 @@ func setSick(p corev1.Pod, sick bool) {
 	}
 	hc := &http.Client{Timeout: 3 * time.Second}
 	Eventually(func() error {
-		resp, err := hc.Post(fmt.Sprintf("http://%s:8080%s", p.Status.PodIP, path), "text/plain", nil)
+		resp, err := hc.Post(fmt.Sprintf("http://%s%s", net.JoinHostPort(p.Status.PodIP, strconv.Itoa(int(appHTTPPort(&p)))), path),
+			"text/plain", nil)
 		if err != nil {
 			return err
 		}
