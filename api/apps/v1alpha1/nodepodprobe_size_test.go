@@ -19,6 +19,7 @@ package v1alpha1
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -111,12 +112,11 @@ func BenchmarkNodePodProbeSize(b *testing.B) {
 }
 
 // TestWorstNodePodProbeFits holds the names-only shape to its purpose: the most a NodePodProbe
-// holds, with the longest names, stays far below the API server's limit.
+// holds, with every field of every entry at its longest, stays far below the API server's limit.
 func TestWorstNodePodProbeFits(t *testing.T) {
 	entries := make([]PodProbe, MaxPodProbesPerNode)
 	for i := range entries {
-		entries[i] = PodProbe{Name: fmt.Sprintf("%0*d", MaxPodNameLength, i), Namespace: strings.Repeat("n", MaxNamespaceLength),
-			UID: types.UID(fmt.Sprintf("6f1c9a52-2b7e-4c0e-9d55-%012d", i))}
+		entries[i] = worstPodProbe(t, i)
 	}
 	data, err := json.Marshal(NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("w", 253)},
 		Spec: NodePodProbeSpec{PodProbes: entries}})
@@ -126,4 +126,27 @@ func TestWorstNodePodProbeFits(t *testing.T) {
 	if limit := 1536 * 1024 / 2; len(data) > limit {
 		t.Fatalf("a full NodePodProbe with the longest names is %d bytes: more than half of etcd's 1.5 MiB (%d)", len(data), limit)
 	}
+}
+
+// worstPodProbe is entry i with each field at its longest. A field of PodProbe it does not know
+// fails the test: whatever an entry carries (a pod's probes, say) must be measured here first.
+func worstPodProbe(t *testing.T, i int) PodProbe {
+	t.Helper()
+	longest := map[string]string{
+		"name":      fmt.Sprintf("%0*d", MaxPodNameLength, i),
+		"namespace": strings.Repeat("n", MaxNamespaceLength),
+		"uid":       fmt.Sprintf("6f1c9a52-2b7e-4c0e-9d55-%012d", i),
+	}
+	var e PodProbe
+	v := reflect.ValueOf(&e).Elem()
+	for j := range v.NumField() {
+		f := v.Type().Field(j)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		value, known := longest[tag]
+		if !known || f.Type.Kind() != reflect.String {
+			t.Fatalf("PodProbe.%s (json %q) is not measured: give its longest value in worstPodProbe", f.Name, tag)
+		}
+		v.Field(j).SetString(value)
+	}
+	return e
 }
