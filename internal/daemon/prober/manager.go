@@ -235,8 +235,12 @@ func (m *Manager) checkStatusIP(t *Target, pod *corev1.Pod, a cri.PodAddress) {
 	m.ipWarned[pod.UID] = ip
 	m.mu.Unlock()
 	if !seen {
-		m.Events.warn(t, pod, ReasonPodIPMismatch, "The pod's status.podIP %s is not its address %s as the container runtime reports it (sandbox %s): probes dial %s",
-			ip, a.IP, a.SandboxID, a.IP)
+		source := "as the container runtime reports it"
+		if a.HostNetwork {
+			source = "the node's, as the pod's sandbox shares the node's network"
+		}
+		m.Events.warn(t, pod, ReasonPodIPMismatch, "The pod's status.podIP %s is not its address %s %s (sandbox %s): probes dial %s",
+			ip, a.IP, source, a.SandboxID, a.IP)
 	}
 }
 

@@ -131,6 +131,10 @@ func TestWorker_HostNetworkDialsTheNodesAddress(t *testing.T) {
 	if f.requests.Load() != 1 {
 		t.Fatal("the probe did not reach the node's address")
 	}
+	want := "status.podIP 127.0.0.2 is not its address 127.0.0.1 the node's, as the pod's sandbox shares the node's network (sandbox sb-host)"
+	if evs := f.events(); countEvents(evs, ReasonPodIPMismatch) != 1 || !strings.Contains(strings.Join(evs, "|"), want) {
+		t.Fatalf("events %q, want one %s saying %q", evs, ReasonPodIPMismatch, want)
+	}
 }
 
 // No ready sandbox: no address, so the probe errors (Unknown, not counted) and dials nothing.
