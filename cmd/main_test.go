@@ -42,7 +42,9 @@ import (
 // The manager binary, built from this package and run against envtest's kube-apiserver with the
 // pod webhook registered, as an install with --operator-namespace and no POD_NAMESPACE: the pod
 // webhook must skip that namespace, as the controllers treat it as the operator's, and enroll
-// pods elsewhere. It also shows that the manager starts and becomes ready from main.
+// pods elsewhere. It also shows that the manager starts and becomes ready from main, and that its
+// clients measure the API server's clock (newManager's restConfig.Wrap): with the clock unmeasured
+// the webhook leaves every pod native, and no pod would be enrolled.
 func TestManagerBinaryTakesTheOperatorNamespaceFromItsFlag(t *testing.T) {
 	const opNS, appNS = "team-ops", "apps"
 	env, err := testutil.NewEnvironment(false)
