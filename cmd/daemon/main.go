@@ -198,6 +198,7 @@ func setupNode(mgr ctrl.Manager, o daemonoptions.Options, rt cri.Runtime, kubele
 		UserAgent: prober.UserAgent(kubeletVersion), Recorder: mgr.GetEventRecorder(EventRecorderName),
 		WriteWindow:        o.WriteWindow,
 		FailureWriteWindow: o.FailureWriteWindow,
+		ReportBudget:       o.ReportBudget,
 	}); err != nil {
 		return fmt.Errorf("setting up the probe engine: %w", err)
 	}

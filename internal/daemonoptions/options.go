@@ -36,10 +36,23 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/memlimit"
 )
 
-// Defaults of the status writer (internal/daemon/prober: DefaultWriteWindow, DefaultFailureWindow).
+// Defaults of the status writer (internal/daemon/prober: DefaultWriteWindow, DefaultFailureWindow,
+// DefaultReportBudget).
 const (
 	DefaultStatusWriteWindow  = 300 * time.Millisecond
 	DefaultFailureWriteWindow = 20 * time.Millisecond
+	DefaultReportBudget       = 1 << 20
+)
+
+// Bounds of --report-budget-bytes. The least holds one pod's largest entry (64 failing probes
+// with the longest names and 256-byte messages, about 52 KiB) beside the status's own fields, so
+// a budget never leaves out a namespace only for its pods' size. The most keeps the whole object
+// under the 1.5 MiB etcd stores in one request with its metadata, whose managedFields list every
+// omitted namespace again (about 72 KiB for 1000): a report over it is refused, and the node
+// loses every result (the API server first drops its managedFields to fit it).
+const (
+	MinReportBudget = 64 << 10
+	MaxReportBudget = 1280 << 10
 )
 
 // Options are the daemon's settings.
@@ -47,6 +60,7 @@ type Options struct {
 	NodeName, Namespace, CRIEndpoint string
 	CRITimeout, WriteWindow          time.Duration
 	FailureWriteWindow               time.Duration
+	ReportBudget                     int
 	KubeletVersion                   string
 	MetricsAddr, ProbeAddr           string
 	SecureMetrics, EnableHTTP2       bool
@@ -72,6 +86,9 @@ func Bind(fs *flag.FlagSet) *Options {
 		"How long probe transitions are gathered into one NodePodProbeReport status patch.")
 	fs.DurationVar(&o.FailureWriteWindow, "failure-write-window", DefaultFailureWriteWindow,
 		"How long after the previous status patch a new liveness failure waits to be written (at most --status-write-window).")
+	fs.IntVar(&o.ReportBudget, "report-budget-bytes", DefaultReportBudget,
+		fmt.Sprintf("Most bytes the NodePodProbeReport status may take, JSON-encoded; over it, the results of the namespaces with the most probe states are left out (status.omittedNamespaces). From %d to %d.",
+			MinReportBudget, MaxReportBudget))
 	fs.StringVar(&o.KubeletVersion, "kubelet-version", "",
 		"Kubelet version for the probes' User-Agent (kube-probe/<major>.<minor>); read from the Node object when empty.")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":10290",
@@ -92,6 +109,11 @@ func (o *Options) Validate() error {
 	if o.WriteWindow <= 0 || o.FailureWriteWindow <= 0 || o.FailureWriteWindow > o.WriteWindow {
 		errs = append(errs, fmt.Errorf("--status-write-window (%s) and --failure-write-window (%s) must be positive, "+
 			"and --failure-write-window not longer than --status-write-window", o.WriteWindow, o.FailureWriteWindow))
+	}
+	if o.ReportBudget < MinReportBudget || o.ReportBudget > MaxReportBudget {
+		errs = append(errs, fmt.Errorf("--report-budget-bytes (%d) must be at least %d (64 KiB: one pod's largest entry and the report's own fields) "+
+			"and at most %d (1.25 MiB: the report with its metadata stays under the API server's 1.5 MiB request limit)",
+			o.ReportBudget, MinReportBudget, MaxReportBudget))
 	}
 	if o.CRITimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--cri-timeout (%s) must be positive", o.CRITimeout))

@@ -49,6 +49,9 @@ func TestValidateExtraArgs(t *testing.T) {
 		{name: "managed: node name", args: []string{"--node-name=x"}, wantErr: "downward API"},
 		{name: "managed: kubeconfig", args: []string{"--kubeconfig=/k"}, wantErr: "in-cluster ServiceAccount"},
 		{name: "twice", args: []string{"--memory-limit=1Gi", "--memory-limit=2Gi"}, wantErr: "--memory-limit is given twice"},
+		{name: "report budget", args: []string{"--report-budget-bytes=524288"}},
+		{name: "report budget out of range", args: []string{"--report-budget-bytes=4096"},
+			wantErr: `daemon arguments ["--report-budget-bytes=4096"]: --report-budget-bytes (4096) must be at least 65536`},
 		{name: "windows together", args: []string{"--status-write-window=10ms", "--failure-write-window=50ms"},
 			wantErr: "--failure-write-window (50ms)"},
 	}

@@ -80,6 +80,9 @@ type Options struct {
 	// FailureWriteWindow replaces WriteWindow for a write that reports a new liveness failure
 	// (prober.DefaultFailureWindow when zero).
 	FailureWriteWindow time.Duration
+	// ReportBudget is the most bytes the report's status may take, JSON-encoded
+	// (prober.DefaultReportBudget when zero).
+	ReportBudget int
 	// LeaseInterval between heartbeats (DaemonLeaseRenewSeconds when zero).
 	LeaseInterval time.Duration
 }
@@ -102,7 +105,7 @@ func Setup(mgr ctrl.Manager, o Options) (*Engine, error) {
 			// The client times the writes that report liveness failures (reports.go).
 			Client: reportingClient{Client: mgr.GetClient(), reports: newFailureReports(clock.RealClock{})}, APIReader: mgr.GetAPIReader(), NodeName: o.NodeName,
 			Results: probes.Results, Window: o.WriteWindow, FailureWindow: o.FailureWriteWindow,
-			Recorder: o.Recorder,
+			Budget: o.ReportBudget, Recorder: o.Recorder,
 		},
 		Heartbeat: &heartbeat.Heartbeat{Client: mgr.GetClient(), NodeName: o.NodeName, Namespace: o.Namespace, Interval: o.LeaseInterval},
 	}
