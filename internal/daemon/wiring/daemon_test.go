@@ -97,17 +97,22 @@ func startTargets() *targets {
 	return &targets{httpPort: httpPort, tcpPort: l.Addr().(*net.TCPAddr).Port, cri: cs, rt: rt}
 }
 
-// startDaemon runs the daemon's controllers for nodeName until the spec ends.
-func startDaemon(nodeName string, rt cri.Runtime) *Engine {
+// startDaemon runs the daemon's controllers for nodeName until the spec ends; with changes the
+// engine's options before Setup.
+func startDaemon(nodeName string, rt cri.Runtime, with ...func(*Options)) *Engine {
 	var eng *Engine
 	stop, err := testutil.StartManager(ctx, cfg, ctrl.Options{Cache: CacheOptions(nodeName, appsv1alpha1.DefaultOperatorNamespace)},
 		func(mgr ctrl.Manager) error {
-			var err error
-			eng, err = Setup(mgr, Options{
+			o := Options{
 				NodeName: nodeName, Namespace: appsv1alpha1.DefaultOperatorNamespace, Runtime: rt, Addresses: &cri.Addresses{Runtime: rt},
 				UserAgent: prober.UserAgent("v1.37.2"), Recorder: mgr.GetEventRecorder("enhanced-liveness-daemon"),
 				LeaseInterval: time.Second,
-			})
+			}
+			for _, f := range with {
+				f(&o)
+			}
+			var err error
+			eng, err = Setup(mgr, o)
 			return err
 		})
 	Expect(err).NotTo(HaveOccurred())
