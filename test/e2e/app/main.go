@@ -140,8 +140,9 @@ func subcommand(name string, args []string, healthFile string) int {
 	}
 }
 
-func serve(healthFile, httpPort, tcpPort, grpcPort string) error {
-	seen := &dialled{}
+// handlers serves the HTTP probe (/healthz, recording where each arrived) and the /admin/ switches
+// the specs drive the app with.
+func handlers(healthFile string, seen *dialled) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
@@ -199,6 +200,12 @@ func serve(healthFile, httpPort, tcpPort, grpcPort string) error {
 			HTTPProbes: seen.http.get(), TCPChecks: seen.tcp.get(),
 		})
 	})
+	return mux
+}
+
+func serve(healthFile, httpPort, tcpPort, grpcPort string) error {
+	seen := &dialled{}
+	mux := handlers(healthFile, seen)
 
 	hs := health.NewServer()
 	gs := grpc.NewServer()
