@@ -56,11 +56,13 @@ type Builder struct {
 	opts       Options
 	heartbeats *heartbeats
 	onsets     *onsets
+	decoded    *podProbes
 }
 
 // NewBuilder returns a builder reading cache, resolving workloads with w.
 func NewBuilder(cache client.Reader, w *Workloads, o Options) *Builder {
-	return &Builder{cache: cache, workloads: w, opts: o, heartbeats: newHeartbeats(o.Clock), onsets: newOnsets(o.Clock)}
+	return &Builder{cache: cache, workloads: w, opts: o, heartbeats: newHeartbeats(o.Clock), onsets: newOnsets(o.Clock),
+		decoded: newPodProbes()}
 }
 
 // Reader returns a reader for one refresh of a policy's status.
@@ -68,7 +70,7 @@ func (b *Builder) Reader() *Reader { return b.reader(false) }
 
 func (b *Builder) reader(learn bool) *Reader {
 	return &Reader{cache: b.cache, workloads: b.workloads, leaseNS: b.opts.OperatorNamespace, now: b.opts.Clock.Now(),
-		heartbeats: b.heartbeats, onsets: b.onsets, learn: learn, settings: b.opts.Settings, def: b.opts.Default,
+		heartbeats: b.heartbeats, onsets: b.onsets, decoded: b.decoded, learn: learn, settings: b.opts.Settings, def: b.opts.Default,
 		reports: map[string]nodeReport{}, leases: map[string]rules.Daemon{}, policies: map[string][]rules.Policy{}}
 }
 

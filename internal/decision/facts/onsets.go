@@ -144,8 +144,9 @@ func (b *Builder) ObserveProbes(rep *appsv1alpha1.NodePodProbeReport, deleted bo
 	}
 }
 
-// ForgetPod drops what is known of a deleted pod's failures.
+// ForgetPod drops what is known of a deleted pod's failures, and its decoded probes.
 func (b *Builder) ForgetPod(pod *corev1.Pod) {
+	b.decoded.forget(pod.UID)
 	if pod.Spec.NodeName != "" {
 		b.onsets.forgetPod(pod.Spec.NodeName, pod.UID)
 	}

@@ -50,6 +50,8 @@ type Reader struct {
 	heartbeats *heartbeats
 	// onsets say when the manager first saw each pod's failures.
 	onsets *onsets
+	// decoded keeps the pods' probes decoded from their probe contexts.
+	decoded *podProbes
 	// learn: the decision's reader; the workloads it resolves are learned for the watches.
 	learn bool
 
@@ -93,8 +95,10 @@ func (r *Reader) nodeReport(ctx context.Context, node string) (nodeReport, error
 		}
 		reporting = d.Reporting
 	}
-	r.reports[node] = newNodeReport(npp, rep, reporting)
-	return r.reports[node], nil
+	nr := newNodeReport(npp, rep, reporting)
+	nr.decoded = r.decoded
+	r.reports[node] = nr
+	return nr, nil
 }
 
 // probeReport returns what the node's report says of a pod's probes.

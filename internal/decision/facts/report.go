@@ -42,6 +42,8 @@ type nodeReport struct {
 	reporting bool
 	// omitted are the namespaces whose results the report leaves out (over its byte budget).
 	omitted map[string]bool
+	// decoded gives each named pod's probes (nil: decoded on every read).
+	decoded *podProbes
 }
 
 // newNodeReport indexes the spec of npp and the results of rep (nil: none yet); reporting says
@@ -89,12 +91,12 @@ type podReport struct {
 }
 
 // pod returns what the report says of pod. Its probes are those the daemon derives from the pod
-// (probecontext.PodProbes), from the same sealed probe context: the manager names only sealed
-// pods, so the context decodes.
+// (probecontext.PodProbes, decoded once per pod: podProbes), from the same sealed probe context:
+// the manager names only sealed pods, so the context decodes.
 func (r nodeReport) pod(pod *corev1.Pod) podReport {
 	rep := podReport{status: r.states[pod.UID], complete: r.omitsPassing, readsPassing: r.reporting}
 	if r.named[pod.UID] {
-		rep.probes, _, _ = probecontext.PodProbes(pod)
+		rep.probes = r.decoded.of(pod)
 	}
 	node := pod.Spec.NodeName
 	switch {
