@@ -46,6 +46,9 @@ const (
 	CauseContainerName = "container-name"
 	// CauseUnlabelled: the runtime does not say whose the container is (not created by a kubelet).
 	CauseUnlabelled = "unlabelled"
+	// CauseContainerID: the ID is not a whole container ID; the runtime resolves it, as a prefix,
+	// to a container of another ID, which a later call may resolve to yet another container.
+	CauseContainerID = "container-id"
 )
 
 // Operations guarded by an owner check, the operation label of OwnerRefusals.
@@ -90,7 +93,7 @@ func PodOwner(pod *corev1.Pod, container string) Owner {
 type NotOwnedError struct {
 	ContainerID string
 	Want        Owner
-	// Cause is CausePodUID, CauseContainerName or CauseUnlabelled.
+	// Cause is one of the Cause constants.
 	Cause string
 	// PodUID and Container are what the runtime's labels say.
 	PodUID, Container string
@@ -103,6 +106,10 @@ func (e *NotOwnedError) Error() string {
 			e.ContainerID, LabelPodUID, LabelContainerName, e.Want.Container, e.Want.PodUID)
 	case CauseContainerName:
 		return fmt.Sprintf("container %s is container %q of the pod, not %q", e.ContainerID, e.Container, e.Want.Container)
+	case CauseContainerID:
+		// Nor the container it resolves to: it may be another pod's.
+		return fmt.Sprintf("container %s is not a whole container ID: the runtime answers with a container of another ID, "+
+			"and nothing is run by part of an ID", e.ContainerID)
 	default:
 		// The other pod is not named: the message goes to this pod's namespace.
 		return fmt.Sprintf("container %s belongs to another pod, not to pod %s", e.ContainerID, e.Want.PodUID)
@@ -139,18 +146,28 @@ func CheckOwner(st *runtimeapi.ContainerStatus, want Owner) error {
 	return e
 }
 
+// CheckContainer is CheckOwner of the status the runtime gave for id (a container ID without
+// its "<runtime>://" prefix), which must be the status of container id itself: runtimes resolve
+// a unique prefix of an ID to the whole ID, and the container a prefix resolves to changes as
+// containers come and go.
+func CheckContainer(id string, st *runtimeapi.ContainerStatus, want Owner) error {
+	if st.GetId() != id {
+		return &NotOwnedError{ContainerID: id, Want: want, Cause: CauseContainerID}
+	}
+	return CheckOwner(st, want)
+}
+
 // VerifyOwner asks the runtime whose containerID (a pod-status ID with or without its
-// "<runtime>://" prefix) is: a *NotOwnedError when it is not want's, the runtime's error when it
-// cannot say.
-func VerifyOwner(ctx context.Context, rt StatusReader, containerID string, want Owner) error {
+// "<runtime>://" prefix) is. It returns the container's ID as the runtime confirmed it, the one
+// to exec in; a *NotOwnedError when it is not want's; the runtime's error when it cannot say.
+func VerifyOwner(ctx context.Context, rt StatusReader, containerID string, want Owner) (string, error) {
 	id := TrimContainerID(containerID)
 	resp, err := rt.ContainerStatus(ctx, id, false)
 	if err != nil {
-		return err
+		return "", err
 	}
-	err = CheckOwner(resp.GetStatus(), want)
-	if no := AsNotOwned(err); no != nil {
-		no.ContainerID = id // as asked, whatever the runtime's spelling
+	if err := CheckContainer(id, resp.GetStatus(), want); err != nil {
+		return "", err
 	}
-	return err
+	return resp.GetStatus().GetId(), nil
 }

@@ -17,6 +17,8 @@ limitations under the License.
 package cri_test
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +26,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri/critest"
 )
 
 func TestCheckOwner(t *testing.T) {
@@ -60,5 +63,44 @@ func TestCheckOwner(t *testing.T) {
 				t.Fatalf("err = %v, want cause %s", err, tc.cause)
 			}
 		})
+	}
+}
+
+// The runtime resolves a unique prefix of a container ID as the whole ID: an owner check of a
+// prefix says nothing of the container the prefix names tomorrow, so only the whole ID passes,
+// and the refusal names neither the container it resolved to nor that container's pod.
+func TestVerifyOwner(t *testing.T) {
+	s := &critest.Server{}
+	rt := startServer(t, s)
+	s.AddContainerWithID("0123abcd", "uid-1", "app")
+	s.AddContainerWithID("4567abcd", "uid-other", "app")
+	s.AddContainerWithID("4567ef01", "uid-other", "side")
+	want := cri.PodOwner(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "uid-1"}}, "app")
+
+	for _, tc := range []struct {
+		name, asked, id, cause string
+	}{
+		{"the pod's container, by its whole ID", "containerd://0123abcd", "0123abcd", ""},
+		{"a prefix of the pod's container ID", "containerd://0123", "", cri.CauseContainerID},
+		{"a prefix of another pod's container ID", "4567a", "", cri.CauseContainerID},
+		{"another pod's container, by its whole ID", "4567abcd", "", cri.CausePodUID},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id, err := cri.VerifyOwner(context.Background(), rt, tc.asked, want)
+			no := cri.AsNotOwned(err)
+			switch {
+			case tc.cause == "" && (err != nil || id != tc.id):
+				t.Fatalf("VerifyOwner = %q, %v; want %q", id, err, tc.id)
+			case tc.cause != "" && (no == nil || no.Cause != tc.cause || id != ""):
+				t.Fatalf("VerifyOwner = %q, %v; want cause %s", id, err, tc.cause)
+			case tc.cause == cri.CauseContainerID && (no.ContainerID != cri.TrimContainerID(tc.asked) ||
+				strings.Contains(err.Error(), "abcd") || strings.Contains(err.Error(), "uid-other")):
+				t.Fatalf("message %q: must name the ID as asked, and not what it resolves to", err)
+			}
+		})
+	}
+	// A prefix of two containers' IDs is the runtime's error, not an answer.
+	if id, err := cri.VerifyOwner(context.Background(), rt, "4567", want); err == nil || cri.AsNotOwned(err) != nil || id != "" {
+		t.Fatalf("VerifyOwner of an ambiguous prefix = %q, %v; want the runtime's error", id, err)
 	}
 }
