@@ -31,6 +31,8 @@ import (
 // container's pod and its name in the pod's spec.
 const (
 	LabelPodUID        = "io.kubernetes.pod.uid"
+	LabelPodNamespace  = "io.kubernetes.pod.namespace"
+	LabelPodName       = "io.kubernetes.pod.name"
 	LabelContainerName = "io.kubernetes.container.name"
 )
 
@@ -49,6 +51,9 @@ const (
 	// CauseContainerID: the ID is not a whole container ID; the runtime resolves it, as a prefix,
 	// to a container of another ID, which a later call may resolve to yet another container.
 	CauseContainerID = "container-id"
+	// CauseMirror: the container is the static pod's that the pod's kubernetes.io/config.mirror
+	// annotation names, but its labels name another pod: the pod is not that static pod's mirror.
+	CauseMirror = "mirror"
 )
 
 // Operations guarded by an owner check, the operation label of OwnerRefusals.
@@ -79,14 +84,17 @@ type ExecRuntime interface {
 // Owner is the pod (by UID) and container a container must belong to. MirrorOf is the
 // kubernetes.io/config.mirror annotation of a mirror pod: its static pod's UID, which is what the
 // kubelet labels the containers of a static pod with (the mirror pod's own UID is the API
-// server's).
+// server's). Namespace and Name are the pod's: the kubelet labels a static pod's containers with
+// its mirror pod's namespace and name, the only proof of a mirror that its creator cannot write.
 type Owner struct {
 	PodUID, MirrorOf, Container string
+	Namespace, Name             string
 }
 
 // PodOwner is container of pod as an Owner.
 func PodOwner(pod *corev1.Pod, container string) Owner {
-	return Owner{PodUID: string(pod.UID), MirrorOf: pod.Annotations[corev1.MirrorPodAnnotationKey], Container: container}
+	return Owner{PodUID: string(pod.UID), MirrorOf: pod.Annotations[corev1.MirrorPodAnnotationKey], Container: container,
+		Namespace: pod.Namespace, Name: pod.Name}
 }
 
 // NotOwnedError says that a container is not the one the pod's status should name.
@@ -110,6 +118,9 @@ func (e *NotOwnedError) Error() string {
 		// Nor the container it resolves to: it may be another pod's.
 		return fmt.Sprintf("container %s is not a whole container ID: the runtime answers with a container of another ID, "+
 			"and nothing is run by part of an ID", e.ContainerID)
+	case CauseMirror:
+		return fmt.Sprintf("container %s belongs to the static pod that the pod's %s annotation names, but is not labelled "+
+			"with the pod's namespace and name: pod %s is not that static pod's mirror", e.ContainerID, corev1.MirrorPodAnnotationKey, e.Want.PodUID)
 	default:
 		// The other pod is not named: the message goes to this pod's namespace.
 		return fmt.Sprintf("container %s belongs to another pod, not to pod %s", e.ContainerID, e.Want.PodUID)
@@ -128,7 +139,8 @@ func AsNotOwned(err error) *NotOwnedError {
 }
 
 // CheckOwner returns a *NotOwnedError unless the runtime's status of a container labels it as
-// container want.Container of pod want.PodUID.
+// container want.Container of pod want.PodUID (or, for a mirror pod, of its static pod, labelled
+// with the mirror pod's namespace and name).
 func CheckOwner(st *runtimeapi.ContainerStatus, want Owner) error {
 	labels := st.GetLabels()
 	uid, name := labels[LabelPodUID], labels[LabelContainerName]
@@ -138,6 +150,10 @@ func CheckOwner(st *runtimeapi.ContainerStatus, want Owner) error {
 		e.Cause = CauseUnlabelled
 	case uid != want.PodUID && (want.MirrorOf == "" || uid != want.MirrorOf):
 		e.Cause = CausePodUID
+	case uid != want.PodUID && (labels[LabelPodNamespace] != want.Namespace || labels[LabelPodName] != want.Name):
+		// Only the annotation, which whoever creates the pod writes, says it is a mirror: the
+		// kubelet's labels must say so too.
+		e.Cause = CauseMirror
 	case name != want.Container:
 		e.Cause = CauseContainerName
 	default:

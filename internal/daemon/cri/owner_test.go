@@ -32,10 +32,20 @@ import (
 func TestCheckOwner(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "uid-1"}}
 	// A mirror pod's UID is the API server's; the kubelet labels its containers with the static
-	// pod's, which the mirror annotation names.
-	mirror := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "api-uid", Annotations: map[string]string{corev1.MirrorPodAnnotationKey: "static-uid"}}}
+	// pod's, which the mirror annotation names, and with the mirror pod's namespace and name.
+	mirror := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "etcd-node1", UID: "api-uid",
+		Annotations: map[string]string{corev1.MirrorPodAnnotationKey: "static-uid"}}}
+	// Whoever creates a pod writes its annotations: a pod of a tenant's namespace claiming to be
+	// that static pod's mirror.
+	claims := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "etcd-node1", UID: "uid-t",
+		Annotations: map[string]string{corev1.MirrorPodAnnotationKey: "static-uid"}}}
 	labels := func(uid, name string) map[string]string {
 		return map[string]string{cri.LabelPodUID: uid, cri.LabelContainerName: name}
+	}
+	static := func(namespace, pod string) map[string]string {
+		l := labels("static-uid", "app")
+		l[cri.LabelPodNamespace], l[cri.LabelPodName] = namespace, pod
+		return l
 	}
 	for _, tc := range []struct {
 		name   string
@@ -48,9 +58,17 @@ func TestCheckOwner(t *testing.T) {
 		{"another container of the pod", pod, labels("uid-1", "side"), cri.CauseContainerName},
 		{"no labels", pod, nil, cri.CauseUnlabelled},
 		{"no container name", pod, map[string]string{cri.LabelPodUID: "uid-1"}, cri.CauseUnlabelled},
-		{"a static pod's container, by its mirror pod", mirror, labels("static-uid", "app"), ""},
+		{"a static pod's container, by its mirror pod", mirror, static("kube-system", "etcd-node1"), ""},
 		{"the mirror's own UID is not the static pod's", mirror, labels("api-uid", "app"), ""},
 		{"another static pod's container", mirror, labels("static-2", "app"), cri.CausePodUID},
+		{"a static pod's container, by a pod claiming to be its mirror", claims, static("kube-system", "etcd-node1"), cri.CauseMirror},
+		{"a static pod's container labelled with another name", mirror, static("kube-system", "etcd-node2"), cri.CauseMirror},
+		{"a static pod's container without the pod's name and namespace", mirror, labels("static-uid", "app"), cri.CauseMirror},
+		{"another container of the static pod", mirror, func() map[string]string {
+			l := static("kube-system", "etcd-node1")
+			l[cri.LabelContainerName] = "side"
+			return l
+		}(), cri.CauseContainerName},
 		{"an empty label is nobody's", &corev1.Pod{}, labels("", "app"), cri.CauseUnlabelled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
