@@ -63,7 +63,8 @@ func (r *holdRecords) setup(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("policy-restarthold").
 		// Only what the memory tells: the records are its, nobody else writes them (an admission
-		// policy refuses everyone but the garbage collector's deletes).
+		// policy refuses everyone but the deletes of the garbage collector and the namespace
+		// controller, and their updates of only ownerReferences and finalizers).
 		WatchesRawSource(source.Channel(r.changed, &handler.EnqueueRequestForObject{})).
 		Complete(r)
 }
