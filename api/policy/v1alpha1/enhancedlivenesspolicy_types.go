@@ -356,7 +356,7 @@ type RecentEviction struct {
 	// +kubebuilder:validation:MaxLength=63
 	Container string `json:"container"`
 
-	// time is when the eviction was decided.
+	// time is when the eviction was decided, on the API server's clock as the manager measures it.
 	Time metav1.Time `json:"time"`
 
 	// expires is when the entry lapses: the eviction's time plus restartEffectiveness.window.

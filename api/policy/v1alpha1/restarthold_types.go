@@ -27,7 +27,7 @@ import (
 type RestartHoldSpec struct{}
 
 // RestartHoldStatus is one hold of a workload's container, as the decision controller keeps it.
-// Times are the manager's clock.
+// Times are on the API server's clock, as the manager measures it.
 type RestartHoldStatus struct {
 	// workload is the held workload: its top controller owner, or the pod itself when it has
 	// none.

@@ -146,6 +146,13 @@ func (r *DecisionReconciler) request(ctx context.Context, pod *corev1.Pod, d rul
 			return r.cfg.HoldRecheckInterval, nil
 		}
 	}
+	if d.Canary {
+		// Durable before the restart: a next leader that did not see this canary would release
+		// another one at once. Not written, not restarted (its tokens go back).
+		if err := r.records.writeNow(ctx, d.Key); err != nil {
+			return 0, fmt.Errorf("writing the canary %s/%s into its RestartHold before its restart: %w", pod.Name, x.Container, err)
+		}
+	}
 	if err := r.Create(ctx, crr); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			// This container instance was already requested (an earlier decision or a retry):

@@ -117,11 +117,13 @@ func (r *DecisionReconciler) evict(ctx context.Context, pod *corev1.Pod, d rules
 
 // recordEviction adds the eviction to status.recentEvictions of each policy that asked for it
 // (every enforcing one governs the pod with action Evict), each entry lasting the policy's
-// window. It returns why the pod's replacement is not steered ("" when every write succeeded):
-// a failed write never stops the eviction, the container fails where it is.
+// window, on the API server's clock: every replica reads it. It returns why the pod's replacement
+// is not steered ("" when every write succeeded): a failed write never stops the eviction, the
+// container fails where it is.
 func (r *DecisionReconciler) recordEviction(ctx context.Context, pod *corev1.Pod, d rules.Decision) string {
+	at := r.cfg.APIClock.Read()
 	e := policyv1alpha1.RecentEviction{Pod: pod.Name, PodUID: pod.UID, Node: pod.Spec.NodeName,
-		Container: d.Failure.Container, Time: metav1.NewTime(d.Seen.At)}
+		Container: d.Failure.Container, Time: metav1.NewTime(at.ToAPI(d.Seen.At))}
 	if owner := metav1.GetControllerOf(pod); owner != nil {
 		e.OwnerKind, e.OwnerName = owner.Kind, owner.Name
 	}
@@ -130,9 +132,9 @@ func (r *DecisionReconciler) recordEviction(ctx context.Context, pod *corev1.Pod
 		if p.IsDefault() || !p.Breaker.Enabled || !p.Breaker.Evict {
 			continue
 		}
-		e.Expires = metav1.NewTime(d.Seen.At.Add(p.Breaker.Window))
+		e.Expires = metav1.NewTime(at.ToAPI(d.Seen.At.Add(p.Breaker.Window)))
 		err := r.changeEvictions(ctx, p.Key, func(list []policyv1alpha1.RecentEviction) []policyv1alpha1.RecentEviction {
-			return rules.RecordEviction(list, e, r.clock.Now())
+			return rules.RecordEviction(list, e, at.ToAPI(r.clock.Now()))
 		})
 		if err != nil {
 			logf.FromContext(ctx).Error(err, "the eviction is not recorded in the policy's status.recentEvictions: the replacement of the pod is not steered away from its node",

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 )
@@ -47,6 +48,9 @@ type Options struct {
 	OperatorNamespace string
 	// Clock tells whether a Lease is current.
 	Clock clock.PassiveClock
+	// Evictions returns a policy's status.recentEvictions, written on the API server's clock, on
+	// Clock's (nil: as written).
+	Evictions func(*policyv1alpha1.EnhancedLivenessPolicy) []policyv1alpha1.RecentEviction
 }
 
 // Builder reads the facts of the decision from the manager's cache.
@@ -71,7 +75,8 @@ func (b *Builder) Reader() *Reader { return b.reader(false) }
 func (b *Builder) reader(learn bool) *Reader {
 	return &Reader{cache: b.cache, workloads: b.workloads, leaseNS: b.opts.OperatorNamespace, now: b.opts.Clock.Now(),
 		heartbeats: b.heartbeats, onsets: b.onsets, decoded: b.decoded, learn: learn, settings: b.opts.Settings, def: b.opts.Default,
-		reports: map[string]nodeReport{}, leases: map[string]rules.Daemon{}, policies: map[string][]rules.Policy{}}
+		reports: map[string]nodeReport{}, leases: map[string]rules.Daemon{}, policies: map[string][]rules.Policy{},
+		evictions: b.opts.Evictions}
 }
 
 // Facts reads the facts of the pod's failed liveness results, and returns the pod as the cache

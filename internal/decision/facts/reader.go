@@ -58,6 +58,8 @@ type Reader struct {
 	// settings and def are the manager's flags and its default policy.
 	settings rules.Settings
 	def      rules.Policy
+	// evictions converts a policy's status.recentEvictions to the manager's clock (Options).
+	evictions func(*policyv1alpha1.EnhancedLivenessPolicy) []policyv1alpha1.RecentEviction
 
 	reports  map[string]nodeReport
 	leases   map[string]rules.Daemon
@@ -395,6 +397,9 @@ func (r *Reader) governing(ctx context.Context, pod *corev1.Pod) (rules.Governin
 			p, err := rules.Compile(&list.Items[i])
 			if err != nil {
 				continue
+			}
+			if r.evictions != nil {
+				p.Evictions = r.evictions(&list.Items[i])
 			}
 			compiled = append(compiled, p)
 		}

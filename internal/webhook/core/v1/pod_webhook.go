@@ -37,6 +37,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemonnodes"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/steering"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
@@ -74,6 +75,9 @@ type APIServerClock interface {
 	Now() time.Time
 	// Offset reports whether the API server's clock was measured recently.
 	Offset() (time.Duration, bool)
+	// Read converts the times other replicas wrote on the API server's clock
+	// (status.recentEvictions) to this replica's.
+	Read() apiclock.Reading
 }
 
 // localClock is the local clock, for a manager that runs beside its API server (tests).
@@ -81,6 +85,7 @@ type localClock struct{}
 
 func (localClock) Now() time.Time                { return time.Now() }
 func (localClock) Offset() (time.Duration, bool) { return 0, true }
+func (localClock) Read() apiclock.Reading        { return apiclock.Reading{Now: time.Now(), Known: true} }
 
 // SetupPodWebhookWithManager registers the Pod mutating webhook (enrollment, CREATE) and the
 // validating one (immutability, UPDATE). Policies are read from the manager's cache.
@@ -192,16 +197,16 @@ func (d *PodDefaulter) Default(ctx context.Context, pod *corev1.Pod) error {
 	pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = signature.SignAdmission(key, signature.Admission{
 		Namespace: ns, Name: pod.Name, GenerateName: pod.GenerateName,
 		AnnotationKey: ctxKey, Value: pod.Annotations[ctxKey], Issued: clk.Now()})
-	d.steer(ctx, ns, pod)
+	d.steer(ctx, ns, pod, clk.Read())
 	return nil
 }
 
 // steer prefers, for a new pod of a controller, nodes other than those its controller's pods were
 // evicted from because their restarts did not help there (status.recentEvictions of the policies
 // that select it; internal/steering). Preferred only, and never a reason to refuse the pod: a read
-// error leaves it unsteered. Expiry is judged on the local clock, the one the decision controller
-// (in a manager too) stamps the entries with.
-func (d *PodDefaulter) steer(ctx context.Context, ns string, pod *corev1.Pod) {
+// error leaves it unsteered. The entries are written on the API server's clock (by whichever
+// replica leads) and judged on this replica's, as at converts them.
+func (d *PodDefaulter) steer(ctx context.Context, ns string, pod *corev1.Pod, at apiclock.Reading) {
 	owner := metav1.GetControllerOf(pod)
 	if owner == nil || pod.Spec.NodeName != "" {
 		return
@@ -215,10 +220,10 @@ func (d *PodDefaulter) steer(ctx context.Context, ns string, pod *corev1.Pod) {
 	for i := range policies.Items {
 		p := &policies.Items[i]
 		if ok, err := p.Selects(pod.Labels); err == nil && ok {
-			entries = append(entries, p.Status.RecentEvictions...)
+			entries = append(entries, at.LocalEvictions(podlog, p.Namespace+"/"+p.Name, p.Status.RecentEvictions)...)
 		}
 	}
-	steering.Apply(pod, steering.AvoidedNodes(entries, owner.Kind, owner.Name, time.Now()))
+	steering.Apply(pod, steering.AvoidedNodes(entries, owner.Kind, owner.Name, at.Now))
 }
 
 // OptedIn reports whether the pod carries the opt-in annotation or OpenKruise's alias.
