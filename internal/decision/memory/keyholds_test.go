@@ -324,9 +324,10 @@ func apiFacts(i int) (*rules.Facts, rules.Failure) {
 	return f, x
 }
 
-// Once the canary's restart has proven to help, the held restarts of the workload follow at once
-// with the buckets empty, taking what they hold and never driving them below empty; another
-// workload of the same policy is still rate limited.
+// Once the canary's restart has proven to help (it passed, and has not failed again for the time
+// that judges a restart), the held restarts of the workload follow at once with the buckets
+// empty, taking what they hold and never driving them below empty; another workload of the same
+// policy is still rate limited.
 func TestPassedCanaryReleasesPastTheRateLimit(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	start := clk.Now()
@@ -368,23 +369,23 @@ func TestPassedCanaryReleasesPastTheRateLimit(t *testing.T) {
 		}
 	}
 
-	// 10 s on the canary's new container passes: released, still at the rate limit until it has stood 6 s.
+	// 10 s on the canary's new container passes: the others wait until it has stood 6 s.
 	passed = append(passed, canary.UID)
 	m.RequestFinished(canary.UID, canary.Failure.Request)
 	r, held := decide(40 * time.Second)
-	if len(r) != 1 || r[0].Proven {
-		t.Fatalf("the canary passed: %d restarts, want 1 (the token refilled in 10 s)", len(r))
+	if len(r) != 0 || len(held) != 9 {
+		t.Fatalf("the canary passed: %d restarts, %d held, want the 9 held", len(r), len(held))
 	}
 	for _, d := range held {
-		if d.Reason != policyv1alpha1.HoldRateLimited || d.RequeueAfter != 6*time.Second {
-			t.Fatalf("%s held %s, decided again in %s (%s); want RateLimited until the canary has stood 6 s", d.Pod.Name, d.Reason, d.RequeueAfter, d.Message)
+		if d.Reason != policyv1alpha1.HoldFailureStorm || d.RequeueAfter != 6*time.Second {
+			t.Fatalf("%s held %s, decided again in %s (%s); want FailureStorm until the canary has stood 6 s", d.Pod.Name, d.Reason, d.RequeueAfter, d.Message)
 		}
 	}
 
-	// 6 s later: the other 8 go at once, the buckets empty.
+	// 6 s later it has not failed again: the other 9 go at once, the buckets empty.
 	r, held = decide(46 * time.Second)
-	if len(r) != 8 || len(held) != 0 {
-		t.Fatalf("proven: %d restarts, %d held; want the other 8 restarted", len(r), len(held))
+	if len(r) != 9 || len(held) != 0 {
+		t.Fatalf("proven: %d restarts, %d held; want the other 9 restarted", len(r), len(held))
 	}
 	for _, d := range r {
 		if !d.Proven {

@@ -30,10 +30,10 @@ import (
 // helps, not proof that it hurts: held for ever, a real hang among them would never be restarted,
 // where native liveness would restart it. A correlated hang is a question one restart answers, so
 // soon after a doubt hold begins one held pod is restarted as a canary (still within the budget
-// and the rate limit); if its new container passes its probe the others follow (within the budget,
-// and past the rate limit once that container has not failed again soon: a restart cures it),
-// and each canary that fails doubles the wait before the next one, up to the policy's maxHold:
-// CrashLoopBackOff's shape at workload level. A doubt is about one container of a workload (a HoldKey). A daemon
+// and the rate limit); if its new container passes its probe and does not fail again soon, a
+// restart cures it: the others follow within the budget, past the rate limit. Each canary that
+// fails doubles the wait before the next one, up to the policy's maxHold: CrashLoopBackOff's
+// shape at workload level. A doubt is about one container of a workload (a HoldKey). A daemon
 // that is not reporting is no doubt a canary can answer: no
 // restart can run on its node, so those holds end only when it reports again or the pod goes.
 
@@ -88,9 +88,9 @@ type DoubtHold struct {
 	// Canaries counts the canaries released so far; Canary is the one in flight.
 	Canaries int32
 	Canary   *Canary
-	// Released is when a canary passed: for maxHold the held pods go on to the budget and the
-	// rate limit, and past the rate limit once the canary's restart has proven to help
-	// (DoubtStep.ProvenAt). A released restart that fails again soon ends it.
+	// Released is when a canary passed: once its restart has proven to help (DoubtStep.ProvenAt),
+	// and for maxHold from then, the held pods go on to the budget, past the rate limit. A restart
+	// since the wait began that fails again soon ends it.
 	Released time.Time
 	// Touched is when a decision last saw the hold (the memory's only: never written).
 	Touched time.Time
@@ -191,10 +191,9 @@ type DoubtStep struct {
 	// Release: the failure goes on to the rules after the doubt rules (budget, rate limit).
 	// Canary: it is released as the canary, and its restart is remembered as such.
 	Release, Canary bool
-	// ProvenAt, when the held pods are released past a canary that passed, is when its restart
-	// has proven to help: its new container has not failed again within the window that judges a
-	// restart (CanaryEvidence.Soon) after it passed. From then on the released restarts do not
-	// wait on the token buckets (ratelimit.go).
+	// ProvenAt, once a canary passed, is when its restart has proven to help: its new container
+	// has not failed again for the time that judges a restart (CanaryEvidence.Soon) since it
+	// passed. Then the held pods are released, past the token buckets (ratelimit.go).
 	ProvenAt time.Time
 	// Message says, when it holds, how the hold ends.
 	Message string
@@ -252,19 +251,26 @@ func BoundDoubt(st DoubtHold, seen bool, reason policyv1alpha1.HoldReason, maxHo
 		}
 	}
 	if !st.Released.IsZero() {
+		proven := st.Released.Add(ev.Soon)
 		switch {
-		case now.Sub(st.Released) >= maxHold:
-			// The canary passed maxHold ago and the doubt is back: a new hold.
+		case now.Sub(proven) >= maxHold:
+			// Released maxHold ago and the doubt is back: a new hold.
 			st = fresh()
 			st.Touched = now
 		case ev.NotHelped != nil && ev.NotHelped(st.Since):
-			// A restart released since the wait began (the canary's, or one that followed it)
-			// failed again soon after all: as for a canary that failed, the release ends and the
-			// wait doubles.
+			// A restart since the wait began (the canary's, or one released after it) failed
+			// again soon after all: as for a canary that failed, the release ends and the wait
+			// doubles.
 			st.Since, st.Released = now, time.Time{}
 			st.Period = min(2*st.Period, maxHold)
+		case now.Before(proven):
+			// Passing once is not helping yet: the held pods wait until the canary's new
+			// container has not failed again for the time that judges a restart.
+			return DoubtStep{Next: st, ProvenAt: proven, Due: proven.Sub(now), Message: fmt.Sprintf(
+				"held since %s; canary %d passed its probe at %s: the held pods follow at %s, past the rate limit, unless a restart since %s fails again soon",
+				stamp(st.Onset), st.Canaries, stamp(st.Released), stamp(proven), stamp(st.Since))}
 		default:
-			return DoubtStep{Next: st, Release: true, ProvenAt: st.Released.Add(ev.Soon)}
+			return DoubtStep{Next: st, Release: true, ProvenAt: proven}
 		}
 	}
 	if left := st.Since.Add(st.Period).Sub(now); left > 0 {

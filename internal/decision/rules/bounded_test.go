@@ -46,8 +46,9 @@ func TestFirstWait(t *testing.T) {
 }
 
 // The canary schedule: the first canary soon after the hold begins, the wait doubling after each
-// canary that fails, maxHold the longest wait; one canary at a time; a passed canary releases
-// the held pods for maxHold.
+// canary that fails, maxHold the longest wait; one canary at a time; a canary that passed and has
+// not failed again for the time that judges a restart releases the held pods for maxHold, and
+// one that fails again after all ends the release.
 func TestBoundDoubt(t *testing.T) {
 	const maxHold = 10 * time.Minute
 	storm := policyv1alpha1.HoldFailureStorm
@@ -88,14 +89,21 @@ func TestBoundDoubt(t *testing.T) {
 			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(30 * time.Second)}},
 		{"only one canary: the others wait for it", withCanary, true, storm, maxHold, 0, CanaryPending, nil, at(time.Minute), false, false,
 			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(time.Minute), Canary: canary, Canaries: 1}},
-		{"the canary passed: the others are released", withCanary, true, storm, maxHold, 0, CanaryPassed, nil, at(time.Minute), true, false,
+		{"the canary passed: the others wait for the time that judges its restart", withCanary, true, storm, maxHold, 0, CanaryPassed, nil,
+			at(time.Minute), false, false,
 			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(time.Minute), Released: at(time.Minute), Canaries: 1}},
+		{"it has not failed again for that time: the others are released", released, true, storm, maxHold, 0, CanaryPending, nil,
+			at(time.Minute + soon), true, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(time.Minute + soon), Released: at(time.Minute), Canaries: 1}},
 		{"released for maxHold after the canary passed", DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Released: at(time.Minute), Canaries: 1},
 			true, storm, maxHold, 0, CanaryPending, nil, at(10*time.Minute + 59*time.Second), true, false,
 			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(10*time.Minute + 59*time.Second), Released: at(time.Minute), Canaries: 1}},
-		{"a doubt maxHold after the canary passed is a new hold", DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Released: at(time.Minute), Canaries: 1},
-			true, storm, maxHold, 0, CanaryPending, nil, at(11 * time.Minute), false, false,
-			DoubtHold{Reason: storm, Onset: at(11 * time.Minute), Since: at(11 * time.Minute), Period: 30 * time.Second, Touched: at(11 * time.Minute)}},
+		{"a doubt maxHold after the release is a new hold", DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Released: at(time.Minute), Canaries: 1},
+			true, storm, maxHold, 0, CanaryPending, nil, at(11*time.Minute + soon), false, false,
+			DoubtHold{Reason: storm, Onset: at(11*time.Minute + soon), Since: at(11*time.Minute + soon), Period: 30 * time.Second, Touched: at(11*time.Minute + soon)}},
+		{"a maxHold shorter than the time that judges the canary still releases", DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Released: at(time.Minute), Canaries: 1},
+			true, storm, 5 * time.Second, 0, CanaryPending, nil, at(time.Minute + soon), true, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 5 * time.Second, Touched: at(time.Minute + soon), Released: at(time.Minute), Canaries: 1}},
 		{"a restart released since the wait began did not help: the release ends, the wait doubles", released, true, storm, maxHold, 0,
 			CanaryPending, ptr.To(at(time.Minute + time.Second)), at(2 * time.Minute), false, false,
 			DoubtHold{Reason: storm, Onset: t0, Since: at(2 * time.Minute), Period: time.Minute, Touched: at(2 * time.Minute), Canaries: 1}},
@@ -132,9 +140,12 @@ func TestBoundDoubt(t *testing.T) {
 			if got.Release != tc.release || got.Canary != tc.canary {
 				t.Errorf("release %v canary %v, want %v %v (%s)", got.Release, got.Canary, tc.release, tc.canary, got.Message)
 			}
-			if wantProven := tc.release && !tc.canary; wantProven != !got.ProvenAt.IsZero() ||
-				wantProven && !got.ProvenAt.Equal(got.Next.Released.Add(soon)) {
-				t.Errorf("proven at %s, want %v: soon after the canary passed (%s)", got.ProvenAt, wantProven, got.Next.Released)
+			var provenAt time.Time // the time that judges a restart after the canary passed
+			if !got.Next.Released.IsZero() && !got.Canary {
+				provenAt = got.Next.Released.Add(soon)
+			}
+			if !got.ProvenAt.Equal(provenAt) || got.Release && !got.Canary && got.ProvenAt.After(tc.now) {
+				t.Errorf("proven at %s, want %s, released %v at %s", got.ProvenAt, provenAt, got.Release, tc.now)
 			}
 			if !equalDoubt(got.Next, tc.next) {
 				t.Errorf("next %+v, want %+v", got.Next, tc.next)

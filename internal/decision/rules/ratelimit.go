@@ -49,10 +49,10 @@ func rateLimited(c *judged) (Verdict, bool) {
 	return v, true
 }
 
-// provenAt is when the failure's restart, released by a canary that passed, no longer waits on
-// the token buckets; zero when it is not released so (no canary of its key passed, it is the
-// canary, or it is evicted instead: an eviction keeps its rate limit). A failure no doubt rule
-// held (the storm ended) is judged by its key's hold as the memory keeps it.
+// provenAt is when the failure's restart no longer waits on the token buckets, a canary of its key
+// having passed; zero when no canary of its key passed (or its restart did not help after all),
+// it is the canary, or it is evicted instead (an eviction keeps its rate limit). A failure no
+// doubt rule held (the storm ended) is judged by its key's hold as the memory keeps it.
 func (c *judged) provenAt() time.Time {
 	if c.evict {
 		return time.Time{}
@@ -67,7 +67,7 @@ func (c *judged) provenAt() time.Time {
 		s := BoundDoubt(st, true, st.Reason, maxHold, c.tally.Ineffective, c.evidence(), c.now)
 		step = &s
 	}
-	if !step.Release || step.Canary {
+	if step.Canary {
 		return time.Time{}
 	}
 	return step.ProvenAt

@@ -72,9 +72,10 @@ func TestReleasedPastTheRateLimit(t *testing.T) {
 		{"the canary passed 10 s ago, the hung pods are Ready: 3 at a time (maxUnavailable 25%)", true,
 			func(m *fakeMemory) { m.holds[webApp] = released(t0.Add(-10 * time.Second)) },
 			[]string{"Restart", "Restart", "Restart", "MaxUnavailable", "MaxUnavailable", "MaxUnavailable", "MaxUnavailable", "MaxUnavailable", "MaxUnavailable"}},
-		{"the canary passed 2 s ago: it has not stood its 6 s yet, rate limited", false,
-			func(m *fakeMemory) { m.holds[webApp] = released(t0.Add(-2 * time.Second)) },
-			[]string{"RateLimited", "RateLimited", "RateLimited", "RateLimited", "RateLimited", "RateLimited", "RateLimited", "RateLimited", "RateLimited"}},
+		{"the canary passed 2 s ago: held until it has stood its 6 s, tokens or not", false, func(m *fakeMemory) {
+			m.holds[webApp] = released(t0.Add(-2 * time.Second))
+			m.tokenWait = 0
+		}, []string{"FailureStorm", "FailureStorm", "FailureStorm", "FailureStorm", "FailureStorm", "FailureStorm", "FailureStorm", "FailureStorm", "FailureStorm"}},
 		{"the canary failed its probe again soon: nothing released, tokens or not", false, func(m *fakeMemory) {
 			st := released(time.Time{})
 			st.Canary = &Canary{Pod: "pod-0", PodName: "web-0", Container: "app", Instance: "containerd://app-0-old", At: canaryRestart.At, Deadline: t0.Add(time.Minute)}
@@ -91,8 +92,8 @@ func TestReleasedPastTheRateLimit(t *testing.T) {
 			m.restarts = []RestartRecord{r}
 			m.tokenWait = 0
 		}, []string{"FailureStorm", "FailureStorm", "FailureStorm", "FailureStorm", "FailureStorm", "FailureStorm", "FailureStorm", "FailureStorm", "FailureStorm"}},
-		{"the canary passed maxHold ago: a new hold", false,
-			func(m *fakeMemory) { m.holds[webApp] = released(t0.Add(-10 * time.Minute)) },
+		{"released maxHold ago: a new hold", false,
+			func(m *fakeMemory) { m.holds[webApp] = released(t0.Add(-10*time.Minute - 6*time.Second)) },
 			[]string{"FailureStorm", "FailureStorm", "FailureStorm", "FailureStorm", "FailureStorm", "FailureStorm", "FailureStorm", "FailureStorm", "FailureStorm"}},
 	}
 	for _, tc := range cases {
@@ -114,11 +115,9 @@ func TestReleasedPastTheRateLimit(t *testing.T) {
 					m.expected[f.UID] = x.Request // as the memory does
 				case Hold:
 					got = append(got, string(d.Reason))
-					if d.Reason == policyv1alpha1.HoldRateLimited && d.RequeueAfter != 4*time.Second {
-						t.Errorf("web-%d: rate limited, decided again in %s, want 4s: when the canary has stood its 6 s", i, d.RequeueAfter)
-					}
-					if d.Reason == policyv1alpha1.HoldRateLimited && !strings.Contains(d.Message, "they no longer wait for tokens") {
-						t.Errorf("web-%d: %s", i, d.Message)
+					if h := m.holds[webApp]; !h.Released.IsZero() && t0.Before(h.Released.Add(6*time.Second)) &&
+						(d.RequeueAfter != 4*time.Second || !strings.Contains(d.Message, "the held pods follow at 2026-11-30T12:00:04Z, past the rate limit")) {
+						t.Errorf("web-%d: decided again in %s, want 4s: when the canary has stood its 6 s (%s)", i, d.RequeueAfter, d.Message)
 					}
 				default:
 					got = append(got, string(d.Outcome))
@@ -133,17 +132,26 @@ func TestReleasedPastTheRateLimit(t *testing.T) {
 
 // A restart released past the rate limit is the released key's only: the workload's other
 // container, another workload, and a pod evicted instead wait for their token as ever; a
-// released key's failure that no doubt rule holds any more (the storm ended) still goes.
+// released key's failure that no doubt rule holds any more (the storm ended) goes once the
+// canary has stood its time, and is decided again at that moment before.
 func TestOnlyTheReleasedKeyPassesTheRateLimit(t *testing.T) {
 	cases := []struct {
 		name   string
 		mutate func(*Facts, *Failure, *fakeMemory)
 		want   string
 		proven bool
+		// requeue and note, when set, are when a hold is decided again and what its note says.
+		requeue time.Duration
+		note    string
 	}{
-		{"the storm ended, the key's hold is still released: restarted", func(*Facts, *Failure, *fakeMemory) {}, "Restart", true},
-		{"another workload: rate limited", func(f *Facts, _ *Failure, _ *fakeMemory) { f.Workload.Ref.Name = "api" }, "RateLimited", false},
-		{"another container of the workload: rate limited", func(_ *Facts, x *Failure, _ *fakeMemory) { x.Container = "side" }, "RateLimited", false},
+		{"the storm ended, the key's hold is still released: restarted", func(*Facts, *Failure, *fakeMemory) {}, "Restart", true, 0, ""},
+		{"the storm ended, the canary passed 2 s ago: rate limited until it has stood its 6 s", func(_ *Facts, _ *Failure, m *fakeMemory) {
+			m.holds[webApp] = released(t0.Add(-2 * time.Second))
+		}, "RateLimited", false, 4 * time.Second, "from 2026-11-30T12:00:04Z they no longer wait for tokens"},
+		{"another workload: rate limited", func(f *Facts, _ *Failure, _ *fakeMemory) { f.Workload.Ref.Name = "api" },
+			"RateLimited", false, 10 * time.Second, ""},
+		{"another container of the workload: rate limited", func(_ *Facts, x *Failure, _ *fakeMemory) { x.Container = "side" },
+			"RateLimited", false, 10 * time.Second, ""},
 		{"the pod's own restarts did not help, evicted instead: an eviction keeps its rate limit", func(f *Facts, _ *Failure, m *fakeMemory) {
 			f.Policies[0].Breaker = RestartBreaker{Enabled: true, MinIneffective: 2, Window: 10 * time.Minute, Evict: true}
 			f.Elsewhere = map[string]int{"app": 1}
@@ -151,7 +159,7 @@ func TestOnlyTheReleasedKeyPassesTheRateLimit(t *testing.T) {
 				m.restarts = append(m.restarts, RestartRecord{RestartID: RestartID{Pod: "pod-1", Container: "app", Instance: fmt.Sprint("c-", k),
 					At: t0.Add(-time.Duration(5-k) * time.Minute)}, Ineffective: true})
 			}
-		}, "RateLimited", false},
+		}, "RateLimited", false, 10 * time.Second, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,6 +181,9 @@ func TestOnlyTheReleasedKeyPassesTheRateLimit(t *testing.T) {
 			}
 			if got != tc.want || d.Proven != tc.proven {
 				t.Fatalf("got %s proven %v (%s), want %s proven %v", got, d.Proven, d.Message, tc.want, tc.proven)
+			}
+			if tc.requeue != 0 && (d.RequeueAfter != tc.requeue || !strings.Contains(d.Message, tc.note)) {
+				t.Fatalf("decided again in %s (%s), want %s and a note saying %q", d.RequeueAfter, d.Message, tc.requeue, tc.note)
 			}
 		})
 	}
