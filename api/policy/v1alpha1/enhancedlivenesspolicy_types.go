@@ -98,9 +98,9 @@ type EnhancedLivenessPolicySpec struct {
 	// maxHold bounds a doubt hold (FailureStorm, NodeStorm, RestartIneffective,
 	// DaemonNotReporting): once a workload's restarts have been held this long, one held pod is
 	// restarted as a canary, within maxUnavailable and the rate limit. If its new container
-	// passes its probe the other held pods follow, within the same limits, and no longer wait for
-	// tokens once it has not failed again for the time that judges a restart; if it fails again
-	// soon after the restart the hold starts over with its period doubled, at most 8 × maxHold. A
+	// passes its probe and does not fail again for the time that judges a restart, the other held
+	// pods follow within maxUnavailable, past the rate limit; if it fails again soon after the
+	// restart the hold starts over with its period doubled, at most 8 × maxHold. A
 	// duration of at least 1m and at most 24h, or "0s": doubt holds never end (only on purpose).
 	// A MaxUnavailable hold behind unavailability the operator is not causing (pods not ready by
 	// themselves, Pending or held by choice, missing replicas) ends maxHold after its onset, when

@@ -82,8 +82,9 @@ type RestartHoldStatus struct {
 	// +optional
 	Canary *HoldCanary `json:"canary,omitempty"`
 
-	// releasedAt is when a canary passed: from then, for maxHold, the held pods go on to the
-	// budget and the rate limit.
+	// releasedAt is when a canary passed its probe: once it has not failed again for the time that
+	// judges a restart, and for maxHold from then, the held pods go on to the budget, past the
+	// rate limit.
 	// +optional
 	ReleasedAt *metav1.Time `json:"releasedAt,omitempty"`
 }
