@@ -98,11 +98,13 @@ type EnhancedLivenessPolicySpec struct {
 	// maxHold bounds a doubt hold (FailureStorm, NodeStorm, RestartIneffective,
 	// DaemonNotReporting): once a workload's restarts have been held this long, one held pod is
 	// restarted as a canary, within maxUnavailable and the rate limit. If its new container
-	// passes its probe the other held pods follow, within the same limits; if it fails again soon
-	// after the restart the hold starts over with its period doubled, at most 8 × maxHold. A
+	// passes its probe and does not fail again for the time that judges a restart, the other held
+	// pods follow within maxUnavailable, past the rate limit; if it fails again soon after the
+	// restart the hold starts over with its period doubled, at most 8 × maxHold. A
 	// duration of at least 1m and at most 24h, or "0s": doubt holds never end (only on purpose).
-	// Budget holds (MaxUnavailable, RateLimited) end when the budget comes back and are not
-	// bounded by it.
+	// A MaxUnavailable hold behind unavailability the operator is not causing (pods not ready by
+	// themselves, Pending or held by choice, missing replicas) ends maxHold after its onset, when
+	// that stops counting; the operator's own restarts, and RateLimited holds, end by themselves.
 	// +kubebuilder:validation:XValidation:rule="duration(self) == duration('0s') || (duration(self) >= duration('1m') && duration(self) <= duration('24h'))",message="maxHold must be 0s (doubt holds never end) or between 1m and 24h"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:default="10m"

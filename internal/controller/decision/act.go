@@ -117,8 +117,12 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, d rules.D
 		decisionLatency.Observe(crr.CreationTimestamp.Sub(x.Since).Seconds())
 	}
 	canary := ""
-	if d.Canary {
+	switch {
+	case d.Canary:
 		canary = fmt.Sprintf("; the canary of the held restarts of container %s of %s: they follow if its new container passes its probe",
+			x.Container, d.WorkloadRef)
+	case d.Proven:
+		canary = fmt.Sprintf("; released past the rate limit: the canary of the held restarts of container %s of %s helped",
 			x.Container, d.WorkloadRef)
 	}
 	r.recorder.Eventf(pod, crr, corev1.EventTypeNormal, EventRestartRequested, "Restart",

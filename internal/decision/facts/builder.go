@@ -130,7 +130,7 @@ func (b *Builder) read(ctx context.Context, r *Reader, pod *corev1.Pod, f *rules
 		return err
 	}
 	if !found {
-		if f.Self, err = r.podState(ctx, pod, w.Ref); err != nil {
+		if f.Self, err = r.podState(ctx, pod); err != nil {
 			return err
 		}
 	}

@@ -148,11 +148,6 @@ type PodState struct {
 	// probed yet (just started, or in its initialDelaySeconds) is neither healthy nor failing.
 	Healthy     bool
 	Terminating bool
-	// NeverRestarted: the operator will not restart this pod, so it does not give its place in
-	// the budget back by itself: it is Pending, or held by a choice (the restart-disabled
-	// annotation, a DryRun policy, a blacklist of its workload, of itself or of a container
-	// failing in it).
-	NeverRestarted bool
 	// Controller is the UID of the pod's own controller (its ReplicaSet in a Deployment).
 	Controller types.UID
 	// Onset is when the manager first saw the pod's current failures (its earliest failing or

@@ -35,18 +35,3 @@ func switches(c *judged) (Verdict, bool) {
 	}
 	return Verdict{}, false
 }
-
-// HeldByChoice reports whether a failure of container t.Container of a pod would be held by a
-// choice (steps 2 and 3: the pod's restart-disabled switch, the manager's, a DryRun policy, a
-// blacklist): the operator will not restart it. The budget rule counts such pods apart
-// (PodState.NeverRestarted).
-func HeldByChoice(restartsEnabled, restartDisabled bool, g Governing, t Target) bool {
-	if restartDisabled || !restartsEnabled {
-		return true
-	}
-	if _, dry := g.DryRun(); dry {
-		return true
-	}
-	_, black := g.Blacklisted(t)
-	return black
-}
