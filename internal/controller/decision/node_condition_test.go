@@ -106,6 +106,7 @@ var _ = Describe("Decision controller, the Node condition of a node storm", Orde
 
 		By("the manager stops: nothing judges the node, the condition is False before it has exited")
 		stop()
+		stop = func() {}
 		cond = condition(a)()
 		Expect(cond.Status).To(Equal(corev1.ConditionFalse))
 		Expect(cond.Reason).To(Equal(nodecondition.ReasonNotJudged))
@@ -140,12 +141,12 @@ var _ = Describe("Decision controller, the Node condition of a node storm", Orde
 		// As measured on two real nodes: a node-local dependency fails for 4 of node A's 7
 		// enrolled pods, which is no node storm (not more than half), and their restarts do not
 		// help there; here 3 of 6.
+		nss := []string{newNamespace(), newNamespace(), newNamespace()}
 		a, b := node(), node()
 		var onA, onB []*corev1.Pod
 		var failing []probeState
 		namespaces := map[string]*corev1.Pod{}
-		for range 3 {
-			ns := newNamespace()
+		for _, ns := range nss {
 			createPolicy(ns, "once", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
 				s.RestartEffectiveness = policyv1alpha1.RestartEffectiveness{MinIneffective: 1}
 			})
