@@ -83,7 +83,8 @@ func (r *Reader) neverRestarted(ctx context.Context, p *corev1.Pod, w rules.Work
 		if err != nil {
 			return false, err
 		}
-		if rules.HeldByChoice(r.settings.RestartsEnabled, restartDisabled, g, rules.Target{Workload: w, PodLabels: p.Labels, Container: c.Name}) {
+		if rules.HeldByChoice(r.settings.RestartsEnabled, restartDisabled, appsv1alpha1.AdmittedInShadow(p.Labels), g,
+			rules.Target{Workload: w, PodLabels: p.Labels, Container: c.Name}) {
 			return true, nil
 		}
 	}
