@@ -298,6 +298,9 @@ var _ = Describe("Immutability ValidatingAdmissionPolicy", Ordered, func() {
 		expectDenied(mergePatch(asAlice, pod, annotationPatch(appsv1alpha1.AnnotationProbeContextSignature, nil)),
 			probecontext.AnnotationPath(appsv1alpha1.AnnotationProbeContextSignature).String())
 		expectDenied(mergePatch(asAlice, pod, labelPatch(appsv1alpha1.LabelEnrolled, nil)), labelFld)
+		By("the mode label, added to a pod admitted without one, would take its restarts from the operator")
+		expectDenied(mergePatch(asAlice, pod, labelPatch(appsv1alpha1.LabelMode, appsv1alpha1.ModeShadow)),
+			probecontext.LabelPath(appsv1alpha1.LabelMode).String())
 		By("a cluster admin is no exception")
 		expectDenied(mergePatch(k8sClient, pod, labelPatch(appsv1alpha1.LabelEnrolled, "false")), labelFld)
 

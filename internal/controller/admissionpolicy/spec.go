@@ -15,10 +15,10 @@ limitations under the License.
 */
 
 // Package admissionpolicy keeps the operator's ValidatingAdmissionPolicies: the one that makes a
-// pod's probe context, its signatures, its opt-in annotations and its enrolled label immutable
-// after creation, in the apiserver itself (it holds while the manager, and so the fail-open pod
-// webhook, is down), the one that keeps each node daemon to the objects of its own node, and the
-// one that leaves RestartHolds to the manager. An OLM bundle cannot carry a
+// pod's probe context, its signatures, its opt-in annotations and its enrolled and mode labels
+// immutable after creation, in the apiserver itself (it holds while the manager, and so the
+// fail-open pod webhook, is down), the one that keeps each node daemon to the objects of its own
+// node, and the one that leaves RestartHolds to the manager. An OLM bundle cannot carry a
 // ValidatingAdmissionPolicy, so the manager creates them and keeps them in shape, as it does the
 // daemon DaemonSet: both install paths get the same.
 package admissionpolicy

@@ -70,7 +70,7 @@ var (
 	holdsOverMaxHold = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "enhanced_liveness_holds_over_max_hold",
 		Help: "Restarts held for budget or doubt longer than their policy's maxHold (maxHold 0s and " +
-			"Disabled, DryRun and Blacklisted holds excluded).",
+			"Disabled, Shadow and Blacklisted holds excluded).",
 	})
 	nodeStormNodes = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "enhanced_liveness_node_storm_nodes",

@@ -93,6 +93,7 @@ func (b *Builder) Facts(ctx context.Context, key types.NamespacedName) (*corev1.
 	}
 	f.UID, f.Found, f.Terminating, f.Labels = pod.UID, true, pod.DeletionTimestamp != nil, pod.Labels
 	f.RestartDisabled = pod.Annotations[appsv1alpha1.AnnotationRestartDisabled] == appsv1alpha1.TrueValue
+	f.Shadow = appsv1alpha1.AdmittedInShadow(pod.Labels)
 	f.Node.Name = pod.Spec.NodeName
 	if pod.Spec.NodeName == "" {
 		return pod, f, nil

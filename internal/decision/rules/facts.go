@@ -35,6 +35,10 @@ type Facts struct {
 	// RestartDisabled is the pod's emergency switch (the restart-disabled annotation).
 	RestartDisabled bool
 	Labels          map[string]string
+	// Shadow: the pod was admitted in Shadow mode (its mode label): it kept its native liveness
+	// probe, the kubelet restarts it and the operator never does, whatever its policies say now.
+	// A pod admitted in Enforce mode, or by 0.1.0 (no label), is restarted by the operator.
+	Shadow bool
 	// Failures are the pod's Failed liveness results whose probe is still in its node's
 	// NodePodProbe spec, in probe-name order.
 	Failures []Failure
