@@ -52,21 +52,24 @@ func stormCondition(p *policyv1alpha1.EnhancedLivenessPolicy) func() metav1.Cond
 	}
 }
 
-var _ = Describe("a policy in DryRun mode (scenario 4)", Label(olmSmoke), func() {
-	It("restarts nothing and records a would-restart event", func() {
-		ns := newNamespace("dryrun")
-		createPolicy(ns, policyv1alpha1.EnhancedLivenessPolicySpec{Mode: policyv1alpha1.ModeDryRun})
+var _ = Describe("a policy in Shadow mode (scenario 4)", Label(olmSmoke), func() {
+	It("leaves liveness to the kubelet: the pod keeps its native probe and is enrolled beside it, and no request is made", func() {
+		ns := newNamespace("shadow")
+		createPolicy(ns, policyv1alpha1.EnhancedLivenessPolicySpec{Mode: policyv1alpha1.ModeShadow})
 		deployApp(ns, app{name: "web", replicas: 1, probe: httpProbe(), enrolled: true})
 		pod := onlyPod(ns, "web")
-		Expect(pod.Spec.Containers[0].LivenessProbe).To(BeNil(), "DryRun still enrolls: the kubelet must not restart either")
+		Expect(pod.Spec.Containers[0].LivenessProbe).NotTo(BeNil(), "Shadow keeps the native probe: the kubelet stays in charge")
+		Expect(pod.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelMode, appsv1alpha1.ModeShadow), "the pod's admitted mode")
+		Expect(pod.Annotations).To(HaveKey(appsv1alpha1.AnnotationProbeContext), "enrolled beside the kubelet: the daemon probes it too")
 		setSick(pod, true)
 
-		By("a RestartHeld event says DryRun (would restart)")
-		Eventually(hasEvent(ns, pod.Name, "RestartHeld", "", string(policyv1alpha1.ModeDryRun))).
-			WithTimeout(60 * time.Second).Should(BeTrue())
-		By("and nothing is restarted")
-		Consistently(restartCount(ns, pod.Name)).WithTimeout(10 * time.Second).Should(BeEquivalentTo(0))
-		Expect(crrsIn(ns)).To(BeEmpty())
+		// Whether the decision sees the failure before the kubelet's restart makes it stale is a
+		// race between two probers; the Shadow hold's event is proven in the decision's envtest.
+		By("the kubelet restarts the container, as without the operator")
+		Eventually(restartCount(ns, pod.Name)).WithTimeout(60 * time.Second).Should(BeNumerically(">=", 1))
+		By("and the operator never makes a request for it")
+		Consistently(func() []appsv1alpha1.ContainerRecreateRequest { return crrsIn(ns) }).
+			WithTimeout(10 * time.Second).Should(BeEmpty())
 	})
 })
 

@@ -143,7 +143,7 @@ func kustomizeOLMExtras(verb string, args ...string) {
 }
 
 // runE2ESmoke runs the e2e specs labelled olm-smoke (HTTP liveness restart through a CRR, the
-// failure-storm breaker, DryRun) against the operator OLM installed.
+// failure-storm breaker, Shadow mode) against the operator OLM installed.
 func runE2ESmoke() {
 	root, err := project.Dir()
 	Expect(err).NotTo(HaveOccurred())
