@@ -111,7 +111,9 @@ var _ = Describe("Decision controller, the Node condition of a node storm", Orde
 		Expect(cond.Status).To(Equal(corev1.ConditionFalse))
 		Expect(cond.Reason).To(Equal(nodecondition.ReasonNotJudged))
 		Expect(cond.Message).To(Equal("no enhanced-liveness manager judges this node: the leader that set the condition stopped"))
-		Expect(events("default", a)).To(ContainElement(HavePrefix(EventNotJudged + ": ")))
+		// The NotJudged event is not asserted: the manager's event broadcaster stops with it, so
+		// the event of its last write may be dropped (docs/reference.md); the condition is what
+		// remediation reads.
 		Expect(readyOf(a)).To(Equal(corev1.ConditionTrue))
 
 		By("a manager that crashed left it True on another node; the next manager judges both anew")
