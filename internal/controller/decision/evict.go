@@ -49,6 +49,9 @@ const (
 const evictTimeout = 10 * time.Second
 
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
+// What binds a pod to its node, read uncached and once per pod before an eviction
+// (facts/placement.go): its claims and their volumes.
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims;persistentvolumes,verbs=get
 // +kubebuilder:rbac:groups=policy.enhancedliveness.io,resources=enhancedlivenesspolicies/status,verbs=get;patch
 
 // evict carries out an Evict decision through the Eviction API, so that PodDisruptionBudgets

@@ -134,6 +134,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 		Default:           rules.DefaultPolicy(cfg.Defaults),
 		OperatorNamespace: cfg.OperatorNamespace,
 		Clock:             cfg.Clock,
+		API:               mgr.GetAPIReader(),
 	})
 	mem := memory.New(cfg.Clock, cfg.GlobalRate, dirty.notify)
 	changed := make(chan event.GenericEvent, 1024)

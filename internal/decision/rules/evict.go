@@ -48,11 +48,42 @@ type EvictionRecord struct {
 	Withdrawn bool
 }
 
+// Placement is what the pod shows of where its replacement would run. An eviction that cannot
+// move the pod elsewhere only repeats itself (evicted, made again on the same node, its restarts
+// not helping there, evicted again), or costs more than the failure: such a pod stays held.
+// Read (facts) only when the governing policies evict.
+type Placement struct {
+	// ControllerGroup and ControllerKind name the kind of the pod's controller (its controller
+	// ownerReference); "" when it has none.
+	ControllerGroup, ControllerKind string
+	// Node is the one node the pod is bound to, and By says what binds it; "" when nothing the
+	// operator can see does.
+	Node, By string
+}
+
+// Unmovable says why evicting the pod would not move it to another node, or would cost more
+// than a held restart; "" when it may be evicted.
+func (p Placement) Unmovable() string {
+	switch {
+	case p.ControllerKind == "DaemonSet":
+		// Any group: the same kind name of other projects' node daemons schedules the same way.
+		return "a DaemonSet pod cannot move to another node"
+	case p.ControllerGroup == "batch" && p.ControllerKind == "Job":
+		return "a Job pod's eviction counts against its backoffLimit"
+	case p.Node != "":
+		return fmt.Sprintf("bound to node %s by %s", p.Node, p.By)
+	}
+	return ""
+}
+
 // evictable reports whether the pod, whose own restarts do not help, is evicted instead of held,
 // and when not, why, for the hold's message ("" when no policy asks for evictions).
 func evictable(c *judged, b RestartBreaker) (bool, string) {
 	if !b.Evict {
 		return false, ""
+	}
+	if why := c.f.Placement.Unmovable(); why != "" {
+		return false, "; not evicted: " + why
 	}
 	e, known := c.m.Eviction(c.f.UID)
 	if known && !e.Withdrawn && c.now.Sub(e.At) < b.Window {

@@ -237,3 +237,53 @@ func TestPruneEvictionsAndNextExpiry(t *testing.T) {
 		t.Errorf("WithoutEviction(b) = %v", got)
 	}
 }
+
+// A pod that an eviction cannot move elsewhere, or whose eviction costs more than the failure, is
+// held for its restarts, never evicted; the hold says why, and ends as every doubt hold does.
+func TestNoEvictionThatCannotMove(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		placement Placement
+		message   string // "" when evicted
+	}{
+		{"a Deployment's pod: evicted", Placement{ControllerGroup: "apps", ControllerKind: "ReplicaSet"}, ""},
+		{"a bare pod's placement: evicted (its Elsewhere decides)", Placement{}, ""},
+		{"a DaemonSet's pod", Placement{ControllerGroup: "apps", ControllerKind: "DaemonSet"},
+			"; not evicted: a DaemonSet pod cannot move to another node"},
+		{"another project's DaemonSet kind", Placement{ControllerGroup: "apps.kruise.io", ControllerKind: "DaemonSet"},
+			"; not evicted: a DaemonSet pod cannot move to another node"},
+		{"a Job's pod", Placement{ControllerGroup: "batch", ControllerKind: "Job"},
+			"; not evicted: a Job pod's eviction counts against its backoffLimit"},
+		{"a kind named Job of another group: evicted", Placement{ControllerGroup: "example.com", ControllerKind: "Job"}, ""},
+		{"bound to its node", Placement{ControllerGroup: "apps", ControllerKind: "StatefulSet", Node: "n1",
+			By: "PersistentVolumeClaim data-web-0 (local PersistentVolume pv-1)"},
+			"; not evicted: bound to node n1 by PersistentVolumeClaim data-web-0 (local PersistentVolume pv-1)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, x := baseFacts()
+			f.Policies[0].Breaker = RestartBreaker{Enabled: true, MinIneffective: 2, Window: 10 * time.Minute, Evict: true}
+			f.Policies[0].MaxHold = 10 * time.Minute
+			f.Elsewhere = map[string]int{"app": 3}
+			f.Placement = tc.placement
+			m := newFakeMemory()
+			m.restarts = []RestartRecord{
+				{RestartID: RestartID{Pod: "pod-0", Container: "app", Instance: "c-0", At: t0.Add(-2 * time.Minute)}, Ineffective: true},
+				{RestartID: RestartID{Pod: "pod-0", Container: "app", Instance: "c-1", At: t0.Add(-time.Minute)}, Ineffective: true}}
+			d := Decide(f, x, m)
+			if tc.message == "" {
+				if d.Outcome != Evict {
+					t.Fatalf("got %s %s (%s), want Evict", d.Outcome, d.Reason, d.Message)
+				}
+				return
+			}
+			want := "restarting it is not helping (policy ns/p)" + tc.message +
+				"; held since 2026-11-30T12:00:00Z; one held pod is restarted as canary 1 in 2m0s"
+			if d.Outcome != Hold || d.Reason != policyv1alpha1.HoldRestartIneffective || !d.NewHold || !strings.Contains(d.Message, want) {
+				t.Fatalf("got %s %s new %v (%s), want a new RestartIneffective hold with %q", d.Outcome, d.Reason, d.NewHold, d.Message, want)
+			}
+			if d.Seen.Hold == nil || d.Seen.Hold.Reason != policyv1alpha1.HoldRestartIneffective {
+				t.Errorf("the key's doubt hold was not begun: %+v", d.Seen.Hold)
+			}
+		})
+	}
+}
