@@ -181,7 +181,7 @@ func holdObject(rec memory.HoldRecord) *policyv1alpha1.RestartHold {
 	}
 	if k := h.Canary; k != nil {
 		st.Canary = &policyv1alpha1.HoldCanary{Pod: k.PodName, PodUID: k.Pod, Container: k.Container, ContainerID: k.Instance,
-			RestartedAt: metav1.NewTime(k.At), Deadline: metav1.NewTime(k.Deadline)}
+			RestartedAt: metav1.NewTime(k.At), Deadline: metav1.NewTime(k.Deadline), Evicted: k.Evicted}
 	}
 	return obj
 }
@@ -208,7 +208,7 @@ func holdRecord(obj *policyv1alpha1.RestartHold) (memory.HoldRecord, error) {
 	}
 	if k := st.Canary; k != nil {
 		rec.Hold.Canary = &rules.Canary{Pod: k.PodUID, PodName: k.Pod, Container: k.Container,
-			Instance: k.ContainerID, At: k.RestartedAt.Time, Deadline: k.Deadline.Time}
+			Instance: k.ContainerID, Evicted: k.Evicted, At: k.RestartedAt.Time, Deadline: k.Deadline.Time}
 	}
 	return rec, nil
 }

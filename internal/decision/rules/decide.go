@@ -92,8 +92,8 @@ type Decision struct {
 	// the hold is told in an event, when it starts and every HoldEventInterval while it lasts.
 	HeldSince time.Time
 	Announce  bool
-	// Canary: the restart is the canary of the key's doubt hold (bounded.go); the memory
-	// remembers it as such.
+	// Canary: the restart, or the eviction, is the canary of the key's doubt hold (bounded.go);
+	// the memory remembers it as such.
 	Canary bool
 	// Soon is how soon after the restart a failure of the new instance means that the restart
 	// did not help (SoonAfterRestart).
@@ -214,7 +214,7 @@ func Decide(f *Facts, x Failure, m Memory) Decision {
 		evictInstead(c, &d.Verdict)
 	}
 	d.Seen = c.seen
-	d.Canary = d.Outcome == Restart && c.doubt != nil && c.doubt.Canary
+	d.Canary = (d.Outcome == Restart || d.Outcome == Evict) && c.doubt != nil && c.doubt.Canary
 	d.NewHold = d.Outcome == Hold && d.Held != d.Reason
 	if d.Outcome == Hold {
 		d.HeldSince, d.Announce = held.Since, c.now.Sub(held.Announced) >= HoldEventInterval

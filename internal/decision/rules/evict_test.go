@@ -137,7 +137,8 @@ func TestEvictInsteadOfHold(t *testing.T) {
 			if d.Outcome != tc.outcome || d.Reason != tc.reason || !strings.Contains(d.Message, tc.message) {
 				t.Fatalf("got %s %s (%s), want %s %s %q", d.Outcome, d.Reason, d.Message, tc.outcome, tc.reason, tc.message)
 			}
-			if d.Canary || d.NewHold != (tc.outcome == Hold) {
+			// An eviction is the canary of the key's hold (one it begins when there is none).
+			if d.Canary != (tc.outcome == Evict) || d.NewHold != (tc.outcome == Hold) {
 				t.Errorf("canary %v, new hold %v", d.Canary, d.NewHold)
 			}
 		})
