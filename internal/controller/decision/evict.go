@@ -70,7 +70,15 @@ func (r *DecisionReconciler) evict(ctx context.Context, pod *corev1.Pod, d rules
 	}
 	// Recorded first: the workload controller creates the replacement as soon as the pod is gone,
 	// and the pod webhook steers it only by what the policies' status says then.
-	notSteered := r.recordEviction(ctx, pod, d)
+	notSteered, full := r.recordEviction(ctx, pod, d)
+	if full {
+		// A policy's record is full (its cache was behind): not tried, and the next decision
+		// holds the pod, visibly, until an entry expires (rules.Governing.FullEvictions).
+		d.Outcome = rules.EvictionWithdrawn
+		r.memory.Apply(d)
+		r.forgetEviction(ctx, pod, d)
+		return rules.Wait, r.cfg.HoldRecheckInterval, nil
+	}
 	uid := pod.UID
 	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
 		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}}
@@ -125,8 +133,10 @@ func (r *DecisionReconciler) evict(ctx context.Context, pod *corev1.Pod, d rules
 // recordEviction adds the eviction to status.recentEvictions of each policy that asked for it
 // (every enforcing one governs the pod with action Evict), each entry lasting the policy's
 // window. It returns why the pod's replacement is not steered ("" when every write succeeded):
-// a failed write never stops the eviction, the container fails where it is.
-func (r *DecisionReconciler) recordEviction(ctx context.Context, pod *corev1.Pod, d rules.Decision) string {
+// a failed write never stops the eviction, the container fails where it is. full: a policy's
+// list keeps rules.MaxRecentEvictions entries that last; the eviction must not be made, since no
+// entry is dropped before it expires (a new leader would not know of it).
+func (r *DecisionReconciler) recordEviction(ctx context.Context, pod *corev1.Pod, d rules.Decision) (notSteered string, full bool) {
 	e := policyv1alpha1.RecentEviction{Pod: pod.Name, PodUID: pod.UID, Node: pod.Spec.NodeName,
 		Container: d.Failure.Container, Time: metav1.NewTime(d.Seen.At)}
 	if owner := metav1.GetControllerOf(pod); owner != nil {
@@ -138,16 +148,24 @@ func (r *DecisionReconciler) recordEviction(ctx context.Context, pod *corev1.Pod
 			continue
 		}
 		e.Expires = metav1.NewTime(d.Seen.At.Add(p.Breaker.Window))
+		room := true
 		err := r.changeEvictions(ctx, p.Key, func(list []policyv1alpha1.RecentEviction) []policyv1alpha1.RecentEviction {
-			return rules.RecordEviction(list, e, r.clock.Now())
+			var next []policyv1alpha1.RecentEviction
+			next, room = rules.RecordEviction(list, e, r.clock.Now())
+			return next
 		})
+		if !room {
+			logf.FromContext(ctx).Info("not evicted: the policy's status.recentEvictions is full of entries that have not expired",
+				"pod", d.Pod.String(), "policy", p.Key.String())
+			return "", true
+		}
 		if err != nil {
 			logf.FromContext(ctx).Error(err, "the eviction is not recorded in the policy's status.recentEvictions: the replacement of the pod is not steered away from its node",
 				"pod", d.Pod.String(), "node", pod.Spec.NodeName, "policy", p.Key.String())
 			failed = append(failed, fmt.Sprintf("writing status.recentEvictions of policy %s failed: %v", p.Key, err))
 		}
 	}
-	return strings.Join(failed, "; ")
+	return strings.Join(failed, "; "), false
 }
 
 // forgetEviction takes the pod's entries out of its policies' status.recentEvictions again when

@@ -102,6 +102,10 @@ func evictable(c *judged, b RestartBreaker) (bool, string) {
 	if c.f.Elsewhere[c.x.Container] == 0 {
 		return false, fmt.Sprintf("; not evicted: no pod of %s passes container %s on another node", c.workload.Ref, c.x.Container)
 	}
+	if by, next, full := c.f.Policies.FullEvictions(c.now); full {
+		return false, fmt.Sprintf("; not evicted: status.recentEvictions of policy %s keeps %d evictions that have not expired, the most it records; the next may be tried at %s, when the first expires",
+			by, MaxRecentEvictions, stamp(next))
+	}
 	return true, ""
 }
 
@@ -118,8 +122,26 @@ func evictInstead(c *judged, v *Verdict) {
 		c.podTally.Ineffective, c.podTally.Requested, c.f.Pod.Name, c.breaker.Window, c.x.Container, c.f.Elsewhere[c.x.Container], c.workload.Ref)}
 }
 
-// MaxRecentEvictions bounds a policy's status.recentEvictions (the API allows 16).
+// MaxRecentEvictions bounds a policy's status.recentEvictions (the API allows 16). An entry is
+// the only record a new leader has of an eviction, so none is dropped before it expires: while a
+// policy keeps this many, it evicts no other pod (FullEvictions).
 const MaxRecentEvictions = 16
+
+// FullEvictions returns a governing policy that records its evictions (every one that evicts
+// but the default policy, which has no status) whose status.recentEvictions keeps
+// MaxRecentEvictions entries that last at now, and when the first of them expires.
+func (g Governing) FullEvictions(now time.Time) (PolicyKey, time.Time, bool) {
+	for i := range g {
+		p := &g[i]
+		if p.IsDefault() || !p.Breaker.Enabled || !p.Breaker.Evict {
+			continue
+		}
+		if live := PruneEvictions(p.Evictions, now); len(live) >= MaxRecentEvictions {
+			return p.Key, NextExpiry(live), true
+		}
+	}
+	return PolicyKey{}, time.Time{}, false
+}
 
 // RecentEviction returns an entry of a governing policy's status.recentEvictions that names the
 // pod and has not expired at now, and the policy that keeps it.
@@ -135,12 +157,17 @@ func (g Governing) RecentEviction(pod types.UID, now time.Time) (policyv1alpha1.
 }
 
 // RecordEviction returns a policy's recent evictions with e added: newest first, without the
-// entries expired at now nor an earlier one of the same pod, at most MaxRecentEvictions (the
-// oldest dropped). list is not changed.
-func RecordEviction(list []policyv1alpha1.RecentEviction, e policyv1alpha1.RecentEviction, now time.Time) []policyv1alpha1.RecentEviction {
-	out := append([]policyv1alpha1.RecentEviction{e}, PruneEvictions(WithoutEviction(list, e.PodUID), now)...)
+// entries expired at now nor an earlier one of the same pod. It never drops an entry that lasts:
+// when MaxRecentEvictions others do, it returns list as it is and false (the eviction is not
+// made). list is not changed.
+func RecordEviction(list []policyv1alpha1.RecentEviction, e policyv1alpha1.RecentEviction, now time.Time) ([]policyv1alpha1.RecentEviction, bool) {
+	kept := PruneEvictions(WithoutEviction(list, e.PodUID), now)
+	if len(kept) >= MaxRecentEvictions {
+		return list, false
+	}
+	out := append([]policyv1alpha1.RecentEviction{e}, kept...)
 	slices.SortStableFunc(out, func(a, b policyv1alpha1.RecentEviction) int { return b.Time.Compare(a.Time.Time) })
-	return out[:min(len(out), MaxRecentEvictions)]
+	return out, true
 }
 
 // PruneEvictions returns the entries that have not expired at now, in order (nil when none is

@@ -121,6 +121,17 @@ func TestEvictInsteadOfHold(t *testing.T) {
 			p.Key.Name, p.Breaker = "off", RestartBreaker{}
 			f.Policies = append(f.Policies, p)
 		}, Evict, "", "evicting it"},
+		{"its policy's status keeps 16 evictions that last: held until the first expires", func(f *Facts, _ *fakeMemory) {
+			f.Policies[0].Evictions = recorded(MaxRecentEvictions, 0)
+		}, Hold, policyv1alpha1.HoldRestartIneffective,
+			"; not evicted: status.recentEvictions of policy ns/p keeps 16 evictions that have not expired, the most it records; the next may be tried at 2026-11-30T12:01:00Z, when the first expires"},
+		{"16 entries, one of them expired: evicted", func(f *Facts, _ *fakeMemory) {
+			f.Policies[0].Evictions = recorded(MaxRecentEvictions, 1)
+		}, Evict, "", "evicting it"},
+		{"the default policy keeps no record: evicted", func(f *Facts, _ *fakeMemory) {
+			f.Policies[0].Key.Name = defaultPolicyName
+			f.Policies[0].Evictions = recorded(MaxRecentEvictions, 0)
+		}, Evict, "", "evicting it"},
 		{"only the workload's other pods' restarts did not help: held, not evicted", func(_ *Facts, m *fakeMemory) {
 			m.restarts = append(own("a", 1), own("b", 1)...)
 		}, Hold, policyv1alpha1.HoldRestartIneffective, "restarts of Deployment/web"},
@@ -145,6 +156,18 @@ func TestEvictInsteadOfHold(t *testing.T) {
 	}
 }
 
+// recorded is a policy's status.recentEvictions of n other pods, evicted a minute apart, the
+// first of them expiring a minute from t0; the expired first ones have expired at t0.
+func recorded(n, expired int) []policyv1alpha1.RecentEviction {
+	var out []policyv1alpha1.RecentEviction
+	for i := range n {
+		left := time.Duration(i+1-expired) * time.Minute
+		out = append(out, policyv1alpha1.RecentEviction{Pod: fmt.Sprint("other-", i), PodUID: types.UID(fmt.Sprint("other-", i)),
+			Time: metav1.NewTime(t0.Add(left - 10*time.Minute)), Expires: metav1.NewTime(t0.Add(left))})
+	}
+	return out
+}
+
 func TestRestartBreakerEvictsOnlyIfEveryEnforcingPolicyDoes(t *testing.T) {
 	evict := Policy{Key: PolicyKey{Name: "evict"}, Breaker: RestartBreaker{Enabled: true, MinIneffective: 2, Window: time.Minute, Evict: true}}
 	hold := Policy{Key: PolicyKey{Name: "hold"}, Breaker: RestartBreaker{Enabled: true, MinIneffective: 3, Window: time.Minute}}
@@ -165,7 +188,8 @@ func TestRestartBreakerEvictsOnlyIfEveryEnforcingPolicyDoes(t *testing.T) {
 	}
 }
 
-// status.recentEvictions: newest first, no expired entry, one per pod, at most 16.
+// status.recentEvictions: newest first, no expired entry, one per pod, at most 16, none dropped
+// before it expires.
 func TestRecordEviction(t *testing.T) {
 	entry := func(pod string, age, left time.Duration) policyv1alpha1.RecentEviction {
 		return policyv1alpha1.RecentEviction{Pod: pod, PodUID: types.UID(pod), Node: "n", Container: "app",
@@ -200,14 +224,18 @@ func TestRecordEviction(t *testing.T) {
 			entry("now", time.Minute, 0), entry("gone", time.Hour, -time.Minute)}, entry("new", 0, time.Minute), "new,live"},
 		{"the same pod's earlier entry replaced", []policyv1alpha1.RecentEviction{entry("new", time.Minute, time.Minute), entry("a", 2*time.Minute, time.Minute)},
 			entry("new", 0, time.Minute), "new,a"},
-		{"at most 16: the oldest dropped", full(), entry("new", 0, time.Minute),
+		{"16 that last: refused, none dropped", full(), entry("new", 0, time.Minute),
+			"p0,p1,p2,p3,p4,p5,p6,p7,p8,p9,p10,p11,p12,p13,p14,p15"},
+		{"16 that last, one of them the same pod's: replaced", full(), entry("p3", 0, time.Minute),
+			"p3,p0,p1,p2,p4,p5,p6,p7,p8,p9,p10,p11,p12,p13,p14,p15"},
+		{"16, one expired: it makes room", append(full()[:15], entry("old", time.Hour, 0)), entry("new", 0, time.Minute),
 			"new,p0,p1,p2,p3,p4,p5,p6,p7,p8,p9,p10,p11,p12,p13,p14"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := pods(tc.list)
-			got := RecordEviction(tc.list, tc.add, t0)
-			if pods(got) != tc.want {
-				t.Errorf("got %s, want %s", pods(got), tc.want)
+			got, ok := RecordEviction(tc.list, tc.add, t0)
+			if pods(got) != tc.want || ok != strings.Contains(tc.want, tc.add.Pod) {
+				t.Errorf("got %s (%v), want %s", pods(got), ok, tc.want)
 			}
 			if pods(tc.list) != before {
 				t.Errorf("the list given was changed: %s, was %s", pods(tc.list), before)
