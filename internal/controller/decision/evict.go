@@ -103,12 +103,12 @@ func (r *DecisionReconciler) evict(ctx context.Context, pod *corev1.Pod, d rules
 	case rules.Evicted:
 		evictions.WithLabelValues(resultEvicted).Inc()
 		steering := ""
-		if notSteered != "" {
-			steering = fmt.Sprintf("; its replacement is not steered away from node %s: %s", d.Node, notSteered)
-		}
 		if d.Canary {
-			steering += fmt.Sprintf("; the canary of the held restarts of container %s of %s: no other of its pods is restarted or evicted until it is gone",
+			steering = fmt.Sprintf("; the canary of the held restarts of container %s of %s: no other of its pods is restarted or evicted until it is gone",
 				x.Container, d.WorkloadRef)
+		}
+		if notSteered != "" {
+			steering += fmt.Sprintf("; its replacement is not steered away from node %s: %s", d.Node, notSteered)
 		}
 		logf.FromContext(ctx).Info("pod evicted", "pod", d.Pod.String(), "container", x.Container, "containerID", x.ContainerID,
 			"steered", notSteered == "")
