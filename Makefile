@@ -308,10 +308,19 @@ deploy: manifests kustomize ## Deploy the operator (DEPLOY_CONFIG, image IMG) wi
 	@$(render-default) | "$(KUBECTL)" apply --server-side --force-conflicts -f -
 
 # The manager's DaemonSet is owned by its Deployment and goes with it (and with the namespace).
+# The manager goes first, and is waited for (foreground: until its pods are gone): as it stops,
+# the leader sets the Node conditions it holds True to False (docs/policy.md), which it can only
+# do while its RBAC, service account and namespace are still there. Then everything else but the
+# namespace, then the namespace. The three selectors split the manifest without overlap: the
+# namespace is the only object with the manager's label that has the Pod Security label.
 .PHONY: undeploy
 undeploy: kustomize ## Remove everything `make deploy` installed, CRDs included. ignore-not-found=true ignores missing objects.
 	$(check-kubectl)
-	@$(render-default) | "$(KUBECTL)" delete --ignore-not-found=$(ignore-not-found) -f -
+	@$(render-default) | "$(KUBECTL)" delete --ignore-not-found=$(ignore-not-found) --cascade=foreground --wait=true --timeout=120s \
+		-l 'control-plane=controller-manager,!pod-security.kubernetes.io/enforce' -f -
+	@$(render-default) | "$(KUBECTL)" delete --ignore-not-found=$(ignore-not-found) -l 'control-plane!=controller-manager' -f -
+	@$(render-default) | "$(KUBECTL)" delete --ignore-not-found=$(ignore-not-found) \
+		-l 'control-plane=controller-manager,pod-security.kubernetes.io/enforce' -f -
 
 ##@ Bundle (OLM)
 

@@ -143,7 +143,11 @@ func setupReconcilers(mgr ctrl.Manager, cfg config, id identity) error {
 		{"probe-trust-keyset", (&trust.KeySetReconciler{
 			Client: mgr.GetClient(), Keys: id.keys, Namespace: cfg.operatorNamespace,
 		}).SetupWithManager},
-		{"policy-decision", func(mgr ctrl.Manager) error { return decisioncontroller.SetupWithManager(mgr, cfg.policy) }},
+		{"policy-decision", func(mgr ctrl.Manager) error {
+			c := cfg.policy
+			c.APIClock = id.apiClock // the RestartHolds and status.recentEvictions are on the API server's clock
+			return decisioncontroller.SetupWithManager(mgr, c)
+		}},
 		{"admissionpolicy", (&admissionpolicy.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OperatorUsername: id.user,
 			DaemonUsername: cfg.daemonUser,

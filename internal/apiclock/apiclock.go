@@ -18,7 +18,8 @@ limitations under the License.
 // header of the API server's own responses, so that the manager compares the API server's
 // timestamps (creationTimestamp) only with times on the same clock: the admission signature's
 // issue time and a request's deadline are judged as the API server's times, never as the
-// manager's.
+// manager's. The times one replica keeps in the API for another to read are written on the API
+// server's clock and read back onto the reader's (Reading).
 package apiclock
 
 import (

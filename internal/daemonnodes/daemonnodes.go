@@ -43,12 +43,18 @@ func Runs(nodeLabels map[string]string) bool {
 	return true
 }
 
-// Excluded says why the pod's required node selection (spec.nodeSelector, and every term of its
-// required node affinity) matches no node a daemon runs on, or "" when it may. Only what a
-// label of Selector decides is judged: a nodeSelector value, and the In, NotIn and DoesNotExist
-// expressions on that label. A term that can match a daemon's node (or that other fields decide,
-// such as matchFields) keeps the pod servable.
+// Excluded says why the pod's required node selection (spec.os.name, spec.nodeSelector, and
+// every term of its required node affinity) matches no node a daemon runs on, or "" when it may.
+// Only what a label of Selector decides is judged: the operating system the pod names (the
+// kubelet admits a pod only on a node of that system, which the node's kubernetes.io/os label
+// states), a nodeSelector value, and the In, NotIn and DoesNotExist expressions on that label. A
+// term that can match a daemon's node (or that other fields decide, such as matchFields) keeps
+// the pod servable.
 func Excluded(spec *corev1.PodSpec) string {
+	if want, ok := Selector()[corev1.LabelOSStable]; ok && spec.OS != nil && spec.OS.Name != "" && string(spec.OS.Name) != want {
+		return fmt.Sprintf("its spec.os.name %s excludes every node the operator's node daemon runs on (%s=%s)",
+			spec.OS.Name, corev1.LabelOSStable, want)
+	}
 	for _, k := range slices.Sorted(maps.Keys(Selector())) {
 		want := Selector()[k]
 		if v, ok := spec.NodeSelector[k]; ok && v != want {

@@ -72,6 +72,12 @@ func TestExcluded(t *testing.T) {
 		{"a term decided by matchFields", corev1.PodSpec{Affinity: affinity(corev1.NodeSelectorTerm{MatchFields: []corev1.NodeSelectorRequirement{
 			{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"n1"}}}})}, ""},
 		{"preferred only", corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{}}}, ""},
+		{"os windows", corev1.PodSpec{OS: &corev1.PodOS{Name: corev1.Windows}},
+			"its spec.os.name windows excludes every node the operator's node daemon runs on (kubernetes.io/os=linux)"},
+		{"os windows, nodeSelector linux", corev1.PodSpec{OS: &corev1.PodOS{Name: corev1.Windows}, NodeSelector: map[string]string{os: "linux"}},
+			"spec.os.name windows"},
+		{"os linux", corev1.PodSpec{OS: &corev1.PodOS{Name: corev1.Linux}}, ""},
+		{"os empty", corev1.PodSpec{OS: &corev1.PodOS{}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Excluded(&tc.spec)

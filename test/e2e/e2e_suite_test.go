@@ -47,6 +47,7 @@ import (
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/hack/stormchart/series"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/project"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/specreport"
 )
 
 var (
@@ -168,4 +169,11 @@ var _ = ReportAfterSuite("failures.txt", func(r Report) {
 	}
 	_ = os.MkdirAll(reportDir, 0o755)
 	_ = os.WriteFile(path, []byte(b.String()), 0o644)
+})
+
+// Where the suite's time went, slowest first (.ci/run prints the head of it).
+var _ = ReportAfterSuite("durations", func(r Report) {
+	if err := specreport.Write(reportDir, "e2e", r); err != nil {
+		_, _ = fmt.Fprintf(GinkgoWriter, "durations report: %v\n", err)
+	}
 })

@@ -32,6 +32,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/specreport"
 )
 
 func TestHelm(t *testing.T) {
@@ -52,3 +54,12 @@ func envOr(key, def string) string {
 	}
 	return def
 }
+
+// Where the suite's time went, slowest first (.ci/run prints the head of it).
+var _ = ReportAfterSuite("durations", func(r Report) {
+	if dir := os.Getenv("E2E_REPORT_DIR"); dir != "" {
+		if err := specreport.Write(dir, "helm", r); err != nil {
+			GinkgoWriter.Printf("durations report: %v\n", err)
+		}
+	}
+})

@@ -50,6 +50,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/specreport"
 )
 
 const (
@@ -166,4 +167,13 @@ var _ = JustAfterEach(func() {
 	section("manager", "logs", "-n", operatorNS, "-l", "control-plane=controller-manager", "--tail=40", "--prefix")
 	section("daemon", "logs", "-n", operatorNS, "-l", "app.kubernetes.io/name=enhanced-liveness-daemon",
 		"--tail=40", "--prefix")
+})
+
+// Where the suite's time went, slowest first (.ci/run prints the head of it).
+var _ = ReportAfterSuite("durations", func(r Report) {
+	if dir := os.Getenv("E2E_REPORT_DIR"); dir != "" {
+		if err := specreport.Write(dir, "olm", r); err != nil {
+			GinkgoWriter.Printf("durations report: %v\n", err)
+		}
+	}
 })

@@ -19,11 +19,14 @@ limitations under the License.
 package quickstart
 
 import (
+	"os"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/test/specreport"
 )
 
 // TestQuickstart runs the quick start spec on the local node: `make test-e2e`
@@ -34,3 +37,12 @@ func TestQuickstart(t *testing.T) {
 	SetDefaultEventuallyPollingInterval(time.Second)
 	RunSpecs(t, "quick start suite")
 }
+
+// Where the suite's time went, slowest first (.ci/run prints the head of it).
+var _ = ReportAfterSuite("durations", func(r Report) {
+	if dir := os.Getenv("E2E_REPORT_DIR"); dir != "" {
+		if err := specreport.Write(dir, "quickstart", r); err != nil {
+			GinkgoWriter.Printf("durations report: %v\n", err)
+		}
+	}
+})

@@ -70,10 +70,11 @@ type ProbeResults struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Failing Probes",xDescriptors={"urn:alm:descriptor:text"}
 	FailingProbes int32 `json:"failingProbes,omitempty"`
 
-	// omittedNamespaces are the namespaces whose pods' results the daemon left out of this
-	// report to keep it within its byte budget, those with the most states first: the manager
-	// reads every probe of their pods on this node as not probed, never as passing nor failed. A
-	// namespace that fills the report never takes another's results.
+	// omittedNamespaces are the namespaces whose pods' results the daemon cut to keep this
+	// report within its byte budget, those whose results take more than their fair share of
+	// it: podProbeStatuses lists only their Failed states that fit the share, which the manager
+	// reads as failures; it reads every other probe of their pods on this node as not probed,
+	// never as passing. A namespace within its share keeps every result, whatever another reports.
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=1000
 	// +kubebuilder:validation:items:MaxLength=63

@@ -47,6 +47,15 @@ const (
 	// LabelEnrolled marks pods whose liveness probes the operator runs; the manager caches only these.
 	LabelEnrolled = "enhancedliveness.io/enrolled"
 
+	// LabelMode records the mode the pod webhook admitted an enrolled pod in, which the pod keeps
+	// for its life whatever its policies say later: ModeEnforce (its liveness probes were moved
+	// to the operator, which restarts it) or ModeShadow (it kept its native liveness probes: the
+	// kubelet restarts it, the operator only probes beside it and never restarts it). An enrolled
+	// pod without it was admitted by 0.1.0, which moved the probes in every mode: it is Enforce.
+	LabelMode   = "enhancedliveness.io/mode"
+	ModeEnforce = "Enforce"
+	ModeShadow  = "Shadow"
+
 	// LabelCRRPodUID and LabelCRRNodeName are set on every ContainerRecreateRequest by its webhook:
 	// a node daemon watches the requests labelled with its node. Whether a request is still active
 	// is its phase (ContainerRecreateRequest.Active), not a label.
@@ -83,3 +92,7 @@ const (
 	TrueValue  = "true"
 	FalseValue = "false"
 )
+
+// AdmittedInShadow reports whether an enrolled pod with these labels was admitted in Shadow mode
+// (LabelMode): the operator never restarts it.
+func AdmittedInShadow(podLabels map[string]string) bool { return podLabels[LabelMode] == ModeShadow }

@@ -23,16 +23,26 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// PolicyMode is the per-namespace switch.
-// +kubebuilder:validation:Enum=Enforce;DryRun
+// PolicyMode is the per-namespace switch. The pod webhook applies it when it admits a pod, and
+// the pod keeps that mode for its life (its label enhancedliveness.io/mode).
+// +kubebuilder:validation:Enum=Enforce;Shadow;DryRun
 type PolicyMode string
 
 const (
-	// ModeEnforce restarts containers whose liveness probe failed, within the policy's limits.
+	// ModeEnforce moves the native liveness probes of the pods it admits to the operator, which
+	// restarts a container whose probe fails, within the policy's limits.
 	ModeEnforce PolicyMode = "Enforce"
-	// ModeDryRun probes and reports, records what would have been restarted, restarts nothing.
+	// ModeShadow leaves the native liveness probes of the pods it admits with the kubelet, which
+	// restarts them as before; the operator probes beside it and records what it would have
+	// restarted (RestartHeld events with reason Shadow), and never restarts or evicts such a pod.
+	ModeShadow PolicyMode = "Shadow"
+	// ModeDryRun is the 0.1.0 name of Shadow, accepted as an alias and deprecated: it admits pods
+	// in Shadow mode.
 	ModeDryRun PolicyMode = "DryRun"
 )
+
+// IsShadow reports whether m admits pods in Shadow mode: Shadow, or its deprecated alias DryRun.
+func (m PolicyMode) IsShadow() bool { return m == ModeShadow || m == ModeDryRun }
 
 // EnhancedLivenessPolicySpec says how restarts of the pods it selects are protected.
 type EnhancedLivenessPolicySpec struct {
@@ -48,10 +58,16 @@ type EnhancedLivenessPolicySpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Enroll Selected Pods",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:booleanSwitch"}
 	Enroll bool `json:"enroll,omitempty"`
 
-	// mode is Enforce (restart within the limits) or DryRun (probe and report, never restart).
+	// mode is Enforce or Shadow, applied to each pod when it is admitted and kept by the pod for
+	// its life. Enforce: the pod's native liveness probes move to the operator, which restarts
+	// within the limits below. Shadow: the pod keeps its native liveness probes (the kubelet
+	// restarts it as before) and the operator probes beside them, recording what it would have
+	// restarted, never restarting it. A pod several policies select is admitted in Shadow when any
+	// of them says Shadow. Changing the mode changes the pods admitted from then on: re-create
+	// the others (kubectl rollout restart). DryRun is the deprecated name of Shadow, accepted.
 	// +kubebuilder:default=Enforce
 	// +optional
-	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Mode",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:Enforce","urn:alm:descriptor:com.tectonic.ui:select:DryRun"}
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Mode",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:Enforce","urn:alm:descriptor:com.tectonic.ui:select:Shadow"}
 	Mode PolicyMode `json:"mode,omitempty"`
 
 	// blacklist lists what the operator never restarts.
@@ -98,11 +114,13 @@ type EnhancedLivenessPolicySpec struct {
 	// maxHold bounds a doubt hold (FailureStorm, NodeStorm, RestartIneffective,
 	// DaemonNotReporting): once a workload's restarts have been held this long, one held pod is
 	// restarted as a canary, within maxUnavailable and the rate limit. If its new container
-	// passes its probe the other held pods follow, within the same limits; if it fails again soon
-	// after the restart the hold starts over with its period doubled, at most 8 × maxHold. A
+	// passes its probe and does not fail again for the time that judges a restart, the other held
+	// pods follow within maxUnavailable, past the rate limit; if it fails again soon after the
+	// restart the hold starts over with its period doubled, at most 8 × maxHold. A
 	// duration of at least 1m and at most 24h, or "0s": doubt holds never end (only on purpose).
-	// Budget holds (MaxUnavailable, RateLimited) end when the budget comes back and are not
-	// bounded by it.
+	// A MaxUnavailable hold behind unavailability the operator is not causing (pods not ready by
+	// themselves, Pending or held by choice, missing replicas) ends maxHold after its onset, when
+	// that stops counting; the operator's own restarts, and RateLimited holds, end by themselves.
 	// +kubebuilder:validation:XValidation:rule="duration(self) == duration('0s') || (duration(self) >= duration('1m') && duration(self) <= duration('24h'))",message="maxHold must be 0s (doubt holds never end) or between 1m and 24h"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:default="10m"
@@ -262,6 +280,13 @@ type EnhancedLivenessPolicyStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Enrolled Pods",xDescriptors={"urn:alm:descriptor:text"}
 	EnrolledPods int32 `json:"enrolledPods,omitempty"`
 
+	// shadowPods is the number of the enrolled pods the policy selects that were admitted in
+	// Shadow mode (label enhancedliveness.io/mode: Shadow): they keep their native liveness probes
+	// and the operator never restarts them; the others were admitted in Enforce mode.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Shadow Pods",xDescriptors={"urn:alm:descriptor:text"}
+	ShadowPods int32 `json:"shadowPods,omitempty"`
+
 	// failingContainers is the number of containers whose last liveness state is Failed.
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Failing Containers",xDescriptors={"urn:alm:descriptor:text"}
@@ -288,8 +313,9 @@ type EnhancedLivenessPolicyStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Restarts Held",xDescriptors={"urn:alm:descriptor:text"}
 	RestartsHeld int64 `json:"restartsHeld,omitempty"`
 
-	// heldByReason splits restartsHeld by reason (DaemonNotReporting, Disabled, DryRun,
-	// Blacklisted, FailureStorm, NodeStorm, RestartIneffective, MaxUnavailable, RateLimited).
+	// heldByReason splits restartsHeld by reason (DaemonNotReporting, Disabled, Shadow,
+	// Blacklisted, FailureStorm, NodeStorm, RestartIneffective, MaxUnavailable, RateLimited; a
+	// count 0.1.0 made may also say DryRun, the old name of Shadow).
 	// +listType=map
 	// +listMapKey=reason
 	// +optional
@@ -358,7 +384,7 @@ type RecentEviction struct {
 	// +kubebuilder:validation:MaxLength=63
 	Container string `json:"container"`
 
-	// time is when the eviction was decided.
+	// time is when the eviction was decided, on the API server's clock as the manager measures it.
 	Time metav1.Time `json:"time"`
 
 	// expires is when the entry lapses: the eviction's time plus restartEffectiveness.window.
@@ -375,8 +401,9 @@ type HeldPod struct {
 	// +required
 	Container string `json:"container"`
 
-	// reason the restart is held for: DaemonNotReporting, Disabled, DryRun, Blacklisted,
-	// FailureStorm, NodeStorm, RestartIneffective, MaxUnavailable or RateLimited.
+	// reason the restart is held for: DaemonNotReporting, Disabled, Shadow, Blacklisted,
+	// FailureStorm, NodeStorm, RestartIneffective, MaxUnavailable or RateLimited (DryRun, the
+	// old name of Shadow, only in a status 0.1.0 wrote).
 	// +required
 	Reason HoldReason `json:"reason"`
 
@@ -387,8 +414,9 @@ type HeldPod struct {
 
 // HeldCount is how many restarts were held for one reason.
 type HeldCount struct {
-	// reason the restarts were held: DaemonNotReporting, Disabled, DryRun, Blacklisted,
-	// FailureStorm, NodeStorm, RestartIneffective, MaxUnavailable or RateLimited.
+	// reason the restarts were held: DaemonNotReporting, Disabled, Shadow, Blacklisted,
+	// FailureStorm, NodeStorm, RestartIneffective, MaxUnavailable or RateLimited (DryRun, the
+	// old name of Shadow, in a count 0.1.0 made).
 	// +required
 	Reason HoldReason `json:"reason"`
 
@@ -422,8 +450,9 @@ type WorkloadSummary struct {
 
 	// heldReason is set while the workload's restarts are held: FailureStorm while it is in a
 	// storm or settling after one, else the first in decision order of the reasons its pods are
-	// held for (DaemonNotReporting, Disabled, DryRun, Blacklisted, FailureStorm, NodeStorm,
-	// RestartIneffective, MaxUnavailable, RateLimited).
+	// held for (DaemonNotReporting, Disabled, Shadow, Blacklisted, FailureStorm, NodeStorm,
+	// RestartIneffective, MaxUnavailable, RateLimited; DryRun, the old name of Shadow, only in a
+	// status 0.1.0 wrote).
 	// +optional
 	HeldReason HoldReason `json:"heldReason,omitempty"`
 }
@@ -433,6 +462,7 @@ type WorkloadSummary struct {
 // +kubebuilder:resource:shortName=elp
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`
 // +kubebuilder:printcolumn:name="Enrolled",type=integer,JSONPath=`.status.enrolledPods`
+// +kubebuilder:printcolumn:name="Shadow",type=integer,JSONPath=`.status.shadowPods`
 // +kubebuilder:printcolumn:name="Failing",type=integer,JSONPath=`.status.failingContainers`
 // +kubebuilder:printcolumn:name="Unprobed",type=integer,JSONPath=`.status.unprobedContainers`
 // +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restartsRequested`
@@ -441,7 +471,7 @@ type WorkloadSummary struct {
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // EnhancedLivenessPolicy governs the liveness restarts of the pods it selects in its namespace:
-// a switch (Enforce or DryRun), a blacklist, a rate limit, a per-workload unavailability budget
+// a switch (Enforce or Shadow), a blacklist, a rate limit, a per-workload unavailability budget
 // and a failure-storm breaker. Pods no policy selects get the manager's default policy.
 // +operator-sdk:csv:customresourcedefinitions:displayName="Enhanced Liveness Policy",resources={{Pod,v1,pods},{ContainerRecreateRequest,v1alpha1,containerrecreaterequests}}
 type EnhancedLivenessPolicy struct {

@@ -20,7 +20,7 @@ package v1alpha1
 // they appear in the policy status (heldByReason, workloads[].heldReason), as the note's prefix
 // and the action of a pod's RestartHeld events, and as the reason label of the metric
 // enhanced_liveness_restarts_held_total.
-// +kubebuilder:validation:Enum=DaemonNotReporting;Disabled;DryRun;Blacklisted;FailureStorm;NodeStorm;RestartIneffective;MaxUnavailable;RateLimited
+// +kubebuilder:validation:Enum=DaemonNotReporting;Disabled;Shadow;DryRun;Blacklisted;FailureStorm;NodeStorm;RestartIneffective;MaxUnavailable;RateLimited
 type HoldReason string
 
 const (
@@ -31,7 +31,12 @@ const (
 	// HoldDisabled: the pod's restart-disabled annotation or the manager-wide switch
 	// (--restarts=disabled) forbids restarts.
 	HoldDisabled HoldReason = "Disabled"
-	// HoldDryRun: a governing policy is in DryRun mode; the restart would have been made.
+	// HoldShadow: the pod was admitted in Shadow mode (label enhancedliveness.io/mode): it kept
+	// its native liveness probe, the kubelet restarts it, and the operator never does; the
+	// restart would have been made.
+	HoldShadow HoldReason = "Shadow"
+	// HoldDryRun is the 0.1.0 name of HoldShadow. The decision no longer holds for it; it stays
+	// a valid value so that counts 0.1.0 wrote in a policy status remain valid.
 	HoldDryRun HoldReason = "DryRun"
 	// HoldBlacklisted: a governing policy's blacklist covers the workload, the pod or the
 	// container.
@@ -51,9 +56,10 @@ const (
 	HoldRateLimited HoldReason = "RateLimited"
 )
 
-// HoldReasons lists every hold reason in the order of the decision.
+// HoldReasons lists every hold reason the decision gives, in its order (HoldDryRun, which it no
+// longer gives, is not among them).
 var HoldReasons = []HoldReason{
-	HoldDaemonNotReporting, HoldDisabled, HoldDryRun, HoldBlacklisted,
+	HoldDaemonNotReporting, HoldDisabled, HoldShadow, HoldBlacklisted,
 	HoldFailureStorm, HoldNodeStorm, HoldRestartIneffective, HoldMaxUnavailable, HoldRateLimited,
 }
 
@@ -69,7 +75,7 @@ const (
 	// held pod is restarted as a canary.
 	HoldKindDoubt HoldKind = "Doubt"
 	// HoldKindChoice: someone chose that the restart is not made (the restart-disabled switches,
-	// DryRun, the blacklist). It lasts as long as that choice.
+	// Shadow, the blacklist). It lasts as long as that choice (a Shadow pod's, for its life).
 	HoldKindChoice HoldKind = "Choice"
 )
 
@@ -80,7 +86,7 @@ func (r HoldReason) Kind() HoldKind {
 		return HoldKindBudget
 	case HoldFailureStorm, HoldNodeStorm, HoldRestartIneffective, HoldDaemonNotReporting:
 		return HoldKindDoubt
-	case HoldDisabled, HoldDryRun, HoldBlacklisted:
+	case HoldDisabled, HoldShadow, HoldDryRun, HoldBlacklisted:
 		return HoldKindChoice
 	}
 	return ""

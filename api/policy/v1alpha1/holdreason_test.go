@@ -22,6 +22,7 @@ func TestHoldReasonKind(t *testing.T) {
 	want := map[HoldReason]HoldKind{
 		HoldDaemonNotReporting: HoldKindDoubt,
 		HoldDisabled:           HoldKindChoice,
+		HoldShadow:             HoldKindChoice,
 		HoldDryRun:             HoldKindChoice,
 		HoldBlacklisted:        HoldKindChoice,
 		HoldFailureStorm:       HoldKindDoubt,

@@ -27,7 +27,7 @@ import (
 type RestartHoldSpec struct{}
 
 // RestartHoldStatus is one hold of a workload's container, as the decision controller keeps it.
-// Times are the manager's clock.
+// Times are on the API server's clock, as the manager measures it.
 type RestartHoldStatus struct {
 	// workload is the held workload: its top controller owner, or the pod itself when it has
 	// none.
@@ -42,7 +42,7 @@ type RestartHoldStatus struct {
 
 	// reason the hold began for (a HoldReason, of these four only): FailureStorm, NodeStorm or
 	// RestartIneffective (a doubt hold: a canary tests it), or MaxUnavailable (the budget is held
-	// only by pods the operator never restarts: they stop counting at nextCanary).
+	// by unavailability the operator is not causing: it stops counting at nextCanary).
 	// +kubebuilder:validation:Enum=FailureStorm;NodeStorm;RestartIneffective;MaxUnavailable
 	// +required
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Reason",xDescriptors={"urn:alm:descriptor:text"}
@@ -65,8 +65,9 @@ type RestartHoldStatus struct {
 	Wait *metav1.Duration `json:"wait,omitempty"`
 
 	// nextCanary is when the next held pod is restarted as a canary (waitStart + wait); for a
-	// MaxUnavailable hold, when the pods the operator never restarts stop counting. Unset while
-	// a canary is in flight, while the held pods are released, and when none ever goes.
+	// MaxUnavailable hold, when the unavailability the operator is not causing stops counting
+	// (maxHold after the onset). Unset while a canary is in flight, while the held pods are
+	// released, and when none ever goes.
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Next Canary",xDescriptors={"urn:alm:descriptor:timestamp"}
 	NextCanary *metav1.Time `json:"nextCanary,omitempty"`
@@ -81,8 +82,9 @@ type RestartHoldStatus struct {
 	// +optional
 	Canary *HoldCanary `json:"canary,omitempty"`
 
-	// releasedAt is when a canary passed: from then, for maxHold, the held pods go on to the
-	// budget and the rate limit.
+	// releasedAt is when a canary passed its probe: once it has not failed again for the time that
+	// judges a restart, and for maxHold from then, the held pods go on to the budget, past the
+	// rate limit.
 	// +optional
 	ReleasedAt *metav1.Time `json:"releasedAt,omitempty"`
 }

@@ -136,8 +136,8 @@ func assumptions(s *snapshot) error {
 	case mu != maxUnavailable || mf != maxFailing:
 		return fmt.Errorf("want maxUnavailable %d and maxFailing %d of %d, policy %s has %d and %d",
 			maxUnavailable, maxFailing, replicas, s.policy.Name, mu, mf)
-	case spec.Mode == policyv1alpha1.ModeDryRun:
-		return fmt.Errorf("policy %s is in DryRun mode", s.policy.Name)
+	case spec.Mode.IsShadow():
+		return fmt.Errorf("policy %s is in %s mode: its pods keep their native probes", s.policy.Name, spec.Mode)
 	}
 	return nil
 }

@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -234,22 +235,24 @@ var _ = Describe("Immutability ValidatingAdmissionPolicy", Ordered, func() {
 		}, specTimeout).Should(Succeed())
 	})
 
-	It("leaves RestartHolds to the manager: a cluster admin may not forge, edit or delete one, the garbage collector may delete one", func() {
+	It("leaves RestartHolds to the manager: a cluster admin may not forge, edit or delete one, the garbage collector may delete or orphan one", func() {
 		policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
 		Eventually(func() error {
 			return k8sClient.Get(ctx, types.NamespacedName{Name: RestartHoldsName}, policy)
 		}, specTimeout).Should(Succeed())
 		Expect(policy.OwnerReferences).To(ConsistOf(metav1.OwnerReference{
 			APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: crd.Name, UID: crd.UID}))
-		gc := HoldDeleters[0]
+		gc, nsController := HoldDeleters[0], HoldDeleters[1]
+		Expect(gc).To(Equal("system:serviceaccount:kube-system:generic-garbage-collector"))
 		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "el-holds"}, Rules: []rbacv1.PolicyRule{{
 			APIGroups: []string{policyv1alpha1.GroupVersion.Group}, Resources: []string{"restartholds"},
-			Verbs: []string{"get", "create", "update", "delete"}}}}
+			Verbs: []string{"get", "create", "update", "patch", "delete"}}}}
 		Expect(k8sClient.Create(ctx, role)).To(Succeed())
 		Expect(k8sClient.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "el-holds"},
 			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
 			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: operatorUser},
-				{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: gc}}})).To(Succeed())
+				{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: gc},
+				{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: nsController}}})).To(Succeed())
 		hold := func(name string) *policyv1alpha1.RestartHold {
 			return &policyv1alpha1.RestartHold{ObjectMeta: metav1.ObjectMeta{Namespace: policyNS, Name: name},
 				Status: policyv1alpha1.RestartHoldStatus{Workload: policyv1alpha1.WorkloadReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
@@ -276,6 +279,8 @@ var _ = Describe("Immutability ValidatingAdmissionPolicy", Ordered, func() {
 
 		By("the garbage collector deletes it with its workload")
 		Expect(clientAs(gc).Delete(ctx, h)).To(Succeed())
+
+		expectHoldDeletersMayOnlyChangeOwnership(asOp, clientAs(gc), clientAs(nsController), hold("web-orphaned"), refused)
 	})
 
 	It("refuses a namespace user who adds, changes or removes a protected annotation or the label", func() {
@@ -293,6 +298,9 @@ var _ = Describe("Immutability ValidatingAdmissionPolicy", Ordered, func() {
 		expectDenied(mergePatch(asAlice, pod, annotationPatch(appsv1alpha1.AnnotationProbeContextSignature, nil)),
 			probecontext.AnnotationPath(appsv1alpha1.AnnotationProbeContextSignature).String())
 		expectDenied(mergePatch(asAlice, pod, labelPatch(appsv1alpha1.LabelEnrolled, nil)), labelFld)
+		By("the mode label, added to a pod admitted without one, would take its restarts from the operator")
+		expectDenied(mergePatch(asAlice, pod, labelPatch(appsv1alpha1.LabelMode, appsv1alpha1.ModeShadow)),
+			probecontext.LabelPath(appsv1alpha1.LabelMode).String())
 		By("a cluster admin is no exception")
 		expectDenied(mergePatch(k8sClient, pod, labelPatch(appsv1alpha1.LabelEnrolled, "false")), labelFld)
 
@@ -378,3 +386,54 @@ var _ = Describe("Immutability ValidatingAdmissionPolicy", Ordered, func() {
 		expectDenied(mergePatch(asAlice, other, labelPatch(appsv1alpha1.LabelEnrolled, nil)), labelFld)
 	})
 })
+
+// expectHoldDeletersMayOnlyChangeOwnership: the garbage collector may take a deleted workload's
+// reference out of a hold (kubectl delete --cascade=orphan waits for it) and remove the finalizer
+// of a foreground deletion, as may the namespace controller; neither may change the hold itself,
+// alone or along with its references. envtest runs no garbage collector: its requests are made
+// under its identity.
+func expectHoldDeletersMayOnlyChangeOwnership(asOp, gc, nsController client.Client, h *policyv1alpha1.RestartHold, refused func(error)) {
+	GinkgoHelper()
+	web := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "0d7e1a7c-web", Controller: ptr.To(true)}
+	other := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "web-config", UID: "0d7e1a7c-cm"}
+	h.OwnerReferences = []metav1.OwnerReference{web, other}
+	Expect(asOp.Create(ctx, h)).To(Succeed())
+
+	By("the garbage collector may not change the hold, nor its labels, with or without its references")
+	get := func() *policyv1alpha1.RestartHold {
+		GinkgoHelper()
+		cur := &policyv1alpha1.RestartHold{}
+		Expect(asOp.Get(ctx, client.ObjectKeyFromObject(h), cur)).To(Succeed())
+		return cur
+	}
+	edited := get()
+	edited.Status.Canaries = 5
+	refused(gc.Update(ctx, edited))
+	edited.OwnerReferences = []metav1.OwnerReference{other}
+	refused(gc.Update(ctx, edited))
+	labelled := get()
+	labelled.Labels = map[string]string{"team": "shop"}
+	refused(gc.Update(ctx, labelled))
+
+	By("it removes one owner reference by update")
+	orphaned := get()
+	orphaned.OwnerReferences = []metav1.OwnerReference{other}
+	Expect(gc.Update(ctx, orphaned)).To(Succeed())
+
+	By("and the last one as it orphans: a merge patch of the remaining references, the UID as precondition")
+	patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[],"uid":%q}}`, h.UID)
+	Expect(gc.Patch(ctx, get(), client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+	Expect(get().OwnerReferences).To(BeEmpty())
+	Expect(get().Status.Canaries).To(Equal(h.Status.Canaries))
+
+	By("the namespace controller deletes it in the foreground, then removes the finalizer that left")
+	Expect(nsController.Delete(ctx, get(), client.PropagationPolicy(metav1.DeletePropagationForeground))).To(Succeed())
+	terminating := get()
+	Expect(terminating.Finalizers).To(ConsistOf(metav1.FinalizerDeleteDependents))
+	terminating.Finalizers = nil
+	terminating.Status.Canaries = 7
+	refused(nsController.Update(ctx, terminating))
+	terminating.Status.Canaries = h.Status.Canaries
+	Expect(nsController.Update(ctx, terminating)).To(Succeed())
+	Expect(apierrors.IsNotFound(asOp.Get(ctx, client.ObjectKeyFromObject(h), &policyv1alpha1.RestartHold{}))).To(BeTrue())
+}

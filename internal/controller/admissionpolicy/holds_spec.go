@@ -31,7 +31,11 @@ const RestartHoldsName = "enhanced-liveness-operator-restart-holds"
 
 // HoldDeleters may delete a RestartHold besides the manager: the garbage collector (the hold's
 // workload was deleted) and the namespace controller (its namespace was), under their own
-// ServiceAccounts or as kube-controller-manager when it runs without them.
+// ServiceAccounts or as kube-controller-manager when it runs without them. They may also update
+// one when only its ownerReferences and finalizers change: orphaning (the garbage collector takes
+// the deleted workload's reference out of its dependents, and the workload stays Terminating
+// until it has) and foreground deletion (the collector removes the finalizer it added) update
+// the dependents rather than delete them.
 var HoldDeleters = []string{
 	"system:serviceaccount:kube-system:generic-garbage-collector",
 	"system:serviceaccount:kube-system:namespace-controller",
@@ -41,7 +45,8 @@ var HoldDeleters = []string{
 // BuildRestartHolds returns the policy that keeps RestartHolds the manager's (c.OperatorUsername):
 // a hold's record says when its next canary goes and what its last one showed, and a record
 // forged or deleted by anyone else would end or reset a hold. Everyone else, cluster admins
-// included, is refused every create, update and delete, but for the deletes of HoldDeleters.
+// included, is refused every create, update and delete, but for the deletes of HoldDeleters and
+// their updates that change nothing but ownerReferences and finalizers.
 func BuildRestartHolds(c Config) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
 	meta := objectMeta(RestartHoldsName, c)
 	var conditions []admissionregistrationv1.MatchCondition
@@ -72,8 +77,15 @@ func BuildRestartHolds(c Config) (*admissionregistrationv1.ValidatingAdmissionPo
 				}}},
 			},
 			MatchConditions: conditions,
+			// oldObject is null but on UPDATE: the variable is read only then.
+			Variables: []admissionregistrationv1.Variable{{
+				Name: "onlyOwnershipChanged",
+				Expression: strings.Join([]string{unchangedField("spec"), unchangedField("status"),
+					unchangedField("metadata.labels"), unchangedField("metadata.annotations")}, " && "),
+			}},
 			Validations: []admissionregistrationv1.Validation{{
-				Expression: "request.operation == 'DELETE' && request.userInfo.username in [" + strings.Join(deleters, ", ") + "]",
+				Expression: "request.userInfo.username in [" + strings.Join(deleters, ", ") + "] && " +
+					"(request.operation == 'DELETE' || request.operation == 'UPDATE' && variables.onlyOwnershipChanged)",
 				MessageExpression: "'RestartHolds are the enhanced-liveness manager\\'s records of its held restarts: ' + " +
 					"request.userInfo.username + ' may not ' + request.operation.lowerAscii() + ' one'",
 				Reason: &forbidden,
@@ -89,4 +101,11 @@ func BuildRestartHolds(c Config) (*admissionregistrationv1.ValidatingAdmissionPo
 		},
 	}
 	return policy, binding
+}
+
+// unchangedField is true when the field (a path under object) is absent from both the old and
+// the new object, or present in both with equal values.
+func unchangedField(path string) string {
+	o, n := "oldObject."+path, "object."+path
+	return "has(" + o + ") == has(" + n + ") && (!has(" + n + ") || " + o + " == " + n + ")"
 }

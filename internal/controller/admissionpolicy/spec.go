@@ -15,10 +15,10 @@ limitations under the License.
 */
 
 // Package admissionpolicy keeps the operator's ValidatingAdmissionPolicies: the one that makes a
-// pod's probe context, its signatures, its opt-in annotations and its enrolled label immutable
-// after creation, in the apiserver itself (it holds while the manager, and so the fail-open pod
-// webhook, is down), the one that keeps each node daemon to the objects of its own node, and the
-// one that leaves RestartHolds to the manager. An OLM bundle cannot carry a
+// pod's probe context, its signatures, its opt-in annotations and its enrolled and mode labels
+// immutable after creation, in the apiserver itself (it holds while the manager, and so the
+// fail-open pod webhook, is down), the one that keeps each node daemon to the objects of its own
+// node, and the one that leaves RestartHolds to the manager. An OLM bundle cannot carry a
 // ValidatingAdmissionPolicy, so the manager creates them and keeps them in shape, as it does the
 // daemon DaemonSet: both install paths get the same.
 package admissionpolicy
@@ -109,6 +109,13 @@ func Build(c Config) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admis
 			Reason:     &forbidden,
 		})
 	}
+	validations = append(validations, admissionregistrationv1.Validation{
+		Expression: "size(variables.nativeProbesOfEnrolled) == 0",
+		MessageExpression: "variables.nativeProbesOfEnrolled.map(f, f + ': Forbidden: ' + " +
+			celString(probecontext.EnrolledProbeRule) + ").join('; ')",
+		Message: "spec.containers[*].livenessProbe: Forbidden: " + probecontext.EnrolledProbeRule,
+		Reason:  &forbidden,
+	})
 
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
 		TypeMeta:   policyType,
@@ -133,6 +140,9 @@ func Build(c Config) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admis
 				{Name: "newAnnotations", Expression: "has(object.metadata.annotations) ? object.metadata.annotations : {}"},
 				{Name: "oldLabels", Expression: "request.operation == 'UPDATE' && has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}"},
 				{Name: "newLabels", Expression: "has(object.metadata.labels) ? object.metadata.labels : {}"},
+				{Name: "enrolledProbeContext", Expression: enrolledProbeContext()},
+				{Name: "nativeProbesOfEnrolled", Expression: "variables.enrolledProbeContext == '' ? [] : " +
+					nativeProbesOfEnrolled("initContainers") + " + " + nativeProbesOfEnrolled("containers")},
 			},
 			Validations: validations,
 		},
@@ -180,6 +190,35 @@ func unchanged(kind, key string) string {
 		"(" + k + " in " + o + ") == (" + k + " in " + n + ")",
 		"(!(" + k + " in " + n + ") || " + o + "[" + k + "] == " + n + "[" + k + "])",
 	}, " && ")
+}
+
+// enrolledProbeContext is the authoritative probe context (ours, else OpenKruise's, as
+// probecontext.AnnotationKey picks it) of a pod that was enrolled before the update, or "" for
+// every other request: a CREATE of pods/binding, a pods/status UPDATE (which cannot change the
+// spec), a pod that is not enrolled. The old pod's: changing the context is refused anyway.
+func enrolledProbeContext() string {
+	label, ours, kruise := celString(appsv1alpha1.LabelEnrolled), celString(appsv1alpha1.AnnotationProbeContext),
+		celString(appsv1alpha1.AnnotationKruiseProbeContext)
+	// subResource is absent from the request, rather than empty, for the pod itself.
+	return "request.operation == 'UPDATE' && !has(request.subResource) && " + label + " in variables.oldLabels && " +
+		"variables.oldLabels[" + label + "] == " + celString(appsv1alpha1.TrueValue) + " ? (" +
+		ours + " in variables.oldAnnotations ? variables.oldAnnotations[" + ours + "] : " +
+		"(" + kruise + " in variables.oldAnnotations ? variables.oldAnnotations[" + kruise + "] : '')) : ''"
+}
+
+// nativeProbesOfEnrolled lists, as field paths, the containers of one list of the new pod
+// (containers or initContainers) whose native livenessProbe the update adds or changes while the
+// probe context holds their probe, as probecontext.NativeProbeChanges does in the webhook. CEL
+// cannot decode the context's JSON: a container counts as held when the context has its name as
+// the "name" of an object that "livenessProbe" follows or that ends there. An HTTP header of the
+// probes is {"name", "value"} in that order when the webhook wrote it; one written by hand
+// "value" first, named like a container of the pod, counts too.
+func nativeProbesOfEnrolled(list string) string {
+	n, o := "object.spec."+list, "oldObject.spec."+list
+	kept := "(has(" + o + ") && " + o + ".exists(o, o.name == c.name && has(o.livenessProbe) && o.livenessProbe == c.livenessProbe))"
+	held := `variables.enrolledProbeContext.matches(r'"name"\s*:\s*"' + c.name + r'"\s*(,\s*"livenessProbe"|\})')`
+	return "(has(" + n + ") ? " + n + ".filter(c, has(c.livenessProbe) && !" + kept + " && " + held + ")" +
+		".map(c, 'spec." + list + "[' + string(" + n + ".map(x, x.name).indexOf(c.name)) + '].livenessProbe') : [])"
 }
 
 // celString quotes s as a CEL string literal (CEL accepts Go's escapes).

@@ -28,8 +28,11 @@ import (
 
 func TestBuild(t *testing.T) {
 	policy, binding := Build(Config{OperatorUsername: `system:serviceaccount:ns:mgr`, OwnerUID: "uid-1"})
-	if got, want := len(policy.Spec.Validations), len(probecontext.ProtectedAnnotations)+len(probecontext.ProtectedLabels); got != want {
-		t.Fatalf("%d validations, want one per protected key (%d)", got, want)
+	if got, want := len(policy.Spec.Validations), len(probecontext.ProtectedAnnotations)+len(probecontext.ProtectedLabels)+1; got != want {
+		t.Fatalf("%d validations, want one per protected key and the native probes' (%d)", got, want)
+	}
+	if last := policy.Spec.Validations[len(policy.Spec.Validations)-1]; !strings.Contains(last.MessageExpression, probecontext.EnrolledProbeRule) {
+		t.Errorf("the last validation does not state the enrolled containers' probe rule: %+v", last)
 	}
 	for i, k := range append(append([]string{}, probecontext.ProtectedAnnotations...), probecontext.ProtectedLabels...) {
 		v := policy.Spec.Validations[i]

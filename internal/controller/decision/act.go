@@ -117,8 +117,12 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, d rules.D
 		decisionLatency.Observe(crr.CreationTimestamp.Sub(x.Since).Seconds())
 	}
 	canary := ""
-	if d.Canary {
+	switch {
+	case d.Canary:
 		canary = fmt.Sprintf("; the canary of the held restarts of container %s of %s: they follow if its new container passes its probe",
+			x.Container, d.WorkloadRef)
+	case d.Proven:
+		canary = fmt.Sprintf("; released past the rate limit: the canary of the held restarts of container %s of %s helped",
 			x.Container, d.WorkloadRef)
 	}
 	r.recorder.Eventf(pod, crr, corev1.EventTypeNormal, EventRestartRequested, "Restart",
@@ -144,6 +148,13 @@ func (r *DecisionReconciler) request(ctx context.Context, pod *corev1.Pod, d rul
 			heldNotConfirmed.Inc()
 			// The NodePodProbeReport event that clears it wakes the pod; the fallback covers a lost one.
 			return r.cfg.HoldRecheckInterval, nil
+		}
+	}
+	if d.Canary {
+		// Durable before the restart: a next leader that did not see this canary would release
+		// another one at once. Not written, not restarted (its tokens go back).
+		if err := r.records.writeNow(ctx, d.Key); err != nil {
+			return 0, fmt.Errorf("writing the canary %s/%s into its RestartHold before its restart: %w", pod.Name, x.Container, err)
 		}
 	}
 	if err := r.Create(ctx, crr); err != nil {

@@ -19,6 +19,7 @@ package decision
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -169,22 +170,22 @@ var _ = Describe("policy.enhancedliveness.io CRD validation", Ordered, func() {
 		Expect(got.Status.EnrolledPods).To(Equal(int32(5)))
 	})
 
-	It("takes every hold reason in the status, and no other", func() {
+	It("takes every hold reason in the status, DryRun of 0.1.0 too, and no other", func() {
 		p := &policyv1alpha1.EnhancedLivenessPolicy{ObjectMeta: metav1.ObjectMeta{Name: "reasons", Namespace: ns}}
 		Expect(k8sClient.Create(ctx, p)).To(Succeed())
-		for i, r := range policyv1alpha1.HoldReasons {
+		for i, r := range append(slices.Clone(policyv1alpha1.HoldReasons), policyv1alpha1.HoldDryRun) {
 			p.Status.HeldByReason = append(p.Status.HeldByReason, policyv1alpha1.HeldCount{Reason: r, Count: int64(i + 1)})
 			p.Status.Workloads = append(p.Status.Workloads, policyv1alpha1.WorkloadSummary{HeldReason: r,
 				Workload: policyv1alpha1.WorkloadReference{APIVersion: "apps/v1", Kind: "Deployment", Name: string(r)}})
 		}
 		Expect(k8sClient.Status().Update(ctx, p)).To(Succeed())
-		Expect(p.Status.HeldByReason).To(HaveLen(9))
+		Expect(p.Status.HeldByReason).To(HaveLen(10))
 
 		bad := p.DeepCopy()
 		bad.Status.HeldByReason = append(bad.Status.HeldByReason, policyv1alpha1.HeldCount{Reason: "Tired", Count: 1})
 		err := k8sClient.Status().Update(ctx, bad)
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
-		Expect(err.Error()).To(And(ContainSubstring("status.heldByReason[9].reason"), ContainSubstring(`Unsupported value: "Tired"`)))
+		Expect(err.Error()).To(And(ContainSubstring("status.heldByReason[10].reason"), ContainSubstring(`Unsupported value: "Tired"`)))
 		bad = p.DeepCopy()
 		bad.Status.Workloads[0].HeldReason = "Tired"
 		err = k8sClient.Status().Update(ctx, bad)

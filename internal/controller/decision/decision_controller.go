@@ -63,6 +63,8 @@ type DecisionReconciler struct {
 	facts       *facts.Builder
 	workloads   *facts.Workloads
 	memory      *memory.Memory
+	// records writes the holds' RestartHolds (hold_records.go).
+	records *holdRecords
 
 	loadMu sync.Mutex
 	loaded bool
@@ -131,11 +133,14 @@ func (r *DecisionReconciler) loadHolds(ctx context.Context) error {
 	if r.loaded {
 		return nil
 	}
-	n, err := loadHolds(ctx, r.api, r.memory)
+	n, clamped, err := loadHolds(ctx, r.api, r.memory, r.cfg.APIClock)
 	if err != nil {
 		return err
 	}
 	r.loaded = true
-	logf.FromContext(ctx).Info("loaded the holds kept in RestartHolds", "holds", n)
+	// Written again at once with the times taken: a next leader must not clamp them again to
+	// its own now.
+	r.records.notify(clamped)
+	logf.FromContext(ctx).Info("loaded the holds kept in RestartHolds", "holds", n, "clamped", len(clamped))
 	return nil
 }

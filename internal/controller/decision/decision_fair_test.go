@@ -91,12 +91,12 @@ var _ = Describe("Decision controller, fair sharing", Ordered, func() {
 
 	It("decides a fresh hang before another namespace's backlog of held pods", func() {
 		fleet, shop := newNamespace(), newNamespace()
-		createPolicy(fleet, "try", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) { s.Mode = policyv1alpha1.ModeDryRun })
+		createPolicy(fleet, "try", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) { s.Mode = policyv1alpha1.ModeShadow })
 		nodeA, nodeB := newNode(), newNode()
 		var pods []*corev1.Pod
 		var states []probeState
 		for i := range 150 {
-			p := createPod(fleet, fmt.Sprintf("f-%d", i), nodeA, podOpts{})
+			p := createPod(fleet, fmt.Sprintf("f-%d", i), nodeA, podOpts{labels: shadowLabels(nil)})
 			pods, states = append(pods, p), append(states, failed(p, "app", 1))
 		}
 		hung := createPod(shop, "hung", nodeB, podOpts{})

@@ -25,17 +25,19 @@ import (
 	promtestutil "github.com/prometheus/client_golang/prometheus/testutil"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 )
 
 // Holds end: soon after a doubt hold begins one held pod is restarted as a canary, and the others
-// follow once its new container passes its probe; a budget hold behind pods the operator never
-// restarts ends within maxHold. The manager's clock is fake; the daemon's heartbeat and
+// follow once its new container passes its probe; a budget hold behind unavailability the
+// operator is not causing ends within maxHold. The manager's clock is fake; the daemon's heartbeat and
 // fresh results are played at its time.
 var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 	var (
@@ -50,7 +52,7 @@ var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 	})
 	AfterAll(func() { stop() })
 
-	It("releases one canary of a FailureStorm hold soon after the onset, then the others when it passes; its RestartHold tells each step", func() {
+	It("releases one canary of a FailureStorm hold soon after the onset, then the others when its restart helped; its RestartHold tells each step", func() {
 		ns, node := newNamespace(), name("hold-node")
 		renewLease(node, clock.Now())
 		createPolicy(ns, "web", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
@@ -104,17 +106,86 @@ var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 			}
 		}
 
-		By("the canary's new container passes its probe: the others follow within maxUnavailable")
+		By("the canary's new container passes its probe: the others wait until it has not failed again for 60 s")
 		finish(ns, canary, 2)
 		rest := states(canaryName)
 		rest = append(rest, succeeded(canary, "app", 2))
 		renewLease(node, clock.Now())
 		reportAt(node, clock.Now(), pods, rest...)
-		// 7 of 10 still failing: the storm goes on, but the canary passed. maxUnavailable 25% of
-		// 10 is 3: three restarts at once.
+		// Passing once is not helping yet: the time that judges a restart (60 s for the API's
+		// default probe timing) must pass without it failing again.
+		Eventually(hold, wait, poll).Should(HaveField("Status.ReleasedAt", Not(BeNil())))
+		Consistently(crrCount(ns), quiet, poll).Should(Equal(1))
+
+		By("60 s on it has not: the others follow within maxUnavailable")
+		clock.Step(61 * time.Second)
+		renewLease(node, clock.Now())
+		reportAt(node, clock.Now(), pods, rest...)
+		// 7 of 10 still failing: the storm goes on, but the canary's restart helped.
+		// maxUnavailable 25% of 10 is 3: three restarts at once.
 		Eventually(crrCount(ns), wait, poll).Should(Equal(4))
 		Consistently(crrCount(ns), quiet, poll).Should(Equal(4))
-		Eventually(hold, wait, poll).Should(HaveField("Status.ReleasedAt", Not(BeNil())))
+	})
+
+	It("restarts the held pods past an empty bucket once the canary's restart has stood the time that judges it", func() {
+		ns, node := newNamespace(), name("proven-node")
+		renewLease(node, clock.Now())
+		createPolicy(ns, "web", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.RateLimit = policyv1alpha1.RateLimit{RestartsPerMinute: 1, Burst: 1}
+		})
+		labels := map[string]string{"app": "proven"}
+		rs := deployment(ns, "proven", 6, labels)
+		var pods []*corev1.Pod
+		for i := range 6 {
+			// Hung and not ready: the budget lets every one go, only the rate limit could hold them.
+			pods = append(pods, createPod(ns, fmt.Sprintf("proven-%d", i), node, podOpts{owner: rs, labels: labels, notReady: true}))
+		}
+		states := func(passed string) []probeState {
+			var out []probeState
+			for _, p := range pods {
+				if p.Name == passed {
+					out = append(out, succeeded(p, "app", 2))
+				} else {
+					out = append(out, failed(p, "app", 1))
+				}
+			}
+			return out
+		}
+		report := func(passed string) {
+			renewLease(node, clock.Now())
+			reportAt(node, clock.Now(), pods, states(passed)...)
+		}
+		report("")
+		Eventually(heldEvents(ns, pods[0].Name, policyv1alpha1.HoldFailureStorm), wait, poll).ShouldNot(BeEmpty())
+
+		By("30 s on the canary goes, with the bucket's only token")
+		clock.Step(30 * time.Second)
+		report("")
+		Eventually(crrCount(ns), wait, poll).Should(Equal(1))
+		canaryName := crrPods(ns)[0]
+		var canary *corev1.Pod
+		for _, p := range pods {
+			if p.Name == canaryName {
+				canary = p
+			}
+		}
+
+		By("its new container passes: the others wait until it has not failed again for 60 s")
+		finish(ns, canary, 2)
+		report(canaryName)
+		Eventually(restartHold(ns, "Deployment", "proven", "app"), wait, poll).Should(HaveField("Status.ReleasedAt", Not(BeNil())))
+		Consistently(crrCount(ns), quiet, poll).Should(Equal(1))
+
+		By("61 s on it has not: the other 5 go at once, though the bucket holds one token")
+		clock.Step(61 * time.Second)
+		report(canaryName)
+		Eventually(crrCount(ns), wait, poll).Should(Equal(6))
+		for _, p := range pods {
+			if p.Name != canaryName {
+				Expect(events(ns, p.Name)).To(ContainElement(ContainSubstring(
+					"released past the rate limit: the canary of the held restarts of container app of Deployment/proven helped")))
+			}
+		}
 	})
 
 	It("holds another namespace's hang in a node storm no longer than its own first wait", func() {
@@ -151,35 +222,59 @@ var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 		Expect(crrCount(theirs)()).To(BeNumerically("<=", 3))
 	})
 
-	It("ends a budget hold caused only by a Pending pod within maxHold", func() {
-		ns, node := newNamespace(), name("pending-node")
-		renewLease(node, clock.Now())
-		createPolicy(ns, "web", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
-			s.MaxUnavailable, s.MaxHold = new(intstr.FromInt32(1)), &metav1.Duration{Duration: time.Minute}
-		})
-		labels := map[string]string{"app": "budget"}
-		rs := deployment(ns, "budget", 4, labels)
-		var pods []*corev1.Pod
-		for i := range 4 {
-			pods = append(pods, createPod(ns, fmt.Sprintf("budget-%d", i), node, podOpts{owner: rs, labels: labels}))
-		}
-		makePending(pods[3]) // unschedulable for good: nobody restarts it, it never gives its place back
-		reportAt(node, clock.Now(), pods[:3], failed(pods[0], "app", 1))
-		Eventually(heldEvents(ns, pods[0].Name, policyv1alpha1.HoldMaxUnavailable), wait, poll).Should(ConsistOf(
-			ContainSubstring("1 of them the operator will not restart (Pending, blacklisted or held by choice): they stop counting at")))
-		Eventually(restartHold(ns, "Deployment", "budget", "app"), wait, poll).Should(
-			HaveField("Status.Reason", string(policyv1alpha1.HoldMaxUnavailable)))
-		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
-
-		By("maxHold later the Pending pod stops counting: the hang is restarted")
-		for range 2 {
-			clock.Step(30 * time.Second)
+	// Siblings the operator is not restarting, each of which would hold the budget for ever.
+	for _, stuck := range []struct {
+		what string
+		// make leaves pods[3] unavailable for good, or deletes it (a replica the workload cannot
+		// create); it returns the pods the node reports.
+		make func(pods []*corev1.Pod) []*corev1.Pod
+		why  string
+	}{
+		{"a Pending pod", func(pods []*corev1.Pod) []*corev1.Pod {
+			makePending(pods[3]) // unschedulable for good
+			return pods[:3]
+		}, "pods not ready by themselves, Pending or held by choice"},
+		{"a sibling that is merely not ready", func(pods []*corev1.Pod) []*corev1.Pod {
+			setRunning(pods[3], 1, false) // its readiness fails on a broken dependency; its liveness passes
+			return pods
+		}, "pods not ready by themselves, Pending or held by choice"},
+		{"a missing replica", func(pods []*corev1.Pod) []*corev1.Pod {
+			Expect(k8sClient.Delete(ctx, pods[3], client.GracePeriodSeconds(0))).To(Succeed()) // quota: never created again
+			Eventually(func() error { return k8sClient.Get(ctx, client.ObjectKeyFromObject(pods[3]), &corev1.Pod{}) }, wait, poll).
+				Should(Satisfy(apierrors.IsNotFound))
+			return pods[:3]
+		}, "replicas the workload has not created"},
+	} {
+		It("ends a budget hold behind "+stuck.what+" within maxHold", func() {
+			ns, node := newNamespace(), name("budget-node")
 			renewLease(node, clock.Now())
-			reportAt(node, clock.Now(), pods[:3], failed(pods[0], "app", 1))
-			time.Sleep(100 * time.Millisecond)
-		}
-		Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf(pods[0].Name))
-	})
+			createPolicy(ns, "web", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+				s.MaxUnavailable, s.MaxHold = new(intstr.FromInt32(1)), &metav1.Duration{Duration: time.Minute}
+			})
+			labels := map[string]string{"app": "budget"}
+			rs := deployment(ns, "budget", 4, labels)
+			var pods []*corev1.Pod
+			for i := range 4 {
+				pods = append(pods, createPod(ns, fmt.Sprintf("budget-%d", i), node, podOpts{owner: rs, labels: labels}))
+			}
+			reported := stuck.make(pods)
+			reportAt(node, clock.Now(), reported, failed(pods[0], "app", 1))
+			Eventually(heldEvents(ns, pods[0].Name, policyv1alpha1.HoldMaxUnavailable), wait, poll).Should(ConsistOf(
+				ContainSubstring("1 of them the operator will not restart (" + stuck.why + "): they stop counting at")))
+			Eventually(restartHold(ns, "Deployment", "budget", "app"), wait, poll).Should(
+				HaveField("Status.Reason", string(policyv1alpha1.HoldMaxUnavailable)))
+			Consistently(crrCount(ns), quiet, poll).Should(BeZero())
+
+			By("maxHold later it stops counting: the hang is restarted")
+			for range 2 {
+				clock.Step(30 * time.Second)
+				renewLease(node, clock.Now())
+				reportAt(node, clock.Now(), reported, failed(pods[0], "app", 1))
+				time.Sleep(100 * time.Millisecond)
+			}
+			Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf(pods[0].Name))
+		})
+	}
 
 	for _, skew := range []time.Duration{0, 5 * time.Minute, -5 * time.Minute} {
 		It(fmt.Sprintf("holds restarts on a node whose daemon Lease expired, and resumes when it is renewed (node clock %s off)", skew), func() {

@@ -27,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -223,21 +224,54 @@ var _ = Describe("Decision controller", Ordered, func() {
 			HaveField("RestartsRequested", int64(0)), HaveField("RestartsHeld", int64(10)), HaveField("FailingContainers", int32(10))))
 	})
 
-	It("in DryRun reports what it would restart and creates nothing", func() {
-		ns, node := newNamespace(), newNode()
-		pol := createPolicy(ns, "dry", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) { s.Mode = policyv1alpha1.ModeDryRun })
-		pod := createPod(ns, "dry", node, podOpts{})
-		held := promtestutil.ToFloat64(restartsHeld.WithLabelValues("DryRun"))
-		report(node, []*corev1.Pod{pod}, failed(pod, "app", 1))
-		Eventually(heldEvents(ns, pod.Name, policyv1alpha1.HoldDryRun), wait, poll).Should(ConsistOf(
-			ContainSubstring("would restart container app; policy " + ns + "/dry is in DryRun mode")))
-		By("reporting again: no new event, no new count, still no request")
-		report(node, []*corev1.Pod{pod}, failed(pod, "app", 1))
+	It("restarts no pod admitted in Shadow, and records what it would have done", func() {
+		ns, nodeA, nodeB := newNamespace(), newNode(), newNode()
+		// Enforce now, and evicting: only the pod's own mode keeps the operator's hands off it.
+		pol := createPolicy(ns, "trial", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.RestartEffectiveness = policyv1alpha1.RestartEffectiveness{MinIneffective: 1, Action: policyv1alpha1.IneffectiveEvict}
+		})
+		labels := map[string]string{"app": "web"}
+		rs := deployment(ns, "web", 2, labels)
+		pod := createPod(ns, "web-a", nodeA, podOpts{owner: rs, labels: shadowLabels(labels)})
+		sibling := createPod(ns, "web-b", nodeB, podOpts{owner: rs, labels: labels})
+		held := promtestutil.ToFloat64(restartsHeld.WithLabelValues("Shadow"))
+		report(nodeB, []*corev1.Pod{sibling}, succeeded(sibling, "app", 1))
+		report(nodeA, []*corev1.Pod{pod}, failed(pod, "app", 1))
+		Eventually(heldEvents(ns, pod.Name, policyv1alpha1.HoldShadow), wait, poll).Should(ConsistOf(
+			ContainSubstring("would restart container app; the pod was admitted in Shadow mode and keeps it")))
+		By("reporting again: no new event, no new count, still no request and no eviction")
+		report(nodeA, []*corev1.Pod{pod}, failed(pod, "app", 1))
 		Consistently(crrCount(ns), quiet, poll).Should(BeZero())
-		Expect(heldEvents(ns, pod.Name, policyv1alpha1.HoldDryRun)()).To(HaveLen(1))
-		Expect(promtestutil.ToFloat64(restartsHeld.WithLabelValues("DryRun"))).To(Equal(held + 1))
-		Eventually(policyStatus(pol), wait, poll).Should(And(HaveField("RestartsHeld", int64(1)), HaveField("RestartsRequested", int64(0))))
-		Expect(heldCount(policyStatus(pol)(), policyv1alpha1.HoldDryRun)).To(Equal(int64(1)))
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+		Expect(pod.DeletionTimestamp).To(BeNil(), "the pod was evicted")
+		Expect(events(ns, pod.Name)).NotTo(ContainElement(HavePrefix(EventEvicted)))
+		Expect(heldEvents(ns, pod.Name, policyv1alpha1.HoldShadow)()).To(HaveLen(1))
+		Expect(promtestutil.ToFloat64(restartsHeld.WithLabelValues("Shadow"))).To(Equal(held + 1))
+		Eventually(policyStatus(pol), wait, poll).Should(And(HaveField("RestartsHeld", int64(1)), HaveField("RestartsRequested", int64(0)),
+			HaveField("EnrolledPods", int32(2)), HaveField("ShadowPods", int32(1))))
+		Expect(heldCount(policyStatus(pol)(), policyv1alpha1.HoldShadow)).To(Equal(int64(1)))
+	})
+
+	It("keeps restarting a pod admitted in Enforce after its policy turns Shadow, and one 0.1.0 admitted under DryRun", func() {
+		ns, node := newNamespace(), newNode()
+		pol := createPolicy(ns, "all", nil)
+		enforced := createPod(ns, "enforced", node, podOpts{labels: map[string]string{appsv1alpha1.LabelMode: appsv1alpha1.ModeEnforce}})
+		old := createPod(ns, "from-0-1-0", node, podOpts{}) // no mode label: its probe was moved in every mode
+		setMode := func(m policyv1alpha1.PolicyMode) {
+			patch := []byte(fmt.Sprintf(`{"spec":{"mode":%q}}`, m))
+			Expect(k8sClient.Patch(ctx, pol, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+			Eventually(policyStatus(pol), wait, poll).Should(HaveField("ObservedGeneration", pol.Generation))
+		}
+		setMode(policyv1alpha1.ModeShadow)
+		report(node, []*corev1.Pod{enforced, old}, failed(enforced, "app", 1))
+		Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf("enforced"))
+
+		setMode(policyv1alpha1.ModeDryRun)
+		report(node, []*corev1.Pod{enforced, old}, failed(old, "app", 1))
+		Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf("enforced", "from-0-1-0"))
+		Expect(heldEvents(ns, old.Name, policyv1alpha1.HoldShadow)()).To(BeEmpty())
+		Expect(heldEvents(ns, old.Name, policyv1alpha1.HoldDryRun)()).To(BeEmpty())
+		Expect(policyStatus(pol)().ShadowPods).To(BeZero())
 	})
 
 	It("honours the per-pod switch, and restarts once it is removed", func() {

@@ -79,6 +79,16 @@ func (r *DecisionReconciler) evict(ctx context.Context, pod *corev1.Pod, d rules
 		r.forgetEviction(ctx, pod, d)
 		return rules.Wait, r.cfg.HoldRecheckInterval, nil
 	}
+	if d.Canary {
+		// Durable before the eviction, as a canary before its restart: a next leader that did
+		// not see it would release another pod of the key at once. Not written, not evicted.
+		if err := r.records.writeNow(ctx, d.Key); err != nil {
+			d.Outcome = rules.EvictionWithdrawn
+			r.memory.Apply(d)
+			r.forgetEviction(ctx, pod, d)
+			return rules.Wait, 0, fmt.Errorf("writing the canary %s/%s into its RestartHold before its eviction: %w", pod.Name, x.Container, err)
+		}
+	}
 	uid := pod.UID
 	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
 		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}}
@@ -132,13 +142,15 @@ func (r *DecisionReconciler) evict(ctx context.Context, pod *corev1.Pod, d rules
 
 // recordEviction adds the eviction to status.recentEvictions of each policy that asked for it
 // (every enforcing one governs the pod with action Evict), each entry lasting the policy's
-// window. It returns why the pod's replacement is not steered ("" when every write succeeded):
-// a failed write never stops the eviction, the container fails where it is. full: a policy's
-// list keeps rules.MaxRecentEvictions entries that last; the eviction must not be made, since no
-// entry is dropped before it expires (a new leader would not know of it).
+// window, on the API server's clock: every replica reads it. It returns why the pod's replacement
+// is not steered ("" when every write succeeded): a failed write never stops the eviction, the
+// container fails where it is. full: a policy's list keeps rules.MaxRecentEvictions entries that
+// last; the eviction must not be made, since no entry is dropped before it expires (a new leader
+// would not know of it).
 func (r *DecisionReconciler) recordEviction(ctx context.Context, pod *corev1.Pod, d rules.Decision) (notSteered string, full bool) {
+	at := r.cfg.APIClock.Read()
 	e := policyv1alpha1.RecentEviction{Pod: pod.Name, PodUID: pod.UID, Node: pod.Spec.NodeName,
-		Container: d.Failure.Container, Time: metav1.NewTime(d.Seen.At)}
+		Container: d.Failure.Container, Time: metav1.NewTime(at.ToAPI(d.Seen.At))}
 	if owner := metav1.GetControllerOf(pod); owner != nil {
 		e.OwnerKind, e.OwnerName = owner.Kind, owner.Name
 	}
@@ -147,11 +159,11 @@ func (r *DecisionReconciler) recordEviction(ctx context.Context, pod *corev1.Pod
 		if p.IsDefault() || !p.Breaker.Enabled || !p.Breaker.Evict {
 			continue
 		}
-		e.Expires = metav1.NewTime(d.Seen.At.Add(p.Breaker.Window))
+		e.Expires = metav1.NewTime(at.ToAPI(d.Seen.At.Add(p.Breaker.Window)))
 		room := true
 		err := r.changeEvictions(ctx, p.Key, func(list []policyv1alpha1.RecentEviction) []policyv1alpha1.RecentEviction {
 			var next []policyv1alpha1.RecentEviction
-			next, room = rules.RecordEviction(list, e, r.clock.Now())
+			next, room = rules.RecordEviction(list, e, at.ToAPI(r.clock.Now()))
 			return next
 		})
 		if !room {

@@ -18,6 +18,7 @@ package decision
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -151,6 +152,13 @@ type podOpts struct {
 	owner       *appsv1.ReplicaSet
 	notReady    bool
 	mutate      func(*corev1.Pod)
+}
+
+// shadowLabels returns labels with the mode label of a pod admitted in Shadow mode.
+func shadowLabels(labels map[string]string) map[string]string {
+	out := map[string]string{appsv1alpha1.LabelMode: appsv1alpha1.ModeShadow}
+	maps.Copy(out, labels)
+	return out
 }
 
 // createPod creates an enrolled, scheduled pod and plays the kubelet: Ready, containers running

@@ -70,12 +70,18 @@ var (
 	holdsOverMaxHold = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "enhanced_liveness_holds_over_max_hold",
 		Help: "Restarts held for budget or doubt longer than their policy's maxHold (maxHold 0s and " +
-			"Disabled, DryRun and Blacklisted holds excluded).",
+			"Disabled, Shadow and Blacklisted holds excluded).",
 	})
 	nodeStormNodes = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "enhanced_liveness_node_storm_nodes",
 		Help: "Nodes whose EnhancedLivenessNodeStorm condition the manager holds True: a node storm of two or " +
-			"more namespaces is held there while their workloads pass on other nodes.",
+			"more namespaces, or restarts that do not help for workloads of three or more, is held there while " +
+			"their workloads pass on other nodes.",
+	})
+	nodeConditionWithheld = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "enhanced_liveness_node_condition_withheld_nodes",
+		Help: "Nodes whose evidence would set the EnhancedLivenessNodeStorm condition but that do not get it: more " +
+			"nodes have it at once than 10% of the nodes with a reporting daemon (at least 1).",
 	})
 	evictions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "enhanced_liveness_evictions_total",
@@ -91,7 +97,7 @@ var (
 
 func init() {
 	metrics.Registry.MustRegister(restartsRequested, restartsHeld, ineffectiveRestarts, heldNotConfirmed, decisionLatency,
-		heldPods, oldestHold, holdsOverMaxHold, nodeStormNodes, evictions)
+		heldPods, oldestHold, holdsOverMaxHold, nodeStormNodes, nodeConditionWithheld, evictions)
 }
 
 // holdGauges sets the hold gauges from the decision's memory every interval, and sweeps the

@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -40,16 +41,31 @@ import (
 
 // Event reasons on Nodes.
 const (
-	EventNodeStormHeld = nodecondition.ReasonHeld
-	EventNoNodeStorm   = nodecondition.ReasonNone
+	EventNodeStormHeld       = nodecondition.ReasonHeld
+	EventRestartsIneffective = nodecondition.ReasonIneffective
+	EventNoNodeStorm         = nodecondition.ReasonNone
+	EventNotJudged           = nodecondition.ReasonNotJudged
+	// EventNodeConditionWithheld: the node's evidence would set the condition, but more nodes
+	// have it at once than nodecondition.Limit allows.
+	EventNodeConditionWithheld = "NodeConditionWithheld"
 )
 
+// releaseTimeout bounds what a leader that stops spends setting its True conditions False. It
+// fits in the manager pod's terminationGracePeriodSeconds (10 s) and the manager's graceful
+// shutdown timeout (controller-runtime's default, 30 s). It also fits in the 5 s between the
+// leader election's renew deadline (10 s) and its lease duration (15 s): a leader that lost its
+// lease has stopped leading at least that long before another can start, so even then no write
+// of this one lands after a new leader has read the conditions back.
+const releaseTimeout = 4 * time.Second
+
 // nodeConditions keeps the EnhancedLivenessNodeStorm condition of the Nodes from the restarts the
-// decision holds NodeStorm (internal/decision/nodecondition judges it), so that node remediation
-// can act on a node where several tenants' pods fail while their workloads pass elsewhere. It runs
-// on the leader, beside the decision's memory. The kubelet owns Node status: each write is a
-// strategic merge patch of this one condition (conditions merge by type), which neither needs
-// nor clobbers what the kubelet writes, whichever write comes first.
+// decision holds NodeStorm or RestartIneffective (internal/decision/nodecondition judges it), so
+// that node remediation can act on a node where several tenants' pods fail while their workloads
+// pass elsewhere. It runs on the leader, beside the decision's memory, and sets what it set True
+// back to False when it stops: a condition nobody judges must not outlive the manager. The
+// kubelet owns Node status: each write is a strategic merge patch of this one condition
+// (conditions merge by type), which neither needs nor clobbers what the kubelet writes,
+// whichever write comes first.
 type nodeConditions struct {
 	client   client.Client
 	api      client.Reader // lists the Nodes once when this manager starts leading
@@ -65,12 +81,15 @@ type nodeConditions struct {
 	loaded bool
 	// set are the Nodes whose condition is True, as this process last read or wrote it.
 	set map[string]corev1.NodeCondition
+	// withheld are the Nodes whose True verdict the cap withholds now.
+	withheld map[string]bool
 }
 
 // NeedLeaderElection is true: only the leader has the holds, and only it writes.
 func (n *nodeConditions) NeedLeaderElection() bool { return true }
 
-// Start judges the nodes every interval until ctx ends.
+// Start judges the nodes every interval until ctx ends, then sets the conditions it holds True
+// to False (release).
 func (n *nodeConditions) Start(ctx context.Context) error {
 	started := n.clock.Now()
 	t := time.NewTicker(n.interval)
@@ -79,14 +98,15 @@ func (n *nodeConditions) Start(ctx context.Context) error {
 		n.sync(ctx, n.clock.Since(started) >= n.grace)
 		select {
 		case <-ctx.Done():
+			n.release(context.WithoutCancel(ctx))
 			return nil
 		case <-t.C:
 		}
 	}
 }
 
-// sync judges every node with a NodeStorm hold or with the condition True, and writes what
-// changed. clear: a False verdict may be written.
+// sync judges every node with a NodeStorm or RestartIneffective hold or with the condition True,
+// caps how many may have it, and writes what changed. clear: a False verdict may be written.
 func (n *nodeConditions) sync(ctx context.Context, clear bool) {
 	log := logf.FromContext(ctx).WithName("node-condition")
 	if !n.loaded {
@@ -99,41 +119,89 @@ func (n *nodeConditions) sync(ctx context.Context, clear bool) {
 	r := n.facts.Reader()
 	held, err := n.byNode(ctx, r)
 	if err != nil {
-		log.Error(err, "reading the pods held NodeStorm")
+		log.Error(err, "reading the pods held NodeStorm or RestartIneffective")
 		return
 	}
-	nodes := make([]string, 0, len(held)+len(n.set))
+	daemons, err := r.ReportingDaemons(ctx)
+	if err != nil {
+		log.Error(err, "counting the nodes with a reporting daemon")
+		return
+	}
+	verdicts := map[string]nodecondition.Verdict{}
 	for node := range held {
-		nodes = append(nodes, node)
+		verdicts[node] = nodecondition.Judge(node, held[node])
 	}
 	for node := range n.set {
-		if _, ok := held[node]; !ok {
-			nodes = append(nodes, node)
+		if _, ok := verdicts[node]; !ok {
+			verdicts[node] = nodecondition.Judge(node, nil)
 		}
 	}
-	slices.Sort(nodes)
-	for _, node := range nodes {
-		if err := n.write(ctx, node, nodecondition.Judge(node, held[node]), clear); err != nil {
+	n.withhold(ctx, nodecondition.Cap(verdicts, daemons), daemons)
+	for _, node := range slices.Sorted(maps.Keys(verdicts)) {
+		if err := n.write(ctx, node, verdicts[node], clear); err != nil {
 			log.Error(err, "setting the EnhancedLivenessNodeStorm condition", "node", node)
 		}
 	}
 	nodeStormNodes.Set(float64(len(n.set)))
 }
 
-// byNode returns the pods held NodeStorm (canaries in flight included) by their node, with how
-// their workloads fare elsewhere.
-func (n *nodeConditions) byNode(ctx context.Context, r *facts.Reader) (map[string][]nodecondition.Held, error) {
-	out := map[string][]nodecondition.Held{}
-	for _, h := range n.memory.HeldFor(policyv1alpha1.HoldNodeStorm) {
-		node, passing, err := r.Elsewhere(ctx, h.Pod, h.Container)
-		if err != nil {
-			return nil, err
-		}
-		if node == "" {
+// withhold makes the cap visible: a Warning event on each node it begins to withhold the
+// condition from, a log line when the set of such nodes changes, and the gauge.
+func (n *nodeConditions) withhold(ctx context.Context, nodes []string, daemons int) {
+	now := map[string]bool{}
+	for _, node := range nodes {
+		now[node] = true
+		if n.withheld[node] {
 			continue
 		}
-		out[node] = append(out[node], nodecondition.Held{Namespace: h.Pod.Namespace, Pod: h.Pod.Name,
-			Workload: h.Workload.Kind + "/" + h.Workload.Name, PassingElsewhere: passing, Since: h.Since})
+		obj := &corev1.Node{}
+		if err := n.api.Get(ctx, client.ObjectKey{Name: node}, obj); err == nil {
+			n.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventNodeConditionWithheld, "WithholdNodeCondition",
+				"the EnhancedLivenessNodeStorm condition is withheld: %d nodes have the evidence at once, more than %d (%d%% of the %d nodes with a reporting daemon, at least 1)",
+				len(nodes), nodecondition.Limit(daemons), nodecondition.MaxNodesPercent, daemons)
+		}
+	}
+	if !maps.Equal(now, n.withheld) {
+		logf.FromContext(ctx).WithName("node-condition").Info("the cap withholds the EnhancedLivenessNodeStorm condition",
+			"nodes", nodes, "limit", nodecondition.Limit(daemons), "reportingDaemons", daemons)
+	}
+	n.withheld = now
+	nodeConditionWithheld.Set(float64(len(nodes)))
+}
+
+// release sets every condition this process holds True to False, NotJudged, within
+// releaseTimeout: the leader is stopping (scaled to 0, uninstalled, rolled), and until a manager
+// leads again nothing judges the nodes; a condition left True would make remediation act on a
+// verdict nobody keeps, after every reboot of a node it keeps.
+func (n *nodeConditions) release(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
+	defer cancel()
+	log := logf.FromContext(ctx).WithName("node-condition")
+	for _, node := range slices.Sorted(maps.Keys(n.set)) {
+		if err := n.write(ctx, node, nodecondition.NotJudged(), true); err != nil {
+			log.Error(err, "setting the EnhancedLivenessNodeStorm condition False as the manager stops", "node", node)
+		}
+	}
+	nodeStormNodes.Set(float64(len(n.set)))
+}
+
+// byNode returns the pods held NodeStorm or RestartIneffective (canaries in flight included) by
+// their node, with how their workloads fare elsewhere.
+func (n *nodeConditions) byNode(ctx context.Context, r *facts.Reader) (map[string][]nodecondition.Held, error) {
+	out := map[string][]nodecondition.Held{}
+	for _, reason := range []policyv1alpha1.HoldReason{policyv1alpha1.HoldNodeStorm, policyv1alpha1.HoldRestartIneffective} {
+		for _, h := range n.memory.HeldFor(reason) {
+			node, spread, err := r.Elsewhere(ctx, h.Pod, h.Container)
+			if err != nil {
+				return nil, err
+			}
+			if node == "" {
+				continue
+			}
+			out[node] = append(out[node], nodecondition.Held{Namespace: h.Pod.Namespace, Pod: h.Pod.Name, Reason: reason,
+				Workload: h.Workload.Kind + "/" + h.Workload.Name, PassingElsewhere: spread.Passing,
+				FailingElsewhere: spread.Failing, Since: h.Since})
+		}
 	}
 	return out, nil
 }
@@ -160,16 +228,26 @@ func (n *nodeConditions) write(ctx context.Context, node string, v nodecondition
 	if err != nil {
 		return err
 	}
-	wasSet := nodecondition.IsTrue(cur)
+	was := n.set[node]
 	if cond.Status == corev1.ConditionTrue {
 		n.set[node] = cond
-		if !wasSet {
-			n.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventNodeStormHeld, "SetNodeCondition", "%s", cond.Message)
+		if was.Reason != cond.Reason {
+			reason := EventNodeStormHeld
+			if cond.Reason == nodecondition.ReasonIneffective {
+				reason = EventRestartsIneffective
+			}
+			n.recorder.Eventf(obj, nil, corev1.EventTypeWarning, reason, "SetNodeCondition", "%s", cond.Message)
 		}
 		return nil
 	}
 	delete(n.set, node)
-	n.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventNoNodeStorm, "ClearNodeCondition", "%s", cond.Message)
+	// A withheld condition has had its own event (withhold).
+	switch cond.Reason {
+	case nodecondition.ReasonNotJudged:
+		n.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventNotJudged, "ClearNodeCondition", "%s", cond.Message)
+	case nodecondition.ReasonNone:
+		n.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventNoNodeStorm, "ClearNodeCondition", "%s", cond.Message)
+	}
 	return nil
 }
 

@@ -22,7 +22,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,6 +29,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/facts"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/memory"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
@@ -64,6 +64,11 @@ type Config struct {
 	MaxConcurrentReconciles int
 	// Clock is injected by tests; default the real clock.
 	Clock clock.Clock
+	// APIClock is the API server's clock as the manager's requests measure it, on Clock's time
+	// (internal/apiclock): the times of the RestartHolds and of status.recentEvictions are
+	// written on it and read back from it. Default: never measured, the local clock (times read
+	// back are still clamped to now).
+	APIClock *apiclock.Clock
 	// OnDecision, when set, is called after every decision (benchmarks, diagnostics).
 	OnDecision func(DecisionRecord)
 
@@ -111,6 +116,9 @@ func (c *Config) complete() error {
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
 	}
+	if c.APIClock == nil {
+		c.APIClock = apiclock.New(c.Clock)
+	}
 	if c.unprobedGrace <= 0 {
 		c.unprobedGrace = unprobedGrace
 	}
@@ -135,11 +143,11 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 		OperatorNamespace: cfg.OperatorNamespace,
 		Clock:             cfg.Clock,
 		API:               mgr.GetAPIReader(),
+		Evictions:         localEvictions(cfg.APIClock),
 	})
 	mem := memory.New(cfg.Clock, cfg.GlobalRate, dirty.notify)
-	changed := make(chan event.GenericEvent, 1024)
-	records := &holdRecords{Client: mgr.GetClient(), memory: mem, changed: changed, keys: map[types.NamespacedName]rules.HoldKey{}}
-	mem.NotifyHolds(records.notify(changed))
+	records := newHoldRecords(mgr, mem, cfg.APIClock)
+	mem.NotifyHolds(records.notify)
 	if err := records.setup(mgr); err != nil {
 		return err
 	}
@@ -154,6 +162,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 		facts:       builder,
 		workloads:   workloads,
 		memory:      mem,
+		records:     records,
 	}
 	if err := d.setup(mgr); err != nil {
 		return err
@@ -182,6 +191,15 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 		dirty:     dirty,
 	}
 	return s.setup(mgr)
+}
+
+// localEvictions converts a policy's status.recentEvictions, as the decision reads them, to the
+// manager's clock.
+func localEvictions(clk *apiclock.Clock) func(*policyv1alpha1.EnhancedLivenessPolicy) []policyv1alpha1.RecentEviction {
+	log := ctrl.Log.WithName("decision")
+	return func(p *policyv1alpha1.EnhancedLivenessPolicy) []policyv1alpha1.RecentEviction {
+		return clk.Read().LocalEvictions(log, p.Namespace+"/"+p.Name, p.Status.RecentEvictions)
+	}
 }
 
 // statusNotifier wakes the policy-status controller for policies whose counters moved.

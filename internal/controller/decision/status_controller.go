@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -127,10 +128,13 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 	listHeld(st, mem.HeldPods)
 	counts := mem.Counts
 	addCounts(st, counts.Sub(r.writtenCounts(key)))
-	// The decision writes status.recentEvictions; this controller only drops the expired ones.
-	now := r.cfg.Clock.Now()
-	st.RecentEvictions = rules.PruneEvictions(pol.Status.RecentEvictions, now)
-	resync := resyncAfter(r.cfg.StatusResyncInterval, st.RecentEvictions, now)
+	// The decision writes status.recentEvictions; this controller only drops the expired ones,
+	// and writes as now the time of an entry that lies in the future of the API server's clock
+	// (a replica whose clock ran ahead wrote it), so that no reader clamps it again to its own now.
+	at := r.cfg.APIClock.Read()
+	apiNow := at.ToAPI(at.Now)
+	st.RecentEvictions = rules.PruneEvictions(at.APIEvictions(at.LocalEvictions(logf.FromContext(ctx), key.String(), pol.Status.RecentEvictions)), apiNow)
+	resync := resyncAfter(r.cfg.StatusResyncInterval, st.RecentEvictions, apiNow)
 	if equality.Semantic.DeepEqual(&pol.Status, st) {
 		return ctrl.Result{RequeueAfter: resync}, nil
 	}
@@ -138,11 +142,9 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 	wasIneffective := meta.IsStatusConditionTrue(pol.Status.Conditions, policyv1alpha1.ConditionRestartsIneffective)
 	// The patch carries the resourceVersion the status was computed from: a cache behind our own
 	// last write makes it conflict instead of adding the same counts twice.
+	// st was computed from the object written (one attempt: a conflict is never judged again).
 	if _, err := patch.Status(ctx, r.Client, nil, pol, func(pol *policyv1alpha1.EnhancedLivenessPolicy) (bool, error) {
-		// Taken from the object written, never from the copy the status was computed from.
-		recent := rules.PruneEvictions(pol.Status.RecentEvictions, now)
 		pol.Status = *st
-		pol.Status.RecentEvictions = recent
 		return true, nil
 	}, patch.Attempts(1)); err != nil {
 		if apierrors.IsConflict(err) {

@@ -28,19 +28,20 @@ import (
 )
 
 // The status adds only what was counted since its last write: a failed write leaves the written
-// counts as they were, so the next write adds the same decisions (and the new ones) once.
+// counts as they were, so the next write adds the same decisions (and the new ones) once. A
+// DryRun count 0.1.0 wrote stays as it is, beside the Shadow count.
 func TestAddCountsSinceTheLastWrite(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	st := &policyv1alpha1.EnhancedLivenessPolicyStatus{RestartsRequested: 5, RestartsHeld: 2,
-		HeldByReason: []policyv1alpha1.HeldCount{{Reason: "FailureStorm", Count: 2}}}
+	st := &policyv1alpha1.EnhancedLivenessPolicyStatus{RestartsRequested: 5, RestartsHeld: 5,
+		HeldByReason: []policyv1alpha1.HeldCount{{Reason: "FailureStorm", Count: 2}, {Reason: "DryRun", Count: 3}}}
 	written := memory.Counts{Requested: 1, Held: map[policyv1alpha1.HoldReason]int64{policyv1alpha1.HoldFailureStorm: 1}}
 	now := memory.Counts{Requested: 3, LastRestart: t0,
-		Held: map[policyv1alpha1.HoldReason]int64{policyv1alpha1.HoldFailureStorm: 2, policyv1alpha1.HoldDryRun: 4}}
+		Held: map[policyv1alpha1.HoldReason]int64{policyv1alpha1.HoldFailureStorm: 2, policyv1alpha1.HoldShadow: 4}}
 	addCounts(st, now.Sub(written))
-	if st.RestartsRequested != 7 || st.RestartsHeld != 7 || !st.LastRestartTime.Time.Equal(t0) {
+	if st.RestartsRequested != 7 || st.RestartsHeld != 10 || !st.LastRestartTime.Time.Equal(t0) {
 		t.Fatalf("status = %+v", st)
 	}
-	want := []policyv1alpha1.HeldCount{{Reason: "FailureStorm", Count: 3}, {Reason: "DryRun", Count: 4}}
+	want := []policyv1alpha1.HeldCount{{Reason: "FailureStorm", Count: 3}, {Reason: "DryRun", Count: 3}, {Reason: "Shadow", Count: 4}}
 	if !slices.Equal(st.HeldByReason, want) {
 		t.Fatalf("heldByReason = %v, want %v", st.HeldByReason, want)
 	}

@@ -57,8 +57,9 @@ func (r *EnhancedLivenessPolicyReconciler) observe(ctx context.Context, pol *pol
 	return nil
 }
 
-// observePods counts the policy's enrolled pods, their failing and unprobed containers into st,
-// and judges each workload that has a failing or held pod.
+// observePods counts the policy's enrolled pods (and those of them in Shadow mode), their
+// failing and unprobed containers into st, and judges each workload that has a failing or held
+// pod.
 func (r *EnhancedLivenessPolicyReconciler) observePods(ctx context.Context, pol *policyv1alpha1.EnhancedLivenessPolicy,
 	p *rules.Policy, st *policyv1alpha1.EnhancedLivenessPolicyStatus, mem memory.Snapshot) (map[rules.WorkloadKey]*workloadAgg, error) {
 	pods := &corev1.PodList{}
@@ -69,7 +70,7 @@ func (r *EnhancedLivenessPolicyReconciler) observePods(ctx context.Context, pol 
 	rd := r.facts.Reader()
 	held := mem.Reasons
 	workloads := map[rules.WorkloadKey]*workloadAgg{}
-	st.EnrolledPods, st.FailingContainers, st.UnprobedContainers = 0, 0, 0
+	st.EnrolledPods, st.ShadowPods, st.FailingContainers, st.UnprobedContainers = 0, 0, 0, 0
 	for i := range pods.Items {
 		pod := &pods.Items[i]
 		if pod.Labels[appsv1alpha1.LabelEnrolled] != appsv1alpha1.TrueValue || !p.Selects(pod.Namespace, pod.Labels) ||
@@ -77,6 +78,9 @@ func (r *EnhancedLivenessPolicyReconciler) observePods(ctx context.Context, pol 
 			continue
 		}
 		st.EnrolledPods++
+		if appsv1alpha1.AdmittedInShadow(pod.Labels) {
+			st.ShadowPods++
+		}
 		e, err := rd.Evidence(ctx, pod)
 		if err != nil {
 			return nil, err

@@ -38,8 +38,8 @@ var _ = Describe("Policy status controller", Ordered, func() {
 
 	// The status controller remembers which workload a pod's ReplicaSet resolves to. A policy's
 	// status sums up the held workloads of the pods it selects, also through pods that are not
-	// failing themselves: here the only pod the policy selects never fails, its siblings (under a
-	// DryRun policy) do, so a remembered workload gone stale would drop the summary.
+	// failing themselves: here the only pod the policy selects never fails, its siblings (admitted
+	// in Shadow mode) do, so a remembered workload gone stale would drop the summary.
 	It("follows a ReplicaSet re-parented or left without its Deployment", func() {
 		ns, node := newNamespace(), newNode()
 		rs := deployment(ns, "web", 3, map[string]string{"app": "web"})
@@ -51,11 +51,11 @@ var _ = Describe("Policy status controller", Ordered, func() {
 		})
 		createPolicy(ns, "watch", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
 			s.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"role": "fail"}}
-			s.Mode = policyv1alpha1.ModeDryRun
+			s.Mode = policyv1alpha1.ModeShadow
 		})
 		q := createPod(ns, "web-q", node, podOpts{owner: rs, labels: map[string]string{"app": "web", "role": "quiet"}})
-		f0 := createPod(ns, "web-f0", node, podOpts{owner: rs, labels: map[string]string{"app": "web", "role": "fail"}})
-		f1 := createPod(ns, "web-f1", node, podOpts{owner: rs, labels: map[string]string{"app": "web", "role": "fail"}})
+		f0 := createPod(ns, "web-f0", node, podOpts{owner: rs, labels: shadowLabels(map[string]string{"app": "web", "role": "fail"})})
+		f1 := createPod(ns, "web-f1", node, podOpts{owner: rs, labels: shadowLabels(map[string]string{"app": "web", "role": "fail"})})
 		pods := []*corev1.Pod{q, f0, f1}
 		report(node, pods)
 		summarised := func() []policyv1alpha1.WorkloadReference {

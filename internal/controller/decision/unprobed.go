@@ -33,6 +33,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/facts"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/notice"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 )
 
 // EventLivenessNotProbed is the event reason on an enrolled pod a container of which no daemon
@@ -50,7 +51,16 @@ var unprobedContainers = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 	Help: "Containers of enrolled pods no node daemon probes (they have no liveness), by the pods' namespace.",
 }, []string{"pod_namespace"})
 
-func init() { metrics.Registry.MustRegister(unprobedContainers) }
+// enrolledPods counts the enrolled pods by the mode they were admitted in (their mode label;
+// Enforce for a pod 0.1.0 admitted, which has none): how many the operator restarts, and how many
+// it only watches beside the kubelet. Set by the same look as unprobedContainers.
+var enrolledPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "enhanced_liveness_enrolled_pods",
+	Help: "Enrolled pods, by the mode they were admitted in: Enforce (the operator restarts them) or Shadow " +
+		"(they keep their native livenessProbe; the operator probes beside it and never restarts them).",
+}, []string{"mode"})
+
+func init() { metrics.Registry.MustRegister(unprobedContainers, enrolledPods) }
 
 // unprobedWatch counts, every interval, the containers of enrolled pods that no daemon probes
 // (facts.Reader.Unprobed) into the gauge, by namespace, and tells each such pod in a Warning
@@ -88,7 +98,7 @@ func (u *unprobedWatch) Start(ctx context.Context) error {
 	}
 }
 
-// look counts once, sets the gauge and emits the events due.
+// look counts once, sets the gauges and emits the events due.
 func (u *unprobedWatch) look(ctx context.Context) error {
 	pods := &corev1.PodList{}
 	if err := u.cache.List(ctx, pods, client.MatchingLabels{appsv1alpha1.LabelEnrolled: appsv1alpha1.TrueValue},
@@ -100,8 +110,12 @@ func (u *unprobedWatch) look(ctx context.Context) error {
 	seen := map[types.UID]string{}
 	found := map[types.UID]facts.Unprobed{}
 	byUID := map[types.UID]*corev1.Pod{}
+	modes := map[string]int{}
 	for i := range pods.Items {
 		p := &pods.Items[i]
+		if !podutil.IsFinished(p) {
+			modes[admittedMode(p)]++
+		}
 		x, err := rd.Unprobed(ctx, p)
 		if err != nil {
 			return err
@@ -121,10 +135,21 @@ func (u *unprobedWatch) look(ctx context.Context) error {
 		unprobedContainers.WithLabelValues(ns).Set(float64(n))
 		u.namespaces[ns] = true
 	}
+	for _, m := range []string{appsv1alpha1.ModeEnforce, appsv1alpha1.ModeShadow} {
+		enrolledPods.WithLabelValues(m).Set(float64(modes[m]))
+	}
 	for _, d := range u.tracker.Observe(u.clock.Now(), seen) {
 		x := found[d.UID]
 		u.recorder.Eventf(byUID[d.UID], nil, corev1.EventTypeWarning, EventLivenessNotProbed, x.Reason,
 			"%d container(s) have no liveness probe running for %s: %s", x.Containers, d.For.Round(time.Second), x.Message)
 	}
 	return nil
+}
+
+// admittedMode is the mode the pod was admitted in: Enforce unless its mode label says Shadow.
+func admittedMode(p *corev1.Pod) string {
+	if appsv1alpha1.AdmittedInShadow(p.Labels) {
+		return appsv1alpha1.ModeShadow
+	}
+	return appsv1alpha1.ModeEnforce
 }

@@ -31,6 +31,8 @@ import (
 // container's pod and its name in the pod's spec.
 const (
 	LabelPodUID        = "io.kubernetes.pod.uid"
+	LabelPodNamespace  = "io.kubernetes.pod.namespace"
+	LabelPodName       = "io.kubernetes.pod.name"
 	LabelContainerName = "io.kubernetes.container.name"
 )
 
@@ -46,6 +48,12 @@ const (
 	CauseContainerName = "container-name"
 	// CauseUnlabelled: the runtime does not say whose the container is (not created by a kubelet).
 	CauseUnlabelled = "unlabelled"
+	// CauseContainerID: the ID is not a whole container ID; the runtime resolves it, as a prefix,
+	// to a container of another ID, which a later call may resolve to yet another container.
+	CauseContainerID = "container-id"
+	// CauseMirror: the container is the static pod's that the pod's kubernetes.io/config.mirror
+	// annotation names, but its labels name another pod: the pod is not that static pod's mirror.
+	CauseMirror = "mirror"
 )
 
 // Operations guarded by an owner check, the operation label of OwnerRefusals.
@@ -76,21 +84,24 @@ type ExecRuntime interface {
 // Owner is the pod (by UID) and container a container must belong to. MirrorOf is the
 // kubernetes.io/config.mirror annotation of a mirror pod: its static pod's UID, which is what the
 // kubelet labels the containers of a static pod with (the mirror pod's own UID is the API
-// server's).
+// server's). Namespace and Name are the pod's: the kubelet labels a static pod's containers with
+// its mirror pod's namespace and name, the only proof of a mirror that its creator cannot write.
 type Owner struct {
 	PodUID, MirrorOf, Container string
+	Namespace, Name             string
 }
 
 // PodOwner is container of pod as an Owner.
 func PodOwner(pod *corev1.Pod, container string) Owner {
-	return Owner{PodUID: string(pod.UID), MirrorOf: pod.Annotations[corev1.MirrorPodAnnotationKey], Container: container}
+	return Owner{PodUID: string(pod.UID), MirrorOf: pod.Annotations[corev1.MirrorPodAnnotationKey], Container: container,
+		Namespace: pod.Namespace, Name: pod.Name}
 }
 
 // NotOwnedError says that a container is not the one the pod's status should name.
 type NotOwnedError struct {
 	ContainerID string
 	Want        Owner
-	// Cause is CausePodUID, CauseContainerName or CauseUnlabelled.
+	// Cause is one of the Cause constants.
 	Cause string
 	// PodUID and Container are what the runtime's labels say.
 	PodUID, Container string
@@ -103,6 +114,13 @@ func (e *NotOwnedError) Error() string {
 			e.ContainerID, LabelPodUID, LabelContainerName, e.Want.Container, e.Want.PodUID)
 	case CauseContainerName:
 		return fmt.Sprintf("container %s is container %q of the pod, not %q", e.ContainerID, e.Container, e.Want.Container)
+	case CauseContainerID:
+		// Nor the container it resolves to: it may be another pod's.
+		return fmt.Sprintf("container %s is not a whole container ID: the runtime answers with a container of another ID, "+
+			"and nothing is run by part of an ID", e.ContainerID)
+	case CauseMirror:
+		return fmt.Sprintf("container %s belongs to the static pod that the pod's %s annotation names, but is not labelled "+
+			"with the pod's namespace and name: pod %s is not that static pod's mirror", e.ContainerID, corev1.MirrorPodAnnotationKey, e.Want.PodUID)
 	default:
 		// The other pod is not named: the message goes to this pod's namespace.
 		return fmt.Sprintf("container %s belongs to another pod, not to pod %s", e.ContainerID, e.Want.PodUID)
@@ -121,7 +139,8 @@ func AsNotOwned(err error) *NotOwnedError {
 }
 
 // CheckOwner returns a *NotOwnedError unless the runtime's status of a container labels it as
-// container want.Container of pod want.PodUID.
+// container want.Container of pod want.PodUID (or, for a mirror pod, of its static pod, labelled
+// with the mirror pod's namespace and name).
 func CheckOwner(st *runtimeapi.ContainerStatus, want Owner) error {
 	labels := st.GetLabels()
 	uid, name := labels[LabelPodUID], labels[LabelContainerName]
@@ -131,6 +150,10 @@ func CheckOwner(st *runtimeapi.ContainerStatus, want Owner) error {
 		e.Cause = CauseUnlabelled
 	case uid != want.PodUID && (want.MirrorOf == "" || uid != want.MirrorOf):
 		e.Cause = CausePodUID
+	case uid != want.PodUID && (labels[LabelPodNamespace] != want.Namespace || labels[LabelPodName] != want.Name):
+		// Only the annotation, which whoever creates the pod writes, says it is a mirror: the
+		// kubelet's labels must say so too.
+		e.Cause = CauseMirror
 	case name != want.Container:
 		e.Cause = CauseContainerName
 	default:
@@ -139,18 +162,28 @@ func CheckOwner(st *runtimeapi.ContainerStatus, want Owner) error {
 	return e
 }
 
+// CheckContainer is CheckOwner of the status the runtime gave for id (a container ID without
+// its "<runtime>://" prefix), which must be the status of container id itself: runtimes resolve
+// a unique prefix of an ID to the whole ID, and the container a prefix resolves to changes as
+// containers come and go.
+func CheckContainer(id string, st *runtimeapi.ContainerStatus, want Owner) error {
+	if st.GetId() != id {
+		return &NotOwnedError{ContainerID: id, Want: want, Cause: CauseContainerID}
+	}
+	return CheckOwner(st, want)
+}
+
 // VerifyOwner asks the runtime whose containerID (a pod-status ID with or without its
-// "<runtime>://" prefix) is: a *NotOwnedError when it is not want's, the runtime's error when it
-// cannot say.
-func VerifyOwner(ctx context.Context, rt StatusReader, containerID string, want Owner) error {
+// "<runtime>://" prefix) is. It returns the container's ID as the runtime confirmed it, the one
+// to exec in; a *NotOwnedError when it is not want's; the runtime's error when it cannot say.
+func VerifyOwner(ctx context.Context, rt StatusReader, containerID string, want Owner) (string, error) {
 	id := TrimContainerID(containerID)
 	resp, err := rt.ContainerStatus(ctx, id, false)
 	if err != nil {
-		return err
+		return "", err
 	}
-	err = CheckOwner(resp.GetStatus(), want)
-	if no := AsNotOwned(err); no != nil {
-		no.ContainerID = id // as asked, whatever the runtime's spelling
+	if err := CheckContainer(id, resp.GetStatus(), want); err != nil {
+		return "", err
 	}
-	return err
+	return resp.GetStatus().GetId(), nil
 }

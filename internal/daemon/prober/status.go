@@ -75,9 +75,11 @@ type StatusWriter struct {
 	// (DefaultFailureWindow when zero; never longer than Window).
 	FailureWindow time.Duration
 	// Budget is the most bytes the report's status may take, JSON-encoded (DefaultReportBudget
-	// when zero); over it, the namespaces with the most states are left out (fitBudget).
+	// when zero); over it, the namespaces over their fair share are cut to their Failed states
+	// (fitBudget).
 	Budget int
-	// Recorder tells, on the report, when namespaces are left out; nil tells nothing.
+	// Recorder tells, on the report and on a pod of each namespace cut, when namespaces are cut
+	// to their Failed states; nil tells nothing.
 	Recorder events.EventRecorder
 	Clock    clock.WithTicker
 
@@ -235,7 +237,7 @@ func (s *StatusWriter) Flush(ctx context.Context) error {
 	if err := s.count(res, err); err != nil {
 		return err
 	}
-	s.observeBudget(ctx, res.Written, size, budget, before, after)
+	s.observeBudget(ctx, plan, res.Written, size, budget, before, after)
 	return nil
 }
 
@@ -252,23 +254,48 @@ func judge(plan *Plan, shown *appsv1alpha1.ProbeResults, results *Cache, budget 
 	return true, size
 }
 
-// observeBudget sets the report's size metrics and, when a write leaves other namespaces out
-// than the report showed, says so in a Warning event on the report and the log.
-func (s *StatusWriter) observeBudget(ctx context.Context, written bool, size, budget int, before, after []string) {
+// observeBudget sets the report's size metrics and, when a write cuts other namespaces than the
+// report showed, says so in the log, in a Warning event on the report (a cluster-scoped object:
+// its events go to namespace default) and, for each namespace newly cut, in one on a pod of that
+// namespace, where its users look.
+func (s *StatusWriter) observeBudget(ctx context.Context, plan *Plan, written bool, size, budget int, before, after []string) {
 	ReportBytes.Set(float64(size))
 	OmittedNamespaces.Set(float64(len(after)))
 	if !written || len(after) == 0 || slices.Equal(before, after) {
 		return
 	}
-	logf.FromContext(ctx).Info("NodePodProbeReport over its byte budget: namespaces' results left out",
+	logf.FromContext(ctx).Info("NodePodProbeReport over its byte budget: namespaces' results cut to their Failed probes",
 		"nodePodProbeReport", s.NodeName, "budget", budget, "omittedNamespaces", after)
 	if s.Recorder == nil {
 		return
 	}
 	ref := &corev1.ObjectReference{APIVersion: appsv1alpha1.GroupVersion.String(), Kind: "NodePodProbeReport", Name: s.NodeName}
 	s.Recorder.Eventf(ref, nil, corev1.EventTypeWarning, ReasonReportOverBudget, "Write", "%s", truncate.String(fmt.Sprintf(
-		"the results would take more than the report's %d bytes: those of namespaces %s on this node are left out, "+
-			"and their pods count as not probed", budget, strings.Join(after, ", ")), MaxEventNoteBytes))
+		"the results would take more than the report's %d bytes: those of namespaces %s on this node are cut to their "+
+			"Failed probes that fit their share, and their other probes count as not probed", budget, strings.Join(after, ", ")), MaxEventNoteBytes))
+	for _, ns := range after {
+		if slices.Contains(before, ns) {
+			continue
+		}
+		if pod := firstPodOf(plan, ns); pod != nil {
+			s.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, ReasonReportOverBudget, "Write", "%s", truncate.String(fmt.Sprintf(
+				"the NodePodProbeReport of node %s would take more than its %d bytes, and namespace %s has more than its share "+
+					"of it: only its Failed probes that fit its share are reported, so their containers can still be restarted; "+
+					"its other probes on this node count as not probed until its results fit again", s.NodeName, budget, ns), MaxEventNoteBytes))
+		}
+	}
+}
+
+// firstPodOf is the first pod of namespace ns in the plan (the NodePodProbe's order): the one
+// that tells the namespace its results on this node are cut. Only the namespace's own pod is
+// named, never another's.
+func firstPodOf(plan *Plan, ns string) *corev1.ObjectReference {
+	for i := range plan.Pods {
+		if pp := &plan.Pods[i]; pp.Namespace == ns {
+			return &corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: ns, Name: pp.Name, UID: pp.UID}
+		}
+	}
+	return nil
 }
 
 // count records the outcome of a results write in the metrics and returns its error (a missing

@@ -68,9 +68,10 @@ type worker struct {
 	// Owned by the run in flight (runs never overlap).
 	containerID string
 	// owned is the last container the runtime said is the target's (checked before its first
-	// exec: a container's owner never changes); refused is why it said the last other is not.
-	owned   string
-	refused *cri.NotOwnedError
+	// exec: a container's owner never changes), ownedID its ID as the runtime confirmed it, the
+	// one the execs name; refused is why it said the last other is not.
+	owned, ownedID string
+	refused        *cri.NotOwnedError
 	// addr is the address the runtime gave for the pod when container addrFor appeared: a new
 	// container may be in a new sandbox, the only way a pod's address changes.
 	addr    cri.PodAddress
@@ -136,8 +137,9 @@ func (w *worker) doProbe(ctx context.Context) bool {
 
 // checkOwner asks the runtime, before the first exec in a container, whether the container is
 // the target's: whoever can write the pod's status can name any container of the node there,
-// and an exec probe's output goes to the pod's events. HTTP, TCP and gRPC probes do not enter
-// the container.
+// and an exec probe's output goes to the pod's events. The answer is kept for the ID, so the ID
+// must be the container's whole ID: a prefix, which the runtime resolves too, could name another
+// container later. HTTP, TCP and gRPC probes do not enter the container.
 func (w *worker) checkOwner(ctx context.Context, t *Target, pod *corev1.Pod) error {
 	switch {
 	case t.Probe.Exec == nil || w.containerID == w.owned || w.m.Runtime == nil: // nil: the exec runner says so
@@ -145,14 +147,23 @@ func (w *worker) checkOwner(ctx context.Context, t *Target, pod *corev1.Pod) err
 	case w.refused != nil && w.refused.ContainerID == cri.TrimContainerID(w.containerID):
 		return w.refused
 	}
-	if err := cri.VerifyOwner(ctx, w.m.Runtime, w.containerID, cri.PodOwner(pod, t.Container)); err != nil {
+	id, err := cri.VerifyOwner(ctx, w.m.Runtime, w.containerID, cri.PodOwner(pod, t.Container))
+	if err != nil {
 		if cri.AsNotOwned(err) != nil {
 			return err
 		}
 		return &check.RuntimeError{Op: "ContainerStatus", Err: err}
 	}
-	w.owned = w.containerID
+	w.owned, w.ownedID = w.containerID, id
 	return nil
+}
+
+// runID is the container ID a run names: the one the runtime confirmed when checkOwner did.
+func (w *worker) runID() string {
+	if w.owned != "" && w.owned == w.containerID {
+		return w.ownedID
+	}
+	return w.containerID
 }
 
 // prepare readies a run: the container must be the pod's (checkOwner), and the runner is built
@@ -221,7 +232,7 @@ func (w *worker) run(ctx context.Context, t *Target, pod *corev1.Pod) (check.Out
 	)
 	for range maxProbeRetries {
 		if err = w.prepare(ctx, t, pod); err == nil {
-			if o, err = w.runner.Run(ctx, w.containerID); err == nil {
+			if o, err = w.runner.Run(ctx, w.runID()); err == nil {
 				return o, nil
 			}
 		}

@@ -101,6 +101,56 @@ func TestWorker_ExecRefusesAContainerThatIsNotThePods(t *testing.T) {
 	}
 }
 
+// The runtime resolves a unique prefix of a container ID as the whole ID, and the worker keeps
+// its owner check for the ID as the pod's status writes it. A prefix of the pod's own container
+// would pass once, then name whatever container takes that prefix after the pod's is gone: here
+// another pod's, which every later exec would run in, its output in this pod's events. The
+// worker refuses the prefix from the first run: no exec at all, Unknown, one Warning event that
+// names neither the other container nor its pod, one count of cause container-id.
+func TestWorker_ExecRefusesAPrefixOfAContainerID(t *testing.T) {
+	f, srv, tg := execFixture(t)
+	srv.AddContainerWithID("c0ffee00own", "uid-1", "app")
+	f.namesContainer("c0ffee")
+	before := testutil.ToFloat64(cri.OwnerRefusals.WithLabelValues(cri.OpExecProbe, cri.CauseContainerID))
+	w := f.worker(tg)
+
+	f.run(w, 0) // the prefix resolves to the pod's own container
+	srv.Remove("c0ffee00own")
+	srv.AddContainerWithID("c0ffee11other", "uid-other", "app")
+	for range 3 {
+		f.run(w, 0) // the same prefix now resolves to the other pod's container
+	}
+
+	for _, c := range srv.Calls("ExecSync") {
+		if c.Resolved == "c0ffee11other" {
+			t.Fatalf("exec %v ran in the other pod's container %s (asked for %s)", c.Cmd, c.Resolved, c.ContainerID)
+		}
+	}
+	if calls := srv.Calls("ExecSync"); len(calls) != 0 {
+		t.Fatalf("exec ran by the prefix %s in %s", calls[0].ContainerID, calls[0].Resolved)
+	}
+	if e := mustState(t, f, tg.Key, appsv1alpha1.ProbeUnknown); e.Message != MessageForeignContainer {
+		t.Fatalf("message %q", e.Message)
+	}
+	ev := f.events()
+	if len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning "+cri.ReasonForeignContainer+" Liveness probe not run: container c0ffee is not a whole container ID") ||
+		strings.Contains(ev[0], "11other") || strings.Contains(ev[0], "uid-other") {
+		t.Fatalf("events = %q, want one %s naming only the prefix", ev, cri.ReasonForeignContainer)
+	}
+	if d := testutil.ToFloat64(cri.OwnerRefusals.WithLabelValues(cri.OpExecProbe, cri.CauseContainerID)) - before; d != 1 {
+		t.Fatalf("refusals{exec-probe,container-id} grew by %v, want 1", d)
+	}
+
+	// The status naming the pod's container by its whole ID: the probe runs there.
+	srv.AddContainerWithID("c0ffee22own", "uid-1", "app")
+	f.namesContainer("c0ffee22own")
+	f.run(w, 0)
+	if calls := srv.Calls("ExecSync"); len(calls) != 1 || calls[0].ContainerID != "c0ffee22own" || calls[0].Resolved != "c0ffee22own" {
+		t.Fatalf("ExecSync calls %+v, want one in c0ffee22own", calls)
+	}
+	mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded)
+}
+
 // BenchmarkWorkerRunExec is one run of an exec worker against the test CRI server on a unix
 // socket: the owner check is made once per container, so a run costs one ExecSync.
 func BenchmarkWorkerRunExec(b *testing.B) {

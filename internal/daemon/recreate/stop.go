@@ -93,8 +93,9 @@ func (e *Executor) startStops(ctx context.Context, crr *appsv1alpha1.ContainerRe
 // when a liveness probe fails.
 func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.ContainerRecreateRequest, name, target string,
 	t stepTiming) stopResult {
-	id := cri.TrimContainerID(target)
-	if r, done := e.inspect(ctx, pod, crr, name, target); done {
+	// id is the container's ID as the runtime confirmed it: the hook and the stop name nothing else.
+	id, r, done := e.inspect(ctx, pod, crr, name, target)
+	if done {
 		return r
 	}
 	var c *corev1.Container
@@ -107,7 +108,7 @@ func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.
 	hookMsg := ""
 	if RunsPreStop(c, total) {
 		hooks := &HookRunner{Runtime: e.Runtime, Addresses: e.Addresses, Clock: e.Clock, UserAgent: e.HookUserAgent}
-		if err := hooks.Run(ctx, pod, c, target, c.Lifecycle.PreStop, time.Duration(total)*time.Second); err != nil {
+		if err := hooks.Run(ctx, pod, c, id, c.Lifecycle.PreStop, time.Duration(total)*time.Second); err != nil {
 			e.Recorder.Eventf(pod, crr, corev1.EventTypeWarning, ReasonFailedPreStopHook, "PreStopHook",
 				"PreStopHook of container %s failed: %v", name, err)
 			hookMsg = fmt.Sprintf(" (preStop hook failed: %v)", err)
@@ -142,26 +143,30 @@ func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.
 // the container is gone or exited, when the runtime cannot say, and when the container is not
 // container name of pod. Whoever can write a pod's status can name any container of the node
 // there; the runtime's labels, which the kubelet set when it created the container, cannot be.
-func (e *Executor) inspect(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.ContainerRecreateRequest, name, target string) (stopResult, bool) {
-	resp, err := e.Runtime.ContainerStatus(ctx, cri.TrimContainerID(target), false)
+// The ID must be the container's whole ID: the runtime resolves a prefix too, and between this
+// read and the stop (the preStop hook may take the whole grace period) a prefix can come to name
+// another container. Not done, it returns the ID the runtime confirmed.
+func (e *Executor) inspect(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.ContainerRecreateRequest, name, target string) (string, stopResult, bool) {
+	id := cri.TrimContainerID(target)
+	resp, err := e.Runtime.ContainerStatus(ctx, id, false)
 	switch {
 	case grpcstatus.Code(err) == codes.NotFound:
-		return stopResult{outcome: alreadyStopped, message: target + " is already gone from the runtime; waiting for the kubelet to start a new container"}, true
+		return "", stopResult{outcome: alreadyStopped, message: target + " is already gone from the runtime; waiting for the kubelet to start a new container"}, true
 	case transient(err):
-		return stopResult{outcome: stopRetry, message: fmt.Sprintf("cannot read %s from the container runtime, will retry: %v", target, err)}, true
+		return "", stopResult{outcome: stopRetry, message: fmt.Sprintf("cannot read %s from the container runtime, will retry: %v", target, err)}, true
 	case err != nil:
-		return stopResult{outcome: stopFailed, message: fmt.Sprintf("cannot read %s from the container runtime: %v", target, err)}, true
+		return "", stopResult{outcome: stopFailed, message: fmt.Sprintf("cannot read %s from the container runtime: %v", target, err)}, true
 	}
-	if err := cri.CheckOwner(resp.GetStatus(), cri.PodOwner(pod, name)); err != nil {
+	if err := cri.CheckContainer(id, resp.GetStatus(), cri.PodOwner(pod, name)); err != nil {
 		cri.OwnerRefusals.WithLabelValues(cri.OpStop, cri.AsNotOwned(err).Cause).Inc()
 		e.Recorder.Eventf(pod, crr, corev1.EventTypeWarning, cri.ReasonForeignContainer, "StopContainer",
 			"Did not stop container %s: %v", name, err)
-		return stopResult{outcome: stopFailed, message: fmt.Sprintf("not stopped: %v", err)}, true
+		return "", stopResult{outcome: stopFailed, message: fmt.Sprintf("not stopped: %v", err)}, true
 	}
 	if resp.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
-		return stopResult{outcome: alreadyStopped, message: target + " has already exited; waiting for the kubelet to start a new container"}, true
+		return "", stopResult{outcome: alreadyStopped, message: target + " has already exited; waiting for the kubelet to start a new container"}, true
 	}
-	return stopResult{}, false
+	return resp.GetStatus().GetId(), stopResult{}, false
 }
 
 // killingNote is the Killing event's message: the kubelet's own wording for a liveness restart,

@@ -66,7 +66,7 @@ func statusBytes(rep *appsv1alpha1.NodePodProbeReport) int {
 }
 
 var _ = Describe("the report's byte budget", func() {
-	It("leaves out the namespace that fills the report, keeps the other's failure, and lists it again once it fits", func() {
+	It("cuts the namespace that fills the report to the failures its share holds, keeps the other's whole, and lists it whole again once it fits", func() {
 		tg := startTargets()
 		var failing atomic.Bool
 		failing.Store(true)
@@ -83,8 +83,8 @@ var _ = Describe("the report's byte budget", func() {
 			return podProbe(pod, handler)
 		}
 		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
-		// 16 failing pods take about 6 KiB, the quiet one under 0.5 KiB: a 4 KiB budget holds the
-		// quiet namespace only.
+		// 16 failing pods take about 6 KiB, the quiet one under 0.5 KiB: in a 4 KiB budget the
+		// quiet namespace keeps its results, the noisy one the failures that fit its share.
 		const noisyPods, budget = 16, 4 << 10
 		for i := range noisyPods {
 			npp.Spec.PodProbes = append(npp.Spec.PodProbes, newPod(noisy, fmt.Sprintf("noisy-%02d", i),
@@ -95,7 +95,7 @@ var _ = Describe("the report's byte budget", func() {
 		createNPP(npp)
 		eng := startDaemon(node, tg.rt, func(o *Options) { o.ReportBudget = budget })
 
-		By("every probe fails: the noisy namespace is left out, the quiet one's failure is written")
+		By("every probe fails: the noisy namespace is cut to its first failures, the quiet one's failure is written")
 		Eventually(func(g Gomega) {
 			failed := 0
 			for _, pp := range npp.Spec.PodProbes {
@@ -107,27 +107,44 @@ var _ = Describe("the report's byte budget", func() {
 			g.Expect(failed).To(Equal(noisyPods+1), "probes failed in the daemon's cache")
 			rep := getReport(node)
 			g.Expect(rep.Status.OmittedNamespaces).To(Equal([]string{noisy}))
-			g.Expect(rep.Status.PodProbeStatuses).To(HaveLen(1))
-			ps := rep.Status.PodProbeStatuses[0]
+			listed := rep.Status.PodProbeStatuses
+			g.Expect(len(listed)).To(BeNumerically(">", 1))
+			g.Expect(len(listed)).To(BeNumerically("<", noisyPods+1))
+			// The NodePodProbe's order: the noisy pods first (the first ones), then the quiet one.
+			for i, ps := range listed[:len(listed)-1] {
+				g.Expect(ps.Namespace + "/" + ps.Name).To(Equal(fmt.Sprintf("%s/noisy-%02d", noisy, i)))
+				g.Expect(ps.ProbeStates).To(HaveLen(1))
+				g.Expect(ps.ProbeStates[0].State).To(Equal(appsv1alpha1.ProbeFailed))
+			}
+			ps := listed[len(listed)-1]
 			g.Expect(ps.Namespace + "/" + ps.Name).To(Equal(quiet + "/quiet-0"))
 			g.Expect(ps.ProbeStates).To(HaveLen(1))
 			g.Expect(ps.ProbeStates[0].State).To(Equal(appsv1alpha1.ProbeFailed))
-			g.Expect(rep.Status.FailingProbes).To(BeEquivalentTo(1))
+			g.Expect(rep.Status.FailingProbes).To(BeEquivalentTo(len(listed)))
 			g.Expect(statusBytes(rep)).To(BeNumerically("<=", budget))
 		}).WithTimeout(20 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 
-		By("a ReportOverBudget Warning event on the report names the namespace")
+		By("ReportOverBudget Warning events name the namespace: on the report, and on the namespace's first pod, in its namespace")
 		Eventually(func(g Gomega) {
 			var evs eventsv1.EventList
 			g.Expect(k8sClient.List(ctx, &evs)).To(Succeed())
-			var notes []string
+			var onReport, onPod []string
 			for _, e := range evs.Items {
-				if e.Regarding.Kind == "NodePodProbeReport" && e.Regarding.Name == node &&
-					e.Reason == prober.ReasonReportOverBudget && e.Type == corev1.EventTypeWarning {
-					notes = append(notes, e.Note)
+				if e.Reason != prober.ReasonReportOverBudget || e.Type != corev1.EventTypeWarning {
+					continue
+				}
+				switch {
+				case e.Regarding.Kind == "NodePodProbeReport" && e.Regarding.Name == node:
+					// A cluster-scoped object's events go to namespace default.
+					g.Expect(e.Namespace).To(Equal(metav1.NamespaceDefault))
+					onReport = append(onReport, e.Note)
+				case e.Regarding.Kind == "Pod" && strings.Contains(e.Note, "node "+node+" "):
+					g.Expect(e.Namespace).To(Equal(noisy), "an event on another namespace's pod: %s/%s", e.Regarding.Namespace, e.Regarding.Name)
+					onPod = append(onPod, e.Regarding.Namespace+"/"+e.Regarding.Name+": "+e.Note)
 				}
 			}
-			g.Expect(notes).To(ContainElement(ContainSubstring("namespaces " + noisy + " on this node are left out")))
+			g.Expect(onReport).To(ContainElement(ContainSubstring("namespaces " + noisy + " on this node are cut to their Failed probes")))
+			g.Expect(onPod).To(ConsistOf(ContainSubstring(noisy + "/noisy-00: the NodePodProbeReport of node " + node)))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 
 		By("the noisy pods pass again: the next write leaves nothing out")
@@ -176,14 +193,26 @@ var _ = Describe("the report's byte budget", func() {
 			// Filled to within one pod's entry of the budget, and never over it.
 			Expect(size).To(BeNumerically("<=", limit))
 			Expect(size).To(BeNumerically(">", limit-daemonoptions.MinReportBudget))
+			// Every namespace is over its share (a thousandth of the budget, about one state): each
+			// is cut to the Failed states its share and what the shares leave hold.
+			Expect(rep.Status.OmittedNamespaces).To(HaveLen(appsv1alpha1.MaxPodProbesPerNode))
 			Expect(rep.Status.PodProbeStatuses).NotTo(BeEmpty())
-			Expect(len(rep.Status.OmittedNamespaces) + len(rep.Status.PodProbeStatuses)).To(Equal(appsv1alpha1.MaxPodProbesPerNode))
+			for _, ps := range rep.Status.PodProbeStatuses {
+				Expect(ps.ProbeStates).NotTo(BeEmpty())
+				for _, st := range ps.ProbeStates {
+					Expect(st.State).To(Equal(appsv1alpha1.ProbeFailed))
+				}
+			}
 			Expect(rep.ManagedFields).NotTo(BeEmpty())
 			whole, err := json.Marshal(rep)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(len(whole)).To(BeNumerically("<", 3<<19), "the object within the 1.5 MiB the API server stores")
-			GinkgoWriter.Printf("budget %d: status %d bytes, object with metadata %d bytes, %d namespaces left out, %d pods listed\n",
-				limit, size, len(whole), len(rep.Status.OmittedNamespaces), len(rep.Status.PodProbeStatuses))
+			states := 0
+			for _, ps := range rep.Status.PodProbeStatuses {
+				states += len(ps.ProbeStates)
+			}
+			GinkgoWriter.Printf("budget %d: status %d bytes, object with metadata %d bytes, %d namespaces cut, %d pods listed, %d states\n",
+				limit, size, len(whole), len(rep.Status.OmittedNamespaces), len(rep.Status.PodProbeStatuses), states)
 		},
 		Entry("the default, 1 MiB", "node-budget-default", 0),
 		Entry("the most --report-budget-bytes takes, 1.25 MiB", "node-budget-max", daemonoptions.MaxReportBudget),

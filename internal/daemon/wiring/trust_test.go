@@ -179,6 +179,28 @@ var _ = Describe("node daemon trust boundary", func() {
 		}
 	})
 
+	It("probes a pod whose status has no IP yet: an exec probe needs none", func() {
+		tg := startTargets()
+		node := "node-no-ip"
+		id := "containerd://" + tg.cri.AddContainer("sb-no-ip", "app")
+		pod := createPod(node, "no-ip", id)
+		tg.cri.SetOwner(cri.TrimContainerID(id), string(pod.UID), "app")
+		entry := podProbe(pod, corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"hang"}}})
+		pod.Status.PodIP, pod.Status.PodIPs = "", nil
+		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+		npp := &appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}}
+		npp.Spec.PodProbes = []appsv1alpha1.PodProbe{entry}
+		createNPP(npp)
+		startDaemon(node, tg.rt)
+
+		Eventually(func(g Gomega) {
+			got := getResults(node)
+			g.Expect(got.Status.CompleteFor(got.npp.Generation)).To(BeTrue())
+			g.Expect(stateOf(got)["no-ip"].State).To(Equal(appsv1alpha1.ProbeFailed))
+		}, "20s").Should(Succeed())
+		Expect(execsIn(tg.cri, id)).To(ContainElement([]string{"hang"}))
+	})
+
 	It("keeps probing across a key rotation, and probes a pod sealed with the new key once the key is published", func() {
 		tg := startTargets()
 		node := "node-rotation"

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 )
@@ -50,6 +51,9 @@ type Options struct {
 	// API reads what the cache does not keep, uncached: a pod's spec, its claims and their
 	// volumes, for an eviction (placement.go). Nil: the cache (a cache that keeps whole pods).
 	API client.Reader
+	// Evictions returns a policy's status.recentEvictions, written on the API server's clock, on
+	// Clock's (nil: as written).
+	Evictions func(*policyv1alpha1.EnhancedLivenessPolicy) []policyv1alpha1.RecentEviction
 }
 
 // Builder reads the facts of the decision from the manager's cache.
@@ -78,7 +82,8 @@ func (b *Builder) Reader() *Reader { return b.reader(false) }
 func (b *Builder) reader(learn bool) *Reader {
 	return &Reader{cache: b.cache, api: b.opts.API, placements: b.placements, workloads: b.workloads, leaseNS: b.opts.OperatorNamespace, now: b.opts.Clock.Now(),
 		heartbeats: b.heartbeats, onsets: b.onsets, decoded: b.decoded, learn: learn, settings: b.opts.Settings, def: b.opts.Default,
-		reports: map[string]nodeReport{}, leases: map[string]rules.Daemon{}, policies: map[string][]rules.Policy{}}
+		reports: map[string]nodeReport{}, leases: map[string]rules.Daemon{}, policies: map[string][]rules.Policy{},
+		evictions: b.opts.Evictions}
 }
 
 // Facts reads the facts of the pod's failed liveness results, and returns the pod as the cache
@@ -95,6 +100,7 @@ func (b *Builder) Facts(ctx context.Context, key types.NamespacedName) (*corev1.
 	}
 	f.UID, f.Found, f.Terminating, f.Labels = pod.UID, true, pod.DeletionTimestamp != nil, pod.Labels
 	f.RestartDisabled = pod.Annotations[appsv1alpha1.AnnotationRestartDisabled] == appsv1alpha1.TrueValue
+	f.Shadow = appsv1alpha1.AdmittedInShadow(pod.Labels)
 	f.Node.Name = pod.Spec.NodeName
 	if pod.Spec.NodeName == "" {
 		return pod, f, nil
@@ -132,7 +138,7 @@ func (b *Builder) read(ctx context.Context, r *Reader, pod *corev1.Pod, f *rules
 		return err
 	}
 	if !found {
-		if f.Self, err = r.podState(ctx, pod, w.Ref); err != nil {
+		if f.Self, err = r.podState(ctx, pod); err != nil {
 			return err
 		}
 	}

@@ -21,7 +21,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 )
@@ -66,26 +65,4 @@ func (r *Reader) containerStates(ctx context.Context, p *corev1.Pod) ([]rules.Co
 		out = append(out, cs)
 	}
 	return out, nil
-}
-
-// neverRestarted reports whether the operator will not restart the pod (rules.PodState
-// .NeverRestarted): it is Pending, or a container failing in it is held by a choice.
-func (r *Reader) neverRestarted(ctx context.Context, p *corev1.Pod, w rules.WorkloadRef, containers []rules.ContainerState) (bool, error) {
-	if p.Status.Phase == corev1.PodPending {
-		return true, nil
-	}
-	restartDisabled := p.Annotations[appsv1alpha1.AnnotationRestartDisabled] == appsv1alpha1.TrueValue
-	for _, c := range containers {
-		if !c.Failing {
-			continue
-		}
-		g, err := r.governing(ctx, p)
-		if err != nil {
-			return false, err
-		}
-		if rules.HeldByChoice(r.settings.RestartsEnabled, restartDisabled, g, rules.Target{Workload: w, PodLabels: p.Labels, Container: c.Name}) {
-			return true, nil
-		}
-	}
-	return false, nil
 }

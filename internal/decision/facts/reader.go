@@ -58,6 +58,8 @@ type Reader struct {
 	// settings and def are the manager's flags and its default policy.
 	settings rules.Settings
 	def      rules.Policy
+	// evictions converts a policy's status.recentEvictions to the manager's clock (Options).
+	evictions func(*policyv1alpha1.EnhancedLivenessPolicy) []policyv1alpha1.RecentEviction
 
 	reports  map[string]nodeReport
 	leases   map[string]rules.Daemon
@@ -271,7 +273,7 @@ func (r *Reader) workloadState(ctx context.Context, pod *corev1.Pod, w Workload)
 			continue
 		}
 		live++
-		ps, err := r.podState(ctx, p, w.Ref)
+		ps, err := r.podState(ctx, p)
 		if err != nil {
 			return st, self, false, err
 		}
@@ -296,8 +298,8 @@ func (r *Reader) workloadState(ctx context.Context, pod *corev1.Pod, w Workload)
 	return st, self, found, nil
 }
 
-// podState is what the storm and budget rules see of pod p of workload w.
-func (r *Reader) podState(ctx context.Context, p *corev1.Pod, w rules.WorkloadRef) (rules.PodState, error) {
+// podState is what the storm and budget rules see of pod p.
+func (r *Reader) podState(ctx context.Context, p *corev1.Pod) (rules.PodState, error) {
 	active, recovering, finished, err := r.requests(ctx, p)
 	if err != nil {
 		return rules.PodState{}, err
@@ -318,28 +320,23 @@ func (r *Reader) podState(ctx context.Context, p *corev1.Pod, w rules.WorkloadRe
 	if err != nil {
 		return rules.PodState{}, err
 	}
-	never, err := r.neverRestarted(ctx, p, w, containers)
-	if err != nil {
-		return rules.PodState{}, err
-	}
 	var controller types.UID
 	if ref := metav1.GetControllerOf(p); ref != nil {
 		controller = ref.UID
 	}
 	return rules.PodState{
-		UID:            p.UID,
-		Ready:          podutil.IsReady(p),
-		ActiveCRR:      active,
-		Finished:       finished,
-		Recovering:     recovering,
-		Failing:        e.Failed > 0,
-		Suspect:        e.Failed == 0 && e.Suspect,
-		Healthy:        e.Passed,
-		Terminating:    p.DeletionTimestamp != nil,
-		NeverRestarted: never,
-		Controller:     controller,
-		Onset:          onset,
-		Containers:     containers,
+		UID:         p.UID,
+		Ready:       podutil.IsReady(p),
+		ActiveCRR:   active,
+		Finished:    finished,
+		Recovering:  recovering,
+		Failing:     e.Failed > 0,
+		Suspect:     e.Failed == 0 && e.Suspect,
+		Healthy:     e.Passed,
+		Terminating: p.DeletionTimestamp != nil,
+		Controller:  controller,
+		Onset:       onset,
+		Containers:  containers,
 	}, nil
 }
 
@@ -399,6 +396,9 @@ func (r *Reader) governing(ctx context.Context, pod *corev1.Pod) (rules.Governin
 			p, err := rules.Compile(&list.Items[i])
 			if err != nil {
 				continue
+			}
+			if r.evictions != nil {
+				p.Evictions = r.evictions(&list.Items[i])
 			}
 			compiled = append(compiled, p)
 		}

@@ -40,7 +40,8 @@ type nodeReport struct {
 	// reporting: the node's daemon renews its Lease. While it does not, nothing the report says
 	// is passing: a probe nobody runs any more would read as healthy, omitted or listed.
 	reporting bool
-	// omitted are the namespaces whose results the report leaves out (over its byte budget).
+	// omitted are the namespaces whose results the report cuts to some of their Failed states
+	// (over its byte budget).
 	omitted map[string]bool
 	// decoded gives each named pod's probes (nil: decoded on every read).
 	decoded *podProbes
@@ -88,6 +89,9 @@ type podReport struct {
 	// message), reason is the Unprobed reason: every probe of the pod is not probed, none passing
 	// nor failed.
 	notProbed, reason string
+	// omitted says why the report lists only some of the pod's Failed states (its namespace is
+	// in omittedNamespaces): those are failures; its other probes are not probed, never passing.
+	omitted string
 }
 
 // pod returns what the report says of pod. Its probes are those the daemon derives from the pod
@@ -104,9 +108,11 @@ func (r nodeReport) pod(pod *corev1.Pod) podReport {
 		rep.reason = UnprobedRefused
 		rep.notProbed = fmt.Sprintf("the daemon of node %s probes none of the pod's probes: %s", node, rep.status.NotProbed)
 	case r.omitted[pod.Namespace]:
-		rep.reason = UnprobedOmitted
-		rep.notProbed = fmt.Sprintf("the NodePodProbeReport of node %s leaves out the results of namespace %s, "+
-			"which has the most of them, to stay within its byte budget", node, pod.Namespace)
+		// The daemon keeps the namespace's Failed states that fit its share of the budget: they
+		// are still restarted; nothing else of it may be read as passing.
+		rep.readsPassing = false
+		rep.omitted = fmt.Sprintf("the NodePodProbeReport of node %s leaves out the results of namespace %s "+
+			"but the Failed probes that fit its share, to stay within its byte budget", node, pod.Namespace)
 	}
 	if rep.notProbed != "" {
 		rep.status, rep.readsPassing = nil, false

@@ -244,3 +244,42 @@ func evidenceOf(t *testing.T, now time.Time, npp *appsv1alpha1.NodePodProbe, pod
 	}
 	return e
 }
+
+// A namespace the report cuts to its Failed states (omittedNamespaces, over its share of the
+// report's byte budget) still has those failures restarted: a listed Failed state is a failure
+// and failed evidence, while its probes the report does not list are neither passing nor failed.
+func TestOmittedNamespace_ListedFailedStatesAreFailures(t *testing.T) {
+	now := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	npp, rep, pod := nodeResults(now, []probeIs{failed, passing}, "current spec")
+	rep.Status.OmittedNamespaces = []string{pod.Namespace}
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "elo-system", Name: appsv1alpha1.DaemonLeasePrefix + "n1"},
+		Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: now}, AcquireTime: &metav1.MicroTime{Time: now.Add(-time.Hour)}}}
+	cache := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithObjects(npp, rep, pod, lease).Build()
+	clk := clocktesting.NewFakePassiveClock(now)
+	b := NewBuilder(cache, NewWorkloads(cache, cache, cache, clk), Options{Default: rules.DefaultPolicy(rules.Defaults{}),
+		OperatorNamespace: "elo-system", Clock: clk})
+	ctx := context.Background()
+
+	_, f, err := b.Facts(ctx, client.ObjectKeyFromObject(pod))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Failures) != 1 || f.Failures[0].Container != "app" || f.Failures[0].ContainerID != "containerd://app" {
+		t.Fatalf("failures %+v: want the listed Failed state of app", f.Failures)
+	}
+	rd := b.Reader()
+	e, err := rd.Evidence(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Failed != 1 || e.Passed {
+		t.Fatalf("evidence %+v: want one failed, nothing passed", e)
+	}
+	containers, err := rd.containerStates(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(containers) != 2 || !containers[0].Failing || containers[1].Healthy || containers[1].Failing {
+		t.Fatalf("containers %+v: want app failing, side neither healthy nor failing", containers)
+	}
+}

@@ -40,8 +40,9 @@ const (
 	// UnprobedRefused: the daemon reports the probe NotProbed (its trust gate refused it, the pod
 	// was not found, ...), or the whole pod not probed (it cannot name its probes).
 	UnprobedRefused = "NotProbed"
-	// UnprobedOmitted: the node's report leaves out the results of the pod's namespace, the one
-	// with the most, to stay within its byte budget (status.omittedNamespaces).
+	// UnprobedOmitted: the node's report leaves out the results of the pod's namespace, over its
+	// share of the report's byte budget, but for some of its Failed states
+	// (status.omittedNamespaces): the probes it does not list Failed.
 	UnprobedOmitted = "ReportOverBudget"
 )
 
@@ -57,7 +58,8 @@ type Unprobed struct {
 // Unprobed reads which of an enrolled pod's containers no daemon probes. A pod that is not
 // scheduled, finished or terminating counts nowhere. A probe the report does not list, or lists
 // with any other state, is probed: a pod the mapping just added and the daemon has not acted on
-// yet is not told apart from one that runs (the alert waits for a lasting state).
+// yet is not told apart from one that runs (the alert waits for a lasting state). In a namespace
+// the report cuts to its Failed states (omittedNamespaces), only a probe listed Failed is.
 func (r *Reader) Unprobed(ctx context.Context, pod *corev1.Pod) (Unprobed, error) {
 	node := pod.Spec.NodeName
 	if node == "" || pod.DeletionTimestamp != nil || podutil.IsFinished(pod) {
@@ -91,12 +93,16 @@ func (r *Reader) Unprobed(ctx context.Context, pod *corev1.Pod) (Unprobed, error
 	var u Unprobed
 	for i := range rep.probes {
 		s := stateOf(rep.status, rep.probes[i].Name)
-		if s == nil || s.State != appsv1alpha1.ProbeNotProbed {
-			continue
-		}
-		if u.Containers++; u.Reason == "" {
-			u.Reason = UnprobedRefused
-			u.Message = fmt.Sprintf("the daemon of node %s does not run probe %s: %s", node, s.Name, s.Message)
+		switch {
+		case rep.omitted != "" && (s == nil || !s.Failed()):
+			if u.Containers++; u.Reason == "" {
+				u.Reason, u.Message = UnprobedOmitted, rep.omitted
+			}
+		case s != nil && s.State == appsv1alpha1.ProbeNotProbed:
+			if u.Containers++; u.Reason == "" {
+				u.Reason = UnprobedRefused
+				u.Message = fmt.Sprintf("the daemon of node %s does not run probe %s: %s", node, s.Name, s.Message)
+			}
 		}
 	}
 	return u, nil

@@ -61,10 +61,14 @@ func TestUnprobed(t *testing.T) {
 			setup: func(_ *appsv1alpha1.NodePodProbe, rep *appsv1alpha1.NodePodProbeReport, _ *corev1.Pod) {
 				rep.Status.PodProbeStatuses[0].NotProbed = "undecodable: the pod's probe context does not decode"
 			}, want: Unprobed{Containers: 2, Reason: UnprobedRefused}},
-		{name: "the report leaves out the pod's namespace", probes: []probeIs{passing, failed},
+		{name: "the report leaves out the pod's namespace", probes: []probeIs{passing, passing},
 			setup: func(_ *appsv1alpha1.NodePodProbe, rep *appsv1alpha1.NodePodProbeReport, pod *corev1.Pod) {
 				rep.Status.OmittedNamespaces = []string{"a-noisy-one", pod.Namespace}
 			}, want: Unprobed{Containers: 2, Reason: UnprobedOmitted}},
+		{name: "the report cuts the pod's namespace to a Failed state: that one is probed", probes: []probeIs{passing, failed},
+			setup: func(_ *appsv1alpha1.NodePodProbe, rep *appsv1alpha1.NodePodProbeReport, pod *corev1.Pod) {
+				rep.Status.OmittedNamespaces = []string{"a-noisy-one", pod.Namespace}
+			}, want: Unprobed{Containers: 1, Reason: UnprobedOmitted}},
 		{name: "the report leaves out another namespace", probes: []probeIs{passing, passing},
 			setup: func(_ *appsv1alpha1.NodePodProbe, rep *appsv1alpha1.NodePodProbeReport, _ *corev1.Pod) {
 				rep.Status.OmittedNamespaces = []string{"a-noisy-one"}

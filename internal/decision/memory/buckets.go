@@ -165,16 +165,34 @@ func (l *buckets) take(ns string, g rules.Governing, now time.Time) (bool, time.
 	for _, b := range bs {
 		b.tokens--
 	}
-	if l.global != nil {
-		l.served[ns] = now
-		window := time.Duration(float64(l.global.rate.Burst) / float64(l.global.rate.PerMinute) * float64(time.Minute))
-		for n, at := range l.served {
-			if now.Sub(at) >= window {
-				delete(l.served, n) // served long enough ago to be fresh again: bounded by the active namespaces
-			}
+	l.serve(ns, now)
+	return true, 0
+}
+
+// drain takes a token, or what is left of one, from the global bucket and from the bucket of each
+// governing policy, for a pod of namespace ns, and is never refused: a restart released by a
+// canary that helped does not wait on the buckets (rules/ratelimit.go), but the other restarts
+// they serve see it used. No bucket goes below empty: the next restart of another namespace
+// waits for one token at most, never for this workload's recovery.
+func (l *buckets) drain(ns string, g rules.Governing, now time.Time) {
+	for _, b := range l.of(g, now, true) {
+		b.tokens = max(0, b.tokens-1)
+	}
+	l.serve(ns, now)
+}
+
+// serve records that namespace ns took a token of the manager-wide bucket now.
+func (l *buckets) serve(ns string, now time.Time) {
+	if l.global == nil {
+		return
+	}
+	l.served[ns] = now
+	window := time.Duration(float64(l.global.rate.Burst) / float64(l.global.rate.PerMinute) * float64(time.Minute))
+	for n, at := range l.served {
+		if now.Sub(at) >= window {
+			delete(l.served, n) // served long enough ago to be fresh again: bounded by the active namespaces
 		}
 	}
-	return true, 0
 }
 
 // giveBack returns the token a restart governed by g took, to each bucket (capped at its burst):

@@ -198,3 +198,35 @@ func TestGlobalBucketIsSharedFairly(t *testing.T) {
 		t.Fatalf("served remembers %v: namespaces served long ago are forgotten", l.served)
 	}
 }
+
+// A restart released by a canary that helped drains the buckets and is never refused by them: it
+// takes a token, or what is left of one, from each, never driving one below empty, and counts as
+// its namespace's use of the manager-wide bucket.
+func TestDrain(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// Manager-wide 6 a minute, burst 4: a reserve of 1.
+	l := newBuckets(rules.Rate{PerMinute: 6, Burst: 4}, now)
+	a := rules.Governing{{Key: rules.PolicyKey{Namespace: "ns", Name: "a"}, Rate: rules.Rate{PerMinute: 6, Burst: 2}}}
+	for range 5 {
+		l.drain("ns", a, now)
+	}
+	if got := l.tokens(a[0].Key, now); got != 0 {
+		t.Fatalf("a has %v tokens after 5 drains of a burst of 2, want 0", got)
+	}
+	if l.global.refill(now); l.global.tokens != 0 {
+		t.Fatalf("the manager-wide bucket has %v tokens, want 0", l.global.tokens)
+	}
+	// Half a token refilled: a drain takes it.
+	now = now.Add(5 * time.Second)
+	l.drain("ns", a, now)
+	if got := l.tokens(a[0].Key, now); got != 0 {
+		t.Fatalf("a has %v tokens, want 0", got)
+	}
+	// The others wait for the next token: 10 s, not the drained restarts' debt.
+	if w := l.wait("other", rules.Governing{{Key: rules.PolicyKey{Namespace: "other", Name: "b"}, Rate: rules.Rate{PerMinute: 6, Burst: 2}}}, now); w != 10*time.Second {
+		t.Fatalf("another namespace waits %s, want 10s", w)
+	}
+	if _, ok := l.served["ns"]; !ok {
+		t.Fatal("a drain is its namespace's use of the manager-wide bucket")
+	}
+}

@@ -98,7 +98,7 @@ type HoldStats struct {
 	Oldest map[policyv1alpha1.HoldReason]time.Duration
 	// OverMaxHold counts the held restarts held longer than their maxHold: budget and doubt
 	// holds (a canary and its doubled periods aside, those should end within it), not the
-	// holds chosen by a switch, DryRun or the blacklist, nor those of a policy with maxHold 0s.
+	// holds chosen by a switch, Shadow or the blacklist, nor those of a policy with maxHold 0s.
 	OverMaxHold int
 }
 

@@ -33,9 +33,9 @@ func TestLoudHolds(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakePassiveClock(t0)
 	m := New(clk, rules.Rate{}, nil)
-	dryRun := func() (*rules.Facts, rules.Failure) {
+	shadow := func() (*rules.Facts, rules.Failure) {
 		f, x := facts(0)
-		f.Policies[0].DryRun, f.Policies[0].MaxHold = true, time.Minute
+		f.Shadow, f.Policies[0].MaxHold = true, time.Minute
 		return f, x
 	}
 	budget := func() (*rules.Facts, rules.Failure) {
@@ -48,8 +48,8 @@ func TestLoudHolds(t *testing.T) {
 		announce bool
 	}{{0, true}, {4 * time.Minute, false}, {5 * time.Minute, true}, {9 * time.Minute, false}, {10 * time.Minute, true}} {
 		clk.SetTime(t0.Add(step.after))
-		d := m.Decide(dryRun())
-		if d.Reason != policyv1alpha1.HoldDryRun || d.Announce != step.announce || !d.HeldSince.Equal(t0) {
+		d := m.Decide(shadow())
+		if d.Reason != policyv1alpha1.HoldShadow || d.Announce != step.announce || !d.HeldSince.Equal(t0) {
 			t.Fatalf("after %s: %s, announce %v since %s; want announce %v since %s", step.after, d.Reason, d.Announce, d.HeldSince, step.announce, t0)
 		}
 	}
@@ -59,7 +59,7 @@ func TestLoudHolds(t *testing.T) {
 	}
 
 	held := m.Snapshot(policyKey).HeldPods
-	if len(held) != 2 || held[0].Pod.Name != "web-0" || !held[0].Since.Equal(t0) || held[0].Reason != policyv1alpha1.HoldDryRun ||
+	if len(held) != 2 || held[0].Pod.Name != "web-0" || !held[0].Since.Equal(t0) || held[0].Reason != policyv1alpha1.HoldShadow ||
 		held[1].Pod.Name != "web-1" || held[1].Container != "app" || held[1].Reason != policyv1alpha1.HoldMaxUnavailable {
 		t.Fatalf("held pods, oldest first: %+v", held)
 	}
@@ -68,12 +68,12 @@ func TestLoudHolds(t *testing.T) {
 	}
 
 	s := m.HoldStats()
-	if s.Pods[policyv1alpha1.HoldDryRun] != 1 || s.Pods[policyv1alpha1.HoldMaxUnavailable] != 1 ||
-		s.Oldest[policyv1alpha1.HoldDryRun] != 10*time.Minute+30*time.Second || s.Oldest[policyv1alpha1.HoldMaxUnavailable] != 0 {
+	if s.Pods[policyv1alpha1.HoldShadow] != 1 || s.Pods[policyv1alpha1.HoldMaxUnavailable] != 1 ||
+		s.Oldest[policyv1alpha1.HoldShadow] != 10*time.Minute+30*time.Second || s.Oldest[policyv1alpha1.HoldMaxUnavailable] != 0 {
 		t.Fatalf("stats %+v", s)
 	}
 	if s.OverMaxHold != 0 {
-		t.Fatalf("a DryRun hold is never over maxHold: %+v", s)
+		t.Fatalf("a Shadow hold is never over maxHold: %+v", s)
 	}
 	clk.SetTime(t0.Add(11*time.Minute + 31*time.Second))
 	if s := m.HoldStats(); s.OverMaxHold != 1 {
@@ -108,8 +108,8 @@ func TestHeldFor(t *testing.T) {
 		}
 	}
 	f, x := facts(3)
-	f.Policies[0].DryRun = true
-	if d := m.Decide(f, x); d.Reason != policyv1alpha1.HoldDryRun {
+	f.Shadow = true
+	if d := m.Decide(f, x); d.Reason != policyv1alpha1.HoldShadow {
 		t.Fatalf("web-3: %s", d.Reason)
 	}
 	held := m.HeldFor(policyv1alpha1.HoldNodeStorm)

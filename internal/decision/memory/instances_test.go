@@ -146,7 +146,7 @@ func TestFirstSightingLastsAsLongAsTheInstance(t *testing.T) {
 		mutate func(*rules.Facts)
 		want   rules.Outcome
 	}{
-		{"held", 0, func(f *rules.Facts) { f.Policies[0].DryRun = true }, rules.Hold},
+		{"held", 0, func(f *rules.Facts) { f.Shadow = true }, rules.Hold},
 		{"waits", time.Minute, func(f *rules.Facts) { f.Self.ActiveCRR = true }, rules.Wait},
 		{"restarted", 2 * time.Minute, func(*rules.Facts) {}, rules.Restart},
 	} {

@@ -290,3 +290,114 @@ func TestSweepEndsStaleHolds(t *testing.T) {
 		t.Fatalf("not swept after StaleHold: told %v", told)
 	}
 }
+
+// hangFacts is facts(i) of a workload whose 10 pods all hang and are not ready (their readiness
+// fails with liveness), probed every second (a restart is judged 6 s after it), maxHold 10m;
+// passed are the pods whose restart cured them.
+func hangFacts(i int, passed ...types.UID) (*rules.Facts, rules.Failure) {
+	f, x := facts(i)
+	f.Policies[0].MaxFailing = intstr.FromString("50%")
+	f.Policies[0].MaxHold = 10 * time.Minute
+	for j := range f.Workload.Pods {
+		p := &f.Workload.Pods[j]
+		p.Ready, p.Healthy, p.Failing = false, false, true
+		for _, uid := range passed {
+			if p.UID == uid {
+				p.Ready, p.Healthy, p.Failing = true, true, false
+			}
+		}
+	}
+	f.Self = f.Workload.Pods[i]
+	x.Period, x.Threshold = 1, 3
+	return f, x
+}
+
+// apiFacts is facts(i) of another workload of the same policy, one pod failing.
+func apiFacts(i int) (*rules.Facts, rules.Failure) {
+	f, x := facts(i)
+	f.Workload.Ref.Name = "api"
+	for j := range f.Workload.Pods {
+		f.Workload.Pods[j].UID = types.UID(fmt.Sprintf("api-uid-%d", j))
+	}
+	f.Pod.Name, f.UID, f.Self = fmt.Sprintf("api-%d", i), f.Workload.Pods[i].UID, f.Workload.Pods[i]
+	x.Request = fmt.Sprintf("api-%d-app", i)
+	return f, x
+}
+
+// Once the canary's restart has proven to help (it passed, and has not failed again for the time
+// that judges a restart), the held restarts of the workload follow at once with the buckets
+// empty, taking what they hold and never driving them below empty; another workload of the same
+// policy is still rate limited.
+func TestPassedCanaryReleasesPastTheRateLimit(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	start := clk.Now()
+	m := New(clk, rules.Rate{PerMinute: 60, Burst: 30}, nil) // the policy's: 6 a minute, burst 3
+	var passed []types.UID
+	// decide decides web's pods that were not restarted yet, applying each restart as requested.
+	restarted := map[int]bool{}
+	decide := func(at time.Duration) (restarts []rules.Decision, holds []rules.Decision) {
+		clk.SetTime(start.Add(at))
+		for i := range 10 {
+			if restarted[i] {
+				continue
+			}
+			d := m.Decide(hangFacts(i, passed...))
+			switch d.Outcome {
+			case rules.Restart:
+				restarted[i] = true
+				restarts = append(restarts, d)
+				d.Outcome = rules.Requested
+				m.Apply(d)
+			case rules.Hold:
+				holds = append(holds, d)
+			}
+		}
+		return restarts, holds
+	}
+	if r, _ := decide(0); len(r) != 0 {
+		t.Fatalf("the storm begins: %d restarts", len(r))
+	}
+	r, _ := decide(rules.FirstCanaryWait)
+	if len(r) != 1 || !r[0].Canary || r[0].Proven {
+		t.Fatalf("30 s on: %d restarts, want the canary alone (%+v)", len(r), r)
+	}
+	canary := r[0]
+	// Two restarts of another workload empty the policy's bucket (3, less the canary's).
+	for i := range 2 {
+		if d := m.Decide(apiFacts(i)); d.Outcome != rules.Restart {
+			t.Fatalf("api-%d: %s %s (%s)", i, d.Outcome, d.Reason, d.Message)
+		}
+	}
+
+	// 10 s on the canary's new container passes: the others wait until it has stood 6 s.
+	passed = append(passed, canary.UID)
+	m.RequestFinished(canary.UID, canary.Failure.Request)
+	r, held := decide(40 * time.Second)
+	if len(r) != 0 || len(held) != 9 {
+		t.Fatalf("the canary passed: %d restarts, %d held, want the 9 held", len(r), len(held))
+	}
+	for _, d := range held {
+		if d.Reason != policyv1alpha1.HoldFailureStorm || d.RequeueAfter != 6*time.Second {
+			t.Fatalf("%s held %s, decided again in %s (%s); want FailureStorm until the canary has stood 6 s", d.Pod.Name, d.Reason, d.RequeueAfter, d.Message)
+		}
+	}
+
+	// 6 s later it has not failed again: the other 9 go at once, the buckets empty.
+	r, held = decide(46 * time.Second)
+	if len(r) != 9 || len(held) != 0 {
+		t.Fatalf("proven: %d restarts, %d held; want the other 9 restarted", len(r), len(held))
+	}
+	for _, d := range r {
+		if !d.Proven {
+			t.Fatalf("%s restarted, not as proven", d.Pod.Name)
+		}
+	}
+	if got := m.buckets.tokens(policyKey, clk.Now()); got != 0 {
+		t.Fatalf("the policy's bucket holds %v tokens, want 0: drained, never below empty", got)
+	}
+
+	// another workload of the policy is still rate limited.
+	if d := m.Decide(apiFacts(2)); d.Outcome != rules.Hold || d.Reason != policyv1alpha1.HoldRateLimited {
+		t.Fatalf("api-2: %s %s (%s), want RateLimited", d.Outcome, d.Reason, d.Message)
+	}
+}

@@ -145,7 +145,9 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 		m.counts.requested(d.StatusPolicies, now)
 		return true
 	case rules.Withdrawn:
-		m.buckets.giveBack(d.Pod.Namespace, d.Policies, m.clock.Now())
+		if !d.Proven { // a proven restart may have taken less than a token: it gives none back
+			m.buckets.giveBack(d.Pod.Namespace, d.Policies, m.clock.Now())
+		}
 		m.expected.observed(d.UID, d.Failure.Request)
 		m.holds.withdrawn(d)
 		return false
@@ -188,7 +190,11 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 		return d.NewHold
 	case rules.Restart:
 		m.expected.expect(d.UID, d.Failure.Request)
-		m.buckets.take(d.Pod.Namespace, d.Policies, s.At)
+		if d.Proven {
+			m.buckets.drain(d.Pod.Namespace, d.Policies, s.At)
+		} else {
+			m.buckets.take(d.Pod.Namespace, d.Policies, s.At)
+		}
 		m.holds.canary(d, s.At)
 	case rules.Evict:
 		// As a restart: the pod counts as unavailable until it is gone, and a token is spent.

@@ -64,7 +64,7 @@ func TestOnlyARestartTakesATokenFromEachBucket(t *testing.T) {
 		{"restart", func(*rules.Facts, *rules.Failure) {}, rules.Restart},
 		{"stale", func(_ *rules.Facts, x *rules.Failure) { x.Running = "containerd://other" }, rules.Ignore},
 		{"daemon not reporting", func(f *rules.Facts, _ *rules.Failure) { f.Daemon.Reporting = false }, rules.Hold},
-		{"dry run", func(f *rules.Facts, _ *rules.Failure) { f.Policies[0].DryRun = true }, rules.Hold},
+		{"shadow", func(f *rules.Facts, _ *rules.Failure) { f.Shadow = true }, rules.Hold},
 		{"active request", func(f *rules.Facts, _ *rules.Failure) { f.Self.ActiveCRR = true }, rules.Wait},
 		{"storm", func(f *rules.Facts, _ *rules.Failure) {
 			f.Policies[0].MaxFailing = intstr.FromInt32(0)
@@ -175,28 +175,28 @@ func TestApply(t *testing.T) {
 		MaxUnavailable: intstr.FromString("100%"), MaxFailing: intstr.FromString("100%")})
 	web := f.Workload.Ref.Key("ns")
 
-	f.Policies[0].DryRun = true
+	f.Shadow = true
 	d := m.Decide(f, x)
-	if !d.NewHold || m.Snapshot(policyKey).Counts.Held[policyv1alpha1.HoldDryRun] != 1 {
+	if !d.NewHold || m.Snapshot(policyKey).Counts.Held[policyv1alpha1.HoldShadow] != 1 {
 		t.Fatalf("a new hold is counted: %+v", m.Snapshot(policyKey).Counts)
 	}
 	tellsOnce("a new hold")
-	if d = m.Decide(f, x); d.NewHold || m.Snapshot(policyKey).Counts.Held[policyv1alpha1.HoldDryRun] != 1 || told != nil {
+	if d = m.Decide(f, x); d.NewHold || m.Snapshot(policyKey).Counts.Held[policyv1alpha1.HoldShadow] != 1 || told != nil {
 		t.Fatal("the same hold decided again is not counted again")
 	}
 	if got := m.HeldInWorkload(web); len(got) != 1 || got[0] != f.Pod {
 		t.Fatalf("held in the workload: %v", got)
 	}
-	if s := m.Snapshot(policyKey); s.Reasons[web] != policyv1alpha1.HoldDryRun {
+	if s := m.Snapshot(policyKey); s.Reasons[web] != policyv1alpha1.HoldShadow {
 		t.Fatalf("the status sees the hold: %v", s.Reasons)
 	}
 	if got := m.Snapshot(rules.DefaultPolicyKey("ns")).Counts; !got.IsZero() {
 		t.Fatalf("the default policy has no status to count in: %+v", got)
 	}
 
-	f.Policies[0].DryRun = false
+	f.Shadow = false
 	d = m.Decide(f, x)
-	if d.Outcome != rules.Restart || d.Held != policyv1alpha1.HoldDryRun || !m.Snapshot(policyKey).Pending(f.UID) {
+	if d.Outcome != rules.Restart || d.Held != policyv1alpha1.HoldShadow || !m.Snapshot(policyKey).Pending(f.UID) {
 		t.Fatalf("decided %s, held before %q: the restart of a held instance is expected", d.Outcome, d.Held)
 	}
 	d.Outcome = rules.Withdrawn
@@ -240,8 +240,8 @@ func TestStormsSettleAcrossDecisions(t *testing.T) {
 	f, x := facts(0)
 	storm(f)
 	f.Workload.Pods[1].Failing, f.Workload.Pods[2].Failing = true, true
-	f.Policies[0].DryRun = true // held by the switch, the storm is seen all the same
-	if d := m.Decide(f, x); d.Reason != policyv1alpha1.HoldDryRun {
+	f.Shadow = true // held by the switch, the storm is seen all the same
+	if d := m.Decide(f, x); d.Reason != policyv1alpha1.HoldShadow {
 		t.Fatalf("decided %s/%s", d.Outcome, d.Reason)
 	}
 	clk.SetTime(clk.Now().Add(10 * time.Second))
@@ -278,12 +278,12 @@ func TestStormSettleKeepsTheStormsOnset(t *testing.T) {
 			}
 		}
 	}
-	// Pods failing together since t0 - 20m, held in the dry run, see their storm.
+	// Pods failing together since t0 - 20m, held in Shadow, see their storm.
 	f, x := facts(0)
 	f.Workload.Pods[1].Failing, f.Workload.Pods[2].Failing = true, true
 	storm(f, t0.Add(-20*time.Minute))
-	f.Policies[0].DryRun = true
-	if d := m.Decide(f, x); d.Reason != policyv1alpha1.HoldDryRun {
+	f.Shadow = true
+	if d := m.Decide(f, x); d.Reason != policyv1alpha1.HoldShadow {
 		t.Fatalf("decided %s/%s", d.Outcome, d.Reason)
 	}
 	w := rules.HoldKey{Workload: f.Workload.Ref.Key("ns"), Container: "app"}

@@ -30,8 +30,9 @@ import (
 // helps, not proof that it hurts: held for ever, a real hang among them would never be restarted,
 // where native liveness would restart it. A correlated hang is a question one restart answers, so
 // soon after a doubt hold begins one held pod is restarted as a canary (still within the budget
-// and the rate limit); if its new container passes its probe the others follow, and each canary
-// that fails doubles the wait before the next one, up to the policy's maxHold: CrashLoopBackOff's
+// and the rate limit); if its new container passes its probe and does not fail again soon, a
+// restart cures it: the others follow within the budget, past the rate limit. Each canary that
+// fails doubles the wait before the next one, up to the policy's maxHold: CrashLoopBackOff's
 // shape at workload level. A doubt is about one container of a workload (a HoldKey). A daemon
 // that is not reporting is no doubt a canary can answer: no
 // restart can run on its node, so those holds end only when it reports again or the pod goes.
@@ -87,8 +88,9 @@ type DoubtHold struct {
 	// Canaries counts the canaries released so far; Canary is the one in flight.
 	Canaries int32
 	Canary   *Canary
-	// Released is when a canary passed: for maxHold the held pods go on to the budget and the
-	// rate limit.
+	// Released is when a canary passed: once its restart has proven to help (DoubtStep.ProvenAt),
+	// and for maxHold from then, the held pods go on to the budget, past the rate limit. A restart
+	// since the wait began that fails again soon ends it.
 	Released time.Time
 	// Touched is when a decision last saw the hold (the memory's only: never written).
 	Touched time.Time
@@ -192,6 +194,10 @@ type DoubtStep struct {
 	// Release: the failure goes on to the rules after the doubt rules (budget, rate limit).
 	// Canary: it is released as the canary, and its restart is remembered as such.
 	Release, Canary bool
+	// ProvenAt, once a canary passed, is when its restart has proven to help: its new container
+	// has not failed again for the time that judges a restart (CanaryEvidence.Soon) since it
+	// passed. Then the held pods are released, past the token buckets (ratelimit.go).
+	ProvenAt time.Time
 	// Message says, when it holds, how the hold ends.
 	Message string
 	// Due, when it holds, is how soon deciding again can change that: the canary is due, or its
@@ -199,11 +205,24 @@ type DoubtStep struct {
 	Due time.Duration
 }
 
+// CanaryEvidence is what a doubt hold learns of the restarts it released.
+type CanaryEvidence struct {
+	// Judge tells what became of the canary in flight.
+	Judge func(Canary) CanaryResult
+	// NotHelped reports whether a restart of the key requested at or after since was found not
+	// to help (nil: none was).
+	NotHelped func(since time.Time) bool
+	// Soon is how long after its start a restarted container failing again means the restart
+	// did not help (SoonAfterRestart).
+	Soon time.Duration
+}
+
 // BoundDoubt applies maxHold (zero: never) to a doubt hold for reason. st is the hold the memory
 // keeps (seen: it keeps one); failed counts the key's restarts already found not to help (they
-// lengthen a new hold's first wait: FirstWait); judge tells what became of its canary.
+// lengthen a new hold's first wait: FirstWait); ev tells what became of its canary and of the
+// restarts it released.
 func BoundDoubt(st DoubtHold, seen bool, reason policyv1alpha1.HoldReason, maxHold time.Duration, failed int32,
-	judge func(Canary) CanaryResult, now time.Time) DoubtStep {
+	ev CanaryEvidence, now time.Time) DoubtStep {
 	fresh := func() DoubtHold {
 		return DoubtHold{Reason: reason, Onset: now, Since: now, Period: FirstWait(maxHold, failed)}
 	}
@@ -219,16 +238,31 @@ func BoundDoubt(st DoubtHold, seen bool, reason policyv1alpha1.HoldReason, maxHo
 		st.Since, st.Period = now, FirstWait(maxHold, failed) // maxHold was 0s until now
 	}
 	st.Period = min(st.Period, maxHold) // maxHold may have changed since the hold began
-	if inFlight(&st, maxHold, judge, now) {
+	if inFlight(&st, maxHold, ev.Judge, now) {
 		return pendingCanary(st, now)
 	}
 	if !st.Released.IsZero() {
-		if now.Sub(st.Released) < maxHold {
-			return DoubtStep{Next: st, Release: true}
+		proven := st.Released.Add(ev.Soon)
+		switch {
+		case now.Sub(proven) >= maxHold:
+			// Released maxHold ago and the doubt is back: a new hold.
+			st = fresh()
+			st.Touched = now
+		case ev.NotHelped != nil && ev.NotHelped(st.Since):
+			// A restart since the wait began (the canary's, or one released after it) failed
+			// again soon after all: as for a canary that failed, the release ends and the wait
+			// doubles.
+			st.Since, st.Released = now, time.Time{}
+			st.Period = min(2*st.Period, maxHold)
+		case now.Before(proven):
+			// Passing once is not helping yet: the held pods wait until the canary's new
+			// container has not failed again for the time that judges a restart.
+			return DoubtStep{Next: st, ProvenAt: proven, Due: proven.Sub(now), Message: fmt.Sprintf(
+				"held since %s; canary %d passed its probe at %s: the held pods follow at %s, past the rate limit, unless a restart since %s fails again soon",
+				stamp(st.Onset), st.Canaries, stamp(st.Released), stamp(proven), stamp(st.Since))}
+		default:
+			return DoubtStep{Next: st, Release: true, ProvenAt: proven}
 		}
-		// The canary passed maxHold ago and the doubt is back: a new hold.
-		st = fresh()
-		st.Touched = now
 	}
 	if left := st.Since.Add(st.Period).Sub(now); left > 0 {
 		return DoubtStep{Next: st, Due: left, Message: fmt.Sprintf(
@@ -276,19 +310,30 @@ func pendingCanary(st DoubtHold, now time.Time) DoubtStep {
 // is in flight, not for the canary's turn: the pod's own restarts have already failed, and an
 // eviction is the end of its hold rather than a guess the waits ration. A key without a doubt
 // hold begins one (RestartIneffective), its first canary the eviction. The step releases the pod
-// as the canary, or past a canary that passed within maxHold.
-func ClaimCanary(st DoubtHold, seen bool, maxHold time.Duration, failed int32, judge func(Canary) CanaryResult, now time.Time) DoubtStep {
+// as the canary, or past a canary that passed within maxHold: the canary's pod is back, and
+// whether its restart proves to help says nothing of this pod's (ProvenAt is not waited for;
+// the eviction keeps its rate limit). A restart since the wait began that failed again soon ends
+// that release, as in BoundDoubt, and the eviction is the next canary.
+func ClaimCanary(st DoubtHold, seen bool, maxHold time.Duration, failed int32, ev CanaryEvidence, now time.Time) DoubtStep {
 	if !seen || st.Reason.Kind() != policyv1alpha1.HoldKindDoubt {
 		st = DoubtHold{Reason: policyv1alpha1.HoldRestartIneffective, Onset: now, Since: now, Period: FirstWait(maxHold, failed)}
 	}
 	st.Touched = now
-	if inFlight(&st, maxHold, judge, now) {
+	if inFlight(&st, maxHold, ev.Judge, now) {
 		return pendingCanary(st, now)
 	}
-	if !st.Released.IsZero() && now.Sub(st.Released) < maxHold {
-		return DoubtStep{Next: st, Release: true}
+	if !st.Released.IsZero() {
+		proven := st.Released.Add(ev.Soon)
+		switch {
+		case now.Sub(proven) >= maxHold:
+			st.Released = time.Time{}
+		case ev.NotHelped != nil && ev.NotHelped(st.Since):
+			st.Since, st.Released = now, time.Time{}
+			st.Period = min(2*st.Period, maxHold)
+		default:
+			return DoubtStep{Next: st, Release: true, ProvenAt: proven}
+		}
 	}
-	st.Released = time.Time{}
 	return DoubtStep{Next: st, Release: true, Canary: true}
 }
 
@@ -306,7 +351,7 @@ func boundDoubt(c *judged, v *Verdict) bool {
 	if c.doubt == nil {
 		maxHold, _ := c.f.Policies.MaxHold()
 		st, seen := c.m.Hold(c.key)
-		step := BoundDoubt(st, seen, v.Reason, maxHold, c.tally.Ineffective, c.judgeCanary, c.now)
+		step := BoundDoubt(st, seen, v.Reason, maxHold, c.tally.Ineffective, c.evidence(), c.now)
 		c.doubt, c.seen.Hold = &step, &step.Next
 	}
 	if !c.doubt.Release {
@@ -325,15 +370,33 @@ func claimCanary(c *judged) bool {
 	if c.doubt == nil {
 		maxHold, _ := c.f.Policies.MaxHold()
 		st, seen := c.m.Hold(c.key)
-		step := ClaimCanary(st, seen, maxHold, c.tally.Ineffective, c.judgeCanary, c.now)
+		step := ClaimCanary(st, seen, maxHold, c.tally.Ineffective, c.evidence(), c.now)
 		c.doubt, c.seen.Hold = &step, &step.Next
 	}
 	return c.doubt.Release
 }
 
+// evidence is what the decision knows of the key's canary and of the restarts its hold released.
+func (c *judged) evidence() CanaryEvidence {
+	return CanaryEvidence{Judge: c.judgeCanary, NotHelped: c.notHelped,
+		Soon: SoonAfterRestart(c.x.InitialDelay, c.x.Threshold, c.x.Period)}
+}
+
 // judgeCanary judges the key's canary by its pod as the workload's pods show it.
 func (c *judged) judgeCanary(k Canary) CanaryResult {
 	return JudgeCanary(k, c.workload.Pods, c.m.Restarts(c.key.Workload), c.seen.Ineffective, c.now)
+}
+
+// notHelped reports whether a restart of the key requested at or after since was found not to
+// help, before or by this decision.
+func (c *judged) notHelped(since time.Time) bool {
+	for _, r := range c.m.Restarts(c.key.Workload) {
+		if r.Container == c.key.Container && !r.At.Before(since) &&
+			(r.Ineffective || slices.Contains(c.seen.Ineffective, r.RestartID)) {
+			return true
+		}
+	}
+	return false
 }
 
 // isDoubt reports whether v is a doubt hold.

@@ -46,8 +46,9 @@ func TestFirstWait(t *testing.T) {
 }
 
 // The canary schedule: the first canary soon after the hold begins, the wait doubling after each
-// canary that fails, maxHold the longest wait; one canary at a time; a passed canary releases
-// the held pods for maxHold.
+// canary that fails, maxHold the longest wait; one canary at a time; a canary that passed and has
+// not failed again for the time that judges a restart releases the held pods for maxHold, and
+// one that fails again after all ends the release.
 func TestBoundDoubt(t *testing.T) {
 	const maxHold = 10 * time.Minute
 	storm := policyv1alpha1.HoldFailureStorm
@@ -55,6 +56,8 @@ func TestBoundDoubt(t *testing.T) {
 	canary := &Canary{Pod: "pod-1", PodName: "web-1", Container: "app", Instance: "containerd://c", At: at(30 * time.Second),
 		Deadline: at(3 * time.Minute)}
 	held := DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(20 * time.Second)}
+	released := DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Released: at(time.Minute), Canaries: 1}
+	const soon = 6 * time.Second
 	withCanary := held
 	withCanary.Canary, withCanary.Canaries, withCanary.Touched = canary, 1, at(30*time.Second)
 	cases := []struct {
@@ -65,47 +68,65 @@ func TestBoundDoubt(t *testing.T) {
 		maxHold time.Duration
 		failed  int32
 		result  CanaryResult
-		now     time.Time
-		release bool
-		canary  bool
-		next    DoubtHold
+		// notHelped is when a restart of the key found not to help was requested (nil: none).
+		notHelped *time.Time
+		now       time.Time
+		release   bool
+		canary    bool
+		next      DoubtHold
 	}{
-		{"a new hold waits FirstCanaryWait for its first canary", DoubtHold{}, false, storm, maxHold, 0, CanaryPending, t0, false, false,
+		{"a new hold waits FirstCanaryWait for its first canary", DoubtHold{}, false, storm, maxHold, 0, CanaryPending, nil, t0, false, false,
 			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: t0}},
 		{"a new hold after two restarts that did not help waits twice doubled", DoubtHold{}, false, policyv1alpha1.HoldRestartIneffective,
-			maxHold, 2, CanaryPending, t0, false, false,
+			maxHold, 2, CanaryPending, nil, t0, false, false,
 			DoubtHold{Reason: policyv1alpha1.HoldRestartIneffective, Onset: t0, Since: t0, Period: 2 * time.Minute, Touched: t0}},
-		{"held within the wait", held, true, storm, maxHold, 0, CanaryPending, at(29 * time.Second), false, false,
+		{"held within the wait", held, true, storm, maxHold, 0, CanaryPending, nil, at(29 * time.Second), false, false,
 			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(29 * time.Second)}},
-		{"released as the canary after the wait", held, true, storm, maxHold, 0, CanaryPending, at(30 * time.Second), true, true,
+		{"released as the canary after the wait", held, true, storm, maxHold, 0, CanaryPending, nil, at(30 * time.Second), true, true,
 			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(30 * time.Second)}},
-		{"another doubt rule of the key shares its hold", held, true, policyv1alpha1.HoldRestartIneffective, maxHold, 3, CanaryPending,
+		{"another doubt rule of the key shares its hold", held, true, policyv1alpha1.HoldRestartIneffective, maxHold, 3, CanaryPending, nil,
 			at(30 * time.Second), true, true,
 			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(30 * time.Second)}},
-		{"only one canary: the others wait for it", withCanary, true, storm, maxHold, 0, CanaryPending, at(time.Minute), false, false,
+		{"only one canary: the others wait for it", withCanary, true, storm, maxHold, 0, CanaryPending, nil, at(time.Minute), false, false,
 			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(time.Minute), Canary: canary, Canaries: 1}},
-		{"the canary passed: the others are released", withCanary, true, storm, maxHold, 0, CanaryPassed, at(time.Minute), true, false,
+		{"the canary passed: the others wait for the time that judges its restart", withCanary, true, storm, maxHold, 0, CanaryPassed, nil,
+			at(time.Minute), false, false,
 			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(time.Minute), Released: at(time.Minute), Canaries: 1}},
+		{"it has not failed again for that time: the others are released", released, true, storm, maxHold, 0, CanaryPending, nil,
+			at(time.Minute + soon), true, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(time.Minute + soon), Released: at(time.Minute), Canaries: 1}},
 		{"released for maxHold after the canary passed", DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Released: at(time.Minute), Canaries: 1},
-			true, storm, maxHold, 0, CanaryPending, at(10*time.Minute + 59*time.Second), true, false,
+			true, storm, maxHold, 0, CanaryPending, nil, at(10*time.Minute + 59*time.Second), true, false,
 			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(10*time.Minute + 59*time.Second), Released: at(time.Minute), Canaries: 1}},
-		{"a doubt maxHold after the canary passed is a new hold", DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Released: at(time.Minute), Canaries: 1},
-			true, storm, maxHold, 0, CanaryPending, at(11 * time.Minute), false, false,
-			DoubtHold{Reason: storm, Onset: at(11 * time.Minute), Since: at(11 * time.Minute), Period: 30 * time.Second, Touched: at(11 * time.Minute)}},
-		{"the canary failed: the wait doubles from now, the onset stays", withCanary, true, storm, maxHold, 0, CanaryFailed, at(time.Minute), false, false,
+		{"a doubt maxHold after the release is a new hold", DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Released: at(time.Minute), Canaries: 1},
+			true, storm, maxHold, 0, CanaryPending, nil, at(11*time.Minute + soon), false, false,
+			DoubtHold{Reason: storm, Onset: at(11*time.Minute + soon), Since: at(11*time.Minute + soon), Period: 30 * time.Second, Touched: at(11*time.Minute + soon)}},
+		{"a maxHold shorter than the time that judges the canary still releases", DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Released: at(time.Minute), Canaries: 1},
+			true, storm, 5 * time.Second, 0, CanaryPending, nil, at(time.Minute + soon), true, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 5 * time.Second, Touched: at(time.Minute + soon), Released: at(time.Minute), Canaries: 1}},
+		{"a restart released since the wait began did not help: the release ends, the wait doubles", released, true, storm, maxHold, 0,
+			CanaryPending, ptr.To(at(time.Minute + time.Second)), at(2 * time.Minute), false, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: at(2 * time.Minute), Period: time.Minute, Touched: at(2 * time.Minute), Canaries: 1}},
+		{"the canary's restart passed, then failed again soon: the release ends", released, true, storm, maxHold, 0,
+			CanaryPending, ptr.To(at(30 * time.Second)), at(time.Minute + 5*time.Second), false, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: at(time.Minute + 5*time.Second), Period: time.Minute, Touched: at(time.Minute + 5*time.Second), Canaries: 1}},
+		{"a restart before the wait began that did not help: still released", released, true, storm, maxHold, 0,
+			CanaryPending, ptr.To(t0.Add(-time.Second)), at(2 * time.Minute), true, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(2 * time.Minute), Released: at(time.Minute), Canaries: 1}},
+		{"the canary failed: the wait doubles from now, the onset stays", withCanary, true, storm, maxHold, 0, CanaryFailed, nil, at(time.Minute), false, false,
 			DoubtHold{Reason: storm, Onset: t0, Since: at(time.Minute), Period: time.Minute, Touched: at(time.Minute), Canaries: 1}},
 		{"the doubled wait is capped at maxHold", DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Canary: canary, Canaries: 5},
-			true, storm, maxHold, 0, CanaryFailed, at(20 * time.Minute), false, false,
+			true, storm, maxHold, 0, CanaryFailed, nil, at(20 * time.Minute), false, false,
 			DoubtHold{Reason: storm, Onset: t0, Since: at(20 * time.Minute), Period: maxHold, Touched: at(20 * time.Minute), Canaries: 5}},
-		{"a lost canary lets another pod be the canary, the wait unchanged", withCanary, true, storm, maxHold, 0, CanaryLost, at(time.Minute), true, true,
+		{"a lost canary lets another pod be the canary, the wait unchanged", withCanary, true, storm, maxHold, 0, CanaryLost, nil, at(time.Minute), true, true,
 			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 30 * time.Second, Touched: at(time.Minute), Canaries: 1}},
-		{"maxHold 0s: never released", held, true, storm, 0, 0, CanaryPending, at(24 * time.Hour), false, false,
+		{"maxHold 0s: never released", held, true, storm, 0, 0, CanaryPending, nil, at(24 * time.Hour), false, false,
 			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 0, Touched: at(24 * time.Hour)}},
 		{"maxHold shortened: the wait with it", DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute}, true, storm, 2 * time.Minute, 0,
-			CanaryPending, at(time.Minute), false, false,
+			CanaryPending, nil, at(time.Minute), false, false,
 			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 2 * time.Minute, Touched: at(time.Minute)}},
 		{"a budget hold of the key becomes a doubt: its waits start now",
-			DoubtHold{Reason: policyv1alpha1.HoldMaxUnavailable, Onset: t0, Since: t0, Period: maxHold}, true, storm, maxHold, 0, CanaryPending,
+			DoubtHold{Reason: policyv1alpha1.HoldMaxUnavailable, Onset: t0, Since: t0, Period: maxHold}, true, storm, maxHold, 0, CanaryPending, nil,
 			at(9 * time.Minute), false, false,
 			DoubtHold{Reason: storm, Onset: at(9 * time.Minute), Since: at(9 * time.Minute), Period: 30 * time.Second, Touched: at(9 * time.Minute)}},
 	}
@@ -113,9 +134,18 @@ func TestBoundDoubt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			judged := 0
 			judge := func(Canary) CanaryResult { judged++; return tc.result }
-			got := BoundDoubt(tc.st, tc.seen, tc.reason, tc.maxHold, tc.failed, judge, tc.now)
+			notHelped := func(since time.Time) bool { return tc.notHelped != nil && !tc.notHelped.Before(since) }
+			ev := CanaryEvidence{Judge: judge, NotHelped: notHelped, Soon: soon}
+			got := BoundDoubt(tc.st, tc.seen, tc.reason, tc.maxHold, tc.failed, ev, tc.now)
 			if got.Release != tc.release || got.Canary != tc.canary {
 				t.Errorf("release %v canary %v, want %v %v (%s)", got.Release, got.Canary, tc.release, tc.canary, got.Message)
+			}
+			var provenAt time.Time // the time that judges a restart after the canary passed
+			if !got.Next.Released.IsZero() && !got.Canary {
+				provenAt = got.Next.Released.Add(soon)
+			}
+			if !got.ProvenAt.Equal(provenAt) || got.Release && !got.Canary && got.ProvenAt.After(tc.now) {
+				t.Errorf("proven at %s, want %s, released %v at %s", got.ProvenAt, provenAt, got.Release, tc.now)
 			}
 			if !equalDoubt(got.Next, tc.next) {
 				t.Errorf("next %+v, want %+v", got.Next, tc.next)
@@ -152,33 +182,45 @@ func TestClaimCanary(t *testing.T) {
 		canary  bool
 		next    DoubtHold
 		message string
+		// notHelped: a restart of the key since the wait began failed again soon (CanaryEvidence).
+		notHelped bool
 	}{
 		{"no hold: one begins, the eviction its first canary", DoubtHold{}, false, CanaryPending, t0, true, true,
-			DoubtHold{Reason: ineffective, Onset: t0, Since: t0, Period: 2 * time.Minute, Touched: t0}, ""},
+			DoubtHold{Reason: ineffective, Onset: t0, Since: t0, Period: 2 * time.Minute, Touched: t0}, "", false},
 		{"a budget hold of the key: a doubt hold begins", DoubtHold{Reason: policyv1alpha1.HoldMaxUnavailable, Onset: t0, Since: t0, Period: maxHold},
 			true, CanaryPending, at(time.Minute), true, true,
-			DoubtHold{Reason: ineffective, Onset: at(time.Minute), Since: at(time.Minute), Period: 2 * time.Minute, Touched: at(time.Minute)}, ""},
+			DoubtHold{Reason: ineffective, Onset: at(time.Minute), Since: at(time.Minute), Period: 2 * time.Minute, Touched: at(time.Minute)}, "", false},
 		{"a hold waiting for its next canary: the eviction does not wait", held, true, CanaryPending, at(time.Minute), true, true,
-			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Touched: at(time.Minute)}, ""},
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Touched: at(time.Minute)}, "", false},
 		{"a canary restart in flight: the eviction waits for its verdict", inFlight(canary), true, CanaryPending, at(time.Minute), false, false,
 			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Touched: at(time.Minute), Canary: canary, Canaries: 1},
-			"held since 2026-11-30T12:00:00Z; container app of pod web-1 was restarted as canary 1 at 2026-11-30T12:00:30Z, waiting for its probe until 2026-11-30T12:03:00Z"},
+			"held since 2026-11-30T12:00:00Z; container app of pod web-1 was restarted as canary 1 at 2026-11-30T12:00:30Z, waiting for its probe until 2026-11-30T12:03:00Z", false},
 		{"another eviction in flight: this one waits for it", inFlight(evicted), true, CanaryPending, at(time.Minute), false, false,
 			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Touched: at(time.Minute), Canary: evicted, Canaries: 1},
-			"held since 2026-11-30T12:00:00Z; pod web-2 was evicted as canary 1 at 2026-11-30T12:00:30Z, waiting for it to go until 2026-11-30T12:02:00Z"},
+			"held since 2026-11-30T12:00:00Z; pod web-2 was evicted as canary 1 at 2026-11-30T12:00:30Z, waiting for it to go until 2026-11-30T12:02:00Z", false},
 		{"the evicted canary is gone: the next eviction is the canary", inFlight(evicted), true, CanaryLost, at(time.Minute), true, true,
-			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Touched: at(time.Minute), Canaries: 1}, ""},
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Touched: at(time.Minute), Canaries: 1}, "", false},
 		{"the canary failed: the wait doubles, the eviction goes as the next canary", inFlight(canary), true, CanaryFailed, at(time.Minute), true, true,
-			DoubtHold{Reason: storm, Onset: t0, Since: at(time.Minute), Period: maxHold, Touched: at(time.Minute), Canaries: 1}, ""},
+			DoubtHold{Reason: storm, Onset: t0, Since: at(time.Minute), Period: maxHold, Touched: at(time.Minute), Canaries: 1}, "", false},
 		{"the canary passed: released, the eviction no canary", inFlight(canary), true, CanaryPassed, at(time.Minute), true, false,
-			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Touched: at(time.Minute), Released: at(time.Minute), Canaries: 1}, ""},
-		{"released maxHold ago: the eviction is a canary again", DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Released: t0, Canaries: 1},
-			true, CanaryPending, at(maxHold), true, true,
-			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Touched: at(maxHold), Canaries: 1}, ""},
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Touched: at(time.Minute), Released: at(time.Minute), Canaries: 1}, "", false},
+		{"proven to help maxHold ago: the eviction is a canary again", DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Released: t0, Canaries: 1},
+			true, CanaryPending, at(maxHold + 2*time.Minute), true, true,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Touched: at(maxHold + 2*time.Minute), Canaries: 1}, "", false},
+		{"the canary passed, its restart not proven yet: the eviction goes, no canary, its pod being back",
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Released: at(time.Minute), Canaries: 1},
+			true, CanaryPending, at(90 * time.Second), true, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Touched: at(90 * time.Second), Released: at(time.Minute), Canaries: 1}, "", false},
+		{"a restart since the wait began failed again soon: the release ends, the wait doubles, the eviction is the canary",
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 4 * time.Minute, Released: at(time.Minute), Canaries: 1},
+			true, CanaryPending, at(90 * time.Second), true, true,
+			DoubtHold{Reason: storm, Onset: t0, Since: at(90 * time.Second), Period: 8 * time.Minute, Touched: at(90 * time.Second), Canaries: 1}, "", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ClaimCanary(tc.st, tc.seen, maxHold, 2, func(Canary) CanaryResult { return tc.result }, tc.now)
+			ev := CanaryEvidence{Judge: func(Canary) CanaryResult { return tc.result }, Soon: 2 * time.Minute,
+				NotHelped: func(since time.Time) bool { return tc.notHelped && !since.After(tc.now) }}
+			got := ClaimCanary(tc.st, tc.seen, maxHold, 2, ev, tc.now)
 			if got.Release != tc.release || got.Canary != tc.canary || got.Message != tc.message {
 				t.Errorf("release %v canary %v (%q), want %v %v (%q)", got.Release, got.Canary, got.Message, tc.release, tc.canary, tc.message)
 			}
@@ -206,7 +248,7 @@ func TestCanaryScheduleOfAWrongProbe(t *testing.T) {
 	now := t0
 	var canaries []time.Duration
 	for now.Before(t0.Add(time.Hour)) {
-		step := BoundDoubt(st, seen, policyv1alpha1.HoldFailureStorm, maxHold, 0, func(Canary) CanaryResult { return CanaryFailed }, now)
+		step := BoundDoubt(st, seen, policyv1alpha1.HoldFailureStorm, maxHold, 0, CanaryEvidence{Judge: func(Canary) CanaryResult { return CanaryFailed }}, now)
 		st, seen = step.Next, true
 		if step.Canary {
 			canaries = append(canaries, now.Sub(t0))
@@ -412,7 +454,7 @@ func TestBoundDoubtDue(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := BoundDoubt(tc.st, tc.st != (DoubtHold{}), storm, tc.maxHold, 0, func(Canary) CanaryResult { return CanaryPending }, tc.now)
+			got := BoundDoubt(tc.st, tc.st != (DoubtHold{}), storm, tc.maxHold, 0, CanaryEvidence{Judge: func(Canary) CanaryResult { return CanaryPending }}, tc.now)
 			if got.Due != tc.due {
 				t.Errorf("due %s, want %s (%s)", got.Due, tc.due, got.Message)
 			}

@@ -25,9 +25,11 @@ import (
 )
 
 // Step 6: maxUnavailable. A pod that is already unavailable may always be restarted; an
-// available one only while fewer than maxUnavailable pods of its workload are unavailable. Pods
-// the operator will never restart (Pending, blacklisted, held by choice) count too, but a hold
-// caused by them alone ends within maxHold: past it they stop counting.
+// available one only while fewer than maxUnavailable pods of its workload are unavailable. Every
+// hold ends. Unavailability the operator causes (its own restarts, active or recovering) ends by
+// itself and always counts. The rest may never end (a sibling whose readiness fails on a broken
+// dependency, one crash-looping by itself, Pending or held by choice, a replica the workload
+// cannot create), so past maxHold of the key's hold it stops counting.
 
 func budget(c *judged) (Verdict, bool) {
 	if !c.self.Available() {
@@ -40,14 +42,15 @@ func budget(c *judged) (Verdict, bool) {
 	}
 	v := hold(policyv1alpha1.HoldMaxUnavailable, "%d of %d pods of %s are unavailable, maxUnavailable is %d (policy %s)",
 		u, c.workload.Desired, c.workload.Ref, maxUnavail, by)
-	stuck := c.workload.NeverRestartedUnavailable()
+	// ours can exceed u while the workload has more pods than desired (a surge).
+	ours := min(u, c.workload.Restarting())
 	maxHold, _ := c.f.Policies.MaxHold()
-	if stuck == 0 || u-stuck >= maxUnavail || maxHold <= 0 {
-		return v, true
+	if ours >= maxUnavail || maxHold <= 0 {
+		return v, true // the operator's own restarts give their places back
 	}
-	// Held only behind pods the operator will never restart: they do not give their place back
-	// by themselves, so past maxHold of the key's hold they stop counting. The key's doubt hold,
-	// if any, is this hold's start (its canary or released pods may be the ones held here).
+	// Held behind unavailability the operator is not causing: it may never give its place back,
+	// so past maxHold of the key's hold it stops counting. The key's doubt hold, if any, is this
+	// hold's start (its canary or released pods may be the ones held here).
 	st, seen := c.m.Hold(c.key)
 	if c.seen.Hold != nil {
 		st, seen = *c.seen.Hold, true
@@ -61,22 +64,46 @@ func budget(c *judged) (Verdict, bool) {
 	if !c.now.Before(end) {
 		return Verdict{}, false
 	}
-	v.Message += fmt.Sprintf("; %d of them the operator will not restart (Pending, blacklisted or held by choice): "+
-		"they stop counting at %s, maxHold after %s", stuck, stamp(end), stamp(st.Onset))
+	v.Message += fmt.Sprintf("; %d of them the operator will not restart (%s): they stop counting at %s, maxHold after %s",
+		u-ours, notRestarting(u-ours, min(u-ours, c.workload.Missing())), stamp(end), stamp(st.Onset))
 	v.RequeueAfter = end.Sub(c.now)
 	return v, true
 }
 
-// NeverRestartedUnavailable counts the unavailable pods the operator will never restart
-// (PodState.NeverRestarted) and is not restarting now.
-func (w WorkloadState) NeverRestartedUnavailable() int32 {
+// notRestarting says what the n unavailable the operator is not restarting are, missing of them
+// replicas without a pod.
+func notRestarting(n, missing int32) string {
+	const pods = "pods not ready by themselves, Pending or held by choice"
+	switch missing {
+	case 0:
+		return pods
+	case n:
+		return "replicas the workload has not created"
+	}
+	return fmt.Sprintf("replicas the workload has not created (%d), and %s", missing, pods)
+}
+
+// Restarting counts the unavailable pods the operator is restarting: an active request (the
+// requests the memory expects included) or one they are recovering from.
+func (w WorkloadState) Restarting() int32 {
 	n := int32(0)
 	for _, p := range w.Pods {
-		if p.NeverRestarted && !p.Available() && !p.ActiveCRR && !p.Recovering && !p.Terminating {
+		if p.ActiveCRR || p.Recovering {
 			n++
 		}
 	}
 	return n
+}
+
+// Missing counts the desired replicas without a pod: a terminating pod is none.
+func (w WorkloadState) Missing() int32 {
+	n := w.Desired
+	for _, p := range w.Pods {
+		if !p.Terminating {
+			n--
+		}
+	}
+	return max(0, n)
 }
 
 // Available is Ready, not terminating, not being restarted and not recovering from a restart.

@@ -18,6 +18,7 @@ package rules
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,38 +119,54 @@ func baseFactsPolicy() Policy {
 	return f.Policies[0]
 }
 
-// A budget hold caused only by pods the operator will never restart (Pending, blacklisted, held
-// by choice) ends within maxHold: past it they stop counting. Unavailability the operator causes
-// or will end counts as ever.
-func TestBudgetBehindPodsNeverRestarted(t *testing.T) {
+// Every budget hold ends: unavailability the operator is not causing (siblings not ready by
+// themselves, Pending or held by choice, replicas the workload has not created) stops counting
+// maxHold after the key's hold onset. Unavailability the operator causes (its own restarts,
+// active, expected or recovering) counts as ever.
+func TestBudgetHoldsEnd(t *testing.T) {
 	const maxHold = 10 * time.Minute
-	// 4 replicas, maxUnavailable 25% = 1; pod 3 is unavailable.
-	setup := func(stuck PodState) (*Facts, Failure) {
+	// 4 replicas, maxUnavailable 25% = 1; pod 3 is unavailable, or missing when nil.
+	setup := func(stuck *PodState) (*Facts, Failure) {
 		f, x := baseFacts()
 		f.Policies[0].MaxHold = maxHold
 		f.Workload.Desired = 4
 		f.Workload.Pods = pods(4, 4, 1, 0)
 		f.Workload.Pods[0].UID = "pod-0"
-		stuck.UID = "pod-3"
-		f.Workload.Pods[3] = stuck
+		if stuck == nil {
+			f.Workload.Pods = f.Workload.Pods[:3]
+		} else {
+			s := *stuck
+			s.UID = "pod-3"
+			f.Workload.Pods[3] = s
+		}
 		f.Self = f.Workload.Pods[0]
 		return f, x
 	}
-	pending := PodState{NeverRestarted: true}
+	notReady := &PodState{Healthy: true}
 	budgetHold := DoubtHold{Reason: policyv1alpha1.HoldMaxUnavailable, Onset: t0.Add(-maxHold), Since: t0.Add(-maxHold), Period: maxHold}
+	recent := DoubtHold{Reason: policyv1alpha1.HoldMaxUnavailable, Onset: t0.Add(-time.Minute), Since: t0.Add(-time.Minute), Period: maxHold}
+	const podsNote = "1 of them the operator will not restart (pods not ready by themselves, Pending or held by choice): they stop counting at "
 	cases := []struct {
-		name    string
-		stuck   PodState
-		hold    *DoubtHold
-		outcome Outcome
-		begins  bool // a key hold begins now
+		name     string
+		stuck    *PodState
+		expected bool // the memory expects a request of pod 3
+		hold     *DoubtHold
+		outcome  Outcome
+		begins   bool   // a key hold begins now
+		message  string // in the hold's message
 	}{
-		{"behind a Pending pod: held, and the hold's clock starts", pending, nil, Hold, true},
-		{"behind a Pending pod for maxHold: restarted", pending, &budgetHold, Restart, false},
-		{"behind a pod being restarted: held as ever", PodState{ActiveCRR: true, NeverRestarted: true}, &budgetHold, Hold, false},
-		{"behind a pod that is merely not ready: held as ever", PodState{}, &budgetHold, Hold, false},
-		{"behind a Pending pod, the key's doubt hold began maxHold ago: restarted", pending,
-			&DoubtHold{Reason: policyv1alpha1.HoldFailureStorm, Onset: t0.Add(-maxHold), Since: t0.Add(-time.Minute), Period: 2 * time.Minute}, Restart, false},
+		{"behind a pod that is merely not ready (or Pending): held, and the hold's clock starts", notReady, false, nil, Hold, true, podsNote + "2026"},
+		{"behind a pod that is merely not ready: held until maxHold after the onset", notReady, false, &recent, Hold, false,
+			podsNote + stamp(t0.Add(maxHold-time.Minute))},
+		{"behind a pod that is merely not ready: ends after maxHold", notReady, false, &budgetHold, Restart, false, ""},
+		{"behind a missing replica: held, and the hold's clock starts", nil, false, nil, Hold, true,
+			"1 of them the operator will not restart (replicas the workload has not created): they stop counting at "},
+		{"behind a missing replica: ends after maxHold", nil, false, &budgetHold, Restart, false, ""},
+		{"behind a pod being restarted: held", &PodState{ActiveCRR: true}, false, &budgetHold, Hold, false, ""},
+		{"behind a pod whose request the memory expects: held", notReady, true, &budgetHold, Hold, false, ""},
+		{"behind a pod recovering from its restart: held", &PodState{Recovering: true}, false, &budgetHold, Hold, false, ""},
+		{"behind a pod not ready, the key's doubt hold began maxHold ago: restarted", notReady, false,
+			&DoubtHold{Reason: policyv1alpha1.HoldFailureStorm, Onset: t0.Add(-maxHold), Since: t0.Add(-time.Minute), Period: 2 * time.Minute}, Restart, false, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -158,12 +175,18 @@ func TestBudgetBehindPodsNeverRestarted(t *testing.T) {
 			if tc.hold != nil {
 				m.holds[webApp] = *tc.hold
 			}
+			if tc.expected {
+				m.expected["pod-3"] = "web-3-app-1"
+			}
 			d := Decide(f, x, m)
 			if d.Outcome != tc.outcome {
 				t.Fatalf("got %s %s, want %s (%s)", d.Outcome, d.Reason, tc.outcome, d.Message)
 			}
 			if d.Outcome == Hold && d.Reason != policyv1alpha1.HoldMaxUnavailable {
 				t.Fatalf("held %s (%s)", d.Reason, d.Message)
+			}
+			if !strings.Contains(d.Message, tc.message) {
+				t.Fatalf("message %q, want it to say %q", d.Message, tc.message)
 			}
 			begun := d.Seen.Hold != nil && d.Seen.Hold.Onset.Equal(t0)
 			if begun != tc.begins {
@@ -173,5 +196,21 @@ func TestBudgetBehindPodsNeverRestarted(t *testing.T) {
 				t.Fatalf("the budget hold %+v, decided again in %s", d.Seen.Hold, d.RequeueAfter)
 			}
 		})
+	}
+}
+
+// The message says how many of the unavailable the operator will not restart, and what they are.
+func TestNotRestarting(t *testing.T) {
+	for _, tc := range []struct {
+		n, missing int32
+		want       string
+	}{
+		{2, 0, "pods not ready by themselves, Pending or held by choice"},
+		{2, 2, "replicas the workload has not created"},
+		{3, 1, "replicas the workload has not created (1), and pods not ready by themselves, Pending or held by choice"},
+	} {
+		if got := notRestarting(tc.n, tc.missing); got != tc.want {
+			t.Errorf("notRestarting(%d, %d) = %q, want %q", tc.n, tc.missing, got, tc.want)
+		}
 	}
 }

@@ -95,6 +95,9 @@ type Decision struct {
 	// Canary: the restart, or the eviction, is the canary of the key's doubt hold (bounded.go);
 	// the memory remembers it as such.
 	Canary bool
+	// Proven: the restart is released by a canary whose restart has proven to help; no empty
+	// token bucket held it (ratelimit.go). The memory takes the tokens the buckets hold.
+	Proven bool
 	// Soon is how soon after the restart a failure of the new instance means that the restart
 	// did not help (SoonAfterRestart).
 	Soon time.Duration
@@ -215,6 +218,7 @@ func Decide(f *Facts, x Failure, m Memory) Decision {
 	}
 	d.Seen = c.seen
 	d.Canary = (d.Outcome == Restart || d.Outcome == Evict) && c.doubt != nil && c.doubt.Canary
+	d.Proven = d.Outcome == Restart && c.proven
 	d.NewHold = d.Outcome == Hold && d.Held != d.Reason
 	if d.Outcome == Hold {
 		d.HeldSince, d.Announce = held.Since, c.now.Sub(held.Announced) >= HoldEventInterval
@@ -256,6 +260,9 @@ type judged struct {
 	evict   bool
 	breaker RestartBreaker
 	seen    Seen
+
+	// proven: the rate limit let the restart through as released by a canary that helped.
+	proven bool
 }
 
 func judge(f *Facts, x Failure, m Memory) *judged {

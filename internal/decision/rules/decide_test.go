@@ -18,6 +18,7 @@ package rules
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -155,7 +156,15 @@ func TestDecideInOrder(t *testing.T) {
 		}, Hold, policyv1alpha1.HoldDaemonNotReporting},
 		{"pod switch", func(f *Facts, _ *Failure, _ *fakeMemory) { f.RestartDisabled = true }, Hold, policyv1alpha1.HoldDisabled},
 		{"manager switch", func(f *Facts, _ *Failure, _ *fakeMemory) { f.Settings.RestartsEnabled = false }, Hold, policyv1alpha1.HoldDisabled},
-		{"dry run", func(f *Facts, _ *Failure, _ *fakeMemory) { f.Policies[0].DryRun = true }, Hold, policyv1alpha1.HoldDryRun},
+		{"pod admitted in Shadow", func(f *Facts, _ *Failure, _ *fakeMemory) { f.Shadow = true }, Hold, policyv1alpha1.HoldShadow},
+		{"pod admitted in Enforce, its policy in Shadow now: restarted", func(f *Facts, _ *Failure, _ *fakeMemory) {
+			f.Policies[0].Shadow = true
+		}, Restart, ""},
+		{"switch before Shadow", func(f *Facts, _ *Failure, _ *fakeMemory) { f.Shadow, f.RestartDisabled = true, true }, Hold, policyv1alpha1.HoldDisabled},
+		{"Shadow before blacklist", func(f *Facts, _ *Failure, _ *fakeMemory) {
+			f.Shadow = true
+			f.Policies[0].Blacklist = Blacklist{containers: map[string]struct{}{"app": {}}}
+		}, Hold, policyv1alpha1.HoldShadow},
 		{"switch before blacklist", func(f *Facts, _ *Failure, _ *fakeMemory) {
 			f.RestartDisabled = true
 			f.Policies[0].Blacklist = Blacklist{containers: map[string]struct{}{"app": {}}}
@@ -339,14 +348,14 @@ func TestNewHold(t *testing.T) {
 		heldSince time.Time
 	}{
 		{"a new instance is a transition", HeldRecord{}, true, true, t0},
-		{"the same reason again is no transition", HeldRecord{Reason: policyv1alpha1.HoldDryRun, Since: since, Announced: t0.Add(-4 * time.Minute)},
+		{"the same reason again is no transition", HeldRecord{Reason: policyv1alpha1.HoldShadow, Since: since, Announced: t0.Add(-4 * time.Minute)},
 			false, false, since},
-		{"the same reason is told again after 5 minutes", HeldRecord{Reason: policyv1alpha1.HoldDryRun, Since: since, Announced: t0.Add(-5 * time.Minute)},
+		{"the same reason is told again after 5 minutes", HeldRecord{Reason: policyv1alpha1.HoldShadow, Since: since, Announced: t0.Add(-5 * time.Minute)},
 			false, true, since},
 		{"a new reason is a transition", HeldRecord{Reason: policyv1alpha1.HoldMaxUnavailable, Since: since, Announced: t0}, true, true, t0},
 	} {
 		f, x := baseFacts()
-		f.Policies[0].DryRun = true
+		f.Shadow = true
 		m := newFakeMemory()
 		if c.held.Reason != "" {
 			m.held[x.Instance()] = c.held
@@ -363,7 +372,7 @@ func TestNewHold(t *testing.T) {
 // restart found not to have helped is marked, an expected request seen finished ends.
 func TestDecideSeesWhateverTheVerdict(t *testing.T) {
 	f, x := baseFacts()
-	f.Policies[0].DryRun = true // the switch answers first
+	f.Shadow = true // the switch answers first
 	f.Workload.Pods = pods(10, 10, 6, 0)
 	f.Node = NodeState{Name: "n1", Pods: 10, FailingPods: 6, FailingWorkloads: 4}
 	f.Workload.Pods[3].UID, f.Workload.Pods[3].Finished = "sibling", []string{"old-request"}
@@ -372,7 +381,7 @@ func TestDecideSeesWhateverTheVerdict(t *testing.T) {
 	m.expected["sibling"] = "old-request"
 	m.restarts = []RestartRecord{{RestartID: RestartID{Pod: "p1", Container: "app", Instance: "c://p1-1", At: t0.Add(-30 * time.Second)}, Soon: time.Minute}}
 	d := Decide(f, x, m)
-	if d.Reason != policyv1alpha1.HoldDryRun {
+	if d.Reason != policyv1alpha1.HoldShadow {
 		t.Fatalf("decided %s/%s", d.Outcome, d.Reason)
 	}
 	want := Seen{At: t0, WorkloadStorm: StormSeen, NodeStorm: StormSeen,
@@ -413,4 +422,23 @@ func revision(ps []PodState, n int, uid types.UID) []PodState {
 		ps[i].Controller = uid
 	}
 	return ps
+}
+
+// A Shadow pod's hold names the policy that keeps it in Shadow, or, when none does any more,
+// says that the pod keeps the mode it was admitted in and how to change it.
+func TestShadowHoldMessage(t *testing.T) {
+	f, x := baseFacts()
+	f.Shadow = true
+	f.Policies[0].Shadow = true
+	d := Decide(f, x, newFakeMemory())
+	if want := "would restart container app; the pod is in Shadow mode (policy ns/p)"; d.Reason != policyv1alpha1.HoldShadow ||
+		!strings.HasPrefix(d.Message, want) {
+		t.Fatalf("%s: %q, want %q...", d.Reason, d.Message, want)
+	}
+	f.Policies[0].Shadow = false
+	d = Decide(f, x, newFakeMemory())
+	if d.Reason != policyv1alpha1.HoldShadow || !strings.Contains(d.Message, "no policy governing it says Shadow now") ||
+		!strings.Contains(d.Message, "kubectl rollout restart") {
+		t.Fatalf("%s: %q", d.Reason, d.Message)
+	}
 }

@@ -35,6 +35,10 @@ type Facts struct {
 	// RestartDisabled is the pod's emergency switch (the restart-disabled annotation).
 	RestartDisabled bool
 	Labels          map[string]string
+	// Shadow: the pod was admitted in Shadow mode (its mode label): it kept its native liveness
+	// probe, the kubelet restarts it and the operator never does, whatever its policies say now.
+	// A pod admitted in Enforce mode, or by 0.1.0 (no label), is restarted by the operator.
+	Shadow bool
 	// Failures are the pod's Failed liveness results whose probe is still in its node's
 	// NodePodProbe spec, in probe-name order.
 	Failures []Failure
@@ -151,11 +155,6 @@ type PodState struct {
 	// probed yet (just started, or in its initialDelaySeconds) is neither healthy nor failing.
 	Healthy     bool
 	Terminating bool
-	// NeverRestarted: the operator will not restart this pod, so it does not give its place in
-	// the budget back by itself: it is Pending, or held by a choice (the restart-disabled
-	// annotation, a DryRun policy, a blacklist of its workload, of itself or of a container
-	// failing in it).
-	NeverRestarted bool
 	// Controller is the UID of the pod's own controller (its ReplicaSet in a Deployment).
 	Controller types.UID
 	// Onset is when the manager first saw the pod's current failures (its earliest failing or

@@ -71,7 +71,9 @@ type Policy struct {
 	Name      string
 	selector  labels.Selector
 
-	DryRun         bool
+	// Shadow: the policy admits pods in Shadow mode (Shadow, or DryRun). The decision goes by
+	// each pod's admitted mode (Facts.Shadow); this only explains a Shadow pod's hold.
+	Shadow         bool
 	Blacklist      Blacklist
 	MaxUnavailable intstr.IntOrString
 	MaxFailing     intstr.IntOrString
@@ -150,7 +152,7 @@ func Compile(p *policyv1alpha1.EnhancedLivenessPolicy) (Policy, error) {
 		Key:            PolicyKey{Namespace: p.Namespace, Name: p.Name},
 		Namespace:      p.Namespace,
 		Name:           p.Name,
-		DryRun:         p.Spec.Mode == policyv1alpha1.ModeDryRun,
+		Shadow:         p.Spec.Mode.IsShadow(),
 		MaxUnavailable: intstr.FromString("25%"),
 		MaxFailing:     intstr.FromString("50%"),
 		Rate:           Rate{PerMinute: 6, Burst: 3},
@@ -158,9 +160,9 @@ func Compile(p *policyv1alpha1.EnhancedLivenessPolicy) (Policy, error) {
 		Evictions:      slices.Clone(p.Status.RecentEvictions),
 	}
 	switch p.Spec.Mode {
-	case "", policyv1alpha1.ModeEnforce, policyv1alpha1.ModeDryRun:
+	case "", policyv1alpha1.ModeEnforce, policyv1alpha1.ModeShadow, policyv1alpha1.ModeDryRun:
 	default:
-		return out, fmt.Errorf("spec.mode: must be Enforce or DryRun, got %q", p.Spec.Mode)
+		return out, fmt.Errorf("spec.mode: must be Enforce or Shadow (DryRun is accepted as its old name), got %q", p.Spec.Mode)
 	}
 	out.selector = labels.Everything()
 	if p.Spec.Selector != nil {
@@ -270,10 +272,10 @@ func Select(policies []Policy, def Policy, ns string, podLabels map[string]strin
 // wins: a restart happens only if every one of them allows it.
 type Governing []Policy
 
-// DryRun returns the first policy in DryRun mode, if any.
-func (g Governing) DryRun() (*Policy, bool) {
+// Shadow returns the first policy in Shadow mode, if any.
+func (g Governing) Shadow() (*Policy, bool) {
 	for i := range g {
-		if g[i].DryRun {
+		if g[i].Shadow {
 			return &g[i], true
 		}
 	}

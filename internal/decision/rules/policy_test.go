@@ -123,7 +123,7 @@ func TestCompileErrorsNameTheField(t *testing.T) {
 
 func TestCompileDefaults(t *testing.T) {
 	p := mustCompile(t, elp("ns", "p", nil))
-	if p.DryRun || p.MaxUnavailable.String() != "25%" || p.MaxFailing.String() != "50%" || p.Rate != (Rate{6, 3}) {
+	if p.Shadow || p.MaxUnavailable.String() != "25%" || p.MaxFailing.String() != "50%" || p.Rate != (Rate{6, 3}) {
 		t.Fatalf("unexpected defaults: %+v", p)
 	}
 	if p.Key != (PolicyKey{Namespace: "ns", Name: "p"}) {
@@ -150,7 +150,8 @@ func TestSelectAndCombine(t *testing.T) {
 		s.MaxUnavailable, s.MaxFailing = &v, &f
 	}))
 	dry := mustCompile(t, elp("other", "dry", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) { s.Mode = policyv1alpha1.ModeDryRun }))
-	policies := []Policy{web, all, dry}
+	trial := mustCompile(t, elp("trial", "shadow", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) { s.Mode = policyv1alpha1.ModeShadow }))
+	policies := []Policy{web, all, dry, trial}
 
 	cases := []struct {
 		name        string
@@ -159,12 +160,13 @@ func TestSelectAndCombine(t *testing.T) {
 		keys        string
 		maxUnavail  int32 // for 10 replicas
 		maxFailing  int32
-		dryRun      bool
+		shadow      bool
 		unavailFrom string
 	}{
 		{"both select: most restrictive wins", "ns", map[string]string{"app": "web"}, "ns/web,ns/all", 1, 2, false, "ns/web"},
 		{"one selects", "ns", map[string]string{"app": "db"}, "ns/all", 5, 2, false, "ns/all"},
-		{"dry run namespace", "other", nil, "other/dry", 3, 5, true, "other/dry"},
+		{"DryRun, Shadow's old name", "other", nil, "other/dry", 3, 5, true, "other/dry"},
+		{"Shadow namespace", "trial", nil, "trial/shadow", 3, 5, true, "trial/shadow"},
 		{"no policy: default", "empty", nil, "empty/<default>", 3, 5, false, "empty/<default>"},
 	}
 	for _, c := range cases {
@@ -187,9 +189,9 @@ func TestSelectAndCombine(t *testing.T) {
 			}
 			mu, by := g.MaxUnavailable(10)
 			mf, _ := g.MaxFailing(10)
-			_, dr := g.DryRun()
-			if mu != c.maxUnavail || mf != c.maxFailing || dr != c.dryRun || by.String() != c.unavailFrom {
-				t.Fatalf("got maxUnavailable %d (%s) maxFailing %d dryRun %v", mu, by, mf, dr)
+			_, sh := g.Shadow()
+			if mu != c.maxUnavail || mf != c.maxFailing || sh != c.shadow || by.String() != c.unavailFrom {
+				t.Fatalf("got maxUnavailable %d (%s) maxFailing %d shadow %v", mu, by, mf, sh)
 			}
 		})
 	}

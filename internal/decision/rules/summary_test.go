@@ -43,7 +43,7 @@ func TestJudgeWorkload(t *testing.T) {
 			WorkloadVerdict{HeldReason: policyv1alpha1.HoldMaxUnavailable}},
 		{"6 of 10 failing: a storm before any decision held one", ten(6), WorkloadHolds{},
 			WorkloadVerdict{Storm: true, HeldReason: policyv1alpha1.HoldFailureStorm}},
-		{"the storm shows whatever else its pods are held for", ten(6), WorkloadHolds{Reason: policyv1alpha1.HoldDryRun},
+		{"the storm shows whatever else its pods are held for", ten(6), WorkloadHolds{Reason: policyv1alpha1.HoldShadow},
 			WorkloadVerdict{Storm: true, HeldReason: policyv1alpha1.HoldFailureStorm}},
 		{"a revision's storm a decision held: the whole workload's counts do not show it", ten(2),
 			WorkloadHolds{Reason: policyv1alpha1.HoldFailureStorm, StormSeen: true, LastStorm: now},

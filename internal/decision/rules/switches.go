@@ -29,24 +29,21 @@ func switches(c *judged) (Verdict, bool) {
 	case !c.f.Settings.RestartsEnabled:
 		return hold(policyv1alpha1.HoldDisabled,
 			"would restart container %s, but restarts are disabled manager-wide (--restarts=disabled)", c.x.Container), true
-	}
-	if p, ok := c.f.Policies.DryRun(); ok {
-		return hold(policyv1alpha1.HoldDryRun, "would restart container %s; policy %s is in DryRun mode", c.x.Container, p.Key), true
+	case c.f.Shadow:
+		return shadowHold(c), true
 	}
 	return Verdict{}, false
 }
 
-// HeldByChoice reports whether a failure of container t.Container of a pod would be held by a
-// choice (steps 2 and 3: the pod's restart-disabled switch, the manager's, a DryRun policy, a
-// blacklist): the operator will not restart it. The budget rule counts such pods apart
-// (PodState.NeverRestarted).
-func HeldByChoice(restartsEnabled, restartDisabled bool, g Governing, t Target) bool {
-	if restartDisabled || !restartsEnabled {
-		return true
+// shadowHold holds the restart of a pod admitted in Shadow mode: it kept its native liveness
+// probe, so the kubelet restarts it. The mode is the pod's, fixed at admission: when no governing
+// policy says Shadow any more, the message says how to have the operator restart it.
+func shadowHold(c *judged) Verdict {
+	if p, ok := c.f.Policies.Shadow(); ok {
+		return hold(policyv1alpha1.HoldShadow, "would restart container %s; the pod is in Shadow mode (policy %s): "+
+			"the kubelet keeps its native livenessProbe", c.x.Container, p.Key)
 	}
-	if _, dry := g.DryRun(); dry {
-		return true
-	}
-	_, black := g.Blacklisted(t)
-	return black
+	return hold(policyv1alpha1.HoldShadow, "would restart container %s; the pod was admitted in Shadow mode and keeps "+
+		"it (the kubelet keeps its native livenessProbe), though no policy governing it says Shadow now: re-create it "+
+		"(kubectl rollout restart) to have it admitted in Enforce mode", c.x.Container)
 }

@@ -65,6 +65,9 @@ type Verdict struct {
 // Check returns the probes the pod's sealed probe context gives the pod a NodePodProbe entry
 // names (probecontext.ProbesOf: the containers the operator probes, named ports resolved), or
 // why none is run. pod is the daemon's cached pod with the entry's UID (nil when it has none).
+// Its status.podIP is not waited for: an exec probe needs no address, and the others dial the
+// address the container runtime gives the pod's sandbox, which the worker asks for once the
+// container runs (a status.podIP not written yet, or blanked by a pods/status writer, stops nothing).
 func Check(pp *appsv1alpha1.PodProbe, pod *corev1.Pod, keys signature.KeySet) ([]probecontext.Probe, *Verdict) {
 	return check(pp, pod, func(p *corev1.Pod) error { _, err := signature.VerifySeal(keys, p); return err }, decode)
 }
@@ -85,9 +88,6 @@ func check(pp *appsv1alpha1.PodProbe, pod *corev1.Pod, verify func(*corev1.Pod) 
 	if pod.Namespace != pp.Namespace || pod.Name != pp.Name {
 		return nil, &Verdict{Cause: CauseWrongPod, Message: fmt.Sprintf(
 			"the NodePodProbe entry names pod %s/%s, but UID %s is pod %s/%s", pp.Namespace, pp.Name, pp.UID, pod.Namespace, pod.Name)}
-	}
-	if pod.Status.PodIP == "" {
-		return nil, &Verdict{Pending: true, Cause: CausePodNotFound, Message: "the pod has no IP yet"}
 	}
 	if v, ok := checkSeal(verify(pod), pod); !ok {
 		return nil, &v

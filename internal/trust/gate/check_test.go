@@ -110,9 +110,15 @@ func TestCheck(t *testing.T) {
 		{name: "the entry names another pod", mutate: func(_ *corev1.Pod, pp *appsv1alpha1.PodProbe) {
 			pp.Name = "db-0"
 		}, cause: CauseWrongPod, message: "but UID uid-1 is pod shop/web-0"},
-		{name: "the pod has no IP yet", mutate: func(pod *corev1.Pod, _ *appsv1alpha1.PodProbe) {
+		// The probes dial the address the runtime gives the sandbox, never status.podIP.
+		{name: "the pod has no IP in its status yet", mutate: func(pod *corev1.Pod, _ *appsv1alpha1.PodProbe) {
 			pod.Status.PodIP, pod.Status.PodIPs = "", nil
-		}, cause: CausePodNotFound, pending: true},
+		}, accepted: "web-0-web,web-0-rpc"},
+		{name: "an exec probe of a pod with no IP in its status yet", mutate: func(pod *corev1.Pod, _ *appsv1alpha1.PodProbe) {
+			pod.Annotations = map[string]string{appsv1alpha1.AnnotationProbeContext: `[{"name":"web","livenessProbe":{"exec":{"command":["true"]}}}]`}
+			pod.Status.PodIP, pod.Status.PodIPs = "", nil
+			eltestutil.Seal(eltestutil.Admit(pod))
+		}, accepted: "web-0-web"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

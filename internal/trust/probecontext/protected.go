@@ -38,8 +38,10 @@ var ProtectedAnnotations = []string{
 	appsv1alpha1.AnnotationKruiseEnabled,
 }
 
-// ProtectedLabels are the pod labels under the same rule as ProtectedAnnotations.
-var ProtectedLabels = []string{appsv1alpha1.LabelEnrolled}
+// ProtectedLabels are the pod labels under the same rule as ProtectedAnnotations. The mode label
+// says who restarts the pod (the operator, or the kubelet that kept its native probe): changed
+// after creation, it would leave a pod with two restarters or none.
+var ProtectedLabels = []string{appsv1alpha1.LabelEnrolled, appsv1alpha1.LabelMode}
 
 // ImmutableRule is the rule a change of a protected key breaks, as the denial states it.
 const ImmutableRule = "may not be added, changed or removed after the pod is created, except by the " +

@@ -68,6 +68,8 @@ func TestProtectedChanges(t *testing.T) {
 			want: []string{"metadata.labels[" + enrolled + "]"}},
 		{name: "enrolled label set to the empty string", mutate: func(m *metav1.ObjectMeta) { m.Labels[enrolled] = "" },
 			want: []string{"metadata.labels[" + enrolled + "]"}},
+		{name: "mode label added to a pod 0.1.0 admitted", mutate: func(m *metav1.ObjectMeta) { m.Labels[appsv1alpha1.LabelMode] = "Shadow" },
+			want: []string{"metadata.labels[" + appsv1alpha1.LabelMode + "]"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

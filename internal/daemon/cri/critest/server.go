@@ -24,6 +24,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,11 +49,14 @@ type ExecResult struct {
 // Call records one RPC the server received.
 type Call struct {
 	Method string
-	// ContainerID is the container's ID, or the sandbox's for a sandbox call.
+	// ContainerID is the container's ID as asked, or the sandbox's for a sandbox call.
 	ContainerID string
 	Cmd         []string
 	Timeout     int64
 	At          time.Time
+	// Resolved is the whole ID of the container ContainerID named (ExecSync, StopContainer and
+	// ContainerStatus resolve a unique prefix, as containerd and CRI-O do); empty if none.
+	Resolved string
 }
 
 // Server is a fake RuntimeService. Its fields are safe to set before Start; use the methods after.
@@ -117,12 +121,25 @@ func (s *Server) initLocked() {
 func (s *Server) AddContainer(podUID, name string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.nextID++
+	id := fmt.Sprintf("%s-%s-%04d", podUID, name, s.nextID)
+	s.addLocked(id, podUID, name)
+	return id
+}
+
+// AddContainerWithID is AddContainer of a container whose ID is id, e.g. one that begins as
+// another's does.
+func (s *Server) AddContainerWithID(id, podUID, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.addLocked(id, podUID, name)
+}
+
+func (s *Server) addLocked(id, podUID, name string) {
 	s.initLocked()
 	if _, ok := s.pods[podUID]; !ok {
 		s.pods[podUID] = newSandbox(podUID, podUID, s.PodIP)
 	}
-	s.nextID++
-	id := fmt.Sprintf("%s-%s-%04d", podUID, name, s.nextID)
 	s.containers[id] = &runtimeapi.ContainerStatus{
 		Id:        id,
 		Metadata:  &runtimeapi.ContainerMetadata{Name: name},
@@ -134,7 +151,32 @@ func (s *Server) AddContainer(podUID, name string) string {
 		StartedAt: time.Now().UnixNano(),
 	}
 	s.sandboxes[id] = podUID
-	return id
+}
+
+// resolveLocked returns the whole ID of the container id names, as containerd and CRI-O resolve
+// it: the container of exactly that ID, else the only one whose ID begins with id. A prefix of
+// more than one container's ID is an error; a prefix of none, or an empty ID, is NotFound.
+func (s *Server) resolveLocked(id string) (string, error) {
+	if _, ok := s.containers[id]; ok {
+		return id, nil
+	}
+	if id == "" {
+		return "", status.Errorf(codes.NotFound, "no container ID")
+	}
+	found := ""
+	for full := range s.containers {
+		if !strings.HasPrefix(full, id) {
+			continue
+		}
+		if found != "" {
+			return "", status.Errorf(codes.Unknown, "multiple container IDs begin with %q", id)
+		}
+		found = full
+	}
+	if found == "" {
+		return "", status.Errorf(codes.NotFound, "container %q not found", id)
+	}
+	return found, nil
 }
 
 // SetOwner relabels a container as container name of the pod whose UID is podUID (for pods whose
@@ -187,10 +229,17 @@ func (s *Server) Version(_ context.Context, _ *runtimeapi.VersionRequest) (*runt
 	return &runtimeapi.VersionResponse{Version: "0.1.0", RuntimeName: "critest", RuntimeVersion: "0.1.0", RuntimeApiVersion: "v1"}, nil
 }
 
-// ExecSync runs the scripted ExecFunc.
+// ExecSync runs the scripted ExecFunc in the container the request's ID resolves to.
 func (s *Server) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest) (*runtimeapi.ExecSyncResponse, error) {
-	s.record(Call{Method: "ExecSync", ContainerID: req.ContainerId, Cmd: req.Cmd, Timeout: req.Timeout})
-	if st, ok := s.State(req.ContainerId); !ok || st != runtimeapi.ContainerState_CONTAINER_RUNNING {
+	s.mu.Lock()
+	id, err := s.resolveLocked(req.ContainerId)
+	running := err == nil && s.containers[id].State == runtimeapi.ContainerState_CONTAINER_RUNNING
+	s.mu.Unlock()
+	s.record(Call{Method: "ExecSync", ContainerID: req.ContainerId, Resolved: id, Cmd: req.Cmd, Timeout: req.Timeout})
+	if err != nil {
+		return nil, err
+	}
+	if !running {
 		return nil, status.Errorf(codes.NotFound, "container %q is not running", req.ContainerId)
 	}
 	r := ExecResult{}
@@ -218,9 +267,12 @@ func (s *Server) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest) 
 	return &runtimeapi.ExecSyncResponse{Stdout: []byte(r.Stdout), Stderr: []byte(r.Stderr), ExitCode: r.ExitCode}, nil
 }
 
-// StopContainer marks the container exited after StopFunc allowed it.
+// StopContainer marks the container the request's ID resolves to exited, after StopFunc allowed it.
 func (s *Server) StopContainer(_ context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
-	s.record(Call{Method: "StopContainer", ContainerID: req.ContainerId, Timeout: req.Timeout})
+	s.mu.Lock()
+	resolved, _ := s.resolveLocked(req.ContainerId)
+	s.mu.Unlock()
+	s.record(Call{Method: "StopContainer", ContainerID: req.ContainerId, Resolved: resolved, Timeout: req.Timeout})
 	if s.StopFunc != nil {
 		if err := s.StopFunc(req.ContainerId, req.Timeout); err != nil {
 			return nil, err
@@ -228,26 +280,32 @@ func (s *Server) StopContainer(_ context.Context, req *runtimeapi.StopContainerR
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.containers[req.ContainerId]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "container %q not found", req.ContainerId)
+	id, err := s.resolveLocked(req.ContainerId)
+	if err != nil {
+		return nil, err
 	}
+	c := s.containers[id]
 	c.State = runtimeapi.ContainerState_CONTAINER_EXITED
 	c.FinishedAt = time.Now().UnixNano()
 	c.ExitCode = 137
 	return &runtimeapi.StopContainerResponse{}, nil
 }
 
-// ContainerStatus returns the container's status.
+// ContainerStatus returns the status of the container the request's ID resolves to; its Id is
+// the whole ID.
 func (s *Server) ContainerStatus(_ context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
-	s.record(Call{Method: "ContainerStatus", ContainerID: req.ContainerId})
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	c, ok := s.containers[req.ContainerId]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "container %q not found", req.ContainerId)
+	id, err := s.resolveLocked(req.ContainerId)
+	var c *runtimeapi.ContainerStatus
+	if err == nil {
+		c = proto.Clone(s.containers[id]).(*runtimeapi.ContainerStatus)
 	}
-	return &runtimeapi.ContainerStatusResponse{Status: proto.Clone(c).(*runtimeapi.ContainerStatus)}, nil
+	s.mu.Unlock()
+	s.record(Call{Method: "ContainerStatus", ContainerID: req.ContainerId, Resolved: id})
+	if err != nil {
+		return nil, err
+	}
+	return &runtimeapi.ContainerStatusResponse{Status: c}, nil
 }
 
 // ListContainers lists the containers matching the filter's ID, sandbox and state.

@@ -21,10 +21,12 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 )
@@ -36,12 +38,14 @@ type containerError struct {
 }
 
 // enroll moves the liveness probes of pod's containers into the probe-context annotation and
-// labels the pod, or returns an Invalid error naming each container and field at fault. Only
-// containers the kubelet starts again after a CRI stop are enrolled: the others keep their native
-// probe, and a warning says why. A pod whose entry would not fit the NodePodProbe schema
-// (appsv1alpha1.ValidatePodProbe's limits) keeps its native probes too, with a warning naming the
-// limit. enrolled is false when nothing is left to probe.
-func enroll(pod *corev1.Pod) (enrolled bool, warnings []string, err error) {
+// labels the pod enrolled in mode, or returns an Invalid error naming each container and field at
+// fault. In Shadow mode the probes are copied instead: every enrolled container keeps its native
+// probe, and one whose probe only the annotation holds gets it in its spec too, so that the
+// kubelet stays in charge. Only containers the kubelet starts again after a CRI stop are enrolled:
+// the others keep their native probe, and a warning says why. A pod whose entry would not fit the
+// NodePodProbe schema (appsv1alpha1.ValidatePodProbe's limits) keeps its native probes too, with
+// a warning naming the limit. enrolled is false when nothing is left to probe.
+func enroll(pod *corev1.Pod, mode policyv1alpha1.PolicyMode) (enrolled bool, warnings []string, err error) {
 	pctx, errs := probecontext.FromAnnotations(pod.Annotations)
 	if len(errs) > 0 {
 		return false, nil, invalid(pod, wrap("", errs))
@@ -58,7 +62,13 @@ func enroll(pod *corev1.Pod) (enrolled bool, warnings []string, err error) {
 	// daemon. Probes the creator wrote into the annotation have no native probe to fall back
 	// to: they are denied; native probes stay where they are, with a warning.
 	entries := pctx.Entries
-	if n := len(entries) + len(moves); n > appsv1alpha1.MaxProbesPerPod {
+	added := 0
+	for _, m := range moves {
+		if !m.inContext {
+			added++
+		}
+	}
+	if n := len(entries) + added; n > appsv1alpha1.MaxProbesPerPod {
 		if len(pctx.Entries) > 0 {
 			return false, warnings, invalid(pod, wrap("", field.ErrorList{field.TooMany(annPath, n, appsv1alpha1.MaxProbesPerPod)}))
 		}
@@ -67,12 +77,14 @@ func enroll(pod *corev1.Pod) (enrolled bool, warnings []string, err error) {
 			"native livenessProbe", n, appsv1alpha1.MaxProbesPerPod, appsv1alpha1.MaxProbesPerPod)), nil
 	}
 	for _, m := range moves {
-		entries = append(entries, probecontext.ContainerProbe{Name: m.c.Name, LivenessProbe: m.probe})
+		if !m.inContext {
+			entries = append(entries, probecontext.ContainerProbe{Name: m.c.Name, LivenessProbe: m.probe})
+		}
 	}
 	if len(entries) == 0 {
 		return false, warnings, nil // nothing to probe: not enrolled, the manager need not cache it
 	}
-	if len(moves) > 0 {
+	if added > 0 {
 		value, err := probecontext.Encode(entries)
 		if err != nil {
 			if len(pctx.Entries) > 0 {
@@ -87,6 +99,10 @@ func enroll(pod *corev1.Pod) (enrolled bool, warnings []string, err error) {
 			pod.Annotations = map[string]string{}
 		}
 		pod.Annotations[appsv1alpha1.AnnotationProbeContext] = value
+	}
+	if mode == policyv1alpha1.ModeShadow {
+		warnings = append(warnings, keepNative(pod, pctx)...)
+	} else {
 		for _, m := range moves {
 			m.c.LivenessProbe = nil
 		}
@@ -95,7 +111,26 @@ func enroll(pod *corev1.Pod) (enrolled bool, warnings []string, err error) {
 		pod.Labels = map[string]string{}
 	}
 	pod.Labels[appsv1alpha1.LabelEnrolled] = appsv1alpha1.TrueValue
+	pod.Labels[appsv1alpha1.LabelMode] = string(mode)
 	return true, warnings, nil
+}
+
+// keepNative gives each container whose liveness probe only the probe-context annotation holds
+// that probe in its spec as well (Shadow mode: the kubelet keeps liveness), and says so.
+func keepNative(pod *corev1.Pod, pctx probecontext.Context) []string {
+	var warnings []string
+	for _, e := range pctx.Entries {
+		pc, ok := podutil.FindRestartable(&pod.Spec, e.Name)
+		if !ok || pc.Container.LivenessProbe != nil {
+			continue
+		}
+		lp := e.LivenessProbe.DeepCopy()
+		probecontext.SetDefaults(lp)
+		pc.Container.LivenessProbe = lp
+		warnings = append(warnings, fmt.Sprintf("container %q: its liveness probe from annotation %s is set as its "+
+			"livenessProbe too: the pod is admitted in Shadow mode, where the kubelet keeps liveness", e.Name, pctx.Key))
+	}
+	return warnings
 }
 
 // checkAnnotated validates the probes the creator wrote into the probe-context annotation: each
@@ -127,11 +162,13 @@ func checkAnnotated(pod *corev1.Pod, pctx probecontext.Context) []containerError
 
 // nativeMoves lists the native liveness probes to move into the annotation, defaulted and
 // validated; a container the kubelet does not start again after a CRI stop keeps its probe, with
-// a warning, and one that also has an annotated probe is an error.
+// a warning. One that also has an annotated probe is an error, unless the two are the same probe:
+// the webhook's own copy, seen again when it is called a second time (reinvocation) for a pod it
+// admitted in Shadow mode.
 func nativeMoves(pod *corev1.Pod, pctx probecontext.Context) (moves []move, warnings []string, cerrs []containerError) {
-	inAnnotation := make(map[string]bool, len(pctx.Entries))
+	inAnnotation := make(map[string]*corev1.Probe, len(pctx.Entries))
 	for _, e := range pctx.Entries {
-		inAnnotation[e.Name] = true
+		inAnnotation[e.Name] = e.LivenessProbe
 	}
 	for _, pc := range podutil.RestartableContainers(&pod.Spec) {
 		c := pc.Container
@@ -139,7 +176,13 @@ func nativeMoves(pod *corev1.Pod, pctx probecontext.Context) (moves []move, warn
 			continue
 		}
 		path := pc.Path.Child("livenessProbe")
-		if inAnnotation[c.Name] {
+		lp := c.LivenessProbe.DeepCopy()
+		probecontext.SetDefaults(lp)
+		if annotated, ok := inAnnotation[c.Name]; ok {
+			if annotated != nil && sameProbe(lp, annotated) {
+				moves = append(moves, move{c: c, probe: lp, inContext: true})
+				continue
+			}
 			cerrs = append(cerrs, wrap(c.Name, field.ErrorList{field.Forbidden(path,
 				fmt.Sprintf("the container already has a liveness probe in annotation %s", pctx.Key))})...)
 			continue
@@ -149,18 +192,25 @@ func nativeMoves(pod *corev1.Pod, pctx probecontext.Context) (moves []move, warn
 				"enhanced liveness: %s", c.Name, notRestartedReason(pod, pc)))
 			continue
 		}
-		lp := c.LivenessProbe.DeepCopy()
-		probecontext.SetDefaults(lp)
 		cerrs = append(cerrs, wrap(c.Name, probecontext.ValidateLiveness(lp, c, path))...)
-		moves = append(moves, move{c, lp})
+		moves = append(moves, move{c: c, probe: lp})
 	}
 	return moves, warnings, cerrs
 }
 
-// move is a native liveness probe the webhook moves into the probe context.
+// sameProbe compares a defaulted native probe with an annotated one, defaulted alike.
+func sameProbe(native, annotated *corev1.Probe) bool {
+	a := annotated.DeepCopy()
+	probecontext.SetDefaults(a)
+	return equality.Semantic.DeepEqual(native, a)
+}
+
+// move is a native liveness probe the webhook moves (Enforce) or copies (Shadow) into the probe
+// context; inContext: the context holds it already.
 type move struct {
-	c     *corev1.Container
-	probe *corev1.Probe
+	c         *corev1.Container
+	probe     *corev1.Probe
+	inContext bool
 }
 
 // notRestartedReason explains why the kubelet would not start a container again after the

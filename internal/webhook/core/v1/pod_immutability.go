@@ -39,7 +39,8 @@ import (
 // +kubebuilder:webhook:path=/validate--v1-pod,mutating=false,failurePolicy=ignore,sideEffects=None,groups="",resources=pods;pods/status,verbs=update,versions=v1,name=vpod-v1.kb.io,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"objectSelector":{"matchExpressions":[{"key":"enhancedliveness.io/enrolled","operator":"Exists"}]}}`
 
 // PodImmutability denies changes of the protected annotations and label of a pod after its
-// creation (probecontext.ProtectedChanges), except by the operator itself.
+// creation (probecontext.ProtectedChanges), and a native livenessProbe added to or changed on an
+// enrolled container (probecontext.NativeProbeChanges), except by the operator itself.
 type PodImmutability struct {
 	// OperatorNamespace is skipped, like kube-system.
 	OperatorNamespace string
@@ -55,7 +56,8 @@ func (v *PodImmutability) ValidateCreate(context.Context, *corev1.Pod) (admissio
 }
 
 // ValidateUpdate denies an update (of the pod or its status) that adds, changes or removes a
-// protected annotation or label, naming each and the rule.
+// protected annotation or label, or that gives an enrolled container a native livenessProbe of
+// its own (where probes are mutable), naming each field and the rule.
 func (v *PodImmutability) ValidateUpdate(ctx context.Context, oldPod, newPod *corev1.Pod) (admission.Warnings, error) {
 	ns := newPod.Namespace
 	user := ""
@@ -68,7 +70,9 @@ func (v *PodImmutability) ValidateUpdate(ctx context.Context, oldPod, newPod *co
 	if ns == metav1.NamespaceSystem || ns == v.OperatorNamespace || (user != "" && user == v.OperatorUsername) {
 		return nil, nil
 	}
-	if errs := probecontext.ProtectedChanges(&oldPod.ObjectMeta, &newPod.ObjectMeta); len(errs) > 0 {
+	errs := probecontext.ProtectedChanges(&oldPod.ObjectMeta, &newPod.ObjectMeta)
+	errs = append(errs, probecontext.NativeProbeChanges(oldPod, newPod)...)
+	if len(errs) > 0 {
 		return nil, apierrors.NewForbidden(podsGR, newPod.Name, errs.ToAggregate())
 	}
 	return nil, nil

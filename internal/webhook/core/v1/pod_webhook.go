@@ -16,8 +16,10 @@ limitations under the License.
 
 // Package v1 holds the Pod webhooks. The mutating one enrolls pods: it moves their native
 // liveness probes into the probe-context annotation, so that the kubelet no longer kills on
-// liveness and the operator's node daemon probes instead, and signs what it wrote. The validating
-// one keeps that annotation, the opt-in annotations and the enrolled label as they were admitted.
+// liveness and the operator's node daemon probes instead (Enforce mode), or copies them there,
+// leaving the kubelet in charge (Shadow mode), records the mode in the pod's mode label, and
+// signs what it wrote. The validating one keeps that annotation, the opt-in annotations and the
+// enrolled and mode labels as they were admitted.
 package v1
 
 import (
@@ -37,6 +39,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemonnodes"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/steering"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
@@ -74,6 +77,9 @@ type APIServerClock interface {
 	Now() time.Time
 	// Offset reports whether the API server's clock was measured recently.
 	Offset() (time.Duration, bool)
+	// Read converts the times other replicas wrote on the API server's clock
+	// (status.recentEvictions) to this replica's.
+	Read() apiclock.Reading
 }
 
 // localClock is the local clock, for a manager that runs beside its API server (tests).
@@ -81,6 +87,7 @@ type localClock struct{}
 
 func (localClock) Now() time.Time                { return time.Now() }
 func (localClock) Offset() (time.Duration, bool) { return 0, true }
+func (localClock) Read() apiclock.Reading        { return apiclock.Reading{Now: time.Now(), Known: true} }
 
 // SetupPodWebhookWithManager registers the Pod mutating webhook (enrollment, CREATE) and the
 // validating one (immutability, UPDATE). Policies are read from the manager's cache.
@@ -114,10 +121,11 @@ type PodDefaulter struct {
 var podGK = schema.GroupKind{Kind: "Pod"}
 
 // Default validates the opt-in annotations and enrolls the pod when it opted in, or is selected by
-// a policy with enroll: true; an enrolled pod's probe context is signed (its admission signature:
-// namespace, name, time; the manager seals it to the pod's UID once the pod exists). Invalid
-// probes deny the pod, with the apiserver's wording and the container's name. A pod that is not
-// enrolled leaves without the enrolled label and the signature, whatever its creator wrote; no pod
+// a policy with enroll: true, in the mode its policies give it (admissionMode), recorded in its
+// mode label; an enrolled pod's probe context is signed (its admission signature: namespace,
+// name, time; the manager seals it to the pod's UID once the pod exists). Invalid probes deny the
+// pod, with the apiserver's wording and the container's name. A pod that is not enrolled leaves
+// without the enrolled and mode labels and the signature, whatever its creator wrote; no pod
 // leaves with a seal its creator wrote.
 func (d *PodDefaulter) Default(ctx context.Context, pod *corev1.Pod) error {
 	ns := pod.Namespace
@@ -137,6 +145,7 @@ func (d *PodDefaulter) Default(ctx context.Context, pod *corev1.Pod) error {
 	defer func() {
 		if !enrolled {
 			delete(pod.Labels, appsv1alpha1.LabelEnrolled)
+			delete(pod.Labels, appsv1alpha1.LabelMode)
 			delete(pod.Annotations, appsv1alpha1.AnnotationProbeContextSignature)
 		}
 	}()
@@ -177,11 +186,15 @@ func (d *PodDefaulter) Default(ctx context.Context, pod *corev1.Pod) error {
 			"(it cannot reach the API server); the pod keeps its native livenessProbes")
 		return nil
 	}
+	mode, known := d.admissionMode(ctx, ns, pod)
+	if !known {
+		return nil
+	}
 	var (
 		warnings []string
 		err      error
 	)
-	enrolled, warnings, err = enroll(pod)
+	enrolled, warnings, err = enroll(pod, mode)
 	for _, w := range warnings {
 		warn(ctx, w)
 	}
@@ -192,16 +205,16 @@ func (d *PodDefaulter) Default(ctx context.Context, pod *corev1.Pod) error {
 	pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = signature.SignAdmission(key, signature.Admission{
 		Namespace: ns, Name: pod.Name, GenerateName: pod.GenerateName,
 		AnnotationKey: ctxKey, Value: pod.Annotations[ctxKey], Issued: clk.Now()})
-	d.steer(ctx, ns, pod)
+	d.steer(ctx, ns, pod, clk.Read())
 	return nil
 }
 
 // steer prefers, for a new pod of a controller, nodes other than those its controller's pods were
 // evicted from because their restarts did not help there (status.recentEvictions of the policies
 // that select it; internal/steering). Preferred only, and never a reason to refuse the pod: a read
-// error leaves it unsteered. Expiry is judged on the local clock, the one the decision controller
-// (in a manager too) stamps the entries with.
-func (d *PodDefaulter) steer(ctx context.Context, ns string, pod *corev1.Pod) {
+// error leaves it unsteered. The entries are written on the API server's clock (by whichever
+// replica leads) and judged on this replica's, as at converts them.
+func (d *PodDefaulter) steer(ctx context.Context, ns string, pod *corev1.Pod, at apiclock.Reading) {
 	owner := metav1.GetControllerOf(pod)
 	if owner == nil || pod.Spec.NodeName != "" {
 		return
@@ -215,10 +228,37 @@ func (d *PodDefaulter) steer(ctx context.Context, ns string, pod *corev1.Pod) {
 	for i := range policies.Items {
 		p := &policies.Items[i]
 		if ok, err := p.Selects(pod.Labels); err == nil && ok {
-			entries = append(entries, p.Status.RecentEvictions...)
+			entries = append(entries, at.LocalEvictions(podlog, p.Namespace+"/"+p.Name, p.Status.RecentEvictions)...)
 		}
 	}
-	steering.Apply(pod, steering.AvoidedNodes(entries, owner.Kind, owner.Name, time.Now()))
+	steering.Apply(pod, steering.AvoidedNodes(entries, owner.Kind, owner.Name, at.Now))
+}
+
+// admissionMode is the mode the pod is admitted in, and keeps for its life: Shadow when a policy
+// of its namespace that selects it says Shadow (or DryRun, Shadow's deprecated name), else
+// Enforce, which is also the default policy's mode. A pod several policies select is thus in
+// Shadow when any of them says so, as it would be held when any of them held it. known is false,
+// with an admission warning, when the policies cannot be read: the pod is then not enrolled.
+func (d *PodDefaulter) admissionMode(ctx context.Context, ns string, pod *corev1.Pod) (mode policyv1alpha1.PolicyMode, known bool) {
+	var policies policyv1alpha1.EnhancedLivenessPolicyList
+	if err := d.Policies.List(ctx, &policies, client.InNamespace(ns)); err != nil {
+		// Fail open: which of the kubelet and the operator is to restart the pod is not known.
+		podlog.Error(err, "listing policies; the pod is not enrolled", "namespace", ns)
+		warn(ctx, "not enrolled in enhanced liveness: the operator could not read the namespace's "+
+			"EnhancedLivenessPolicies, which give the pod its mode; the pod keeps its native livenessProbes")
+		return "", false
+	}
+	for i := range policies.Items {
+		p := &policies.Items[i]
+		if !p.Spec.Mode.IsShadow() {
+			continue
+		}
+		// A selector that does not parse selects nothing, as in the decision.
+		if ok, err := p.Selects(pod.Labels); err == nil && ok {
+			return policyv1alpha1.ModeShadow, true
+		}
+	}
+	return policyv1alpha1.ModeEnforce, true
 }
 
 // OptedIn reports whether the pod carries the opt-in annotation or OpenKruise's alias.

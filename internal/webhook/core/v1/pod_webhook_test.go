@@ -78,6 +78,7 @@ func contextOf(pod *corev1.Pod) []probecontext.ContainerProbe {
 func expectEnrolled(pod *corev1.Pod) {
 	GinkgoHelper()
 	Expect(pod.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelEnrolled, "true"))
+	Expect(pod.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelMode, "Enforce"), "no policy says Shadow: the operator restarts it")
 	Expect(verifyAdmission(pod)).To(Succeed(), "the webhook signs what it wrote")
 	Expect(pod.Annotations).To(HaveKey(appsv1alpha1.AnnotationProbeContextSignature))
 	entries := contextOf(pod)
@@ -103,6 +104,7 @@ func expectEnrolled(pod *corev1.Pod) {
 func expectUntouched(pod *corev1.Pod) {
 	GinkgoHelper()
 	Expect(pod.Labels).NotTo(HaveKey(appsv1alpha1.LabelEnrolled))
+	Expect(pod.Labels).NotTo(HaveKey(appsv1alpha1.LabelMode))
 	Expect(pod.Annotations).NotTo(HaveKey(appsv1alpha1.AnnotationProbeContext))
 	Expect(pod.Annotations).NotTo(HaveKey(appsv1alpha1.AnnotationProbeContextSignature))
 	Expect(pod.Spec.Containers[0].LivenessProbe).NotTo(BeNil())

@@ -53,6 +53,25 @@ var _ = Describe("Pod webhook and pods no node daemon will serve", func() {
 			"(kubernetes.io/os=linux); every container keeps its native livenessProbe"))
 	})
 
+	It("leaves a Windows pod (spec.os.name) native, and warns why", func() {
+		c, warnings := warningClient()
+		pod := appPod(ns, "win-os", optIn())
+		pod.Spec.OS = &corev1.PodOS{Name: corev1.Windows}
+		Expect(c.Create(ctx, pod)).To(Succeed())
+		expectNative(pod)
+		Expect(pod.Spec.InitContainers[1].LivenessProbe).NotTo(BeNil())
+		Expect(warnings.take()).To(ContainElement("not enrolled in enhanced liveness: no node daemon of the operator will probe " +
+			"the pod: its spec.os.name windows excludes every node the operator's node daemon runs on " +
+			"(kubernetes.io/os=linux); every container keeps its native livenessProbe"))
+
+		By("a Linux pod that says so is enrolled")
+		linux := appPod(ns, "linux-os", optIn())
+		linux.Spec.OS = &corev1.PodOS{Name: corev1.Linux}
+		Expect(c.Create(ctx, linux)).To(Succeed())
+		expectEnrolled(linux)
+		Expect(warnings.take()).NotTo(ContainElement(ContainSubstring("enhanced liveness")))
+	})
+
 	It("leaves a pod whose required node affinity excludes Linux nodes native", func() {
 		c, warnings := warningClient()
 		pod := appPod(ns, "win-affinity", optIn())

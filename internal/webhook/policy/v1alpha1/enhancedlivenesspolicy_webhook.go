@@ -54,9 +54,22 @@ func (v *EnhancedLivenessPolicyValidator) ValidateCreate(_ context.Context, obj 
 	return validate(obj)
 }
 
-// ValidateUpdate validates a changed policy.
-func (v *EnhancedLivenessPolicyValidator) ValidateUpdate(_ context.Context, _, newObj *policyv1alpha1.EnhancedLivenessPolicy) (admission.Warnings, error) {
-	return validate(newObj)
+// ValidateUpdate validates a changed policy, and warns that a new mode applies to new pods only.
+func (v *EnhancedLivenessPolicyValidator) ValidateUpdate(_ context.Context, oldObj, newObj *policyv1alpha1.EnhancedLivenessPolicy) (admission.Warnings, error) {
+	w, err := validate(newObj)
+	if err == nil && oldObj.Spec.Mode.IsShadow() != newObj.Spec.Mode.IsShadow() {
+		w = append(w, fmt.Sprintf("spec.mode: the pods running now keep the mode they were admitted in; %s applies "+
+			"to pods created from now on: re-create the others (kubectl rollout restart) to move them to it", modeName(newObj.Spec.Mode)))
+	}
+	return w, err
+}
+
+// modeName is the mode a policy admits pods in: Enforce (also when unset) or Shadow.
+func modeName(m policyv1alpha1.PolicyMode) policyv1alpha1.PolicyMode {
+	if m.IsShadow() {
+		return policyv1alpha1.ModeShadow
+	}
+	return policyv1alpha1.ModeEnforce
 }
 
 // ValidateDelete allows every deletion.
@@ -121,6 +134,9 @@ func warnings(p *policyv1alpha1.EnhancedLivenessPolicy) admission.Warnings {
 			w = append(w, fmt.Sprintf("spec.maxFailing (%s) is below spec.maxUnavailable (%s): a failure storm holds restarts before the unavailability budget can be used",
 				mf.String(), mu.String()))
 		}
+	}
+	if p.Spec.Mode == policyv1alpha1.ModeDryRun {
+		w = append(w, "spec.mode: DryRun is deprecated: it is the old name of Shadow, which it means; write Shadow")
 	}
 	if mu != nil && (mu.String() == "0" || mu.String() == "0%") {
 		w = append(w, "spec.maxUnavailable is 0: only pods that are already unavailable are ever restarted")

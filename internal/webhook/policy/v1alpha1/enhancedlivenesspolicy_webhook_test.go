@@ -126,11 +126,34 @@ var _ = Describe("EnhancedLivenessPolicy validating webhook", Ordered, func() {
 		Entry("blacklisting a ReplicaSet", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
 			s.Blacklist = &policyv1alpha1.Blacklist{Workloads: []policyv1alpha1.WorkloadReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-abc"}}}
 		}, "blacklist the Deployment instead"),
+		Entry("DryRun, the old name of Shadow", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.Mode = policyv1alpha1.ModeDryRun
+		}, "spec.mode: DryRun is deprecated: it is the old name of Shadow"),
 		Entry("the defaults", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
 			mu, mf := intstr.FromString("25%"), intstr.FromString("50%")
 			s.MaxUnavailable, s.MaxFailing = &mu, &mf
 		}, ""),
 	)
+
+	It("warns that a new mode applies to the pods created from then on", func() {
+		v := &EnhancedLivenessPolicyValidator{}
+		enforce := newPolicy(func(*policyv1alpha1.EnhancedLivenessPolicySpec) {})
+		shadow := enforce.DeepCopy()
+		shadow.Spec.Mode = policyv1alpha1.ModeShadow
+		for _, c := range []struct {
+			from, to *policyv1alpha1.EnhancedLivenessPolicy
+		}{{enforce, shadow}, {shadow, enforce}} {
+			w, err := v.ValidateUpdate(ctx, c.from, c.to)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(w).To(ContainElement(And(ContainSubstring("the pods running now keep the mode they were admitted in"),
+				ContainSubstring("kubectl rollout restart"))))
+		}
+		dryRun := enforce.DeepCopy()
+		dryRun.Spec.Mode = policyv1alpha1.ModeDryRun
+		w, err := v.ValidateUpdate(ctx, dryRun, shadow)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(w).To(BeEmpty(), "DryRun to Shadow changes no pod's mode")
+	})
 
 	It("allows every deletion", func() {
 		v := &EnhancedLivenessPolicyValidator{}
