@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 )
 
@@ -241,7 +242,7 @@ var _ = Describe("Decision controller, status.recentEvictions", func() {
 			return k8sClient.Status().Update(ctx, got)
 		})).To(Succeed())
 		r := &DecisionReconciler{Client: k8sClient, api: k8sClient, evictClient: k8sClient, clock: clock.RealClock{},
-			cfg: Config{evictTimeout: evictTimeout}}
+			cfg: Config{evictTimeout: evictTimeout, APIClock: apiclock.New(clock.RealClock{})}}
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-a", UID: "uid-web-a"}, Spec: corev1.PodSpec{NodeName: "node-a"}}
 		d := rules.Decision{Policies: rules.Governing{{Key: rules.PolicyKey{Namespace: ns, Name: "move"},
 			Breaker: rules.RestartBreaker{Enabled: true, MinIneffective: 1, Window: 10 * time.Minute, Evict: true}}},
