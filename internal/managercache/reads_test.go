@@ -52,6 +52,10 @@ var readsLivePods = map[string]string{
 	module + "/internal/steering.Apply": "the pod webhook's pod being admitted (PodDefaulter.steer): its " +
 		"affinity, which the cache drops, is read and written only on the admission request's pod",
 	module + "/internal/steering.removeTerm": "called by steering.Apply only, on the admission request's pod",
+	module + "/internal/decision/facts.boundBySpec": "what binds a pod to its node, before an eviction: called by " +
+		"Reader.placement only, on the pod it read with the API reader",
+	"(*" + module + "/internal/decision/facts.Reader).claimsNode": "the claims of a pod, before an eviction: called " +
+		"by Reader.placement only, on the pod it read with the API reader",
 }
 
 // TestManagerReadsOnlyKeptPodFields reads the manager's code (go/types) and fails on any read of a

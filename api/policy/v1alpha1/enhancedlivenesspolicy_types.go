@@ -347,7 +347,9 @@ type EnhancedLivenessPolicyStatus struct {
 	// whose window has not passed, newest first, at most 16. Each is written before the Eviction
 	// API is called, so it also stands for an eviction that was refused. While an entry lasts, the
 	// pod webhook steers new pods of the same owner away from its node (a preferred node
-	// affinity), and no new leader evicts the same pod again.
+	// affinity), and no new leader evicts the same pod again. No entry is dropped before it
+	// expires: while 16 last, the policy evicts no other pod (it stays held RestartIneffective,
+	// saying so) until the first expires.
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=16
 	// +optional

@@ -118,6 +118,11 @@ type HoldCanary struct {
 	// failed.
 	// +required
 	Deadline metav1.Time `json:"deadline"`
+
+	// evicted: the canary pod was evicted (restartEffectiveness.action Evict) at restartedAt
+	// instead of restarted; it counts as lost once it is gone, and the next canary may go.
+	// +optional
+	Evicted bool `json:"evicted,omitempty"`
 }
 
 // +kubebuilder:object:root=true

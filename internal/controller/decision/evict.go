@@ -49,6 +49,9 @@ const (
 const evictTimeout = 10 * time.Second
 
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
+// What binds a pod to its node, read uncached and once per pod before an eviction
+// (facts/placement.go): its claims and their volumes.
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims;persistentvolumes,verbs=get
 // +kubebuilder:rbac:groups=policy.enhancedliveness.io,resources=enhancedlivenesspolicies/status,verbs=get;patch
 
 // evict carries out an Evict decision through the Eviction API, so that PodDisruptionBudgets
@@ -67,7 +70,25 @@ func (r *DecisionReconciler) evict(ctx context.Context, pod *corev1.Pod, d rules
 	}
 	// Recorded first: the workload controller creates the replacement as soon as the pod is gone,
 	// and the pod webhook steers it only by what the policies' status says then.
-	notSteered := r.recordEviction(ctx, pod, d)
+	notSteered, full := r.recordEviction(ctx, pod, d)
+	if full {
+		// A policy's record is full (its cache was behind): not tried, and the next decision
+		// holds the pod, visibly, until an entry expires (rules.Governing.FullEvictions).
+		d.Outcome = rules.EvictionWithdrawn
+		r.memory.Apply(d)
+		r.forgetEviction(ctx, pod, d)
+		return rules.Wait, r.cfg.HoldRecheckInterval, nil
+	}
+	if d.Canary {
+		// Durable before the eviction, as a canary before its restart: a next leader that did
+		// not see it would release another pod of the key at once. Not written, not evicted.
+		if err := r.records.writeNow(ctx, d.Key); err != nil {
+			d.Outcome = rules.EvictionWithdrawn
+			r.memory.Apply(d)
+			r.forgetEviction(ctx, pod, d)
+			return rules.Wait, 0, fmt.Errorf("writing the canary %s/%s into its RestartHold before its eviction: %w", pod.Name, x.Container, err)
+		}
+	}
 	uid := pod.UID
 	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
 		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}}
@@ -92,8 +113,12 @@ func (r *DecisionReconciler) evict(ctx context.Context, pod *corev1.Pod, d rules
 	case rules.Evicted:
 		evictions.WithLabelValues(resultEvicted).Inc()
 		steering := ""
+		if d.Canary {
+			steering = fmt.Sprintf("; the canary of the held restarts of container %s of %s: no other of its pods is restarted or evicted until it is gone",
+				x.Container, d.WorkloadRef)
+		}
 		if notSteered != "" {
-			steering = fmt.Sprintf("; its replacement is not steered away from node %s: %s", d.Node, notSteered)
+			steering += fmt.Sprintf("; its replacement is not steered away from node %s: %s", d.Node, notSteered)
 		}
 		logf.FromContext(ctx).Info("pod evicted", "pod", d.Pod.String(), "container", x.Container, "containerID", x.ContainerID,
 			"steered", notSteered == "")
@@ -119,8 +144,10 @@ func (r *DecisionReconciler) evict(ctx context.Context, pod *corev1.Pod, d rules
 // (every enforcing one governs the pod with action Evict), each entry lasting the policy's
 // window, on the API server's clock: every replica reads it. It returns why the pod's replacement
 // is not steered ("" when every write succeeded): a failed write never stops the eviction, the
-// container fails where it is.
-func (r *DecisionReconciler) recordEviction(ctx context.Context, pod *corev1.Pod, d rules.Decision) string {
+// container fails where it is. full: a policy's list keeps rules.MaxRecentEvictions entries that
+// last; the eviction must not be made, since no entry is dropped before it expires (a new leader
+// would not know of it).
+func (r *DecisionReconciler) recordEviction(ctx context.Context, pod *corev1.Pod, d rules.Decision) (notSteered string, full bool) {
 	at := r.cfg.APIClock.Read()
 	e := policyv1alpha1.RecentEviction{Pod: pod.Name, PodUID: pod.UID, Node: pod.Spec.NodeName,
 		Container: d.Failure.Container, Time: metav1.NewTime(at.ToAPI(d.Seen.At))}
@@ -133,16 +160,24 @@ func (r *DecisionReconciler) recordEviction(ctx context.Context, pod *corev1.Pod
 			continue
 		}
 		e.Expires = metav1.NewTime(at.ToAPI(d.Seen.At.Add(p.Breaker.Window)))
+		room := true
 		err := r.changeEvictions(ctx, p.Key, func(list []policyv1alpha1.RecentEviction) []policyv1alpha1.RecentEviction {
-			return rules.RecordEviction(list, e, at.ToAPI(r.clock.Now()))
+			var next []policyv1alpha1.RecentEviction
+			next, room = rules.RecordEviction(list, e, at.ToAPI(r.clock.Now()))
+			return next
 		})
+		if !room {
+			logf.FromContext(ctx).Info("not evicted: the policy's status.recentEvictions is full of entries that have not expired",
+				"pod", d.Pod.String(), "policy", p.Key.String())
+			return "", true
+		}
 		if err != nil {
 			logf.FromContext(ctx).Error(err, "the eviction is not recorded in the policy's status.recentEvictions: the replacement of the pod is not steered away from its node",
 				"pod", d.Pod.String(), "node", pod.Spec.NodeName, "policy", p.Key.String())
 			failed = append(failed, fmt.Sprintf("writing status.recentEvictions of policy %s failed: %v", p.Key, err))
 		}
 	}
-	return strings.Join(failed, "; ")
+	return strings.Join(failed, "; "), false
 }
 
 // forgetEviction takes the pod's entries out of its policies' status.recentEvictions again when

@@ -48,10 +48,13 @@ var _ = Describe("Decision controller, restartEffectiveness.action Evict", Order
 		ns, pol, a := lemon(policyv1alpha1.IneffectiveEvict, false, noBudget)
 		Eventually(gone(a), wait, poll).Should(BeTrue(), "the pod was not evicted")
 		want := ContainElement(And(HavePrefix(EventEvicted+": evicted pod "+ns+"/web-a (container app, "),
-			ContainSubstring("while container app passes in 1 pod(s) of Deployment/web on other nodes: evicting it")))
+			ContainSubstring("while container app passes in 1 pod(s) of Deployment/web on other nodes: evicting it"),
+			HaveSuffix("; the canary of the held restarts of container app of Deployment/web: no other of its pods is restarted or evicted until it is gone")))
 		Eventually(func() []string { return events(ns, a.Name) }, wait, poll).Should(want)
 		Eventually(func() []string { return events(ns, pol.Name) }, wait, poll).Should(want)
 		Expect(promtestutil.ToFloat64(evictions.WithLabelValues(resultEvicted))).To(Equal(evicted + 1))
+		Eventually(func() *policyv1alpha1.HoldCanary { return restartHold(ns, "Deployment", "web", "app")().Status.Canary }, wait, poll).
+			Should(And(Not(BeNil()), HaveField("Evicted", true), HaveField("Pod", a.Name)), "the eviction is the canary of its container's hold")
 		Expect(crrs(ns)).To(HaveLen(1), "a restart was requested beside the eviction")
 		Expect(heldEvents(ns, a.Name, policyv1alpha1.HoldRestartIneffective)()).To(BeEmpty())
 	})

@@ -246,7 +246,7 @@ func holdObject(rec memory.HoldRecord, at apiclock.Reading) *policyv1alpha1.Rest
 	}
 	if k := h.Canary; k != nil {
 		st.Canary = &policyv1alpha1.HoldCanary{Pod: k.PodName, PodUID: k.Pod, Container: k.Container, ContainerID: k.Instance,
-			RestartedAt: metav1.NewTime(at.ToAPI(k.At)), Deadline: metav1.NewTime(at.ToAPI(k.Deadline))}
+			RestartedAt: metav1.NewTime(at.ToAPI(k.At)), Deadline: metav1.NewTime(at.ToAPI(k.Deadline)), Evicted: k.Evicted}
 	}
 	return obj
 }
@@ -284,7 +284,7 @@ func holdRecord(obj *policyv1alpha1.RestartHold, at apiclock.Reading) (memory.Ho
 		restarted, deadline, a := at.SpanFromAPI(k.RestartedAt.Time, k.Deadline.Time)
 		ahead = max(ahead, a)
 		rec.Hold.Canary = &rules.Canary{Pod: k.PodUID, PodName: k.Pod, Container: k.Container,
-			Instance: k.ContainerID, At: restarted, Deadline: deadline}
+			Instance: k.ContainerID, Evicted: k.Evicted, At: restarted, Deadline: deadline}
 	}
 	return rec, ahead, nil
 }

@@ -142,6 +142,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 		Default:           rules.DefaultPolicy(cfg.Defaults),
 		OperatorNamespace: cfg.OperatorNamespace,
 		Clock:             cfg.Clock,
+		API:               mgr.GetAPIReader(),
 		Evictions:         localEvictions(cfg.APIClock),
 	})
 	mem := memory.New(cfg.Clock, cfg.GlobalRate, dirty.notify)

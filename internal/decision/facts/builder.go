@@ -48,6 +48,9 @@ type Options struct {
 	OperatorNamespace string
 	// Clock tells whether a Lease is current.
 	Clock clock.PassiveClock
+	// API reads what the cache does not keep, uncached: a pod's spec, its claims and their
+	// volumes, for an eviction (placement.go). Nil: the cache (a cache that keeps whole pods).
+	API client.Reader
 	// Evictions returns a policy's status.recentEvictions, written on the API server's clock, on
 	// Clock's (nil: as written).
 	Evictions func(*policyv1alpha1.EnhancedLivenessPolicy) []policyv1alpha1.RecentEviction
@@ -61,19 +64,23 @@ type Builder struct {
 	heartbeats *heartbeats
 	onsets     *onsets
 	decoded    *podProbes
+	placements *placements
 }
 
 // NewBuilder returns a builder reading cache, resolving workloads with w.
 func NewBuilder(cache client.Reader, w *Workloads, o Options) *Builder {
+	if o.API == nil {
+		o.API = cache
+	}
 	return &Builder{cache: cache, workloads: w, opts: o, heartbeats: newHeartbeats(o.Clock), onsets: newOnsets(o.Clock),
-		decoded: newPodProbes()}
+		decoded: newPodProbes(), placements: newPlacements()}
 }
 
 // Reader returns a reader for one refresh of a policy's status.
 func (b *Builder) Reader() *Reader { return b.reader(false) }
 
 func (b *Builder) reader(learn bool) *Reader {
-	return &Reader{cache: b.cache, workloads: b.workloads, leaseNS: b.opts.OperatorNamespace, now: b.opts.Clock.Now(),
+	return &Reader{cache: b.cache, api: b.opts.API, placements: b.placements, workloads: b.workloads, leaseNS: b.opts.OperatorNamespace, now: b.opts.Clock.Now(),
 		heartbeats: b.heartbeats, onsets: b.onsets, decoded: b.decoded, learn: learn, settings: b.opts.Settings, def: b.opts.Default,
 		reports: map[string]nodeReport{}, leases: map[string]rules.Daemon{}, policies: map[string][]rules.Policy{},
 		evictions: b.opts.Evictions}
@@ -147,7 +154,10 @@ func (b *Builder) read(ctx context.Context, r *Reader, pod *corev1.Pod, f *rules
 	if f.Refailures, err = b.refailures(ctx, r, pod, w); err != nil {
 		return err
 	}
-	f.Elsewhere, err = r.elsewhere(ctx, pod, f)
+	if f.Elsewhere, err = r.elsewhere(ctx, pod, f); err != nil {
+		return err
+	}
+	f.Placement, err = r.placement(ctx, pod, f)
 	return err
 }
 

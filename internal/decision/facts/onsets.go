@@ -144,9 +144,11 @@ func (b *Builder) ObserveProbes(rep *appsv1alpha1.NodePodProbeReport, deleted bo
 	}
 }
 
-// ForgetPod drops what is known of a deleted pod's failures, and its decoded probes.
+// ForgetPod drops what is known of a deleted pod's failures, its decoded probes and its
+// placement.
 func (b *Builder) ForgetPod(pod *corev1.Pod) {
 	b.decoded.forget(pod.UID)
+	b.placements.forget(pod.UID)
 	if pod.Spec.NodeName != "" {
 		b.onsets.forgetPod(pod.Spec.NodeName, pod.UID)
 	}

@@ -64,6 +64,10 @@ type Reader struct {
 	reports  map[string]nodeReport
 	leases   map[string]rules.Daemon
 	policies map[string][]rules.Policy
+
+	// api reads what the cache does not keep; placements keeps what it read (placement.go).
+	api        client.Reader
+	placements *placements
 }
 
 // nodeReport reads what the node says of its pods: which its NodePodProbe names and its

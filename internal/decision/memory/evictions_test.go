@@ -88,3 +88,63 @@ func TestEvictionSpendsATokenAndIsTriedOncePerWindow(t *testing.T) {
 		t.Fatal("the eviction of a pod that is gone is still remembered")
 	}
 }
+
+// An eviction takes the key's canary place as a canary restart does: while the evicted pod is on
+// its way out no other pod of the key is released; once it is gone the next canary may go; a
+// refused eviction gives the place back at once.
+func TestEvictionIsTheKeysCanary(t *testing.T) {
+	for _, answer := range []rules.Outcome{rules.Evicted, rules.EvictionRefused} {
+		t.Run(string(answer), func(t *testing.T) {
+			clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			m := New(clk, rules.Rate{}, nil)
+			gone := false
+			// Pods 0–5 of 10 fail in a storm (stormFacts); pod 0's own restarts did not help, and its
+			// container passes on other nodes: it is evicted once released past the storm.
+			storm := func(i int) (*rules.Facts, rules.Failure) {
+				f, x := stormFacts(i)
+				f.Policies[0].Breaker.Evict = true
+				f.Elsewhere = map[string]int{"app": 4}
+				if gone {
+					// Its replacement fails too: the storm goes on.
+					f.Workload.Pods[0] = rules.PodState{UID: "uid-0-new", Failing: true}
+				}
+				return f, x
+			}
+			f, _ := storm(0)
+			for i, at := range []time.Duration{-3 * time.Minute, -2 * time.Minute} {
+				m.restarts.requested(f.Workload.Ref.Key("ns"), f.UID, "app", "old-"+string(rune('a'+i)), time.Time{}, time.Minute, clk.Now().Add(at))
+				m.restarts.byWorkload[f.Workload.Ref.Key("ns")][i].Ineffective = true
+			}
+			for i := range 6 {
+				if d := m.Decide(storm(i)); d.Outcome != rules.Hold {
+					t.Fatalf("the storm begins: web-%d %s (%s)", i, d.Outcome, d.Message)
+				}
+			}
+			clk.SetTime(clk.Now().Add(time.Minute)) // the first wait (maxHold 1m)
+			d := m.Decide(storm(0))
+			if d.Outcome != rules.Evict || !d.Canary {
+				t.Fatalf("web-0 released past the storm: %s canary %v (%s), want an eviction as the canary", d.Outcome, d.Canary, d.Message)
+			}
+			if h, _ := m.holds.of(webApp); h.Canary == nil || !h.Canary.Evicted || h.Canary.Pod != f.UID || h.Canaries != 1 {
+				t.Fatalf("the eviction is not the hold's canary: %+v", h)
+			}
+			for i := 1; i < 6; i++ {
+				if d := m.Decide(storm(i)); d.Outcome != rules.Hold || !strings.Contains(d.Message, "pod web-0 was evicted as canary 1") {
+					t.Fatalf("while the evicted canary is in flight: web-%d %s (%s), want held", i, d.Outcome, d.Message)
+				}
+			}
+			d.Outcome = answer
+			m.Apply(d)
+			if answer == rules.Evicted {
+				if d := m.Decide(storm(1)); d.Outcome != rules.Hold {
+					t.Fatalf("the evicted pod is still there: web-1 %s (%s), want held", d.Outcome, d.Message)
+				}
+				gone = true
+				m.ForgetPod(f.Pod, f.UID)
+			}
+			if d := m.Decide(storm(1)); d.Outcome != rules.Restart || !d.Canary {
+				t.Fatalf("after the eviction %s: web-1 %s (%s), want the next canary", answer, d.Outcome, d.Message)
+			}
+		})
+	}
+}

@@ -64,8 +64,8 @@ func (h *keyHolds) set(k rules.HoldKey, ref rules.WorkloadRef, st rules.DoubtHol
 	r.Ref, r.Hold = ref, st
 }
 
-// canary remembers the restart decided as the canary of the key's hold: no other held pod goes
-// until it is judged.
+// canary remembers the restart, or the eviction, decided as the canary of the key's hold: no
+// other held pod goes until it is judged.
 func (h *keyHolds) canary(d rules.Decision, at time.Time) {
 	r, ok := h.byKey[d.Key]
 	if !ok || !d.Canary {
@@ -73,12 +73,13 @@ func (h *keyHolds) canary(d rules.Decision, at time.Time) {
 	}
 	x := d.Failure
 	r.Hold.Canary = &rules.Canary{Pod: d.UID, PodName: d.Pod.Name, Container: x.Container, Instance: x.ContainerID,
-		At: at, Deadline: rules.CanaryDeadline(at, x.Grace, d.Soon)}
+		Evicted: d.Outcome == rules.Evict, At: at, Deadline: rules.CanaryDeadline(at, x.Grace, d.Soon)}
 	r.Hold.Canaries++
 	h.changed[d.Key] = struct{}{}
 }
 
-// withdrawn forgets a canary whose request was not created: another held pod may go instead.
+// withdrawn forgets a canary whose request was not created, or whose eviction was refused or not
+// tried: another held pod may go instead.
 func (h *keyHolds) withdrawn(d rules.Decision) {
 	r, ok := h.byKey[d.Key]
 	if !ok || !d.Canary {
@@ -128,7 +129,7 @@ func sameDurable(a, b rules.DoubtHold) bool {
 
 func sameCanary(a, b rules.Canary) bool {
 	return a.Pod == b.Pod && a.PodName == b.PodName && a.Container == b.Container &&
-		a.Instance == b.Instance && a.At.Equal(b.At) && a.Deadline.Equal(b.Deadline)
+		a.Instance == b.Instance && a.Evicted == b.Evicted && a.At.Equal(b.At) && a.Deadline.Equal(b.Deadline)
 }
 
 // StaleHold is how long a hold none of whose pods is held any more, and whose canary is not

@@ -201,6 +201,7 @@ func (m *Memory) apply(d rules.Decision) (counted bool) {
 		m.expected.expect(d.UID, rules.EvictionRequest)
 		m.buckets.take(d.Pod.Namespace, d.Policies, s.At)
 		m.evictions[d.UID] = rules.EvictionRecord{At: s.At}
+		m.holds.canary(d, s.At)
 	}
 	return false
 }
@@ -217,6 +218,7 @@ func (m *Memory) evictionAnswered(d rules.Decision, inst rules.Instance) {
 	case rules.EvictionRefused, rules.EvictionWithdrawn:
 		m.buckets.giveBack(d.Pod.Namespace, d.Policies, m.clock.Now())
 		m.expected.observed(d.UID, rules.EvictionRequest)
+		m.holds.withdrawn(d) // the pod stays: another may be the canary
 		if e, ok := m.evictions[d.UID]; ok && d.Outcome == rules.EvictionWithdrawn {
 			// No attempt: kept only so that the record written for it is known void (rules/evict.go).
 			e.Withdrawn = true

@@ -117,11 +117,14 @@ func (h DoubtHold) Durable() DoubtHold {
 	return h
 }
 
-// Canary is the restart released to test a doubt hold: a pod of the key's workload.
+// Canary is the restart released to test a doubt hold: a pod of the key's workload. An eviction
+// of a pod of the key (restartEffectiveness.action Evict) takes the same place (ClaimCanary).
 type Canary struct {
 	Pod                 types.UID
 	PodName             string
 	Container, Instance string
+	// Evicted: the pod was evicted, not restarted; it is judged lost once it is gone.
+	Evicted bool
 	// At is when the restart was decided; Deadline when, without its new container passing its
 	// probe, the canary counts as failed.
 	At, Deadline time.Time
@@ -235,20 +238,8 @@ func BoundDoubt(st DoubtHold, seen bool, reason policyv1alpha1.HoldReason, maxHo
 		st.Since, st.Period = now, FirstWait(maxHold, failed) // maxHold was 0s until now
 	}
 	st.Period = min(st.Period, maxHold) // maxHold may have changed since the hold began
-	if k := st.Canary; k != nil {
-		switch ev.Judge(*k) {
-		case CanaryPending:
-			return DoubtStep{Next: st, Due: max(0, k.Deadline.Sub(now)), Message: fmt.Sprintf(
-				"held since %s; container %s of pod %s was restarted as canary %d at %s, waiting for its probe until %s",
-				stamp(st.Onset), k.Container, k.PodName, st.Canaries, stamp(k.At), stamp(k.Deadline))}
-		case CanaryPassed:
-			st.Canary, st.Released = nil, now
-		case CanaryFailed:
-			st.Canary, st.Since, st.Released = nil, now, time.Time{}
-			st.Period = min(2*st.Period, maxHold)
-		case CanaryLost:
-			st.Canary = nil
-		}
+	if inFlight(&st, maxHold, ev.Judge, now) {
+		return pendingCanary(st, now)
 	}
 	if !st.Released.IsZero() {
 		proven := st.Released.Add(ev.Soon)
@@ -281,6 +272,71 @@ func BoundDoubt(st DoubtHold, seen bool, reason policyv1alpha1.HoldReason, maxHo
 	return DoubtStep{Next: st, Release: true, Canary: true}
 }
 
+// inFlight judges the hold's canary, if one is in flight, and reports whether it still is; st
+// follows the verdict.
+func inFlight(st *DoubtHold, maxHold time.Duration, judge func(Canary) CanaryResult, now time.Time) bool {
+	k := st.Canary
+	if k == nil {
+		return false
+	}
+	switch judge(*k) {
+	case CanaryPending:
+		return true
+	case CanaryPassed:
+		st.Canary, st.Released = nil, now
+	case CanaryFailed:
+		st.Canary, st.Since, st.Released = nil, now, time.Time{}
+		st.Period = min(2*st.Period, maxHold)
+	case CanaryLost:
+		st.Canary = nil
+	}
+	return false
+}
+
+// pendingCanary is the step of a hold whose canary is in flight: held until its verdict.
+func pendingCanary(st DoubtHold, now time.Time) DoubtStep {
+	k := st.Canary
+	msg := fmt.Sprintf("held since %s; container %s of pod %s was restarted as canary %d at %s, waiting for its probe until %s",
+		stamp(st.Onset), k.Container, k.PodName, st.Canaries, stamp(k.At), stamp(k.Deadline))
+	if k.Evicted {
+		msg = fmt.Sprintf("held since %s; pod %s was evicted as canary %d at %s, waiting for it to go until %s",
+			stamp(st.Onset), k.PodName, st.Canaries, stamp(k.At), stamp(k.Deadline))
+	}
+	return DoubtStep{Next: st, Due: max(0, k.Deadline.Sub(now)), Message: msg}
+}
+
+// ClaimCanary is BoundDoubt for an eviction: the evicted pod is the key's canary, so that one pod
+// of the key is released at a time, whether restarted or evicted. It waits while another canary
+// is in flight, not for the canary's turn: the pod's own restarts have already failed, and an
+// eviction is the end of its hold rather than a guess the waits ration. A key without a doubt
+// hold begins one (RestartIneffective), its first canary the eviction. The step releases the pod
+// as the canary, or past a canary that passed within maxHold: the canary's pod is back, and
+// whether its restart proves to help says nothing of this pod's (ProvenAt is not waited for;
+// the eviction keeps its rate limit). A restart since the wait began that failed again soon ends
+// that release, as in BoundDoubt, and the eviction is the next canary.
+func ClaimCanary(st DoubtHold, seen bool, maxHold time.Duration, failed int32, ev CanaryEvidence, now time.Time) DoubtStep {
+	if !seen || st.Reason.Kind() != policyv1alpha1.HoldKindDoubt {
+		st = DoubtHold{Reason: policyv1alpha1.HoldRestartIneffective, Onset: now, Since: now, Period: FirstWait(maxHold, failed)}
+	}
+	st.Touched = now
+	if inFlight(&st, maxHold, ev.Judge, now) {
+		return pendingCanary(st, now)
+	}
+	if !st.Released.IsZero() {
+		proven := st.Released.Add(ev.Soon)
+		switch {
+		case now.Sub(proven) >= maxHold:
+			st.Released = time.Time{}
+		case ev.NotHelped != nil && ev.NotHelped(st.Since):
+			st.Since, st.Released = now, time.Time{}
+			st.Period = min(2*st.Period, maxHold)
+		default:
+			return DoubtStep{Next: st, Release: true, ProvenAt: proven}
+		}
+	}
+	return DoubtStep{Next: st, Release: true, Canary: true}
+}
+
 // boundDoubt bounds the doubt hold v: it reports whether the failure is released past it, or
 // adds to v how the hold ends. Every doubt of a key (its storms, the node storm it is in, its
 // restarts that did not help) shares the key's hold, judged once per decision: a pod released
@@ -304,6 +360,18 @@ func boundDoubt(c *judged, v *Verdict) bool {
 		if due := c.doubt.Due; due > 0 && (v.RequeueAfter == 0 || due < v.RequeueAfter) {
 			v.RequeueAfter = due
 		}
+	}
+	return c.doubt.Release
+}
+
+// claimCanary makes the eviction the key's canary (ClaimCanary), unless an earlier doubt rule of
+// this decision has already released the pod; it reports whether the eviction may go.
+func claimCanary(c *judged) bool {
+	if c.doubt == nil {
+		maxHold, _ := c.f.Policies.MaxHold()
+		st, seen := c.m.Hold(c.key)
+		step := ClaimCanary(st, seen, maxHold, c.tally.Ineffective, c.evidence(), c.now)
+		c.doubt, c.seen.Hold = &step, &step.Next
 	}
 	return c.doubt.Release
 }

@@ -160,6 +160,80 @@ func TestBoundDoubt(t *testing.T) {
 	}
 }
 
+// An eviction is the key's canary: it waits while another canary is in flight (one pod of the
+// key released at a time), never for the canary's turn, and takes the place.
+func TestClaimCanary(t *testing.T) {
+	const maxHold = 10 * time.Minute
+	storm, ineffective := policyv1alpha1.HoldFailureStorm, policyv1alpha1.HoldRestartIneffective
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	canary := &Canary{Pod: "pod-1", PodName: "web-1", Container: "app", Instance: "containerd://c", At: at(30 * time.Second),
+		Deadline: at(3 * time.Minute)}
+	evicted := &Canary{Pod: "pod-2", PodName: "web-2", Container: "app", Instance: "containerd://e", Evicted: true,
+		At: at(30 * time.Second), Deadline: at(2 * time.Minute)}
+	held := DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute}
+	inFlight := func(k *Canary) DoubtHold { h := held; h.Canary, h.Canaries = k, 1; return h }
+	cases := []struct {
+		name    string
+		st      DoubtHold
+		seen    bool
+		result  CanaryResult
+		now     time.Time
+		release bool
+		canary  bool
+		next    DoubtHold
+		message string
+		// notHelped: a restart of the key since the wait began failed again soon (CanaryEvidence).
+		notHelped bool
+	}{
+		{"no hold: one begins, the eviction its first canary", DoubtHold{}, false, CanaryPending, t0, true, true,
+			DoubtHold{Reason: ineffective, Onset: t0, Since: t0, Period: 2 * time.Minute, Touched: t0}, "", false},
+		{"a budget hold of the key: a doubt hold begins", DoubtHold{Reason: policyv1alpha1.HoldMaxUnavailable, Onset: t0, Since: t0, Period: maxHold},
+			true, CanaryPending, at(time.Minute), true, true,
+			DoubtHold{Reason: ineffective, Onset: at(time.Minute), Since: at(time.Minute), Period: 2 * time.Minute, Touched: at(time.Minute)}, "", false},
+		{"a hold waiting for its next canary: the eviction does not wait", held, true, CanaryPending, at(time.Minute), true, true,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Touched: at(time.Minute)}, "", false},
+		{"a canary restart in flight: the eviction waits for its verdict", inFlight(canary), true, CanaryPending, at(time.Minute), false, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Touched: at(time.Minute), Canary: canary, Canaries: 1},
+			"held since 2026-11-30T12:00:00Z; container app of pod web-1 was restarted as canary 1 at 2026-11-30T12:00:30Z, waiting for its probe until 2026-11-30T12:03:00Z", false},
+		{"another eviction in flight: this one waits for it", inFlight(evicted), true, CanaryPending, at(time.Minute), false, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Touched: at(time.Minute), Canary: evicted, Canaries: 1},
+			"held since 2026-11-30T12:00:00Z; pod web-2 was evicted as canary 1 at 2026-11-30T12:00:30Z, waiting for it to go until 2026-11-30T12:02:00Z", false},
+		{"the evicted canary is gone: the next eviction is the canary", inFlight(evicted), true, CanaryLost, at(time.Minute), true, true,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Touched: at(time.Minute), Canaries: 1}, "", false},
+		{"the canary failed: the wait doubles, the eviction goes as the next canary", inFlight(canary), true, CanaryFailed, at(time.Minute), true, true,
+			DoubtHold{Reason: storm, Onset: t0, Since: at(time.Minute), Period: maxHold, Touched: at(time.Minute), Canaries: 1}, "", false},
+		{"the canary passed: released, the eviction no canary", inFlight(canary), true, CanaryPassed, at(time.Minute), true, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Touched: at(time.Minute), Released: at(time.Minute), Canaries: 1}, "", false},
+		{"proven to help maxHold ago: the eviction is a canary again", DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Released: t0, Canaries: 1},
+			true, CanaryPending, at(maxHold + 2*time.Minute), true, true,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Touched: at(maxHold + 2*time.Minute), Canaries: 1}, "", false},
+		{"the canary passed, its restart not proven yet: the eviction goes, no canary, its pod being back",
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Released: at(time.Minute), Canaries: 1},
+			true, CanaryPending, at(90 * time.Second), true, false,
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 8 * time.Minute, Touched: at(90 * time.Second), Released: at(time.Minute), Canaries: 1}, "", false},
+		{"a restart since the wait began failed again soon: the release ends, the wait doubles, the eviction is the canary",
+			DoubtHold{Reason: storm, Onset: t0, Since: t0, Period: 4 * time.Minute, Released: at(time.Minute), Canaries: 1},
+			true, CanaryPending, at(90 * time.Second), true, true,
+			DoubtHold{Reason: storm, Onset: t0, Since: at(90 * time.Second), Period: 8 * time.Minute, Touched: at(90 * time.Second), Canaries: 1}, "", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := CanaryEvidence{Judge: func(Canary) CanaryResult { return tc.result }, Soon: 2 * time.Minute,
+				NotHelped: func(since time.Time) bool { return tc.notHelped && !since.After(tc.now) }}
+			got := ClaimCanary(tc.st, tc.seen, maxHold, 2, ev, tc.now)
+			if got.Release != tc.release || got.Canary != tc.canary || got.Message != tc.message {
+				t.Errorf("release %v canary %v (%q), want %v %v (%q)", got.Release, got.Canary, got.Message, tc.release, tc.canary, tc.message)
+			}
+			if !equalDoubt(got.Next, tc.next) {
+				t.Errorf("next %+v, want %+v", got.Next, tc.next)
+			}
+			if !got.Release && got.Due != time.Duration(tc.st.Canary.Deadline.Sub(tc.now)) {
+				t.Errorf("due in %s, want at the canary's deadline", got.Due)
+			}
+		})
+	}
+}
+
 func equalDoubt(a, b DoubtHold) bool {
 	return a.Reason == b.Reason && a.Onset.Equal(b.Onset) && a.Since.Equal(b.Since) && a.Period == b.Period &&
 		a.Touched.Equal(b.Touched) && a.Released.Equal(b.Released) && a.Canaries == b.Canaries &&

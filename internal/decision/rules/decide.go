@@ -92,8 +92,8 @@ type Decision struct {
 	// the hold is told in an event, when it starts and every HoldEventInterval while it lasts.
 	HeldSince time.Time
 	Announce  bool
-	// Canary: the restart is the canary of the key's doubt hold (bounded.go); the memory
-	// remembers it as such.
+	// Canary: the restart, or the eviction, is the canary of the key's doubt hold (bounded.go);
+	// the memory remembers it as such.
 	Canary bool
 	// Proven: the restart is released by a canary whose restart has proven to help; no empty
 	// token bucket held it (ratelimit.go). The memory takes the tokens the buckets hold.
@@ -217,7 +217,7 @@ func Decide(f *Facts, x Failure, m Memory) Decision {
 		evictInstead(c, &d.Verdict)
 	}
 	d.Seen = c.seen
-	d.Canary = d.Outcome == Restart && c.doubt != nil && c.doubt.Canary
+	d.Canary = (d.Outcome == Restart || d.Outcome == Evict) && c.doubt != nil && c.doubt.Canary
 	d.Proven = d.Outcome == Restart && c.proven
 	d.NewHold = d.Outcome == Hold && d.Held != d.Reason
 	if d.Outcome == Hold {

@@ -37,10 +37,14 @@ func ineffective(c *judged) (Verdict, bool) {
 	b, by := c.f.Policies.RestartBreaker()
 	if b.Tripped(c.podTally) {
 		evict, why := evictable(c, b)
-		if evict {
+		if evict && claimCanary(c) {
 			// The budget and the rate limit still decide (evictInstead).
 			c.evict, c.breaker = true, b
 			return Verdict{}, false
+		}
+		if evict {
+			// Another pod of the key is the canary in flight: the hold's doubt step says which.
+			why = "; its eviction waits for the canary in flight"
 		}
 		return hold(policyv1alpha1.HoldRestartIneffective,
 			"%d of the last %d restarts of pod %s in %s failed their probe again soon after the restart: restarting it is not helping (policy %s)%s",

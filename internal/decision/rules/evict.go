@@ -48,11 +48,42 @@ type EvictionRecord struct {
 	Withdrawn bool
 }
 
+// Placement is what the pod shows of where its replacement would run. An eviction that cannot
+// move the pod elsewhere only repeats itself (evicted, made again on the same node, its restarts
+// not helping there, evicted again), or costs more than the failure: such a pod stays held.
+// Read (facts) only when the governing policies evict.
+type Placement struct {
+	// ControllerGroup and ControllerKind name the kind of the pod's controller (its controller
+	// ownerReference); "" when it has none.
+	ControllerGroup, ControllerKind string
+	// Node is the one node the pod is bound to, and By says what binds it; "" when nothing the
+	// operator can see does.
+	Node, By string
+}
+
+// Unmovable says why evicting the pod would not move it to another node, or would cost more
+// than a held restart; "" when it may be evicted.
+func (p Placement) Unmovable() string {
+	switch {
+	case p.ControllerKind == "DaemonSet":
+		// Any group: the same kind name of other projects' node daemons schedules the same way.
+		return "a DaemonSet pod cannot move to another node"
+	case p.ControllerGroup == "batch" && p.ControllerKind == "Job":
+		return "a Job pod's eviction counts against its backoffLimit"
+	case p.Node != "":
+		return fmt.Sprintf("bound to node %s by %s", p.Node, p.By)
+	}
+	return ""
+}
+
 // evictable reports whether the pod, whose own restarts do not help, is evicted instead of held,
 // and when not, why, for the hold's message ("" when no policy asks for evictions).
 func evictable(c *judged, b RestartBreaker) (bool, string) {
 	if !b.Evict {
 		return false, ""
+	}
+	if why := c.f.Placement.Unmovable(); why != "" {
+		return false, "; not evicted: " + why
 	}
 	e, known := c.m.Eviction(c.f.UID)
 	if known && !e.Withdrawn && c.now.Sub(e.At) < b.Window {
@@ -71,6 +102,10 @@ func evictable(c *judged, b RestartBreaker) (bool, string) {
 	if c.f.Elsewhere[c.x.Container] == 0 {
 		return false, fmt.Sprintf("; not evicted: no pod of %s passes container %s on another node", c.workload.Ref, c.x.Container)
 	}
+	if by, next, full := c.f.Policies.FullEvictions(c.now); full {
+		return false, fmt.Sprintf("; not evicted: status.recentEvictions of policy %s keeps %d evictions that have not expired, the most it records; the next may be tried at %s, when the first expires",
+			by, MaxRecentEvictions, stamp(next))
+	}
 	return true, ""
 }
 
@@ -87,8 +122,26 @@ func evictInstead(c *judged, v *Verdict) {
 		c.podTally.Ineffective, c.podTally.Requested, c.f.Pod.Name, c.breaker.Window, c.x.Container, c.f.Elsewhere[c.x.Container], c.workload.Ref)}
 }
 
-// MaxRecentEvictions bounds a policy's status.recentEvictions (the API allows 16).
+// MaxRecentEvictions bounds a policy's status.recentEvictions (the API allows 16). An entry is
+// the only record a new leader has of an eviction, so none is dropped before it expires: while a
+// policy keeps this many, it evicts no other pod (FullEvictions).
 const MaxRecentEvictions = 16
+
+// FullEvictions returns a governing policy that records its evictions (every one that evicts
+// but the default policy, which has no status) whose status.recentEvictions keeps
+// MaxRecentEvictions entries that last at now, and when the first of them expires.
+func (g Governing) FullEvictions(now time.Time) (PolicyKey, time.Time, bool) {
+	for i := range g {
+		p := &g[i]
+		if p.IsDefault() || !p.Breaker.Enabled || !p.Breaker.Evict {
+			continue
+		}
+		if live := PruneEvictions(p.Evictions, now); len(live) >= MaxRecentEvictions {
+			return p.Key, NextExpiry(live), true
+		}
+	}
+	return PolicyKey{}, time.Time{}, false
+}
 
 // RecentEviction returns an entry of a governing policy's status.recentEvictions that names the
 // pod and has not expired at now, and the policy that keeps it.
@@ -104,12 +157,17 @@ func (g Governing) RecentEviction(pod types.UID, now time.Time) (policyv1alpha1.
 }
 
 // RecordEviction returns a policy's recent evictions with e added: newest first, without the
-// entries expired at now nor an earlier one of the same pod, at most MaxRecentEvictions (the
-// oldest dropped). list is not changed.
-func RecordEviction(list []policyv1alpha1.RecentEviction, e policyv1alpha1.RecentEviction, now time.Time) []policyv1alpha1.RecentEviction {
-	out := append([]policyv1alpha1.RecentEviction{e}, PruneEvictions(WithoutEviction(list, e.PodUID), now)...)
+// entries expired at now nor an earlier one of the same pod. It never drops an entry that lasts:
+// when MaxRecentEvictions others do, it returns list as it is and false (the eviction is not
+// made). list is not changed.
+func RecordEviction(list []policyv1alpha1.RecentEviction, e policyv1alpha1.RecentEviction, now time.Time) ([]policyv1alpha1.RecentEviction, bool) {
+	kept := PruneEvictions(WithoutEviction(list, e.PodUID), now)
+	if len(kept) >= MaxRecentEvictions {
+		return list, false
+	}
+	out := append([]policyv1alpha1.RecentEviction{e}, kept...)
 	slices.SortStableFunc(out, func(a, b policyv1alpha1.RecentEviction) int { return b.Time.Compare(a.Time.Time) })
-	return out[:min(len(out), MaxRecentEvictions)]
+	return out, true
 }
 
 // PruneEvictions returns the entries that have not expired at now, in order (nil when none is

@@ -121,6 +121,17 @@ func TestEvictInsteadOfHold(t *testing.T) {
 			p.Key.Name, p.Breaker = "off", RestartBreaker{}
 			f.Policies = append(f.Policies, p)
 		}, Evict, "", "evicting it"},
+		{"its policy's status keeps 16 evictions that last: held until the first expires", func(f *Facts, _ *fakeMemory) {
+			f.Policies[0].Evictions = recorded(MaxRecentEvictions, 0)
+		}, Hold, policyv1alpha1.HoldRestartIneffective,
+			"; not evicted: status.recentEvictions of policy ns/p keeps 16 evictions that have not expired, the most it records; the next may be tried at 2026-11-30T12:01:00Z, when the first expires"},
+		{"16 entries, one of them expired: evicted", func(f *Facts, _ *fakeMemory) {
+			f.Policies[0].Evictions = recorded(MaxRecentEvictions, 1)
+		}, Evict, "", "evicting it"},
+		{"the default policy keeps no record: evicted", func(f *Facts, _ *fakeMemory) {
+			f.Policies[0].Key.Name = defaultPolicyName
+			f.Policies[0].Evictions = recorded(MaxRecentEvictions, 0)
+		}, Evict, "", "evicting it"},
 		{"only the workload's other pods' restarts did not help: held, not evicted", func(_ *Facts, m *fakeMemory) {
 			m.restarts = append(own("a", 1), own("b", 1)...)
 		}, Hold, policyv1alpha1.HoldRestartIneffective, "restarts of Deployment/web"},
@@ -137,11 +148,24 @@ func TestEvictInsteadOfHold(t *testing.T) {
 			if d.Outcome != tc.outcome || d.Reason != tc.reason || !strings.Contains(d.Message, tc.message) {
 				t.Fatalf("got %s %s (%s), want %s %s %q", d.Outcome, d.Reason, d.Message, tc.outcome, tc.reason, tc.message)
 			}
-			if d.Canary || d.NewHold != (tc.outcome == Hold) {
+			// An eviction is the canary of the key's hold (one it begins when there is none).
+			if d.Canary != (tc.outcome == Evict) || d.NewHold != (tc.outcome == Hold) {
 				t.Errorf("canary %v, new hold %v", d.Canary, d.NewHold)
 			}
 		})
 	}
+}
+
+// recorded is a policy's status.recentEvictions of n other pods, evicted a minute apart, the
+// first of them expiring a minute from t0; the expired first ones have expired at t0.
+func recorded(n, expired int) []policyv1alpha1.RecentEviction {
+	var out []policyv1alpha1.RecentEviction
+	for i := range n {
+		left := time.Duration(i+1-expired) * time.Minute
+		out = append(out, policyv1alpha1.RecentEviction{Pod: fmt.Sprint("other-", i), PodUID: types.UID(fmt.Sprint("other-", i)),
+			Time: metav1.NewTime(t0.Add(left - 10*time.Minute)), Expires: metav1.NewTime(t0.Add(left))})
+	}
+	return out
 }
 
 func TestRestartBreakerEvictsOnlyIfEveryEnforcingPolicyDoes(t *testing.T) {
@@ -164,7 +188,8 @@ func TestRestartBreakerEvictsOnlyIfEveryEnforcingPolicyDoes(t *testing.T) {
 	}
 }
 
-// status.recentEvictions: newest first, no expired entry, one per pod, at most 16.
+// status.recentEvictions: newest first, no expired entry, one per pod, at most 16, none dropped
+// before it expires.
 func TestRecordEviction(t *testing.T) {
 	entry := func(pod string, age, left time.Duration) policyv1alpha1.RecentEviction {
 		return policyv1alpha1.RecentEviction{Pod: pod, PodUID: types.UID(pod), Node: "n", Container: "app",
@@ -199,14 +224,18 @@ func TestRecordEviction(t *testing.T) {
 			entry("now", time.Minute, 0), entry("gone", time.Hour, -time.Minute)}, entry("new", 0, time.Minute), "new,live"},
 		{"the same pod's earlier entry replaced", []policyv1alpha1.RecentEviction{entry("new", time.Minute, time.Minute), entry("a", 2*time.Minute, time.Minute)},
 			entry("new", 0, time.Minute), "new,a"},
-		{"at most 16: the oldest dropped", full(), entry("new", 0, time.Minute),
+		{"16 that last: refused, none dropped", full(), entry("new", 0, time.Minute),
+			"p0,p1,p2,p3,p4,p5,p6,p7,p8,p9,p10,p11,p12,p13,p14,p15"},
+		{"16 that last, one of them the same pod's: replaced", full(), entry("p3", 0, time.Minute),
+			"p3,p0,p1,p2,p4,p5,p6,p7,p8,p9,p10,p11,p12,p13,p14,p15"},
+		{"16, one expired: it makes room", append(full()[:15], entry("old", time.Hour, 0)), entry("new", 0, time.Minute),
 			"new,p0,p1,p2,p3,p4,p5,p6,p7,p8,p9,p10,p11,p12,p13,p14"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := pods(tc.list)
-			got := RecordEviction(tc.list, tc.add, t0)
-			if pods(got) != tc.want {
-				t.Errorf("got %s, want %s", pods(got), tc.want)
+			got, ok := RecordEviction(tc.list, tc.add, t0)
+			if pods(got) != tc.want || ok != strings.Contains(tc.want, tc.add.Pod) {
+				t.Errorf("got %s (%v), want %s", pods(got), ok, tc.want)
 			}
 			if pods(tc.list) != before {
 				t.Errorf("the list given was changed: %s, was %s", pods(tc.list), before)
@@ -235,5 +264,55 @@ func TestPruneEvictionsAndNextExpiry(t *testing.T) {
 	}
 	if got := WithoutEviction(list, "b"); len(got) != 3 || got[1].Pod != "c" {
 		t.Errorf("WithoutEviction(b) = %v", got)
+	}
+}
+
+// A pod that an eviction cannot move elsewhere, or whose eviction costs more than the failure, is
+// held for its restarts, never evicted; the hold says why, and ends as every doubt hold does.
+func TestNoEvictionThatCannotMove(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		placement Placement
+		message   string // "" when evicted
+	}{
+		{"a Deployment's pod: evicted", Placement{ControllerGroup: "apps", ControllerKind: "ReplicaSet"}, ""},
+		{"a bare pod's placement: evicted (its Elsewhere decides)", Placement{}, ""},
+		{"a DaemonSet's pod", Placement{ControllerGroup: "apps", ControllerKind: "DaemonSet"},
+			"; not evicted: a DaemonSet pod cannot move to another node"},
+		{"another project's DaemonSet kind", Placement{ControllerGroup: "apps.kruise.io", ControllerKind: "DaemonSet"},
+			"; not evicted: a DaemonSet pod cannot move to another node"},
+		{"a Job's pod", Placement{ControllerGroup: "batch", ControllerKind: "Job"},
+			"; not evicted: a Job pod's eviction counts against its backoffLimit"},
+		{"a kind named Job of another group: evicted", Placement{ControllerGroup: "example.com", ControllerKind: "Job"}, ""},
+		{"bound to its node", Placement{ControllerGroup: "apps", ControllerKind: "StatefulSet", Node: "n1",
+			By: "PersistentVolumeClaim data-web-0 (local PersistentVolume pv-1)"},
+			"; not evicted: bound to node n1 by PersistentVolumeClaim data-web-0 (local PersistentVolume pv-1)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, x := baseFacts()
+			f.Policies[0].Breaker = RestartBreaker{Enabled: true, MinIneffective: 2, Window: 10 * time.Minute, Evict: true}
+			f.Policies[0].MaxHold = 10 * time.Minute
+			f.Elsewhere = map[string]int{"app": 3}
+			f.Placement = tc.placement
+			m := newFakeMemory()
+			m.restarts = []RestartRecord{
+				{RestartID: RestartID{Pod: "pod-0", Container: "app", Instance: "c-0", At: t0.Add(-2 * time.Minute)}, Ineffective: true},
+				{RestartID: RestartID{Pod: "pod-0", Container: "app", Instance: "c-1", At: t0.Add(-time.Minute)}, Ineffective: true}}
+			d := Decide(f, x, m)
+			if tc.message == "" {
+				if d.Outcome != Evict {
+					t.Fatalf("got %s %s (%s), want Evict", d.Outcome, d.Reason, d.Message)
+				}
+				return
+			}
+			want := "restarting it is not helping (policy ns/p)" + tc.message +
+				"; held since 2026-11-30T12:00:00Z; one held pod is restarted as canary 1 in 2m0s"
+			if d.Outcome != Hold || d.Reason != policyv1alpha1.HoldRestartIneffective || !d.NewHold || !strings.Contains(d.Message, want) {
+				t.Fatalf("got %s %s new %v (%s), want a new RestartIneffective hold with %q", d.Outcome, d.Reason, d.NewHold, d.Message, want)
+			}
+			if d.Seen.Hold == nil || d.Seen.Hold.Reason != policyv1alpha1.HoldRestartIneffective {
+				t.Errorf("the key's doubt hold was not begun: %+v", d.Seen.Hold)
+			}
+		})
 	}
 }

@@ -64,6 +64,9 @@ type Facts struct {
 	// Elsewhere counts, by failed container, the workload's pods on other nodes whose same
 	// container passes (facts.Reader.Elsewhere); read only when the governing policies evict.
 	Elsewhere map[string]int
+	// Placement is what keeps the pod where it is, for an eviction (evict.go); read only when
+	// the governing policies evict.
+	Placement Placement
 }
 
 // Instances returns the container instances of the pod's failures.
