@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
@@ -61,7 +62,9 @@ func TestAdmissionIsIssuedOnTheAPIServersClock(t *testing.T) {
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app",
 					LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/check"}}}}}}},
 			}
-			d := &PodDefaulter{OperatorNamespace: "operator", Keys: testutil.StaticKeys{}, Clock: clk}
+			// No policy in the namespace: the pod is admitted in Enforce mode.
+			d := &PodDefaulter{OperatorNamespace: "operator", Keys: testutil.StaticKeys{}, Clock: clk,
+				Policies: fake.NewClientBuilder().WithScheme(testutil.Scheme()).Build()}
 			wl := &warningList{}
 			if err := d.Default(context.WithValue(context.Background(), warningsKey{}, wl), pod); err != nil {
 				t.Fatal(err)
