@@ -180,9 +180,10 @@ var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 		clock.Step(61 * time.Second)
 		report(canaryName)
 		Eventually(crrCount(ns), wait, poll).Should(Equal(6))
+		// Events are written by the recorder after the request: wait for them.
 		for _, p := range pods {
 			if p.Name != canaryName {
-				Expect(events(ns, p.Name)).To(ContainElement(ContainSubstring(
+				Eventually(func() []string { return events(ns, p.Name) }, wait, poll).Should(ContainElement(ContainSubstring(
 					"released past the rate limit: the canary of the held restarts of container app of Deployment/proven helped")))
 			}
 		}

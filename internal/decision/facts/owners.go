@@ -84,12 +84,18 @@ func newOwners(cache, api client.Reader, scale client.SubResourceClientConstruct
 	return &owners{cache: cache, api: api, scale: scale, clock: c, memo: map[types.UID]ownerRead{}}
 }
 
+// Kinds of apps/v1 owners the facts read from the cache or a pod's template.
+const (
+	kindReplicaSet  = "ReplicaSet"
+	kindStatefulSet = "StatefulSet"
+)
+
 // cachedKind: owners of these kinds are read from the manager's cache, whose events tell when
 // they change.
 func cachedKind(ref metav1.OwnerReference) bool {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	return err == nil && gv.Group == appsv1.GroupName &&
-		(ref.Kind == "ReplicaSet" || ref.Kind == "Deployment" || ref.Kind == "StatefulSet")
+		(ref.Kind == kindReplicaSet || ref.Kind == "Deployment" || ref.Kind == kindStatefulSet)
 }
 
 // lookup returns the owner lookup of namespace ns.
@@ -110,7 +116,7 @@ func (o *owners) lookup(ctx context.Context, ns string) ownerLookup {
 func (o *owners) cached(ctx context.Context, ns string, ref metav1.OwnerReference) (*Owner, error) {
 	var obj client.Object
 	switch ref.Kind {
-	case "ReplicaSet":
+	case kindReplicaSet:
 		obj = &appsv1.ReplicaSet{}
 	case "Deployment":
 		obj = &appsv1.Deployment{}

@@ -199,10 +199,10 @@ func (r *Reader) templateNode(ctx context.Context, pod *corev1.Pod, c *metav1.Ow
 	var owner client.Object
 	var spec *corev1.PodSpec
 	switch c.Kind {
-	case "ReplicaSet":
+	case kindReplicaSet:
 		rs := &appsv1.ReplicaSet{}
 		owner, spec = rs, &rs.Spec.Template.Spec
-	case "StatefulSet":
+	case kindStatefulSet:
 		sts := &appsv1.StatefulSet{}
 		owner, spec = sts, &sts.Spec.Template.Spec
 	default:

@@ -227,7 +227,7 @@ func TestClaimCanary(t *testing.T) {
 			if !equalDoubt(got.Next, tc.next) {
 				t.Errorf("next %+v, want %+v", got.Next, tc.next)
 			}
-			if !got.Release && got.Due != time.Duration(tc.st.Canary.Deadline.Sub(tc.now)) {
+			if !got.Release && got.Due != tc.st.Canary.Deadline.Sub(tc.now) {
 				t.Errorf("due in %s, want at the canary's deadline", got.Due)
 			}
 		})
