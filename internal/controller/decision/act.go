@@ -66,27 +66,7 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, d rules.D
 		// The active request's events wake the pod; the fallback covers a lost event.
 		return r.cfg.HoldRecheckInterval, nil
 	case rules.Hold:
-		if d.NewHold {
-			restartsHeld.WithLabelValues(string(d.Reason)).Inc()
-		}
-		switch {
-		case d.NewHold:
-			// The action carries the hold reason: the events API merges events that differ only
-			// in their note into one series, and a new reason must show as a new event.
-			r.recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventRestartHeld, string(d.Reason),
-				"%s: %s (probe %s, container %s, %s)", d.Reason, d.Message, x.Probe, x.Container, x.ContainerID)
-		case d.Announce:
-			// A lasting hold is told again every rules.HoldEventInterval. The action says for how
-			// long: the same action again would only count in the first one's series, which the
-			// events API writes back every 30 minutes.
-			age := r.clock.Now().Sub(d.HeldSince).Round(time.Second)
-			r.recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventRestartStillHeld, fmt.Sprintf("%s for %s", d.Reason, age),
-				"%s: still held after %s: %s (probe %s, container %s, %s)", d.Reason, age, d.Message, x.Probe, x.Container, x.ContainerID)
-		}
-		if d.RequeueAfter > 0 {
-			return d.RequeueAfter, nil
-		}
-		return r.cfg.HoldRecheckInterval, nil
+		return r.announceHold(pod, d), nil
 	case rules.Evict:
 		outcome, after, err := r.evict(ctx, pod, d)
 		rec.Outcome = outcome
@@ -106,6 +86,41 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, d rules.D
 		rec.Outcome = rules.Wait
 		return after, err
 	}
+	r.requested(ctx, pod, d, crr, t)
+	return 0, nil
+}
+
+// announceHold tells a held restart in an event, when the hold is new and every
+// rules.HoldEventInterval while it lasts, and returns when to decide again.
+func (r *DecisionReconciler) announceHold(pod *corev1.Pod, d rules.Decision) time.Duration {
+	x := d.Failure
+	if d.NewHold {
+		restartsHeld.WithLabelValues(string(d.Reason)).Inc()
+	}
+	switch {
+	case d.NewHold:
+		// The action carries the hold reason: the events API merges events that differ only
+		// in their note into one series, and a new reason must show as a new event.
+		r.recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventRestartHeld, string(d.Reason),
+			"%s: %s (probe %s, container %s, %s)", d.Reason, d.Message, x.Probe, x.Container, x.ContainerID)
+	case d.Announce:
+		// A lasting hold is told again every rules.HoldEventInterval. The action says for how
+		// long: the same action again would only count in the first one's series, which the
+		// events API writes back every 30 minutes.
+		age := r.clock.Now().Sub(d.HeldSince).Round(time.Second)
+		r.recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventRestartStillHeld, fmt.Sprintf("%s for %s", d.Reason, age),
+			"%s: still held after %s: %s (probe %s, container %s, %s)", d.Reason, age, d.Message, x.Probe, x.Container, x.ContainerID)
+	}
+	if d.RequeueAfter > 0 {
+		return d.RequeueAfter
+	}
+	return r.cfg.HoldRecheckInterval
+}
+
+// requested tells of a restart whose request was created: one log line with the times that
+// follow it through the manager, the metrics, and the pod's RestartRequested event.
+func (r *DecisionReconciler) requested(ctx context.Context, pod *corev1.Pod, d rules.Decision, crr *appsv1alpha1.ContainerRecreateRequest, t timing) {
+	x := d.Failure
 	createdAt := r.clock.Now()
 	// One line per restart at the default level, with the times that follow it through the manager
 	// (docs/policy.md): from the reconcile the NodePodProbeReport change woke to the acknowledged create.
@@ -128,7 +143,6 @@ func (r *DecisionReconciler) act(ctx context.Context, pod *corev1.Pod, d rules.D
 	r.recorder.Eventf(pod, crr, corev1.EventTypeNormal, EventRestartRequested, "Restart",
 		"restarting container %s (%s) after liveness probe %s failed: ContainerRecreateRequest %s%s",
 		x.Container, x.ContainerID, x.Probe, crr.Name, canary)
-	return 0, nil
 }
 
 // request creates the request of a restart. It returns when to decide again instead when the

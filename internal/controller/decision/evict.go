@@ -74,18 +74,14 @@ func (r *DecisionReconciler) evict(ctx context.Context, pod *corev1.Pod, d rules
 	if full {
 		// A policy's record is full (its cache was behind): not tried, and the next decision
 		// holds the pod, visibly, until an entry expires (rules.Governing.FullEvictions).
-		d.Outcome = rules.EvictionWithdrawn
-		r.memory.Apply(d)
-		r.forgetEviction(ctx, pod, d)
+		r.withdrawEviction(ctx, pod, d)
 		return rules.Wait, r.cfg.HoldRecheckInterval, nil
 	}
 	if d.Canary {
 		// Durable before the eviction, as a canary before its restart: a next leader that did
 		// not see it would release another pod of the key at once. Not written, not evicted.
 		if err := r.records.writeNow(ctx, d.Key); err != nil {
-			d.Outcome = rules.EvictionWithdrawn
-			r.memory.Apply(d)
-			r.forgetEviction(ctx, pod, d)
+			r.withdrawEviction(ctx, pod, d)
 			return rules.Wait, 0, fmt.Errorf("writing the canary %s/%s into its RestartHold before its eviction: %w", pod.Name, x.Container, err)
 		}
 	}
@@ -95,20 +91,49 @@ func (r *DecisionReconciler) evict(ctx context.Context, pod *corev1.Pod, d rules
 	callCtx, cancel := context.WithTimeout(ctx, r.cfg.evictTimeout)
 	err = r.evictClient.SubResource("eviction").Create(callCtx, pod, ev)
 	cancel()
+	d.Outcome, d.Message = r.evictionOutcome(ctx, err, d.Message)
+	r.memory.Apply(d)
+	if d.Outcome == rules.Evicted || d.Outcome == rules.EvictionRefused {
+		return d.Outcome, r.tellEviction(ctx, pod, d, notSteered), nil
+	}
+	// Not tried, or the pod was gone: the record would hold the pod from a next try all its window.
+	r.forgetEviction(ctx, pod, d)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return rules.Wait, 0, fmt.Errorf("evicting pod %s: %w", d.Pod, err)
+	}
+	return rules.Wait, 0, nil
+}
+
+// withdrawEviction tells the memory that the eviction was not tried, and takes back its record:
+// it would hold the pod from a next try all its window.
+func (r *DecisionReconciler) withdrawEviction(ctx context.Context, pod *corev1.Pod, d rules.Decision) {
+	d.Outcome = rules.EvictionWithdrawn
+	r.memory.Apply(d)
+	r.forgetEviction(ctx, pod, d)
+}
+
+// evictionOutcome is what came of the Eviction API call that returned err; msg is kept unless the
+// call was refused.
+func (r *DecisionReconciler) evictionOutcome(ctx context.Context, err error, msg string) (rules.Outcome, string) {
 	var status apierrors.APIStatus
 	switch {
 	case err == nil:
-		d.Outcome = rules.Evicted
+		return rules.Evicted, msg
 	case apierrors.IsNotFound(err):
-		d.Outcome = rules.EvictionWithdrawn // gone already
+		return rules.EvictionWithdrawn, msg // gone already
 	case errors.As(err, &status):
-		d.Outcome, d.Message = rules.EvictionRefused, refusal(err)
+		return rules.EvictionRefused, refusal(err)
 	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
-		d.Outcome, d.Message = rules.EvictionRefused, fmt.Sprintf("no answer within %s (a PodDisruptionBudget not yet processed by the disruption controller is answered with a retry later)", r.cfg.evictTimeout)
+		return rules.EvictionRefused, fmt.Sprintf("no answer within %s (a PodDisruptionBudget not yet processed by the disruption controller is answered with a retry later)", r.cfg.evictTimeout)
 	default:
-		d.Outcome = rules.EvictionWithdrawn // the API server not reached: tried again
+		return rules.EvictionWithdrawn, msg // the API server not reached: tried again
 	}
-	r.memory.Apply(d)
+}
+
+// tellEviction tells an eviction the API server answered (evicted or refused) in the metric, the
+// log and the pod's event, and returns when to decide again.
+func (r *DecisionReconciler) tellEviction(ctx context.Context, pod *corev1.Pod, d rules.Decision, notSteered string) time.Duration {
+	x := d.Failure
 	switch d.Outcome {
 	case rules.Evicted:
 		evictions.WithLabelValues(resultEvicted).Inc()
@@ -124,20 +149,15 @@ func (r *DecisionReconciler) evict(ctx context.Context, pod *corev1.Pod, d rules
 			"steered", notSteered == "")
 		r.evictionEvent(ctx, pod, d, corev1.EventTypeNormal, EventEvicted, "Evict",
 			"evicted pod %s (container %s, %s, node %s): %s%s", d.Pod, x.Container, x.ContainerID, d.Node, d.Message, steering)
-		return rules.Evicted, 0, nil
+		return 0
 	case rules.EvictionRefused:
 		evictions.WithLabelValues(resultRefused).Inc()
 		r.evictionEvent(ctx, pod, d, corev1.EventTypeWarning, EventEvictionRefused, "Evict",
 			"the eviction of pod %s (container %s, node %s) was refused: %s; its restarts stay held (RestartIneffective) and no eviction is tried again within the breaker's window",
 			d.Pod, x.Container, d.Node, d.Message)
-		return rules.EvictionRefused, r.cfg.HoldRecheckInterval, nil
+		return r.cfg.HoldRecheckInterval
 	}
-	// Not tried, or the pod was gone: the record would hold the pod from a next try all its window.
-	r.forgetEviction(ctx, pod, d)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return rules.Wait, 0, fmt.Errorf("evicting pod %s: %w", d.Pod, err)
-	}
-	return rules.Wait, 0, nil
+	return 0
 }
 
 // recordEviction adds the eviction to status.recentEvictions of each policy that asked for it

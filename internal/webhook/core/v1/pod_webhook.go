@@ -168,26 +168,8 @@ func (d *PodDefaulter) Default(ctx context.Context, pod *corev1.Pod) error {
 			"; every container keeps its native livenessProbe")
 		return nil
 	}
-	key, ok := d.Keys.Current()
+	key, clk, mode, ok := d.ready(ctx, ns, pod)
 	if !ok {
-		// Fail open, like the webhook's failurePolicy: the pod keeps its native probes.
-		warn(ctx, "not enrolled in enhanced liveness: the operator's probe-context signing key is not loaded yet; "+
-			"the pod keeps its native livenessProbes")
-		return nil
-	}
-	clk := d.Clock
-	if clk == nil {
-		clk = localClock{}
-	}
-	if _, measured := clk.Offset(); !measured {
-		// Fail open, like the keys: a signature issued on a clock the manager cannot place against
-		// the API server's might not verify, and the pod would be left with no liveness at all.
-		warn(ctx, "not enrolled in enhanced liveness: the operator has not measured the API server's clock recently "+
-			"(it cannot reach the API server); the pod keeps its native livenessProbes")
-		return nil
-	}
-	mode, known := d.admissionMode(ctx, ns, pod)
-	if !known {
 		return nil
 	}
 	var (
@@ -207,6 +189,32 @@ func (d *PodDefaulter) Default(ctx context.Context, pod *corev1.Pod) error {
 		AnnotationKey: ctxKey, Value: pod.Annotations[ctxKey], Issued: clk.Now()})
 	d.steer(ctx, ns, pod, clk.Read())
 	return nil
+}
+
+// ready returns what admitting an enrolled pod needs, or ok false, with an admission warning,
+// when one of them is missing: the signing key, a measured API server clock, the pod's mode.
+// Each fails open, as the webhook's failurePolicy does: the pod keeps its native probes.
+func (d *PodDefaulter) ready(ctx context.Context, ns string, pod *corev1.Pod) (signature.KeyPair, APIServerClock, policyv1alpha1.PolicyMode, bool) {
+	key, ok := d.Keys.Current()
+	if !ok {
+		// Fail open, like the webhook's failurePolicy: the pod keeps its native probes.
+		warn(ctx, "not enrolled in enhanced liveness: the operator's probe-context signing key is not loaded yet; "+
+			"the pod keeps its native livenessProbes")
+		return key, nil, "", false
+	}
+	clk := d.Clock
+	if clk == nil {
+		clk = localClock{}
+	}
+	if _, measured := clk.Offset(); !measured {
+		// Fail open, like the keys: a signature issued on a clock the manager cannot place against
+		// the API server's might not verify, and the pod would be left with no liveness at all.
+		warn(ctx, "not enrolled in enhanced liveness: the operator has not measured the API server's clock recently "+
+			"(it cannot reach the API server); the pod keeps its native livenessProbes")
+		return key, nil, "", false
+	}
+	mode, known := d.admissionMode(ctx, ns, pod)
+	return key, clk, mode, known
 }
 
 // steer prefers, for a new pod of a controller, nodes other than those its controller's pods were
