@@ -18,13 +18,11 @@ package decision
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,19 +40,8 @@ var _ = Describe("Decision controller, a canary's record", Ordered, func() {
 		c.Clock = clock
 		ns, node := newNamespace(), name("canary-node")
 		renewLease(node, clock.Now())
-		labels := map[string]string{"app": "canary"}
-		rs := deployment(ns, "canary", 6, labels)
-		var pods []*corev1.Pod
-		for i := range 6 {
-			pods = append(pods, createPod(ns, fmt.Sprintf("canary-%d", i), node, podOpts{owner: rs, labels: labels}))
-		}
-		states := func() []probeState {
-			var out []probeState
-			for _, p := range pods {
-				out = append(out, failed(p, "app", 1))
-			}
-			return out
-		}
+		pods := failingFleet(ns, node, "canary", 6)
+		states := func() []probeState { return allFailed(pods) }
 		hold := restartHold(ns, "Deployment", "canary", "app")
 
 		By("the first leader's RestartHold writes reach the API server 2 s late")

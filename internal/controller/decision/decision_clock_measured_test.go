@@ -17,13 +17,11 @@ limitations under the License.
 package decision
 
 import (
-	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	corev1 "k8s.io/api/core/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
@@ -44,19 +42,8 @@ var _ = Describe("Decision controller, a measured API server clock", Ordered, fu
 
 		ns, node := newNamespace(), name("measured-node")
 		renewLease(node, clock.Now())
-		labels := map[string]string{"app": "measured"}
-		rs := deployment(ns, "measured", 6, labels)
-		var pods []*corev1.Pod
-		for i := range 6 {
-			pods = append(pods, createPod(ns, fmt.Sprintf("measured-%d", i), node, podOpts{owner: rs, labels: labels}))
-		}
-		states := func() []probeState {
-			var out []probeState
-			for _, p := range pods {
-				out = append(out, failed(p, "app", 1))
-			}
-			return out
-		}
+		pods := failingFleet(ns, node, "measured", 6)
+		states := func() []probeState { return allFailed(pods) }
 		hold := restartHold(ns, "Deployment", "measured", "app")
 		stop := startManager(c)
 		onset := clock.Now()

@@ -44,19 +44,8 @@ var _ = Describe("Decision controller, durable holds", Ordered, func() {
 	It("goes on where the hold was across a manager restart: the canary goes at the first leader's time", func() {
 		ns, node := newNamespace(), name("durable-node")
 		renewLease(node, clock.Now())
-		labels := map[string]string{"app": "durable"}
-		rs := deployment(ns, "durable", 6, labels)
-		var pods []*corev1.Pod
-		for i := range 6 {
-			pods = append(pods, createPod(ns, fmt.Sprintf("durable-%d", i), node, podOpts{owner: rs, labels: labels}))
-		}
-		states := func() []probeState {
-			var out []probeState
-			for _, p := range pods {
-				out = append(out, failed(p, "app", 1))
-			}
-			return out
-		}
+		pods := failingFleet(ns, node, "durable", 6)
+		states := func() []probeState { return allFailed(pods) }
 		hold := restartHold(ns, "Deployment", "durable", "app")
 		stop := startManager(withClock())
 		onset := clock.Now()

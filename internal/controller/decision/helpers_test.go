@@ -403,3 +403,24 @@ func heldCount(st policyv1alpha1.EnhancedLivenessPolicyStatus, r policyv1alpha1.
 	}
 	return 0
 }
+
+// failingFleet creates a Deployment app of n pods on node, labelled app=<app>, whose container
+// app is to be reported failing (allFailed).
+func failingFleet(ns, node, app string, n int32) []*corev1.Pod {
+	labels := map[string]string{"app": app}
+	rs := deployment(ns, app, n, labels)
+	pods := make([]*corev1.Pod, 0, n)
+	for i := range n {
+		pods = append(pods, createPod(ns, fmt.Sprintf("%s-%d", app, i), node, podOpts{owner: rs, labels: labels}))
+	}
+	return pods
+}
+
+// allFailed is a Failed state of container app, first failure, for each pod.
+func allFailed(pods []*corev1.Pod) []probeState {
+	out := make([]probeState, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, failed(p, "app", 1))
+	}
+	return out
+}
