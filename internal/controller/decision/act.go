@@ -137,7 +137,7 @@ func (r *DecisionReconciler) requested(ctx context.Context, pod *corev1.Pod, d r
 		canary = fmt.Sprintf("; the canary of the held restarts of container %s of %s: they follow if its new container passes its probe",
 			x.Container, d.WorkloadRef)
 	case d.Proven:
-		canary = fmt.Sprintf("; released past the rate limit: the canary of the held restarts of container %s of %s helped",
+		canary = fmt.Sprintf("; released past the rate limit: the held restarts of container %s of %s had a canary that helped",
 			x.Container, d.WorkloadRef)
 	}
 	r.recorder.Eventf(pod, crr, corev1.EventTypeNormal, EventRestartRequested, "Restart",

@@ -184,7 +184,7 @@ var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 		for _, p := range pods {
 			if p.Name != canaryName {
 				Eventually(func() []string { return events(ns, p.Name) }, wait, poll).Should(ContainElement(ContainSubstring(
-					"released past the rate limit: the canary of the held restarts of container app of Deployment/proven helped")))
+					"released past the rate limit: the held restarts of container app of Deployment/proven had a canary that helped")))
 			}
 		}
 	})
