@@ -152,7 +152,10 @@ func downAtOnce(ns string, pods []corev1.Pod) int {
 			}
 			term, err := latency.AppTerminated(prev)
 			if err != nil {
-				return err
+				// What ended the previous container, for a failure that says more than "no line".
+				s := containerStatus(getPod(ns, p.Name), appContainer)
+				return fmt.Errorf("%w; restarts %d, last state %+v; the previous container's log ends: %q",
+					err, s.RestartCount, s.LastTerminationState.Terminated, lastLines(prev, 5))
 			}
 			started, err := latency.AppStarted(cur)
 			if err != nil {
@@ -163,6 +166,12 @@ func downAtOnce(ns string, pods []corev1.Pod) int {
 		}).WithTimeout(20*time.Second).Should(Succeed(), "the down time of %s/%s from its logs", ns, p.Name)
 	}
 	return latency.MaxConcurrent(down)
+}
+
+// lastLines is the log's last n lines.
+func lastLines(log string, n int) string {
+	lines := strings.Split(strings.TrimRight(log, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // podsOn are the app's running pods on the node.
