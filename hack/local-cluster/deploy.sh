@@ -31,7 +31,10 @@ YAML
 "$KUSTOMIZE" build --load-restrictor LoadRestrictionsNone "$overlay" > "$overlay/install.yaml"
 
 if [ "$action" = delete ]; then
-  kc delete --ignore-not-found --wait=true --timeout=120s -f "$overlay/install.yaml"
+  # The user's way out (make undeploy): the manager first, so that its leader, shutting down,
+  # hands back the Node conditions it set (NotJudged) before the CRDs and its RBAC go.
+  make -C "$ROOT" --no-print-directory undeploy ignore-not-found=true IMG="$IMG" \
+    KUBECTL="$K8S_BIN/kubectl" KUSTOMIZE="$KUSTOMIZE"
   exit 0
 fi
 kc apply --server-side --force-conflicts -f "$overlay/install.yaml" >/dev/null

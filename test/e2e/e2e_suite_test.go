@@ -101,29 +101,42 @@ var _ = BeforeSuite(func() {
 	// The storm series of an earlier run would be drawn beside this run's (make storm-chart).
 	Expect(os.RemoveAll(filepath.Join(reportDir, series.Dir))).To(Succeed())
 
-	if preinstalled {
-		By("using the operator installed in " + operatorNS + " (E2E_OPERATOR_PREINSTALLED=true)")
-		Eventually(func(g Gomega) {
-			d := managerDeployment()
-			g.Expect(d.Status.AvailableReplicas).To(BeNumerically(">=", 1), "manager available")
-		}).WithTimeout(2 * time.Minute).Should(Succeed())
-	} else {
-		By("deploying the operator from config/default (the manager then creates the daemon DaemonSet)")
-		out, err := project.Run(exec.Command("hack/local-cluster/deploy.sh", operatorImage))
-		Expect(err).NotTo(HaveOccurred(), out)
-		_, _ = fmt.Fprint(GinkgoWriter, out)
+	if !preinstalled {
+		deployOperator()
+		return
 	}
-
+	By("using the operator installed in " + operatorNS + " (E2E_OPERATOR_PREINSTALLED=true)")
+	Eventually(func(g Gomega) {
+		d := managerDeployment()
+		g.Expect(d.Status.AvailableReplicas).To(BeNumerically(">=", 1), "manager available")
+	}).WithTimeout(2 * time.Minute).Should(Succeed())
 	By("waiting for every node's daemon Lease (its heartbeat)")
 	Eventually(everyDaemonLeaseFresh).WithTimeout(90 * time.Second).Should(BeTrue())
 })
+
+// deployOperator deploys the operator from config/default (the manager then creates the daemon
+// DaemonSet) and waits for every node's daemon Lease.
+func deployOperator() {
+	GinkgoHelper()
+	By("deploying the operator from config/default (the manager then creates the daemon DaemonSet)")
+	out, err := project.Run(exec.Command("hack/local-cluster/deploy.sh", operatorImage))
+	Expect(err).NotTo(HaveOccurred(), out)
+	_, _ = fmt.Fprint(GinkgoWriter, out)
+	By("waiting for every node's daemon Lease (its heartbeat)")
+	Eventually(everyDaemonLeaseFresh).WithTimeout(90 * time.Second).Should(BeTrue())
+}
+
+// undeployOperator removes the operator as make undeploy does (the manager first).
+func undeployOperator() (string, error) {
+	By("undeploying the operator (make undeploy)")
+	return project.Run(exec.Command("hack/local-cluster/deploy.sh", "--delete", operatorImage))
+}
 
 var _ = AfterSuite(func() {
 	if k8s == nil || preinstalled {
 		return
 	}
-	By("undeploying the operator")
-	out, err := project.Run(exec.Command("hack/local-cluster/deploy.sh", "--delete", operatorImage))
+	out, err := undeployOperator()
 	if err != nil {
 		_, _ = fmt.Fprintf(GinkgoWriter, "undeploy: %v\n%s", err, out)
 		return

@@ -65,6 +65,7 @@ func testConfig() Config {
 		OperatorNamespace:    opNS,
 		HoldRecheckInterval:  5 * time.Second,
 		StatusResyncInterval: 2 * time.Second,
+		nodeConditionConfirm: 300 * time.Millisecond,
 	}
 }
 

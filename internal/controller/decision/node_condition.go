@@ -77,12 +77,16 @@ type nodeConditions struct {
 	// grace: a new leader's memory has no holds until the decision has seen each failing pod
 	// again, so it clears no condition before it has led this long.
 	grace time.Duration
+	// confirm: how long a node's verdict stays True before it is written (nodecondition.Confirm).
+	confirm time.Duration
 
 	loaded bool
 	// set are the Nodes whose condition is True, as this process last read or wrote it.
 	set map[string]corev1.NodeCondition
 	// withheld are the Nodes whose True verdict the cap withholds now.
 	withheld map[string]bool
+	// pending are the Nodes judged True, not yet for confirm, and since when.
+	pending map[string]time.Time
 }
 
 // NeedLeaderElection is true: only the leader has the holds, and only it writes.
@@ -137,6 +141,11 @@ func (n *nodeConditions) sync(ctx context.Context, clear bool) {
 		}
 	}
 	n.withhold(ctx, nodecondition.Cap(verdicts, daemons), daemons)
+	if n.pending == nil {
+		n.pending = map[string]time.Time{}
+	}
+	nodecondition.Confirm(verdicts, n.pending, func(node string) bool { _, ok := n.set[node]; return ok },
+		n.clock.Now(), n.confirm)
 	for _, node := range slices.Sorted(maps.Keys(verdicts)) {
 		if err := n.write(ctx, node, verdicts[node], clear); err != nil {
 			log.Error(err, "setting the EnhancedLivenessNodeStorm condition", "node", node)

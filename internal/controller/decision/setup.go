@@ -32,6 +32,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/facts"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/memory"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/nodecondition"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 )
 
@@ -76,6 +77,10 @@ type Config struct {
 	// (default unprobedGrace); tests shorten it.
 	unprobedGrace time.Duration
 
+	// nodeConditionConfirm is how long a node's verdict must stay True before its condition is
+	// set (default nodecondition.ConfirmFor); tests shorten it.
+	nodeConditionConfirm time.Duration
+
 	// evictTimeout bounds an eviction call (default evictTimeout); tests shorten it.
 	evictTimeout time.Duration
 
@@ -109,6 +114,9 @@ func (c *Config) complete() error {
 	}
 	if c.NodeConditionInterval <= 0 {
 		c.NodeConditionInterval = 5 * time.Second
+	}
+	if c.nodeConditionConfirm <= 0 {
+		c.nodeConditionConfirm = nodecondition.ConfirmFor
 	}
 	if c.MaxConcurrentReconciles <= 0 {
 		c.MaxConcurrentReconciles = 8
@@ -174,7 +182,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 	// memory has the NodeStorm holds back, and may clear a condition.
 	if err := mgr.Add(&nodeConditions{client: mgr.GetClient(), api: mgr.GetAPIReader(), facts: builder, memory: mem,
 		recorder: mgr.GetEventRecorder("enhanced-liveness-node-condition"), clock: cfg.Clock,
-		interval: cfg.NodeConditionInterval, grace: cfg.HoldRecheckInterval}); err != nil {
+		interval: cfg.NodeConditionInterval, grace: cfg.HoldRecheckInterval, confirm: cfg.nodeConditionConfirm}); err != nil {
 		return err
 	}
 	if err := mgr.Add(newUnprobedWatch(mgr.GetClient(), builder, mgr.GetEventRecorder("enhanced-liveness-decision"),

@@ -71,6 +71,8 @@ const (
 	// Heartbeat is how often a True condition's lastHeartbeatTime is renewed while it is judged
 	// True again and again; an older heartbeat means no manager judges it any more.
 	Heartbeat = time.Minute
+	// ConfirmFor is how long a node's verdict must stay True before the condition is set (Confirm).
+	ConfirmFor = 20 * time.Second
 	// maxListed bounds the workloads a message names.
 	maxListed = 10
 )
@@ -199,6 +201,33 @@ func Cap(verdicts map[string]Verdict, daemons int) []string {
 			len(sick), limit, MaxNodesPercent, daemons, verdicts[node].Message)}
 	}
 	return sick
+}
+
+// Confirm keeps a node's True verdict back until the node has had one for confirm, counted from
+// the first judgement in pending: the same failure reaches several nodes seconds apart (a rollout,
+// a shared dependency), and the cap (Cap, run before) must see them together rather than blame
+// the node it reached first. It removes the verdicts to leave unwritten this time; a node whose
+// condition is True already (isTrue) is never delayed, and a node whose verdict is no longer True
+// forgets when it began.
+func Confirm(verdicts map[string]Verdict, pending map[string]time.Time, isTrue func(node string) bool,
+	now time.Time, confirm time.Duration) {
+	for node := range pending {
+		if v, ok := verdicts[node]; !ok || v.Status != corev1.ConditionTrue {
+			delete(pending, node)
+		}
+	}
+	for node, v := range verdicts {
+		if v.Status != corev1.ConditionTrue || isTrue(node) {
+			continue
+		}
+		since, ok := pending[node]
+		if !ok {
+			since, pending[node] = now, now
+		}
+		if now.Sub(since) < confirm {
+			delete(verdicts, node)
+		}
+	}
 }
 
 // NotJudged is the verdict a manager that stops leading writes on the nodes it set True: none

@@ -159,6 +159,46 @@ func TestCap(t *testing.T) {
 	}
 }
 
+func TestConfirm(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	sick := Verdict{Status: corev1.ConditionTrue, Reason: ReasonIneffective, Message: "restarts did not help"}
+	well := Verdict{Status: corev1.ConditionFalse, Reason: ReasonNone, Message: "none"}
+	withheld := Verdict{Status: corev1.ConditionFalse, Reason: ReasonWithheld, Message: "withheld"}
+	cases := []struct {
+		name     string
+		verdicts map[string]Verdict
+		pending  map[string]time.Time
+		isTrue   []string
+		now      time.Duration // after t0
+		written  []string      // the nodes whose verdicts are left to write
+		after    map[string]time.Time
+	}{
+		{"first True verdict: kept back, remembered", map[string]Verdict{"a": sick, "b": well}, map[string]time.Time{},
+			nil, 0, []string{"b"}, map[string]time.Time{"a": t0}},
+		{"True for less than confirm: still back", map[string]Verdict{"a": sick}, map[string]time.Time{"a": t0},
+			nil, ConfirmFor - time.Second, nil, map[string]time.Time{"a": t0}},
+		{"True for confirm: written", map[string]Verdict{"a": sick}, map[string]time.Time{"a": t0},
+			nil, ConfirmFor, []string{"a"}, map[string]time.Time{"a": t0}},
+		{"the condition is True already: never delayed", map[string]Verdict{"a": sick}, map[string]time.Time{},
+			[]string{"a"}, 0, []string{"a"}, map[string]time.Time{}},
+		{"withheld by the cap before confirmed: forgotten, the next True starts again", map[string]Verdict{"a": withheld, "b": withheld},
+			map[string]time.Time{"a": t0}, nil, ConfirmFor, []string{"a", "b"}, map[string]time.Time{}},
+		{"a node no longer judged: forgotten", map[string]Verdict{"b": well}, map[string]time.Time{"a": t0},
+			nil, time.Second, []string{"b"}, map[string]time.Time{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			Confirm(c.verdicts, c.pending, func(n string) bool { return slices.Contains(c.isTrue, n) }, t0.Add(c.now), ConfirmFor)
+			if got := slices.Sorted(maps.Keys(c.verdicts)); !slices.Equal(got, c.written) {
+				t.Errorf("verdicts left to write: %v, want %v", got, c.written)
+			}
+			if !maps.Equal(c.pending, c.after) {
+				t.Errorf("pending: %v, want %v", c.pending, c.after)
+			}
+		})
+	}
+}
+
 func TestNext(t *testing.T) {
 	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) metav1.Time { return metav1.NewTime(t0.Add(d)) }
