@@ -107,10 +107,12 @@ var _ = Describe("restarts that do not help on node A, for workloads of three na
 		nss := ineffectiveFleet(3)
 
 		By(fmt.Sprintf("one pod of each workload on %s fails for good: 3 of its 9 enrolled pods, no storm", nodeA))
+		start := time.Now()
 		sick := sickOn(nss, nodeA)
 		heldIneffective(sick)
 		Eventually(nodeConditionReason(nodeA)).WithTimeout(90*time.Second).Should(Equal("True/RestartsIneffective"),
 			"the evidence lasted 20 s")
+		set := time.Since(start)
 		cond := nodeConditionOf(nodeA)
 		Expect(cond.Message).To(ContainSubstring("in 3 namespaces"))
 		Expect(cond.Message).To(HaveSuffix("while those workloads pass on other nodes"))
@@ -124,7 +126,14 @@ var _ = Describe("restarts that do not help on node A, for workloads of three na
 		for _, p := range sick {
 			setSick(p, false)
 		}
+		start = time.Now()
 		Eventually(nodeConditionReason(nodeA)).WithTimeout(2 * time.Minute).Should(Equal("False/NoNodeStorm"))
+		var restarts int32
+		for _, p := range sick {
+			restarts += restartCount(p.Namespace, p.Name)()
+		}
+		appendStormReport("restarts that do not help on %s for 3 namespaces (3 of its 9 enrolled pods): condition True %s after the onset, %d restarts of the 3 sick pods; False %s after they healed",
+			nodeA, set.Round(time.Second), restarts, time.Since(start).Round(time.Second))
 
 		By(fmt.Sprintf("%s fails again: the breakers are still tripped, the condition is True again", nodeA))
 		sick = sickOn(nss, nodeA)
@@ -151,8 +160,11 @@ var _ = Describe("restarts that do not help for workloads of three namespaces on
 		heldIneffective(sick)
 		By("both nodes have the evidence: 2 nodes, more than 10 % of 2 (at least 1): neither gets it")
 		for _, node := range []string{nodeA, nodeB} {
-			Eventually(nodeConditionReason(node)).WithTimeout(60*time.Second).Should(Equal("False/TooManyNodes"), node)
-			Eventually(hasEvent("default", node, "NodeConditionWithheld", "", "is withheld")).Should(BeTrue(), node)
+			Eventually(hasEvent("default", node, "NodeConditionWithheld", "", "is withheld")).WithTimeout(60*time.Second).
+				Should(BeTrue(), node)
+			// A node that carries the condition (an earlier spec's) says why; one that never had it
+			// gets none written.
+			Eventually(nodeConditionReason(node)).Should(Or(BeEmpty(), Equal("False/TooManyNodes")), node)
 		}
 		Consistently(func(g Gomega) {
 			for _, node := range []string{nodeA, nodeB} {
@@ -165,7 +177,7 @@ var _ = Describe("restarts that do not help for workloads of three namespaces on
 			setSick(p, false)
 		}
 		for _, node := range []string{nodeA, nodeB} {
-			Eventually(nodeConditionReason(node)).WithTimeout(2*time.Minute).Should(Equal("False/NoNodeStorm"), node)
+			Eventually(nodeConditionReason(node)).WithTimeout(2*time.Minute).Should(Or(BeEmpty(), Equal("False/NoNodeStorm")), node)
 		}
 	})
 })

@@ -81,8 +81,9 @@ type nodeConditions struct {
 	confirm time.Duration
 
 	loaded bool
-	// set are the Nodes whose condition is True, as this process last read or wrote it.
-	set map[string]corev1.NodeCondition
+	// set are the Nodes whose condition is True, as this process last read or wrote it; off those
+	// whose condition is False.
+	set, off map[string]corev1.NodeCondition
 	// withheld are the Nodes whose True verdict the cap withholds now.
 	withheld map[string]bool
 	// pending are the Nodes judged True, not yet for confirm, and since when.
@@ -137,6 +138,12 @@ func (n *nodeConditions) sync(ctx context.Context, clear bool) {
 	}
 	for node := range n.set {
 		if _, ok := verdicts[node]; !ok {
+			verdicts[node] = nodecondition.Judge(node, nil)
+		}
+	}
+	// A condition a stopped manager left NotJudged is judged again: a manager judges it now.
+	for node, c := range n.off {
+		if _, ok := verdicts[node]; !ok && c.Reason == nodecondition.ReasonNotJudged {
 			verdicts[node] = nodecondition.Judge(node, nil)
 		}
 	}
@@ -224,6 +231,8 @@ func (n *nodeConditions) write(ctx context.Context, node string, v nodecondition
 	var cur []corev1.NodeCondition
 	if c, ok := n.set[node]; ok {
 		cur = []corev1.NodeCondition{c}
+	} else if c, ok := n.off[node]; ok {
+		cur = []corev1.NodeCondition{c}
 	}
 	cond, write := nodecondition.Next(cur, v, n.clock.Now())
 	if !write {
@@ -232,6 +241,7 @@ func (n *nodeConditions) write(ctx context.Context, node string, v nodecondition
 	obj, err := n.patch(ctx, node, cond)
 	if apierrors.IsNotFound(err) {
 		delete(n.set, node)
+		delete(n.off, node)
 		return nil
 	}
 	if err != nil {
@@ -240,6 +250,7 @@ func (n *nodeConditions) write(ctx context.Context, node string, v nodecondition
 	was := n.set[node]
 	if cond.Status == corev1.ConditionTrue {
 		n.set[node] = cond
+		delete(n.off, node)
 		if was.Reason != cond.Reason {
 			reason := EventNodeStormHeld
 			if cond.Reason == nodecondition.ReasonIneffective {
@@ -250,6 +261,7 @@ func (n *nodeConditions) write(ctx context.Context, node string, v nodecondition
 		return nil
 	}
 	delete(n.set, node)
+	n.off[node] = cond
 	// A withheld condition has had its own event (withhold).
 	switch cond.Reason {
 	case nodecondition.ReasonNotJudged:
@@ -273,10 +285,10 @@ func (n *nodeConditions) patch(ctx context.Context, node string, cond corev1.Nod
 	return obj, nil
 }
 
-// load reads which Nodes have the condition True: a manager that starts leading goes on where the
-// last one left them.
+// load reads the Nodes' conditions: a manager that starts leading goes on where the last one left
+// them.
 func (n *nodeConditions) load(ctx context.Context) error {
-	set := map[string]corev1.NodeCondition{}
+	set, off := map[string]corev1.NodeCondition{}, map[string]corev1.NodeCondition{}
 	list := &corev1.NodeList{}
 	for {
 		if err := n.api.List(ctx, list, client.Limit(500), client.Continue(list.Continue)); err != nil {
@@ -284,8 +296,12 @@ func (n *nodeConditions) load(ctx context.Context) error {
 		}
 		for i := range list.Items {
 			for _, c := range list.Items[i].Status.Conditions {
-				if c.Type == nodecondition.Type && c.Status == corev1.ConditionTrue {
+				switch {
+				case c.Type != nodecondition.Type:
+				case c.Status == corev1.ConditionTrue:
 					set[list.Items[i].Name] = c
+				default:
+					off[list.Items[i].Name] = c
 				}
 			}
 		}
@@ -293,6 +309,6 @@ func (n *nodeConditions) load(ctx context.Context) error {
 			break
 		}
 	}
-	n.set = set
+	n.set, n.off = set, off
 	return nil
 }

@@ -87,7 +87,7 @@ var _ = Describe("Decision controller, the Node condition of a node storm", Orde
 
 	It("is set on the node where two namespaces' pods are held NodeStorm while they pass elsewhere, set False when the manager stops, judged again by the next, and cleared", func() {
 		ns1, ns2 := newNamespace(), newNamespace()
-		a, b, c := node(), node(), node()
+		a, b, c, d := node(), node(), node(), node()
 		web1A, web1B := pair(ns1, "web", a, b)
 		web2A, web2B := pair(ns2, "web", a, b)
 		report(b, []*corev1.Pod{web1B, web2B}, succeeded(web1B, "app", 1), succeeded(web2B, "app", 1))
@@ -122,12 +122,17 @@ var _ = Describe("Decision controller, the Node condition of a node storm", Orde
 			{Namespace: ns2, Reason: policyv1alpha1.HoldNodeStorm, PassingElsewhere: 1}})
 		left, _ := nodecondition.Next(nil, crashed, time.Now())
 		patchCondition(c, left)
+		By("and one that stopped left another node NotJudged")
+		notJudged, _ := nodecondition.Next([]corev1.NodeCondition{*condition(a)()}, nodecondition.NotJudged(), time.Now())
+		patchCondition(d, notJudged)
 		stop = startManager(c0)
 		Eventually(status(a), wait, poll).Should(Equal(corev1.ConditionTrue))
 		Expect(condition(a)().Reason).To(Equal(nodecondition.ReasonHeld))
 		Expect(condition(a)().LastHeartbeatTime.Time).To(BeTemporally("~", time.Now(), 10*time.Second))
 		Eventually(status(c), c0.HoldRecheckInterval+wait, poll).Should(Equal(corev1.ConditionFalse))
 		Expect(condition(c)().Reason).To(Equal(nodecondition.ReasonNone))
+		Eventually(func() string { return condition(d)().Reason }, c0.HoldRecheckInterval+wait, poll).
+			Should(Equal(nodecondition.ReasonNone), "a manager judges it again: NotJudged no longer says the truth")
 
 		By("the storm ends: the condition goes False, with an event")
 		report(a, []*corev1.Pod{web1A, web2A}, succeeded(web1A, "app", 1), succeeded(web2A, "app", 1))
