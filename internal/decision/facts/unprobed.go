@@ -47,7 +47,8 @@ const (
 )
 
 // Unprobed is what a pod's node says of its enrolled containers that no daemon probes. The
-// webhook moved their liveness probe to the operator, so such a container has no liveness.
+// webhook moved their liveness probe to the operator, so such a container has no liveness; a pod
+// admitted in Shadow kept its native probe, and is never counted.
 type Unprobed struct {
 	// Containers is the number of the pod's enrolled containers no daemon probes.
 	Containers int
@@ -56,13 +57,13 @@ type Unprobed struct {
 }
 
 // Unprobed reads which of an enrolled pod's containers no daemon probes. A pod that is not
-// scheduled, finished or terminating counts nowhere. A probe the report does not list, or lists
+// scheduled, finished, terminating or admitted in Shadow counts nowhere. A probe the report does not list, or lists
 // with any other state, is probed: a pod the mapping just added and the daemon has not acted on
 // yet is not told apart from one that runs (the alert waits for a lasting state). In a namespace
 // the report cuts to its Failed states (omittedNamespaces), only a probe listed Failed is.
 func (r *Reader) Unprobed(ctx context.Context, pod *corev1.Pod) (Unprobed, error) {
 	node := pod.Spec.NodeName
-	if node == "" || pod.DeletionTimestamp != nil || podutil.IsFinished(pod) {
+	if node == "" || pod.DeletionTimestamp != nil || podutil.IsFinished(pod) || appsv1alpha1.AdmittedInShadow(pod.Labels) {
 		return Unprobed{}, nil
 	}
 	nr, err := r.nodeReport(ctx, node)

@@ -85,6 +85,10 @@ func TestUnprobed(t *testing.T) {
 					`{"name":"side","livenessProbe":{"exec":{"command":["true"]}}}]`}
 			}, want: Unprobed{Containers: 2, Reason: UnprobedNotMapped}},
 		{name: "node without NodePodProbe", probes: []probeIs{passing}, without: "npp", want: Unprobed{Containers: 1, Reason: UnprobedNotMapped}},
+		{name: "a pod admitted in Shadow counts nowhere: the kubelet probes it", probes: []probeIs{notProbed, notProbed},
+			setup: func(_ *appsv1alpha1.NodePodProbe, _ *appsv1alpha1.NodePodProbeReport, pod *corev1.Pod) {
+				pod.Labels = map[string]string{appsv1alpha1.LabelMode: appsv1alpha1.ModeShadow}
+			}},
 		{name: "terminating pod counts nowhere", probes: []probeIs{notProbed},
 			setup: func(_ *appsv1alpha1.NodePodProbe, _ *appsv1alpha1.NodePodProbeReport, pod *corev1.Pod) {
 				pod.DeletionTimestamp, pod.Finalizers = &metav1.Time{Time: now}, []string{"x"}
