@@ -58,8 +58,9 @@ func bindPolicyFlags(fs *flag.FlagSet) *policyFlags {
 		"Token refill rate of the default policy's bucket (one bucket per namespace, shared by its pods under the default policy).")
 	fs.IntVar(&f.defaultBurst, "default-burst", 3, "Bucket size of the default policy.")
 	fs.DurationVar(&f.defaultMaxHold, "default-max-hold", rules.DefaultMaxHold,
-		"maxHold of the default policy: how long a doubt hold (FailureStorm, NodeStorm, RestartIneffective, "+
-			"DaemonNotReporting) lasts before a canary restart; 0s (never, only on purpose) or 1m to 24h.")
+		"maxHold of the default policy: the longest wait between two canary restarts of a doubt hold (FailureStorm, "+
+			"NodeStorm, RestartIneffective; the first goes 30s after the onset, each failed one doubles the wait); "+
+			"0s (doubt holds end only with their cause, on purpose only) or 1m to 24h.")
 	fs.IntVar(&f.globalRestartsPerMinute, "global-restarts-per-minute", 60,
 		"Manager-wide token refill rate across all policies; 0 disables the manager-wide limit.")
 	fs.IntVar(&f.globalBurst, "global-burst", 30, "Manager-wide bucket size.")

@@ -111,13 +111,14 @@ type EnhancedLivenessPolicySpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Restart Effectiveness"
 	RestartEffectiveness RestartEffectiveness `json:"restartEffectiveness,omitzero"`
 
-	// maxHold bounds a doubt hold (FailureStorm, NodeStorm, RestartIneffective,
-	// DaemonNotReporting): once a workload's restarts have been held this long, one held pod is
-	// restarted as a canary, within maxUnavailable and the rate limit. If its new container
-	// passes its probe and does not fail again for the time that judges a restart, the other held
-	// pods follow within maxUnavailable, past the rate limit; if it fails again soon after the
-	// restart the hold starts over with its period doubled, at most 8 × maxHold. A
-	// duration of at least 1m and at most 24h, or "0s": doubt holds never end (only on purpose).
+	// maxHold is the longest wait between two canaries of a doubt hold (FailureStorm, NodeStorm,
+	// RestartIneffective). The first canary, one held pod restarted within maxUnavailable and the
+	// rate limit, goes 30s after the hold's onset; each canary whose new container fails again soon
+	// after its restart doubles the wait, up to maxHold. Once a canary's new container passes its
+	// probe and does not fail again for the time that judges a restart, the other held pods follow
+	// within maxUnavailable, past the rate limit, for maxHold from then. A DaemonNotReporting hold
+	// gets no canary: it ends when the node's daemon reports again. A duration of at least 1m and
+	// at most 24h, or "0s": doubt holds end only with their cause (only on purpose).
 	// A MaxUnavailable hold behind unavailability the operator is not causing (pods not ready by
 	// themselves, Pending or held by choice, missing replicas) ends maxHold after its onset, when
 	// that stops counting; the operator's own restarts, and RateLimited holds, end by themselves.
