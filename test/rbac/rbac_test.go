@@ -193,10 +193,16 @@ func root(t *testing.T) string {
 	return filepath.Join(dir, "..", "..")
 }
 
+// shippedRole is a Role or ClusterRole under config/rbac.
+type shippedRole struct {
+	Rules  []rbacv1.PolicyRule
+	Labels map[string]string
+}
+
 // shippedRoles reads every Role and ClusterRole under config/rbac.
-func shippedRoles(t *testing.T) map[string][]rbacv1.PolicyRule {
+func shippedRoles(t *testing.T) map[string]shippedRole {
 	t.Helper()
-	out := map[string][]rbacv1.PolicyRule{}
+	out := map[string]shippedRole{}
 	err := filepath.WalkDir(filepath.Join(root(t), "config", "rbac"), func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") || d.Name() == "kustomization.yaml" {
 			return err
@@ -210,7 +216,8 @@ func shippedRoles(t *testing.T) map[string][]rbacv1.PolicyRule {
 			var obj struct {
 				Kind     string `json:"kind"`
 				Metadata struct {
-					Name string `json:"name"`
+					Name   string            `json:"name"`
+					Labels map[string]string `json:"labels"`
 				} `json:"metadata"`
 				Rules []rbacv1.PolicyRule `json:"rules"`
 			}
@@ -221,7 +228,8 @@ func shippedRoles(t *testing.T) map[string][]rbacv1.PolicyRule {
 				return fmt.Errorf("%s: %w", path, err)
 			}
 			if obj.Kind == "Role" || obj.Kind == "ClusterRole" {
-				out[obj.Kind+"/"+obj.Metadata.Name] = append(out[obj.Kind+"/"+obj.Metadata.Name], obj.Rules...)
+				key := obj.Kind + "/" + obj.Metadata.Name
+				out[key] = shippedRole{Rules: append(out[key].Rules, obj.Rules...), Labels: obj.Metadata.Labels}
 			}
 		}
 	})
@@ -239,27 +247,57 @@ func TestEveryShippedRoleWritesOnlyWhatItIsReviewedFor(t *testing.T) {
 		}
 	}
 	for name, want := range shippedWrites {
-		rules, ok := roles[name]
+		role, ok := roles[name]
 		if !ok {
 			t.Errorf("%s is reviewed but no longer shipped", name)
 			continue
 		}
-		if d := diff(writes(rules), sorted(want)); d != "" {
+		if d := diff(writes(role.Rules), sorted(want)); d != "" {
 			t.Errorf("%s:%s", name, d)
 		}
 	}
 }
 
 func TestNoShippedRoleLetsAPersonWriteNodePodProbes(t *testing.T) {
-	for name, rules := range shippedRoles(t) {
+	for name, role := range shippedRoles(t) {
 		if strings.Contains(name, "manager-role") || strings.Contains(name, "daemon-role") {
 			continue
 		}
-		for _, w := range writes(rules) {
+		for _, w := range writes(role.Rules) {
 			if strings.HasPrefix(w, "apps.enhancedliveness.io/nodepodprobes") || strings.HasPrefix(w, "apps.enhancedliveness.io/*") ||
 				strings.HasPrefix(w, "*/") {
 				t.Errorf("%s grants %s: anyone bound to it could change what the node daemons are told to run, "+
 					"or what they report", name, w)
+			}
+		}
+	}
+}
+
+// The roles for people are aggregated into the cluster's admin, edit and view roles, so that a
+// namespace's users can use the operator's APIs as they use the built-in ones. The NodePodProbe
+// viewer is not: NodePodProbes are cluster-scoped and name the pods of every namespace.
+func TestTheRolesForPeopleAreAggregated(t *testing.T) {
+	want := map[string]string{
+		"ClusterRole/policy-enhancedlivenesspolicy-admin-role":  "admin",
+		"ClusterRole/policy-enhancedlivenesspolicy-editor-role": "edit",
+		"ClusterRole/policy-enhancedlivenesspolicy-viewer-role": "view",
+		"ClusterRole/apps-containerrecreaterequest-admin-role":  "admin",
+		"ClusterRole/apps-containerrecreaterequest-editor-role": "edit",
+		"ClusterRole/apps-containerrecreaterequest-viewer-role": "view",
+		"ClusterRole/policy-restarthold-viewer-role":            "view",
+		"ClusterRole/apps-nodepodprobe-viewer-role":             "",
+	}
+	roles := shippedRoles(t)
+	for name, to := range want {
+		role, ok := roles[name]
+		if !ok {
+			t.Errorf("%s is no longer shipped", name)
+			continue
+		}
+		for _, agg := range []string{"admin", "edit", "view"} {
+			label := "rbac.authorization.k8s.io/aggregate-to-" + agg
+			if got, should := role.Labels[label] == "true", agg == to; got != should {
+				t.Errorf("%s: label %s=true is %t, want %t", name, label, got, should)
 			}
 		}
 	}
