@@ -141,9 +141,10 @@ func (n *nodeConditions) sync(ctx context.Context, clear bool) {
 			verdicts[node] = nodecondition.Judge(node, nil)
 		}
 	}
-	// A condition a stopped manager left NotJudged is judged again: a manager judges it now.
+	// A False condition that says more than "no evidence" is judged again: NotJudged (a manager
+	// judges it now), TooManyNodes (the evidence may be gone).
 	for node, c := range n.off {
-		if _, ok := verdicts[node]; !ok && c.Reason == nodecondition.ReasonNotJudged {
+		if _, ok := verdicts[node]; !ok && c.Reason != nodecondition.ReasonNone {
 			verdicts[node] = nodecondition.Judge(node, nil)
 		}
 	}
