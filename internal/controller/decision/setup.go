@@ -31,6 +31,7 @@ import (
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/facts"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/figures"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/memory"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 )
@@ -163,6 +164,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 		workloads:   workloads,
 		memory:      mem,
 		records:     records,
+		figures:     figures.NewLedger(0),
 	}
 	if err := d.setup(mgr); err != nil {
 		return err
