@@ -67,7 +67,9 @@ type DecisionReconciler struct {
 	// records writes the holds' RestartHolds (hold_records.go).
 	records *holdRecords
 	// figures sets the decisions beside the kubelet's restarts (figures.go).
-	figures *figures.Ledger
+	figures *figures.Ledger[figureTag]
+	// figureLog hands the figures counted to the policies' status.
+	figureLog *figureLog
 
 	loadMu sync.Mutex
 	loaded bool

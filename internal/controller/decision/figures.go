@@ -37,26 +37,32 @@ func figureKey(d rules.Decision) figures.Key {
 	return figures.Key{Pod: d.UID, Container: d.Failure.Container, ContainerID: d.Failure.ContainerID}
 }
 
+// figureTagOf is what the status needs of a counted figure of the decision.
+func figureTagOf(d rules.Decision) figureTag {
+	return figureTag{workload: d.WorkloadRef, policies: d.StatusPolicies}
+}
+
 // figureDecided records a decision of the pod's failure: an Enforce pod's hold (its restart,
 // once requested, is recorded by figureRequested), a Shadow pod's verdict.
 func (r *DecisionReconciler) figureDecided(pod *corev1.Pod, f *rules.Facts, d rules.Decision) {
 	if f.Shadow {
 		if v, ok := r.shadowVerdict(f, d); ok {
-			fig, counted := r.figures.ShadowVerdict(figureKey(d), d.Failure.Since, v)
-			countFigure(pod.Namespace, appsv1alpha1.ModeShadow, fig, counted)
+			fig, counted := r.figures.ShadowVerdict(figureKey(d), d.Failure.Since, v, figureTagOf(d))
+			r.countFigure(pod.Namespace, appsv1alpha1.ModeShadow, fig, counted)
 		}
 		return
 	}
 	if d.Outcome == rules.Hold {
-		fig, counted := r.figures.Enforce(figureKey(d), d.Failure.Since, figures.Verdict{Reason: d.Reason, At: r.clock.Now()})
-		countFigure(pod.Namespace, appsv1alpha1.ModeEnforce, fig, counted)
+		fig, counted := r.figures.Enforce(figureKey(d), d.Failure.Since, figures.Verdict{Reason: d.Reason, At: r.clock.Now()},
+			figureTagOf(d))
+		r.countFigure(pod.Namespace, appsv1alpha1.ModeEnforce, fig, counted)
 	}
 }
 
 // figureRequested records an Enforce pod's restart: its request was created at created.
 func (r *DecisionReconciler) figureRequested(pod *corev1.Pod, d rules.Decision, created time.Time) {
-	f, ok := r.figures.Enforce(figureKey(d), d.Failure.Since, figures.Verdict{Restart: true, At: created})
-	countFigure(pod.Namespace, appsv1alpha1.ModeEnforce, f, ok)
+	fig, counted := r.figures.Enforce(figureKey(d), d.Failure.Since, figures.Verdict{Restart: true, At: created}, figureTagOf(d))
+	r.countFigure(pod.Namespace, appsv1alpha1.ModeEnforce, fig, counted)
 }
 
 // shadowVerdict is what the engine would do with a Shadow pod's failure: the rules past the
@@ -91,22 +97,26 @@ func (r *DecisionReconciler) figureKubelet(pod *corev1.Pod) {
 		return
 	}
 	for _, cs := range pod.Status.ContainerStatuses {
-		for _, f := range r.figures.Running(pod.UID, cs.Name, cs.ContainerID) {
-			countFigure(pod.Namespace, appsv1alpha1.ModeShadow, f, true)
+		for _, fig := range r.figures.Running(pod.UID, cs.Name, cs.ContainerID) {
+			r.countFigure(pod.Namespace, appsv1alpha1.ModeShadow, fig, true)
 		}
 	}
 }
 
-// countFigure counts a figure newly set (ok) in the metrics.
-func countFigure(namespace, mode string, f figures.Figure, ok bool) {
-	if !ok {
+// countFigure counts a figure newly set (counted) in the metrics, and hands it to the status of
+// the policies that govern its pod.
+func (r *DecisionReconciler) countFigure(namespace, mode string, c figures.Counted[figureTag], counted bool) {
+	if !counted {
 		return
 	}
-	switch f.Kind {
+	switch c.Kind {
 	case figures.Avoided:
-		restartsAvoided.WithLabelValues(namespace, mode, string(f.Reason)).Inc()
+		restartsAvoided.WithLabelValues(namespace, mode, string(c.Reason)).Inc()
 	case figures.Agreed:
 		restartsAgreed.WithLabelValues(namespace, mode).Inc()
-		restartAdded.WithLabelValues(namespace, mode).Observe(f.Added.Seconds())
+		restartAdded.WithLabelValues(namespace, mode).Observe(c.Added.Seconds())
 	}
+	w := c.Tag.workload
+	r.figureLog.add(c.Tag.policies, figures.Record{Mode: mode, Figure: c.Figure,
+		Workload: policyv1alpha1.WorkloadReference{APIVersion: w.APIVersion, Kind: w.Kind, Name: w.Name}})
 }

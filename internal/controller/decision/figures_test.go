@@ -69,10 +69,20 @@ var _ = Describe("Decision controller, figures of enrolling", Ordered, func() {
 	}
 	enforce, shadow := appsv1alpha1.ModeEnforce, appsv1alpha1.ModeShadow
 	storm := policyv1alpha1.HoldFailureStorm
+	web := policyv1alpha1.WorkloadReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}
+	// statusFigures returns the policy's status.figures of its workloads.
+	statusFigures := func(pol *policyv1alpha1.EnhancedLivenessPolicy) func() []policyv1alpha1.WorkloadFigures {
+		return func() []policyv1alpha1.WorkloadFigures {
+			if f := policyStatus(pol)().Figures; f != nil {
+				return f.Workloads
+			}
+			return nil
+		}
+	}
 
 	It("counts a storm held in Enforce as avoided restarts, once per held pod however often it is decided again", func() {
 		ns := newNamespace()
-		createPolicy(ns, "web", nil) // maxFailing 50%
+		pol := createPolicy(ns, "web", nil) // maxFailing 50%
 		node, pods := fleet(ns, nil)
 		var states []probeState
 		for _, p := range pods[:6] {
@@ -88,11 +98,13 @@ var _ = Describe("Decision controller, figures of enrolling", Ordered, func() {
 		Consistently(avoided(ns, enforce, storm), 2*testConfig().HoldRecheckInterval, poll).Should(Equal(6.0))
 		Expect(agreed(ns, enforce)()).To(BeZero())
 		Expect(crrCount(ns)()).To(BeZero())
+		Eventually(statusFigures(pol), wait, poll).Should(Equal([]policyv1alpha1.WorkloadFigures{{Workload: web,
+			Mode: enforce, Avoided: 6, AvoidedByReason: []policyv1alpha1.HeldCount{{Reason: storm, Count: 6}}}}))
 	})
 
 	It("records the time a single hang's restart came after its threshold, once", func() {
 		ns := newNamespace()
-		createPolicy(ns, "web", nil)
+		pol := createPolicy(ns, "web", nil)
 		node, pods := fleet(ns, nil)
 		// The failure reached its threshold 10 s before the decision sees it.
 		reportAt(node, time.Now().Add(-10*time.Second), pods, failed(pods[0], "app", 1))
@@ -103,11 +115,15 @@ var _ = Describe("Decision controller, figures of enrolling", Ordered, func() {
 		Expect(sum).To(And(BeNumerically(">=", 9), BeNumerically("<", 10+wait.Seconds())))
 		Consistently(agreed(ns, enforce), quiet, poll).Should(Equal(1.0))
 		Expect(avoided(ns, enforce, storm)()).To(BeZero())
+		Eventually(statusFigures(pol), wait, poll).Should(ConsistOf(And(
+			HaveField("Workload", web), HaveField("Mode", enforce), HaveField("Agreed", int32(1)),
+			HaveField("Avoided", int32(0)), HaveField("AddedSeconds", ConsistOf(BeNumerically(">=", 9))),
+			HaveField("AddedMaxSeconds", BeNumerically(">=", 9)))))
 	})
 
 	It("counts the kubelet's restarts of Shadow pods the engine would have held as avoided, and not a restart it saw no failure of", func() {
 		ns := newNamespace()
-		createPolicy(ns, "web", nil) // maxFailing 50%
+		pol := createPolicy(ns, "web", nil) // maxFailing 50%
 		node, pods := fleet(ns, map[string]string{appsv1alpha1.LabelMode: appsv1alpha1.ModeShadow})
 		var states []probeState
 		for _, p := range pods[:6] {
@@ -128,6 +144,8 @@ var _ = Describe("Decision controller, figures of enrolling", Ordered, func() {
 		Consistently(avoided(ns, shadow, storm), 2*testConfig().HoldRecheckInterval, poll).Should(Equal(2.0))
 		Expect(agreed(ns, shadow)()).To(BeZero())
 		Expect(crrCount(ns)()).To(BeZero())
+		Eventually(statusFigures(pol), wait, poll).Should(Equal([]policyv1alpha1.WorkloadFigures{{Workload: web,
+			Mode: shadow, Avoided: 2, AvoidedByReason: []policyv1alpha1.HeldCount{{Reason: storm, Count: 2}}}}))
 	})
 
 	It("counts the kubelet's restart of a Shadow pod's single hang as agreed, with the time the engine would have added", func() {

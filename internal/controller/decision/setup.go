@@ -147,6 +147,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 		Evictions:         localEvictions(cfg.APIClock),
 	})
 	mem := memory.New(cfg.Clock, cfg.GlobalRate, dirty.notify)
+	figureLog := newFigureLog(dirty.notify)
 	records := newHoldRecords(mgr, mem, cfg.APIClock)
 	mem.NotifyHolds(records.notify)
 	if err := records.setup(mgr); err != nil {
@@ -164,7 +165,8 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 		workloads:   workloads,
 		memory:      mem,
 		records:     records,
-		figures:     figures.NewLedger(0),
+		figures:     figures.NewLedger[figureTag](0),
+		figureLog:   figureLog,
 	}
 	if err := d.setup(mgr); err != nil {
 		return err
@@ -190,6 +192,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 		facts:     builder,
 		workloads: workloads,
 		memory:    mem,
+		figures:   figureLog,
 		dirty:     dirty,
 	}
 	return s.setup(mgr)

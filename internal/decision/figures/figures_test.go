@@ -17,6 +17,8 @@ limitations under the License.
 package figures
 
 import (
+	"cmp"
+	"fmt"
 	"testing"
 	"time"
 
@@ -66,6 +68,7 @@ type step struct {
 	key     Key
 	want    Figure
 	wantNew bool
+	wantTag string // when not this step's own
 }
 
 var (
@@ -102,25 +105,25 @@ func TestLedger(t *testing.T) {
 			{shadow: held(storm), key: a},
 			{running: "c1", key: a},
 			{running: "", key: a},
-			{running: "c2", key: a, want: Figure{Kind: Avoided, Reason: storm}, wantNew: true},
+			{running: "c2", key: a, want: Figure{Kind: Avoided, Reason: storm}, wantNew: true, wantTag: "step 1"},
 			{running: "c3", key: a},
 			{shadow: held(storm), key: a},
 		}},
 		{"Shadow: the first would-restart keeps its time", []step{
 			{shadow: restartAt(time.Second), key: a},
 			{shadow: restartAt(5 * time.Second), key: a},
-			{running: "c2", key: a, want: Figure{Kind: Agreed, Added: time.Second}, wantNew: true},
+			{running: "c2", key: a, want: Figure{Kind: Agreed, Added: time.Second}, wantNew: true, wantTag: "step 1"},
 		}},
 		{"Shadow: the latest verdict before the kubelet's restart counts", []step{
 			{shadow: held(storm), key: a},
 			{shadow: restartAt(2 * time.Second), key: a},
-			{running: "c2", key: a, want: Figure{Kind: Agreed, Added: 2 * time.Second}, wantNew: true},
+			{running: "c2", key: a, want: Figure{Kind: Agreed, Added: 2 * time.Second}, wantNew: true, wantTag: "step 1"},
 		}},
 		{"Shadow: another container's or pod's new instance is no restart of this one", []step{
 			{shadow: held(storm), key: a},
 			{running: "c2", key: Key{Pod: a.Pod, Container: "sidecar"}},
 			{running: "c2", key: b},
-			{running: "c2", key: a, want: Figure{Kind: Avoided, Reason: storm}, wantNew: true},
+			{running: "c2", key: a, want: Figure{Kind: Avoided, Reason: storm}, wantNew: true, wantTag: "step 0"},
 		}},
 		{"Shadow: a restart the engine saw no failure of is not counted", []step{
 			{running: "c2", key: a},
@@ -128,15 +131,16 @@ func TestLedger(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := NewLedger(0)
+			l := NewLedger[string](0)
 			for i, s := range tc.steps {
-				var got Figure
+				var got Counted[string]
 				var ok bool
+				tag := fmt.Sprintf("step %d", i)
 				switch {
 				case s.enforce != nil:
-					got, ok = l.Enforce(s.key, t0, *s.enforce)
+					got, ok = l.Enforce(s.key, t0, *s.enforce, tag)
 				case s.shadow != nil:
-					got, ok = l.ShadowVerdict(s.key, t0, *s.shadow)
+					got, ok = l.ShadowVerdict(s.key, t0, *s.shadow, tag)
 				default:
 					if figs := l.Running(s.key.Pod, s.key.Container, s.running); len(figs) > 0 {
 						got, ok = figs[0], true
@@ -145,8 +149,12 @@ func TestLedger(t *testing.T) {
 						}
 					}
 				}
-				if ok != s.wantNew || got != s.want {
-					t.Fatalf("step %d: got %+v, %v; want %+v, %v", i, got, ok, s.want, s.wantNew)
+				if ok != s.wantNew || got.Figure != s.want {
+					t.Fatalf("step %d: got %+v, %v; want %+v, %v", i, got.Figure, ok, s.want, s.wantNew)
+				}
+				// The instance's tag is the one its last verdict gave.
+				if want := cmp.Or(s.wantTag, tag); ok && got.Tag != want {
+					t.Fatalf("step %d: tag %q, want %q", i, got.Tag, want)
 				}
 			}
 		})
@@ -154,18 +162,18 @@ func TestLedger(t *testing.T) {
 }
 
 func TestLedgerBounded(t *testing.T) {
-	l := NewLedger(2)
+	l := NewLedger[struct{}](2)
 	for _, id := range []string{"c1", "c2", "c3"} {
-		l.Enforce(Key{Pod: "uid", Container: "app", ContainerID: id}, t0, *held(policyv1alpha1.HoldFailureStorm))
+		l.Enforce(Key{Pod: "uid", Container: "app", ContainerID: id}, t0, *held(policyv1alpha1.HoldFailureStorm), struct{}{})
 	}
 	if l.Len() != 2 {
 		t.Fatalf("Len() = %d, want 2", l.Len())
 	}
 	// The oldest was forgotten: its hold counts again, the newest does not.
-	if _, ok := l.Enforce(Key{Pod: "uid", Container: "app", ContainerID: "c3"}, t0, *held(policyv1alpha1.HoldFailureStorm)); ok {
+	if _, ok := l.Enforce(Key{Pod: "uid", Container: "app", ContainerID: "c3"}, t0, *held(policyv1alpha1.HoldFailureStorm), struct{}{}); ok {
 		t.Error("the newest instance was forgotten")
 	}
-	if _, ok := l.Enforce(Key{Pod: "uid", Container: "app", ContainerID: "c1"}, t0, *held(policyv1alpha1.HoldFailureStorm)); !ok {
+	if _, ok := l.Enforce(Key{Pod: "uid", Container: "app", ContainerID: "c1"}, t0, *held(policyv1alpha1.HoldFailureStorm), struct{}{}); !ok {
 		t.Error("the oldest instance was kept past the ledger's size")
 	}
 }

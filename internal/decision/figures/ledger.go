@@ -27,7 +27,8 @@ import (
 const DefaultSize = 10000
 
 // entry is what a Ledger remembers of one container instance's failure.
-type entry struct {
+type entry[T any] struct {
+	tag     T         // the caller's, given back with the instance's figures
 	kubelet time.Time // the failure's threshold moment
 	verdict *Verdict  // Shadow: the engine's latest verdict
 	// restarted: the kubelet restarted the instance (Shadow).
@@ -42,30 +43,32 @@ type entry struct {
 // kubelet restarts: its restart of an instance (another instance of the container runs) is
 // paired with the engine's latest verdict on that instance's failure, and counted once; a
 // kubelet restart of an instance the engine saw no failure of is never counted. The oldest instances
-// are forgotten past its size. Safe for concurrent use.
-type Ledger struct {
+// are forgotten past its size. Each instance carries its caller's tag (the last one given), given
+// back with its figures. Safe for concurrent use.
+type Ledger[T any] struct {
 	mu      sync.Mutex
 	size    int
-	entries map[Key]*entry
+	entries map[Key]*entry[T]
 	byPod   map[types.UID]map[Key]struct{}
 	order   []Key // insertion order, oldest first, for forgetting past size
 }
 
 // NewLedger returns a ledger of size instances (DefaultSize if size <= 0).
-func NewLedger(size int) *Ledger {
+func NewLedger[T any](size int) *Ledger[T] {
 	if size <= 0 {
 		size = DefaultSize
 	}
-	return &Ledger{size: size, entries: map[Key]*entry{}, byPod: map[types.UID]map[Key]struct{}{}}
+	return &Ledger[T]{size: size, entries: map[Key]*entry[T]{}, byPod: map[types.UID]map[Key]struct{}{}}
 }
 
 // Enforce records the engine's decision on an Enforce pod's failure whose threshold moment is
 // kubelet: it returns the figure and true the first time the instance is held, and the first
 // time it is restarted.
-func (l *Ledger) Enforce(k Key, kubelet time.Time, v Verdict) (Figure, bool) {
+func (l *Ledger[T]) Enforce(k Key, kubelet time.Time, v Verdict, tag T) (Counted[T], bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e := l.get(k)
+	e.tag = tag
 	if e.kubelet.IsZero() {
 		e.kubelet = kubelet
 	}
@@ -75,24 +78,25 @@ func (l *Ledger) Enforce(k Key, kubelet time.Time, v Verdict) (Figure, bool) {
 	case !v.Restart && !e.avoided && !e.agreed:
 		e.avoided = true
 	default:
-		return Figure{}, false
+		return Counted[T]{}, false
 	}
-	return Classify(e.kubelet, v), true
+	return Counted[T]{Figure: Classify(e.kubelet, v), Tag: e.tag}, true
 }
 
 // ShadowVerdict records the engine's verdict on a Shadow pod's failure (ShadowVerdict builds
 // it): the figure and true when the kubelet already restarted the instance and it was not
 // counted yet. A restart verdict keeps the time of the first one: when the engine would have
 // restarted.
-func (l *Ledger) ShadowVerdict(k Key, kubelet time.Time, v Verdict) (Figure, bool) {
+func (l *Ledger[T]) ShadowVerdict(k Key, kubelet time.Time, v Verdict, tag T) (Counted[T], bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e := l.get(k)
+	e.tag = tag
 	if e.kubelet.IsZero() {
 		e.kubelet = kubelet
 	}
 	if e.avoided || e.agreed {
-		return Figure{}, false
+		return Counted[T]{}, false
 	}
 	if e.verdict == nil || !v.Restart || !e.verdict.Restart {
 		e.verdict = &v
@@ -104,13 +108,13 @@ func (l *Ledger) ShadowVerdict(k Key, kubelet time.Time, v Verdict) (Figure, boo
 // does): an instance of the container the engine judged a failure of that was replaced by
 // another is one the kubelet restarted (the operator never restarts a Shadow pod). It returns
 // the figures of the instances paired with their verdict now.
-func (l *Ledger) Running(pod types.UID, container, id string) []Figure {
+func (l *Ledger[T]) Running(pod types.UID, container, id string) []Counted[T] {
 	if id == "" {
 		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []Figure
+	var out []Counted[T]
 	for k := range l.byPod[pod] {
 		e := l.entries[k]
 		if k.Container != container || k.ContainerID == id || e.restarted {
@@ -124,25 +128,31 @@ func (l *Ledger) Running(pod types.UID, container, id string) []Figure {
 	return out
 }
 
+// Counted is a figure newly counted, with the tag of its instance.
+type Counted[T any] struct {
+	Figure
+	Tag T
+}
+
 // pair counts a Shadow instance once both the kubelet's restart and the engine's verdict are known.
-func (l *Ledger) pair(e *entry) (Figure, bool) {
+func (l *Ledger[T]) pair(e *entry[T]) (Counted[T], bool) {
 	if !e.restarted || e.verdict == nil || e.avoided || e.agreed {
-		return Figure{}, false
+		return Counted[T]{}, false
 	}
 	f := Classify(e.kubelet, *e.verdict)
 	e.avoided, e.agreed = f.Kind == Avoided, f.Kind == Agreed
-	return f, true
+	return Counted[T]{Figure: f, Tag: e.tag}, true
 }
 
 // Len is how many instances the ledger remembers.
-func (l *Ledger) Len() int {
+func (l *Ledger[T]) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.entries)
 }
 
 // get returns the instance's entry, remembering it (and forgetting the oldest past size) if new.
-func (l *Ledger) get(k Key) *entry {
+func (l *Ledger[T]) get(k Key) *entry[T] {
 	if e, ok := l.entries[k]; ok {
 		return e
 	}
@@ -150,7 +160,7 @@ func (l *Ledger) get(k Key) *entry {
 		l.forget(l.order[0])
 		l.order = l.order[1:]
 	}
-	e := &entry{}
+	e := &entry[T]{}
 	l.entries[k] = e
 	if l.byPod[k.Pod] == nil {
 		l.byPod[k.Pod] = map[Key]struct{}{}
@@ -160,7 +170,7 @@ func (l *Ledger) get(k Key) *entry {
 	return e
 }
 
-func (l *Ledger) forget(k Key) {
+func (l *Ledger[T]) forget(k Key) {
 	delete(l.entries, k)
 	if delete(l.byPod[k.Pod], k); len(l.byPod[k.Pod]) == 0 {
 		delete(l.byPod, k.Pod)
