@@ -28,6 +28,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
@@ -119,6 +121,35 @@ var _ = Describe("Decision controller, figures of enrolling", Ordered, func() {
 			HaveField("Workload", web), HaveField("Mode", enforce), HaveField("Agreed", int32(1)),
 			HaveField("Avoided", int32(0)), HaveField("AddedSeconds", ConsistOf(BeNumerically(">=", 9))),
 			HaveField("AddedMaxSeconds", BeNumerically(">=", 9)))))
+	})
+
+	It("counts a budget hold in Enforce as avoided with its reason, once, the restart it lets through later as agreed", func() {
+		ns := newNamespace()
+		zero := intstr.FromInt32(0)
+		pol := createPolicy(ns, "web", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) { s.MaxUnavailable = &zero })
+		node, pods := fleet(ns, nil)
+		report(node, pods, failed(pods[0], "app", 1))
+		budget := policyv1alpha1.HoldMaxUnavailable
+		Eventually(heldEvents(ns, pods[0].Name, budget), wait, poll).ShouldNot(BeEmpty())
+		Eventually(avoided(ns, enforce, budget), wait, poll).Should(Equal(1.0))
+		Consistently(avoided(ns, enforce, budget), 2*testConfig().HoldRecheckInterval, poll).Should(Equal(1.0))
+		Expect(agreed(ns, enforce)()).To(BeZero())
+
+		By("the budget comes back: the held restart is made, and counted agreed")
+		one := intstr.FromInt32(1)
+		Eventually(func() error {
+			if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(pol), pol); err != nil {
+				return err
+			}
+			pol.Spec.MaxUnavailable = &one
+			return k8sClient.Update(ctx, pol)
+		}, wait, poll).Should(Succeed())
+		Eventually(crrPods, wait, poll).WithArguments(ns).Should(ConsistOf(pods[0].Name))
+		Eventually(agreed(ns, enforce), wait, poll).Should(Equal(1.0))
+		Expect(avoided(ns, enforce, budget)()).To(Equal(1.0))
+		Eventually(statusFigures(pol), wait, poll).Should(ConsistOf(And(HaveField("Mode", enforce),
+			HaveField("Avoided", int32(1)), HaveField("Agreed", int32(1)),
+			HaveField("AvoidedByReason", Equal([]policyv1alpha1.HeldCount{{Reason: budget, Count: 1}})))))
 	})
 
 	It("counts the kubelet's restarts of Shadow pods the engine would have held as avoided, and not a restart it saw no failure of", func() {
