@@ -344,6 +344,14 @@ type EnhancedLivenessPolicyStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Held Now",xDescriptors={"urn:alm:descriptor:text"}
 	HeldPodsTotal int32 `json:"heldPodsTotal,omitempty"`
 
+	// figures says what enrolling avoided and what it cost, per workload, over a window of at
+	// most 24 hours: the restarts the kubelet made (Shadow mode) or would have made (Enforce mode)
+	// that the engine held (avoided) or made too (agreed), and how long after the kubelet's moment
+	// (the failure's lastTransitionTime) the engine restarted. Each container instance's failure
+	// counts once. Unset until the first such restart.
+	// +optional
+	Figures *EnrollingFigures `json:"figures,omitempty"`
+
 	// recentEvictions lists the evictions the policy decided (restartEffectiveness.action Evict)
 	// whose window has not passed, newest first, at most 16. Each is written before the Eviction
 	// API is called, so it also stands for an eviction that was refused. While an entry lasts, the
@@ -414,6 +422,65 @@ type HeldPod struct {
 }
 
 // HeldCount is how many restarts were held for one reason.
+// EnrollingFigures is what enrolling avoided and cost, per workload, since windowStart.
+type EnrollingFigures struct {
+	// windowStart is when the window began: the figures count from it; 24 hours later they are
+	// cleared, and the next figure starts a new window.
+	// +required
+	WindowStart metav1.Time `json:"windowStart"`
+
+	// workloads are the workloads with a figure in the window, most restarts (avoided and agreed)
+	// first, at most 20.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=20
+	// +optional
+	Workloads []WorkloadFigures `json:"workloads,omitempty"`
+}
+
+// WorkloadFigures is what enrolling avoided and cost for the pods of one workload admitted in
+// one mode.
+type WorkloadFigures struct {
+	// workload is the top-level owner (apiVersion, kind, name); a pod without owner stands for itself.
+	// +required
+	Workload WorkloadReference `json:"workload"`
+
+	// mode the pods were admitted in: Enforce (the kubelet would have restarted them, the engine
+	// decided) or Shadow (the kubelet restarted them, the engine judged beside it).
+	// +kubebuilder:validation:Enum=Enforce;Shadow
+	// +required
+	Mode string `json:"mode"`
+
+	// avoided counts the kubelet's restarts the engine held (would have held, in Shadow mode).
+	// +optional
+	Avoided int32 `json:"avoided,omitempty"`
+
+	// avoidedByReason splits avoided by hold reason.
+	// +listType=map
+	// +listMapKey=reason
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	AvoidedByReason []HeldCount `json:"avoidedByReason,omitempty"`
+
+	// agreed counts the kubelet's restarts the engine made too (would have made, in Shadow mode).
+	// +optional
+	Agreed int32 `json:"agreed,omitempty"`
+
+	// addedSeconds are the times the engine's restart came after the kubelet's moment, in whole
+	// seconds, of the last 20 agreed restarts of the window, oldest first.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=20
+	// +optional
+	AddedSeconds []int32 `json:"addedSeconds,omitempty"`
+
+	// addedP50Seconds is the median of addedSeconds.
+	// +optional
+	AddedP50Seconds int32 `json:"addedP50Seconds,omitempty"`
+
+	// addedMaxSeconds is the longest time added in the window.
+	// +optional
+	AddedMaxSeconds int32 `json:"addedMaxSeconds,omitempty"`
+}
+
 type HeldCount struct {
 	// reason the restarts were held: DaemonNotReporting, Disabled, Shadow, Blacklisted,
 	// FailureStorm, NodeStorm, RestartIneffective, MaxUnavailable or RateLimited (DryRun, the

@@ -131,6 +131,7 @@ func (r *DecisionReconciler) requested(ctx context.Context, pod *corev1.Pod, d r
 	if !x.Since.IsZero() {
 		decisionLatency.Observe(crr.CreationTimestamp.Sub(x.Since).Seconds())
 	}
+	r.figureRequested(pod, d, crr.CreationTimestamp.Time)
 	canary := ""
 	switch {
 	case d.Canary:

@@ -31,6 +31,7 @@ import (
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/facts"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/figures"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/memory"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 )
@@ -65,6 +66,10 @@ type DecisionReconciler struct {
 	memory      *memory.Memory
 	// records writes the holds' RestartHolds (hold_records.go).
 	records *holdRecords
+	// figures sets the decisions beside the kubelet's restarts (figures.go).
+	figures *figures.Ledger[figureTag]
+	// figureLog hands the figures counted to the policies' status.
+	figureLog *figureLog
 
 	loadMu sync.Mutex
 	loaded bool
@@ -112,6 +117,7 @@ func (r *DecisionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			requeue = after
 		}
 	}
+	r.figureKubelet(pod)
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
@@ -122,6 +128,7 @@ func (r *DecisionReconciler) decide(ctx context.Context, pod *corev1.Pod, f *rul
 	logf.FromContext(ctx).V(1).Info("decided", "container", x.Container, "containerID", x.ContainerID,
 		"outcome", d.Outcome, "reason", d.Reason, "message", d.Message, "workload", d.Workload,
 		"desired", d.Desired, "unavailable", d.Unavailable, "podAvailable", d.PodAvailable)
+	r.figureDecided(pod, f, d)
 	return r.act(ctx, pod, d, timing{reconcileStarted: started, decidedAt: r.clock.Now()})
 }
 

@@ -31,6 +31,13 @@ import (
 // labelReason is the label of the hold metrics: the hold reason.
 const labelReason = "reason"
 
+// labelPodNamespace and labelMode label the figures of enrolling: the pods' namespace (not
+// "namespace", which the scrape sets to the manager's) and the mode they were admitted in.
+const (
+	labelPodNamespace = "pod_namespace"
+	labelMode         = "mode"
+)
+
 // labelResult is the label of the eviction metric, and its values.
 const (
 	labelResult   = "result"
@@ -88,6 +95,25 @@ var (
 		Help: "Evictions of pods whose restarts do not help while their container passes on another node " +
 			"(restartEffectiveness.action Evict), by result: evicted, or refused by the API server (a PodDisruptionBudget).",
 	}, []string{labelResult})
+	// The figures of enrolling (docs/policy.md, "What enrolling avoids and what it costs"): the
+	// kubelet's restart moments against the engine's verdicts, counted once per container
+	// instance's failure, by the pod's namespace and admitted mode.
+	restartsAvoided = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "enhanced_liveness_restarts_avoided_total",
+		Help: "Restarts the kubelet made (Shadow) or would have made (Enforce) that the engine held, by the pods' " +
+			"namespace, admitted mode and hold reason.",
+	}, []string{labelPodNamespace, labelMode, labelReason})
+	restartsAgreed = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "enhanced_liveness_restarts_agreed_total",
+		Help: "Restarts the kubelet made (Shadow) or would have made (Enforce) that the engine made (or would have made) too, " +
+			"by the pods' namespace and admitted mode.",
+	}, []string{labelPodNamespace, labelMode})
+	restartAdded = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "enhanced_liveness_restart_added_seconds",
+		Help: "Of the agreed restarts: how long after the failure reached its threshold (the kubelet's moment) the engine " +
+			"restarted, or would have, by the pods' namespace and admitted mode.",
+		Buckets: []float64{0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600},
+	}, []string{labelPodNamespace, labelMode})
 	decisionLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "enhanced_liveness_decision_latency_seconds",
 		Help:    "Time from a liveness failure's lastTransitionTime to the creation of its ContainerRecreateRequest.",
@@ -97,7 +123,8 @@ var (
 
 func init() {
 	metrics.Registry.MustRegister(restartsRequested, restartsHeld, ineffectiveRestarts, heldNotConfirmed, decisionLatency,
-		heldPods, oldestHold, holdsOverMaxHold, nodeStormNodes, nodeConditionWithheld, evictions)
+		heldPods, oldestHold, holdsOverMaxHold, nodeStormNodes, nodeConditionWithheld, evictions,
+		restartsAvoided, restartsAgreed, restartAdded)
 }
 
 // holdGauges sets the hold gauges from the decision's memory every interval, and sweeps the

@@ -31,6 +31,7 @@ import (
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/facts"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/figures"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/memory"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/nodecondition"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
@@ -154,6 +155,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 		Evictions:         localEvictions(cfg.APIClock),
 	})
 	mem := memory.New(cfg.Clock, cfg.GlobalRate, dirty.notify)
+	figureLog := newFigureLog(dirty.notify)
 	records := newHoldRecords(mgr, mem, cfg.APIClock)
 	mem.NotifyHolds(records.notify)
 	if err := records.setup(mgr); err != nil {
@@ -171,6 +173,8 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 		workloads:   workloads,
 		memory:      mem,
 		records:     records,
+		figures:     figures.NewLedger[figureTag](0),
+		figureLog:   figureLog,
 	}
 	if err := d.setup(mgr); err != nil {
 		return err
@@ -196,6 +200,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 		facts:     builder,
 		workloads: workloads,
 		memory:    mem,
+		figures:   figureLog,
 		dirty:     dirty,
 	}
 	return s.setup(mgr)

@@ -39,6 +39,7 @@ import (
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/facts"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/figures"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/memory"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/patch"
@@ -65,7 +66,9 @@ type EnhancedLivenessPolicyReconciler struct {
 	facts     *facts.Builder
 	workloads *facts.Workloads
 	memory    *memory.Memory
-	dirty     <-chan event.GenericEvent
+	// figures are the figures of enrolling the decision counted, until a status write takes them.
+	figures *figureLog
+	dirty   <-chan event.GenericEvent
 
 	mu        sync.Mutex
 	lastWrite map[rules.PolicyKey]time.Time
@@ -101,6 +104,7 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 			delete(r.lastWrite, key)
 			delete(r.written, key)
 			r.mu.Unlock()
+			r.figures.forget(key)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -128,6 +132,8 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 	listHeld(st, mem.HeldPods)
 	counts := mem.Counts
 	addCounts(st, counts.Sub(r.writtenCounts(key)))
+	figs := r.figures.peek(key)
+	st.Figures = figures.AddToStatus(st.Figures, figs, r.cfg.Clock.Now())
 	// The decision writes status.recentEvictions; this controller only drops the expired ones,
 	// and writes as now the time of an entry that lies in the future of the API server's clock
 	// (a replica whose clock ran ahead wrote it), so that no reader clamps it again to its own now.
@@ -136,6 +142,7 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 	st.RecentEvictions = rules.PruneEvictions(at.APIEvictions(at.LocalEvictions(logf.FromContext(ctx), key.String(), pol.Status.RecentEvictions)), apiNow)
 	resync := resyncAfter(r.cfg.StatusResyncInterval, st.RecentEvictions, apiNow)
 	if equality.Semantic.DeepEqual(&pol.Status, st) {
+		r.figures.taken(key, len(figs))
 		return ctrl.Result{RequeueAfter: resync}, nil
 	}
 	wasStorm := meta.IsStatusConditionTrue(pol.Status.Conditions, policyv1alpha1.ConditionStormDetected)
@@ -157,6 +164,7 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 	r.lastWrite[key] = time.Now()
 	r.written[key] = counts
 	r.mu.Unlock()
+	r.figures.taken(key, len(figs))
 	if c := meta.FindStatusCondition(st.Conditions, policyv1alpha1.ConditionStormDetected); c != nil &&
 		c.Status == metav1.ConditionTrue && !wasStorm {
 		r.recorder.Eventf(pol, nil, corev1.EventTypeWarning, string(policyv1alpha1.HoldFailureStorm), "HoldRestarts", "%s", c.Message)

@@ -106,6 +106,15 @@ func (m *Memory) Decide(f *rules.Facts, x rules.Failure) rules.Decision {
 	return d
 }
 
+// Judge decides one failure as Decide does but changes nothing: what the engine would do. The
+// figures of a Shadow pod ask it what the rules past the Shadow switch say, with the facts' Shadow
+// flag cleared.
+func (m *Memory) Judge(f *rules.Facts, x rules.Failure) rules.Decision {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return rules.Decide(f, x, view{m: m, now: m.clock.Now()})
+}
+
 // Apply records what came of a decision: Requested once its request is created, Withdrawn when it
 // is not.
 func (m *Memory) Apply(d rules.Decision) {

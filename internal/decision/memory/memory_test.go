@@ -368,3 +368,28 @@ func TestWaitsAreWokenWithTheirWorkload(t *testing.T) {
 		t.Fatalf("a pod gone still waits: %v %v", got, m.instances.byPod)
 	}
 }
+
+// Judge says what the rules would decide and leaves the memory as it was: no token taken, no hold
+// remembered.
+func TestJudgeChangesNothing(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	m := New(clk, rules.Rate{PerMinute: 60, Burst: 1}, nil)
+	f, x := facts(0)
+	for range 3 {
+		if d := m.Judge(f, x); d.Outcome != rules.Restart {
+			t.Fatalf("Judge() = %s (%s), want Restart", d.Outcome, d.Reason)
+		}
+	}
+	// The one token of the burst is still there for the real decision.
+	if d := m.Decide(f, x); d.Outcome != rules.Restart {
+		t.Fatalf("Decide() after Judge() = %s (%s), want Restart", d.Outcome, d.Reason)
+	}
+	f2, x2 := facts(1)
+	f2.Policies[0].MaxUnavailable = intstr.FromInt32(0)
+	if d := m.Judge(f2, x2); d.Outcome != rules.Hold || !d.NewHold {
+		t.Fatalf("Judge() = %s new=%v, want a new Hold", d.Outcome, d.NewHold)
+	}
+	if d := m.Decide(f2, x2); !d.NewHold {
+		t.Fatalf("Decide() after Judge(): the hold is not new: Judge remembered it")
+	}
+}
