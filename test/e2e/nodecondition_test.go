@@ -146,7 +146,7 @@ var _ = Describe("restarts that do not help on node A, for workloads of three na
 			nodeA, set.Round(time.Second), restarts, time.Since(start).Round(time.Second))
 
 		By(fmt.Sprintf("%s fails again: the breakers are still tripped, the condition is True again", nodeA))
-		sick = sickOn(nss, nodeA)
+		sickOn(nss, nodeA)
 		Eventually(nodeConditionReason(nodeA)).WithTimeout(2 * time.Minute).Should(Equal("True/RestartsIneffective"))
 
 		By("make undeploy: the manager goes first, and its leader sets the condition False before it exits")
