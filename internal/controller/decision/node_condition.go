@@ -212,7 +212,9 @@ func (n *nodeConditions) byNode(ctx context.Context, r *facts.Reader) (map[strin
 			if err != nil {
 				return nil, err
 			}
-			if node == "" {
+			// A pod whose own probe passes now is no evidence, whatever the memory still holds
+			// for it (a canary whose hold has not ended yet).
+			if node == "" || spread.Passes {
 				continue
 			}
 			out[node] = append(out[node], nodecondition.Held{Namespace: h.Pod.Namespace, Pod: h.Pod.Name, Reason: reason,

@@ -31,13 +31,15 @@ import (
 
 // Spread is how a pod's workload fares on the other nodes, for one container: its pods there
 // whose probe of it passes, and those whose probe fails or has started to fail (suspect), as
-// their nodes' daemons report it now.
+// their nodes' daemons report it now. Passes: the pod's own probe of it passes now.
 type Spread struct {
 	Passing, Failing int
+	Passes           bool
 }
 
-// Elsewhere returns the pod's node and how its workload fares on other nodes for container: a
-// failure that the same app does not have elsewhere is the node's (the node condition). A
+// Elsewhere returns the pod's node, how its workload fares on other nodes for container, and
+// whether the pod's own probe of it passes now: a failure that the same app does not have
+// elsewhere is the node's (the node condition). A
 // daemon that is not reporting vouches for nothing, either way. A pod that is gone, or not
 // scheduled, has no node and counts nothing.
 func (r *Reader) Elsewhere(ctx context.Context, key types.NamespacedName, container string) (node string, s Spread, err error) {
@@ -48,8 +50,17 @@ func (r *Reader) Elsewhere(ctx context.Context, key types.NamespacedName, contai
 		}
 		return "", s, err
 	}
-	s, err = r.spread(ctx, pod, container)
-	return pod.Spec.NodeName, s, err
+	if s, err = r.spread(ctx, pod, container); err != nil {
+		return "", s, err
+	}
+	states, err := r.containerStates(ctx, pod)
+	if err != nil {
+		return "", s, err
+	}
+	for _, c := range states {
+		s.Passes = s.Passes || c.Name == container && c.Healthy
+	}
+	return pod.Spec.NodeName, s, nil
 }
 
 func (r *Reader) passingElsewhere(ctx context.Context, pod *corev1.Pod, container string) (int, error) {

@@ -94,8 +94,8 @@ func TestElsewhere(t *testing.T) {
 		t.Fatalf("Elsewhere(web-n1) = %s, %+v, %v; want n1, 1 passing (n2), 2 failing (n3 failed, n4 suspect)", node, s, err)
 	}
 	if node, s, err := r.Elsewhere(ctx, types.NamespacedName{Namespace: ns, Name: "web-n2"}, "app"); err != nil || node != "n2" ||
-		s != (Spread{Passing: 0, Failing: 3}) {
-		t.Fatalf("Elsewhere(web-n2) = %s, %+v, %v; want n2, none passing, 3 failing", node, s, err)
+		s != (Spread{Passing: 0, Failing: 3, Passes: true}) {
+		t.Fatalf("Elsewhere(web-n2) = %s, %+v, %v; want n2, none passing, 3 failing, its own passing", node, s, err)
 	}
 	if _, s, err := r.Elsewhere(ctx, types.NamespacedName{Namespace: ns, Name: "web-n1"}, "sidecar"); err != nil || s != (Spread{}) {
 		t.Fatalf("another container: %+v, %v; want nothing", s, err)
