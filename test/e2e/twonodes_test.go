@@ -270,12 +270,8 @@ var _ = Describe("a node storm on node A (two namespaces) and a hang on node B",
 // none).
 func nodeStormCondition(node string) func() corev1.ConditionStatus {
 	return func() corev1.ConditionStatus {
-		var n corev1.Node
-		Expect(k8s.Get(context.Background(), client.ObjectKey{Name: node}, &n)).To(Succeed())
-		for _, c := range n.Status.Conditions {
-			if c.Type == "EnhancedLivenessNodeStorm" {
-				return c.Status
-			}
+		if c := nodeConditionOf(node); c != nil {
+			return c.Status
 		}
 		return ""
 	}

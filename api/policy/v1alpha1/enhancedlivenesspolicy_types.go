@@ -42,7 +42,9 @@ const (
 )
 
 // IsShadow reports whether m admits pods in Shadow mode: Shadow, or its deprecated alias DryRun.
-func (m PolicyMode) IsShadow() bool { return m == ModeShadow || m == ModeDryRun }
+func (m PolicyMode) IsShadow() bool {
+	return m == ModeShadow || m == ModeDryRun
+}
 
 // EnhancedLivenessPolicySpec says how restarts of the pods it selects are protected.
 type EnhancedLivenessPolicySpec struct {

@@ -18,6 +18,7 @@ package decision
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -100,11 +101,7 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 	pol := &policyv1alpha1.EnhancedLivenessPolicy{}
 	if err := r.Get(ctx, req.NamespacedName, pol); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.mu.Lock()
-			delete(r.lastWrite, key)
-			delete(r.written, key)
-			r.mu.Unlock()
-			r.figures.forget(key)
+			r.forget(key)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -112,21 +109,8 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 	mem := r.memory.Snapshot(key)
 	st := pol.Status.DeepCopy()
 	st.ObservedGeneration = pol.Generation
-	compiled, cerr := rules.Compile(pol)
-	if cerr != nil {
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: policyv1alpha1.ConditionReady,
-			Status: metav1.ConditionFalse, Reason: "InvalidSpec", ObservedGeneration: pol.Generation,
-			Message: cerr.Error() + "; the policy is not applied"})
-	} else {
-		msg := "the policy is applied"
-		if !r.cfg.RestartsEnabled {
-			msg = "the policy is applied, but restarts are disabled manager-wide (--restarts=disabled)"
-		}
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: policyv1alpha1.ConditionReady,
-			Status: metav1.ConditionTrue, Reason: "Applied", ObservedGeneration: pol.Generation, Message: msg})
-		if err := r.observe(ctx, pol, &compiled, st, mem); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := r.applied(ctx, pol, st, mem); err != nil {
+		return ctrl.Result{}, err
 	}
 
 	listHeld(st, mem.HeldPods)
@@ -145,8 +129,7 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 		r.figures.taken(key, len(figs))
 		return ctrl.Result{RequeueAfter: resync}, nil
 	}
-	wasStorm := meta.IsStatusConditionTrue(pol.Status.Conditions, policyv1alpha1.ConditionStormDetected)
-	wasIneffective := meta.IsStatusConditionTrue(pol.Status.Conditions, policyv1alpha1.ConditionRestartsIneffective)
+	before := slices.Clone(pol.Status.Conditions)
 	// The patch carries the resourceVersion the status was computed from: a cache behind our own
 	// last write makes it conflict instead of adding the same counts twice.
 	// st was computed from the object written (one attempt: a conflict is never judged again).
@@ -165,15 +148,53 @@ func (r *EnhancedLivenessPolicyReconciler) Reconcile(ctx context.Context, req ct
 	r.written[key] = counts
 	r.mu.Unlock()
 	r.figures.taken(key, len(figs))
-	if c := meta.FindStatusCondition(st.Conditions, policyv1alpha1.ConditionStormDetected); c != nil &&
-		c.Status == metav1.ConditionTrue && !wasStorm {
-		r.recorder.Eventf(pol, nil, corev1.EventTypeWarning, string(policyv1alpha1.HoldFailureStorm), "HoldRestarts", "%s", c.Message)
-	}
-	if c := meta.FindStatusCondition(st.Conditions, policyv1alpha1.ConditionRestartsIneffective); c != nil &&
-		c.Status == metav1.ConditionTrue && !wasIneffective {
-		r.recorder.Eventf(pol, nil, corev1.EventTypeWarning, string(policyv1alpha1.HoldRestartIneffective), "HoldRestarts", "%s", c.Message)
-	}
+	r.announce(pol, before, st.Conditions)
 	return ctrl.Result{RequeueAfter: resync}, nil
+}
+
+// forget drops what is kept of a policy that is gone.
+func (r *EnhancedLivenessPolicyReconciler) forget(key rules.PolicyKey) {
+	r.mu.Lock()
+	delete(r.lastWrite, key)
+	delete(r.written, key)
+	r.mu.Unlock()
+	r.figures.forget(key)
+}
+
+// applied sets the Ready condition from whether the spec compiles and, when it does, observes
+// the policy's pods into st.
+func (r *EnhancedLivenessPolicyReconciler) applied(ctx context.Context, pol *policyv1alpha1.EnhancedLivenessPolicy,
+	st *policyv1alpha1.EnhancedLivenessPolicyStatus, mem memory.Snapshot) error {
+	compiled, err := rules.Compile(pol)
+	if err != nil {
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: policyv1alpha1.ConditionReady,
+			Status: metav1.ConditionFalse, Reason: "InvalidSpec", ObservedGeneration: pol.Generation,
+			Message: err.Error() + "; the policy is not applied"})
+		return nil
+	}
+	msg := "the policy is applied"
+	if !r.cfg.RestartsEnabled {
+		msg = "the policy is applied, but restarts are disabled manager-wide (--restarts=disabled)"
+	}
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: policyv1alpha1.ConditionReady,
+		Status: metav1.ConditionTrue, Reason: "Applied", ObservedGeneration: pol.Generation, Message: msg})
+	return r.observe(ctx, pol, &compiled, st, mem)
+}
+
+// announce tells, in a Warning event, each hold condition the written status turned True.
+func (r *EnhancedLivenessPolicyReconciler) announce(pol *policyv1alpha1.EnhancedLivenessPolicy, before, after []metav1.Condition) {
+	for _, h := range []struct {
+		cond   string
+		reason policyv1alpha1.HoldReason
+	}{
+		{policyv1alpha1.ConditionStormDetected, policyv1alpha1.HoldFailureStorm},
+		{policyv1alpha1.ConditionRestartsIneffective, policyv1alpha1.HoldRestartIneffective},
+	} {
+		if c := meta.FindStatusCondition(after, h.cond); c != nil && c.Status == metav1.ConditionTrue &&
+			!meta.IsStatusConditionTrue(before, h.cond) {
+			r.recorder.Eventf(pol, nil, corev1.EventTypeWarning, string(h.reason), "HoldRestarts", "%s", c.Message)
+		}
+	}
 }
 
 // resyncAfter is when to refresh a policy's status: after interval, or once its first recent
