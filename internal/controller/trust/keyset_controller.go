@@ -18,6 +18,7 @@ package trust
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"sync"
 	"time"
@@ -53,12 +54,17 @@ const (
 // signing key marked retired, and retired keys dropped once no enrolled pod's seal (or, while it is
 // unsealed, its admission signature) names them and the grace has passed. A deleted ConfigMap is
 // re-created with the keys it last held, so no sealed pod stops being probed; keys removed from
-// it by hand stay removed (what to do after a key is compromised, docs/webhooks.md).
+// it by hand stay removed (what to do after a key is compromised, docs/webhooks.md), the key the
+// manager signs with excepted: that one is re-read from the Secret before it is put back.
 type KeySetReconciler struct {
 	// Client reads the ConfigMap and the enrolled pods from the manager's cache and writes the
 	// ConfigMap.
 	Client    client.Client
-	Keys      signature.CurrentKey
+	// Keys is the signing key. This replica re-reads its Secret only every minute, so after a
+	// rotation by another replica it may still hold the previous key: when the ConfigMap no
+	// longer lists the key it holds, it is re-read first, and a key revoked (Secret deleted, then
+	// the key removed from the ConfigMap) is never put back.
+	Keys      SigningKey
 	Namespace string
 	// Name of the ConfigMap; signature.TrustConfigMapName when empty.
 	Name        string
@@ -68,6 +74,13 @@ type KeySetReconciler struct {
 
 	mu    sync.Mutex
 	known signature.KeySet
+}
+
+// SigningKey is the key the manager signs with, and how to re-read it from the Secret.
+type SigningKey interface {
+	signature.CurrentKey
+	// Sync re-reads the Secret and switches to the key it holds (signature.Store.Sync).
+	Sync(ctx context.Context) error
 }
 
 func (r *KeySetReconciler) name() string {
@@ -95,26 +108,19 @@ func (r *KeySetReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.
 	if grace <= 0 {
 		grace = DefaultRetireGrace
 	}
-	kp, ok := r.Keys.Current()
-	if !ok {
+	if _, ok := r.Keys.Current(); !ok {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	now := r.now()
 	cm := &corev1.ConfigMap{}
 	err := r.Client.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: r.name()}, cm)
 	if apierrors.IsNotFound(err) {
-		r.mu.Lock()
-		set := r.known.With(kp, now)
-		r.mu.Unlock()
-		log.Info("re-creating the trust ConfigMap with the keys it last held", "keys", len(set))
-		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.name(), Labels: map[string]string{
-			"app.kubernetes.io/name": "enhanced-liveness-operator", "app.kubernetes.io/managed-by": "enhanced-liveness-operator",
-		}}, Data: signature.EncodeKeySet(set)}
-		if err := r.Client.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
-			return ctrl.Result{}, err
-		}
-		return ctrl.Result{RequeueAfter: time.Second}, nil
+		return r.recreate(ctx, now)
 	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	kp, err := r.signingKey(ctx, cm)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -163,6 +169,41 @@ func (r *KeySetReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.
 	TrustedKeys.WithLabelValues("current").Set(1)
 	TrustedKeys.WithLabelValues("retired").Set(float64(len(kept) - 1))
 	return ctrl.Result{RequeueAfter: interval}, nil
+}
+
+// recreate creates the deleted ConfigMap with the keys it last held and the signing key.
+func (r *KeySetReconciler) recreate(ctx context.Context, now time.Time) (ctrl.Result, error) {
+	kp, _ := r.Keys.Current()
+	r.mu.Lock()
+	set := r.known.With(kp, now)
+	r.mu.Unlock()
+	logf.FromContext(ctx).Info("re-creating the trust ConfigMap with the keys it last held", "keys", len(set))
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.name(), Labels: map[string]string{
+		"app.kubernetes.io/name": "enhanced-liveness-operator", "app.kubernetes.io/managed-by": "enhanced-liveness-operator",
+	}}, Data: signature.EncodeKeySet(set)}
+	if err := r.Client.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: time.Second}, nil
+}
+
+// signingKey is the key to keep listed in cm. When cm does not list the key this replica holds,
+// the Secret is re-read first: someone removed that key by hand, most likely after deleting the
+// Secret to revoke it, and another replica may already sign with the new one.
+func (r *KeySetReconciler) signingKey(ctx context.Context, cm *corev1.ConfigMap) (signature.KeyPair, error) {
+	kp, _ := r.Keys.Current()
+	if _, listed := cm.Data[kp.ID]; listed {
+		return kp, nil
+	}
+	if err := r.Keys.Sync(ctx); err != nil {
+		return signature.KeyPair{}, fmt.Errorf("re-reading the signing key, which the trust ConfigMap no longer lists: %w", err)
+	}
+	now, _ := r.Keys.Current()
+	if now.ID == kp.ID {
+		logf.FromContext(ctx).Info("putting back the key the manager signs with, removed from the trust ConfigMap: "+
+			"to revoke it, delete the signing-key Secret first", "key", kp.ID)
+	}
+	return now, nil
 }
 
 // keyInUse reports whether an enrolled pod's seal names the key, or its admission signature

@@ -17,6 +17,7 @@ limitations under the License.
 package trust
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -37,10 +38,27 @@ import (
 
 const keysNS = "trust-keys"
 
-// switchKey is a signing key that a spec rotates.
+// switchKey is a signing key that a spec rotates, as a manager replica holds it: secret is the
+// key of the Secret, kp the one the replica read last (Sync reads it again).
 type switchKey struct {
-	mu sync.Mutex
-	kp signature.KeyPair
+	mu         sync.Mutex
+	kp, secret signature.KeyPair
+	syncs      int
+}
+
+func (s *switchKey) Sync(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.kp = s.secret
+	s.syncs++
+	return nil
+}
+
+// rotateUnread puts a new key in the Secret that this replica has not read yet.
+func (s *switchKey) rotateUnread(kp signature.KeyPair) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.secret = kp
 }
 
 func (s *switchKey) Current() (signature.KeyPair, bool) {
@@ -52,7 +70,7 @@ func (s *switchKey) Current() (signature.KeyPair, bool) {
 func (s *switchKey) set(kp signature.KeyPair) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.kp = kp
+	s.kp, s.secret = kp, kp
 }
 
 func trustedSet(g Gomega) signature.KeySet {
@@ -177,4 +195,39 @@ var _ = Describe("the trust key set controller", Ordered, func() {
 		}, "2s").Should(Succeed())
 		GinkgoWriter.Printf("removed %s, kept %s\n", removed, cur.ID)
 	})
+
+	It("puts back the key it signs with when the Secret still holds it", func() {
+		cur, _ := keys.Current()
+		removeByHand(cur.ID)
+		Eventually(func(g Gomega) { g.Expect(trustedSet(g)).To(HaveKey(cur.ID)) }, "10s").Should(Succeed(),
+			"the key every new pod is sealed with must stay trusted")
+	})
+
+	It("never puts back a revoked key that this replica has not stopped signing with yet", func() {
+		revoked, _ := keys.Current()
+		// Another replica rotated (the Secret deleted): it published the new key and wrote the
+		// Secret; this one re-reads the Secret only every minute.
+		next := newKey()
+		keys.rotateUnread(next)
+		Expect(signature.Publish(ctx, k8sClient, keysNS, signature.TrustConfigMapName, next, time.Now())).To(Succeed())
+		removeByHand(revoked.ID)
+		Consistently(func(g Gomega) {
+			g.Expect(trustedSet(g)).NotTo(HaveKey(revoked.ID), "the administrator revoked it")
+			g.Expect(trustedSet(g)).To(HaveKey(next.ID))
+		}, "2s").Should(Succeed())
+		now, _ := keys.Current()
+		Expect(now.ID).To(Equal(next.ID), "the replica re-read the Secret")
+	})
 })
+
+// removeByHand takes a key out of the trust ConfigMap as an administrator would.
+func removeByHand(id string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		cm := &corev1.ConfigMap{}
+		g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: keysNS, Name: signature.TrustConfigMapName}, cm)).To(Succeed())
+		g.Expect(cm.Data).To(HaveKey(id))
+		delete(cm.Data, id)
+		g.Expect(k8sClient.Update(ctx, cm)).To(Succeed())
+	}, "10s").Should(Succeed())
+}
