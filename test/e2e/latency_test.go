@@ -54,9 +54,14 @@ type sample struct {
 	toTerm, total, afterT time.Duration
 }
 
+// logGone is how the kubelet answers for the log of a container the runtime no longer holds.
+const logGone = "unable to retrieve container logs for "
+
 // restartLatency makes the pod sick, waits for the kubelet to report that very container
-// instance terminated and reads the logs of it and of its successor.
-func restartLatency(ns string, p corev1.Pod) sample {
+// instance terminated and reads the logs of it and of its successor. lost says why there is no
+// sample: the runtime removed the terminated container before its log was read (seen once in 40
+// restarts on a loaded CI machine), which says nothing of the path's latency.
+func restartLatency(ns string, p corev1.Pod) (s sample, lost string) {
 	// The container as it is now, not as listed: a restart since the listing (a probe timing out
 	// on a loaded node) must not be taken for the one this sample measures.
 	cur := getPod(ns, p.Name)
@@ -69,7 +74,6 @@ func restartLatency(ns string, p corev1.Pod) sample {
 		}
 		return ""
 	}).WithTimeout(60*time.Second).Should(Equal(sickID), "the sick container of %s/%s terminated", ns, p.Name)
-	var s sample
 	Eventually(func() error {
 		st := containerStatus(getPod(ns, p.Name), appContainer)
 		if t := st.LastTerminationState.Terminated; t == nil || t.ContainerID != sickID {
@@ -79,6 +83,10 @@ func restartLatency(ns string, p corev1.Pod) sample {
 		prev, err := appLog(ns, p.Name, true)
 		if err != nil {
 			return err
+		}
+		if strings.HasPrefix(prev, logGone) {
+			lost = fmt.Sprintf("%s/%s: %s", ns, p.Name, strings.TrimSpace(prev))
+			return nil
 		}
 		cur, err := appLog(ns, p.Name, false)
 		if err != nil {
@@ -105,7 +113,7 @@ func restartLatency(ns string, p corev1.Pod) sample {
 			toTerm: term.Sub(firstFailure), total: started.Sub(firstFailure), afterT: started.Sub(term)}
 		return nil
 	}).WithTimeout(20 * time.Second).Should(Succeed())
-	return s
+	return s, lost
 }
 
 // tail is the end of a log, enough to see how a container ended.
@@ -172,10 +180,16 @@ var _ = Describe("restart latency, native kubelet vs enrolled (scenario 8)", fun
 			Expect(p.Spec.Containers[0].LivenessProbe).To(BeNil())
 		}
 
+		// Each kind needs replicas*rounds samples; a sample the runtime lost (restartLatency) is
+		// replaced by a further round, at most maxLost of them per kind.
+		const want, maxLost = replicas * rounds, 2
 		samples := map[string][]sample{}
+		lost := map[string][]string{}
 		var mu sync.Mutex
-		for r := range rounds {
-			By(fmt.Sprintf("round %d/%d: %d fresh pods, all made sick at once", r+1, rounds, 2*replicas))
+		for r := 0; len(samples["native"]) < want || len(samples["enrolled"]) < want; r++ {
+			Expect(len(lost["native"])).To(BeNumerically("<=", maxLost), "samples lost: %v", lost)
+			Expect(len(lost["enrolled"])).To(BeNumerically("<=", maxLost), "samples lost: %v", lost)
+			By(fmt.Sprintf("round %d (%d planned): %d fresh pods, all made sick at once", r+1, rounds, 2*replicas))
 			pods := map[string][]corev1.Pod{}
 			if r == 0 {
 				pods["native"], pods["enrolled"] = appPods(ns, "native"), appPods(ns, "enrolled")
@@ -187,15 +201,21 @@ var _ = Describe("restart latency, native kubelet vs enrolled (scenario 8)", fun
 				for _, p := range ps {
 					wg.Go(func() {
 						defer GinkgoRecover()
-						d := restartLatency(ns, p)
+						d, why := restartLatency(ns, p)
 						mu.Lock()
-						samples[kind] = append(samples[kind], d)
-						mu.Unlock()
+						defer mu.Unlock()
+						if why != "" {
+							lost[kind] = append(lost[kind], why)
+						} else if len(samples[kind]) < want {
+							samples[kind] = append(samples[kind], d)
+						}
 					})
 				}
 			}
 			wg.Wait()
 		}
+		Expect(len(lost["native"])).To(BeNumerically("<=", maxLost), "samples lost: %v", lost)
+		Expect(len(lost["enrolled"])).To(BeNumerically("<=", maxLost), "samples lost: %v", lost)
 
 		total := func(kind string) []time.Duration {
 			return pick(samples[kind], func(s sample) time.Duration { return s.total })
@@ -204,8 +224,8 @@ var _ = Describe("restart latency, native kubelet vs enrolled (scenario 8)", fun
 			return pick(samples[kind], func(s sample) time.Duration { return s.toTerm })
 		}
 		n, e := total("native"), total("enrolled")
-		Expect(n).To(HaveLen(replicas * rounds))
-		Expect(e).To(HaveLen(replicas * rounds))
+		Expect(n).To(HaveLen(want))
+		Expect(e).To(HaveLen(want))
 		np50, np99 := latency.Percentile(n, 50), latency.Percentile(n, 99)
 		ep50, ep99 := latency.Percentile(e, 50), latency.Percentile(e, 99)
 		ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
@@ -225,6 +245,11 @@ var _ = Describe("restart latency, native kubelet vs enrolled (scenario 8)", fun
 		fmt.Fprintf(&b, "added by the enrolled path: p50 %v, p99 %v (limit 1s at p99); before the SIGTERM: p50 %v\n",
 			ms(ep50-np50), ms(ep99-np99), ms(et-nt))
 		fmt.Fprintf(&b, "native samples:   %v\nenrolled samples: %v\n", rounded(n), rounded(e))
+		for _, kind := range []string{"native", "enrolled"} {
+			for _, why := range lost[kind] {
+				fmt.Fprintf(&b, "%s sample lost and replaced: %s\n", kind, why)
+			}
+		}
 		var csv strings.Builder
 		for _, kind := range []string{"native", "enrolled"} {
 			for _, x := range samples[kind] {
