@@ -81,6 +81,22 @@ var _ = Describe("the node daemon's per-probe metrics", func() {
 // InternalIP: it uses the host network) as a service account of ns allowed to GET /metrics (the
 // endpoint authenticates and authorizes).
 func daemonScraper(ns, node string) func() string {
+	url := fmt.Sprintf("https://%s/metrics", net.JoinHostPort(nodeIP(node), strconv.Itoa(daemonset.DefaultMetricsPort)))
+	return metricsScraper(ns, func() string { return url })
+}
+
+// leaderScraper reads the metrics of the manager replica that leads at the time of each read
+// (the decision's counters are the leader's), on its pod IP.
+func leaderScraper(ns string) func() string {
+	return metricsScraper(ns, func() string {
+		return fmt.Sprintf("https://%s/metrics", net.JoinHostPort(managerLeader().Status.PodIP, "8443"))
+	})
+}
+
+// metricsScraper returns a function that GETs the metrics at url() as a service account of ns
+// allowed to GET /metrics (both endpoints authenticate and authorize; both serve a self-signed
+// certificate).
+func metricsScraper(ns string, url func() string) func() string {
 	ctx := context.Background()
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "scraper", Namespace: ns}}
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ns + "-metrics"},
@@ -95,13 +111,12 @@ func daemonScraper(ns, node string) func() string {
 	token, err := kubectl("create", "token", sa.Name, "-n", ns, "--duration=1h")
 	Expect(err).NotTo(HaveOccurred())
 	token = strings.TrimSpace(token)
-	// The daemon serves a self-signed certificate on the host network.
 	hc := &http.Client{Timeout: 10 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // a node of this machine, self-signed
-	url := fmt.Sprintf("https://%s/metrics", net.JoinHostPort(nodeIP(node), strconv.Itoa(daemonset.DefaultMetricsPort)))
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // a pod or node of this machine, self-signed
 	return func() string {
 		GinkgoHelper()
-		req, err := http.NewRequest(http.MethodGet, url, nil)
+		u := url()
+		req, err := http.NewRequest(http.MethodGet, u, nil)
 		Expect(err).NotTo(HaveOccurred())
 		req.Header.Set("Authorization", "Bearer "+token)
 		res, err := hc.Do(req)
@@ -109,9 +124,33 @@ func daemonScraper(ns, node string) func() string {
 		defer func() { _ = res.Body.Close() }()
 		b, err := io.ReadAll(res.Body)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(res.StatusCode).To(Equal(http.StatusOK), "GET %s: %s", url, b)
+		Expect(res.StatusCode).To(Equal(http.StatusOK), "GET %s: %s", u, b)
 		return string(b)
 	}
+}
+
+// sampleSum adds the values of the samples of metric whose labels include every given
+// name="value" pair (a text exposition; a histogram's _count is its own metric name here).
+func sampleSum(text, metric string, labels ...string) float64 {
+	sum := 0.0
+	for _, line := range strings.Split(text, "\n") {
+		name, rest, ok := strings.Cut(line, "{")
+		if !ok || name != metric {
+			continue
+		}
+		lbls, value, ok := strings.Cut(rest, "} ")
+		if !ok {
+			continue
+		}
+		match := true
+		for i := 0; i+1 < len(labels); i += 2 {
+			match = match && strings.Contains(","+lbls+",", fmt.Sprintf(",%s=%q,", labels[i], labels[i+1]))
+		}
+		if v, err := strconv.ParseFloat(strings.TrimSpace(value), 64); match && err == nil {
+			sum += v
+		}
+	}
+	return sum
 }
 
 // probeSeriesOf reads one pod's per-probe series from a text exposition: probe_total by result,

@@ -55,8 +55,9 @@ func stormCondition(p *policyv1alpha1.EnhancedLivenessPolicy) func() metav1.Cond
 var _ = Describe("a policy in Shadow mode (scenario 4)", Label(olmSmoke), func() {
 	It("leaves liveness to the kubelet: the pod keeps its native probe and is enrolled beside it, and no request is made", func() {
 		ns := newNamespace("shadow")
-		createPolicy(ns, policyv1alpha1.EnhancedLivenessPolicySpec{Mode: policyv1alpha1.ModeShadow})
+		pol := createPolicy(ns, policyv1alpha1.EnhancedLivenessPolicySpec{Mode: policyv1alpha1.ModeShadow})
 		deployApp(ns, app{name: "web", replicas: 1, probe: httpProbe(), enrolled: true})
+		metrics := leaderScraper(ns)
 		pod := onlyPod(ns, "web")
 		Expect(pod.Spec.Containers[0].LivenessProbe).NotTo(BeNil(), "Shadow keeps the native probe: the kubelet stays in charge")
 		Expect(pod.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelMode, appsv1alpha1.ModeShadow), "the pod's admitted mode")
@@ -70,6 +71,26 @@ var _ = Describe("a policy in Shadow mode (scenario 4)", Label(olmSmoke), func()
 		By("and the operator never makes a request for it")
 		Consistently(func() []appsv1alpha1.ContainerRecreateRequest { return crrsIn(ns) }).
 			WithTimeout(10 * time.Second).Should(BeEmpty())
+
+		By("the policy's figures say the engine would have restarted it too (agreed), and how much later")
+		var fig policyv1alpha1.WorkloadFigures
+		Eventually(func(g Gomega) {
+			fig = workloadFigures(pol, "web", appsv1alpha1.ModeShadow)
+			g.Expect(fig.Agreed).To(BeNumerically(">=", 1), "status.figures: %+v", fig)
+			g.Expect(fig.AddedSeconds).To(HaveLen(int(fig.Agreed)))
+		}).WithTimeout(60 * time.Second).WithPolling(time.Second).Should(Succeed())
+		Expect(fig.Avoided).To(BeZero(), "a single hang is no reason to hold: %+v", fig)
+		// The kubelet restarted once: the engine was at most its reaction time late (the
+		// daemon's report and the decision), never a hold's.
+		Expect(fig.AddedMaxSeconds).To(BeNumerically("<=", 10), "%+v", fig)
+		Eventually(func(g Gomega) {
+			m := figureMetricsOf(metrics(), ns, appsv1alpha1.ModeShadow)
+			g.Expect(m.agreed).To(BeNumerically(">=", float64(fig.Agreed)), "the leader's counter")
+			g.Expect(m.addedCount).To(Equal(m.agreed), "one added time per agreed restart")
+			g.Expect(m.avoided).To(BeZero())
+		}).WithTimeout(30 * time.Second).WithPolling(2 * time.Second).Should(Succeed())
+		appendStormReport("a single hang in Shadow: the kubelet restarted it %d times; the engine would have: %s",
+			restartCount(ns, pod.Name)(), describeFigures(fig))
 	})
 })
 

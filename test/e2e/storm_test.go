@@ -35,6 +35,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 )
 
@@ -97,10 +98,14 @@ func rolledOut(ns, name string) func(g Gomega) {
 
 var _ = Describe("a rollout that ships a probe on a wrong path to 10 replicas", func() {
 	It("restarts at most one container per hold period and reports the storm, while the kubelet restarts the same Deployment over and over", func() {
-		enrolledNS, nativeNS := newNamespace("badprobe"), newNamespace("badprobe-native")
+		enrolledNS, nativeNS := newNamespace("badprobe"), newNamespace("badprobe-shadow")
 		pol := createPolicy(enrolledNS, policyv1alpha1.EnhancedLivenessPolicySpec{}) // defaults: 25% / 50%, maxHold 10m
+		// The twin is enrolled in Shadow mode: the kubelet restarts it as natively (it keeps its
+		// probe), and the engine says what it would have done.
+		shadow := createPolicy(nativeNS, policyv1alpha1.EnhancedLivenessPolicySpec{Mode: policyv1alpha1.ModeShadow})
 		deployApp(enrolledNS, app{name: "web", replicas: 10, probe: httpProbe(), enrolled: true})
-		deployApp(nativeNS, app{name: "web", replicas: 10, probe: httpProbe()})
+		deployApp(nativeNS, app{name: "web", replicas: 10, probe: httpProbe(), enrolled: true})
+		metrics := leaderScraper(enrolledNS)
 
 		By("both Deployments roll out a liveness probe on /wrong-path")
 		rec := recordRestarts("1-wrong-probe", "A liveness probe on a wrong path rolled out to 10 replicas",
@@ -151,8 +156,54 @@ var _ = Describe("a rollout that ships a probe on a wrong path to 10 replicas", 
 		AddReportEntry("wrong-probe rollout restarts", map[string]int32{"enrolled": ours, "native": native})
 		appendStormReport("wrong probe path, 10 replicas, rollout + 150 s after the onset: enrolled %d restarts, native %d restarts", ours, native)
 		Expect(native).To(BeNumerically(">", 100), "the kubelet restarted the native Deployment's containers")
+
+		enrolledFigures, shadowFigures := wrongProbeFigures(pol, shadow, onset, metrics)
+		appendStormReport("wrong probe path, 10 replicas: Enforce figures %s; Shadow twin (the kubelet's %d restarts) %s",
+			describeFigures(enrolledFigures), native, describeFigures(shadowFigures))
 	})
 })
+
+// wrongProbeFigures checks the figures of the wrong-probe rollout against what the spec saw, and
+// returns them. Enforce: every new pod's failure was held (avoided, FailureStorm), and each
+// request the engine made (the canaries) is an agreed restart, with the time its hold added.
+// Shadow: the kubelet's restarts the engine would have held are avoided, nearly all of them (a
+// restart the manager's cache saw no failure of first is not counted), never more than the
+// kubelet made.
+func wrongProbeFigures(pol, shadow *policyv1alpha1.EnhancedLivenessPolicy, onset time.Time,
+	metrics func() string) (enforced, shadowed policyv1alpha1.WorkloadFigures) {
+	GinkgoHelper()
+	ns, shadowNS := pol.Namespace, shadow.Namespace
+	Eventually(func(g Gomega) {
+		enforced = workloadFigures(pol, "web", appsv1alpha1.ModeEnforce)
+		crrs := crrsIn(ns)
+		g.Expect(enforced.Avoided).To(BeNumerically(">=", 10), "every new pod's restart was held: %+v", enforced)
+		g.Expect(enforced.Agreed).To(BeEquivalentTo(len(crrs)), "one agreed restart per request: %+v", enforced)
+		g.Expect(enforced.AddedSeconds).To(HaveLen(len(crrs)))
+		latest := time.Duration(0)
+		for _, c := range crrs {
+			latest = max(latest, c.CreationTimestamp.Sub(onset))
+		}
+		g.Expect(time.Duration(enforced.AddedMaxSeconds)*time.Second).To(BeNumerically("<=", latest+2*time.Second),
+			"no restart came later after its failure than the last request after the hold's onset")
+		m := figureMetricsOf(metrics(), ns, appsv1alpha1.ModeEnforce)
+		g.Expect(m.agreed).To(BeEquivalentTo(enforced.Agreed), "the leader's counter")
+		g.Expect(m.avoided).To(BeNumerically(">=", enforced.Avoided))
+	}).WithTimeout(60 * time.Second).WithPolling(2 * time.Second).Should(Succeed())
+
+	// The kubelet goes on restarting: read its count before and after the figures, which only
+	// ever count a restart it made.
+	before := restartsOf(shadowNS, "web")
+	shadowed = workloadFigures(shadow, "web", appsv1alpha1.ModeShadow)
+	m := figureMetricsOf(metrics(), shadowNS, appsv1alpha1.ModeShadow)
+	after := restartsOf(shadowNS, "web")
+	Expect(shadowed.Avoided+shadowed.Agreed).To(BeNumerically("<=", after), "%+v", shadowed)
+	Expect(m.avoided+m.agreed).To(BeNumerically("<=", float64(after)))
+	Expect(m.avoided).To(BeNumerically(">=", float64(shadowed.Avoided)), "the status follows the leader's counter")
+	Expect(shadowed.Avoided).To(BeNumerically(">=", before/2),
+		"the engine would have held most of the kubelet's %d restarts: %+v", before, shadowed)
+	Expect(shadowed.Agreed).To(BeNumerically("<", shadowed.Avoided), "%+v", shadowed)
+	return enforced, shadowed
+}
 
 // restartHoldOf returns the RestartHold of the workload's container in ns, nil while there is none.
 func restartHoldOf(ns, workload, container string) *policyv1alpha1.RestartHold {
