@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # make demo: builds everything, starts the local node, deploys the operator like a user does,
-# deploys a 6-replica app under a policy, then hack/local-cluster/narrate plays the story (steps
-# 5-7: a stuck process, a shared dependency that stays down across restarts, its recovery),
-# narrates what the operator does and judges each step against the story's expected outcome from
-# what really happened. Exits non-zero, naming the step, when a step did not happen as the story
-# says. Leaves the cluster up to explore; `make demo-down` stops it.
+# deploys a 6-replica app under a policy in Shadow mode, and hack/local-cluster/narrate plays the
+# story: first in Shadow (steps 5-6: a shared dependency down on 5 pods, which the kubelet restarts
+# over and over, and what the operator would have done instead, from the policy's figures), then,
+# after the switch to Enforce (step 7: the policy's mode and a rollout restart, as a user does it),
+# steps 8-10 (a stuck process, the dependency down again, its recovery). It narrates what the
+# operator does and judges each step against the story's expected outcome from what really
+# happened. Exits non-zero, naming the step, when a step did not happen as the story says. Leaves
+# the cluster up to explore; `make demo-down` stops it.
 set -euo pipefail
 # The story is about one workload's pods: one node keeps it short (ELO_NODES=2 for two).
 export ELO_NODES=${ELO_NODES:-1}
@@ -35,20 +38,33 @@ banner "3. deploying the operator: config/default through kustomize, as a user d
 "$HERE/deploy.sh" localhost/enhanced-liveness-operator:e2e
 kc get pods -n enhanced-liveness-system -o wide
 
-banner "4. deploying 'checkout' (6 replicas, HTTP liveness probe) under the policy 'shop'"
+banner "4. deploying 'checkout' (6 replicas, HTTP liveness probe) under the policy 'shop', in Shadow mode"
 kc delete namespace demo --ignore-not-found --wait=true --timeout=120s >/dev/null
 kc apply -f "$HERE/demo/shop.yaml" >/dev/null
 kc -n demo rollout status deploy/checkout --timeout=180s >/dev/null
 first=$(kc -n demo get pods -l app=checkout --sort-by=.metadata.name -o jsonpath='{.items[0].metadata.name}')
-echo "The webhook moved the liveness probe out of the pod spec, so the kubelet will not act on it:"
-echo "  spec livenessProbe of $first: '$(kc -n demo get pod "$first" -o jsonpath='{.spec.containers[0].livenessProbe}')' (empty)"
-echo "  annotation: $(kc -n demo get pod "$first" -o jsonpath='{.metadata.annotations.enhancedliveness\.io/container-probe-context}')"
-echo "The node daemon probes it instead; the operator decides whether to restart."
+echo "In Shadow mode the kubelet stays in charge: the pod keeps its liveness probe, and is enrolled beside it:"
+echo "  spec livenessProbe of $first: $(kc -n demo get pod "$first" -o jsonpath='{.spec.containers[0].livenessProbe.httpGet}')"
+echo "  label enhancedliveness.io/mode: $(kc -n demo get pod "$first" -o jsonpath='{.metadata.labels.enhancedliveness\.io/mode}')"
+echo "The node daemon probes it too; the operator judges every failure and restarts nothing."
 
-# Steps 5-7: what is done, what the story expects and the verdicts are in narrate/story.go.
+# The steps, what the story expects of each and the verdicts are in narrate/story.go.
 story_played=yes
 rc=0
-"$narrate" -namespace demo -policy shop -deployment checkout -t0 "$t0" || rc=$?
+"$narrate" -phase shadow -namespace demo -policy shop -deployment checkout -t0 "$t0" || rc=$?
+
+banner "7. switching 'checkout' to Enforce: the policy's mode, then new pods (a pod keeps the mode it was admitted in)"
+echo "+ kubectl -n demo patch elp shop --type merge -p '{\"spec\":{\"mode\":\"Enforce\"}}'"
+kc -n demo patch elp shop --type merge -p '{"spec":{"mode":"Enforce"}}' >/dev/null
+echo "+ kubectl -n demo rollout restart deploy/checkout"
+kc -n demo rollout restart deploy/checkout >/dev/null
+kc -n demo rollout status deploy/checkout --timeout=180s >/dev/null
+first=$(kc -n demo get pods -l app=checkout --sort-by=.metadata.name -o jsonpath='{.items[0].metadata.name}')
+echo "The webhook moved the liveness probe out of the new pods' spec, so the kubelet will not act on it:"
+echo "  spec livenessProbe of $first: '$(kc -n demo get pod "$first" -o jsonpath='{.spec.containers[0].livenessProbe}')' (empty)"
+echo "  annotation: $(kc -n demo get pod "$first" -o jsonpath='{.metadata.annotations.enhancedliveness\.io/container-probe-context}')"
+echo "The node daemon probes it; the operator decides whether to restart."
+"$narrate" -phase enforce -namespace demo -policy shop -deployment checkout -t0 "$t0" || rc=$?
 
 banner "where things stand"
 kc -n demo get pods -o custom-columns='POD:.metadata.name,RESTARTS:.status.containerStatuses[0].restartCount,READY:.status.containerStatuses[0].ready'

@@ -1,5 +1,6 @@
-// Command narrate plays steps 5-7 of `make demo` (hack/local-cluster/demo.sh) on the demo app and
-// tells what really happened: it makes pods sick as the story says (story.go), prints a timeline
+// Command narrate plays a part of the story of `make demo` (hack/local-cluster/demo.sh) on the demo
+// app (-phase shadow: steps 5-6, the policy in Shadow mode; -phase enforce: steps 8-10) and tells
+// what really happened: it makes pods sick as the story says (story.go), prints a timeline
 // of what the operator does (probe failures the node daemon reports, restarts requested, held and
 // why, restart requests' phases, the policy's conditions), records the facts of each step
 // (record.go) and judges them against the story's expected outcome (verdict.go). It exits 1,
@@ -38,6 +39,9 @@ func main() {
 	policy := flag.String("policy", "shop", "the demo's EnhancedLivenessPolicy")
 	deploy := flag.String("deployment", "checkout", "the demo's Deployment (its pods are labelled app=<name>)")
 	t0 := flag.Int64("t0", time.Now().Unix(), "Unix time the demo started, for the banners' elapsed seconds")
+	phase := flag.String("phase", phaseEnforce, "which part of the story to play: "+phaseShadow+
+		" (the policy in Shadow mode: the kubelet restarts, the operator counts what it would have done) or "+
+		phaseEnforce+" (the policy in Enforce mode, the pods re-created under it)")
 	flag.Parse()
 	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
 	if err != nil {
@@ -56,6 +60,14 @@ func main() {
 
 	r := newRecorder(c, *ns, *policy, *deploy, map[string]string{"app": *deploy})
 	d := &demo{r: r, t0: time.Unix(*t0, 0), http: &http.Client{Timeout: 3 * time.Second}}
+	switch *phase {
+	case phaseShadow:
+		d.story, d.shadow = shadowStory, true
+	case phaseEnforce:
+		d.story = story
+	default:
+		fail(fmt.Errorf("-phase: must be %s or %s, got %q", phaseShadow, phaseEnforce, *phase))
+	}
 	verdicts, err := d.play(ctx)
 	if err != nil {
 		fail(err)
@@ -63,7 +75,7 @@ func main() {
 	banner(d.t0, "verdicts: computed from restart counts, restart requests, RestartHeld events and the policy's status")
 	var failed []string
 	for i, v := range verdicts {
-		s := story[i]
+		s := d.story[i]
 		if v.OK {
 			fmt.Printf("  step %d as the story says: %s\n", s.num, v.Summary)
 			continue
@@ -80,6 +92,35 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println("  every step happened as the story says")
+	if d.shadow {
+		wouldHave(verdicts)
+	}
+}
+
+// Phases of the story (-phase).
+const (
+	phaseShadow  = "shadow"
+	phaseEnforce = "enforce"
+)
+
+// wouldHave prints what enrolling would have changed, from the Shadow step's facts.
+func wouldHave(verdicts []Verdict) {
+	f := verdicts[0].Facts
+	banner(time.Now(), "what enrolling would have changed (the policy's status.figures, computed by the operator)")
+	fmt.Printf("  the kubelet restarted the %d sick pods %d times; with the operator in charge %d of those restarts\n"+
+		"  would have been held (%s), and %d made as the kubelet did\n",
+		len(f.Sick), sum(f.Restarts), f.WouldHold, holdReasons(f.WouldHoldBy), f.WouldRestart)
+}
+
+func holdReasons(by map[string]int) string {
+	var rs []string
+	for _, r := range sortedKeys(by) {
+		rs = append(rs, fmt.Sprintf("%s: %d", r, by[r]))
+	}
+	if len(rs) == 0 {
+		return "no reason counted"
+	}
+	return strings.Join(rs, ", ")
 }
 
 func fail(err error) {
@@ -92,10 +133,12 @@ func banner(t0 time.Time, title string) {
 }
 
 type demo struct {
-	r    *recorder
-	t0   time.Time
-	http *http.Client
-	pods []corev1.Pod // the 6 pods as the story started, by name
+	story  []step
+	shadow bool // the policy is in Shadow mode
+	r      *recorder
+	t0     time.Time
+	http   *http.Client
+	pods   []corev1.Pod // the 6 pods as the story started, by name
 }
 
 // play checks the setup the story assumes, then plays every step and judges it.
@@ -104,13 +147,13 @@ func (d *demo) play(ctx context.Context) ([]Verdict, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := assumptions(s); err != nil {
+	if err := assumptions(s, d.shadow); err != nil {
 		return nil, fmt.Errorf("the demo's setup is not what the story assumes: %w", err)
 	}
 	d.r.prime(s)
 	d.pods = s.pods
 	var verdicts []Verdict
-	for _, st := range story {
+	for _, st := range d.story {
 		v, err := d.step(ctx, st)
 		if err != nil {
 			return nil, fmt.Errorf("step %d: %w", st.num, err)
@@ -120,7 +163,7 @@ func (d *demo) play(ctx context.Context) ([]Verdict, error) {
 	return verdicts, nil
 }
 
-func assumptions(s *snapshot) error {
+func assumptions(s *snapshot, shadow bool) error {
 	spec := s.policy.Spec
 	mu, err := intstr.GetScaledValueFromIntOrPercent(spec.MaxUnavailable, replicas, true)
 	if err != nil || spec.MaxUnavailable == nil {
@@ -136,10 +179,23 @@ func assumptions(s *snapshot) error {
 	case mu != maxUnavailable || mf != maxFailing:
 		return fmt.Errorf("want maxUnavailable %d and maxFailing %d of %d, policy %s has %d and %d",
 			maxUnavailable, maxFailing, replicas, s.policy.Name, mu, mf)
-	case spec.Mode.IsShadow():
-		return fmt.Errorf("policy %s is in %s mode: its pods keep their native probes", s.policy.Name, spec.Mode)
+	case spec.Mode.IsShadow() != shadow:
+		return fmt.Errorf("policy %s is in %s mode, the story's part wants %s", s.policy.Name, spec.Mode, wantMode(shadow))
+	}
+	for _, p := range s.pods {
+		if appsv1alpha1.AdmittedInShadow(p.Labels) != shadow {
+			return fmt.Errorf("pod %s was admitted in %s mode, the story's part wants %s (re-create the pods after a mode "+
+				"change: kubectl rollout restart)", p.Name, p.Labels[appsv1alpha1.LabelMode], wantMode(shadow))
+		}
 	}
 	return nil
+}
+
+func wantMode(shadow bool) string {
+	if shadow {
+		return appsv1alpha1.ModeShadow
+	}
+	return appsv1alpha1.ModeEnforce
 }
 
 // step plays one step: act, watch, judge. An action that cannot be carried out is a failed step,

@@ -45,7 +45,31 @@ type recorder struct {
 		pods     map[string]types.UID
 		held     map[string]int64
 		req      int64
+		figures  shadowFigures
 	}
+}
+
+// shadowFigures are the policy's figures of the Deployment's pods admitted in Shadow mode.
+type shadowFigures struct {
+	avoided, agreed int
+	byReason        map[string]int
+}
+
+func (r *recorder) shadowFigures(p policyv1alpha1.EnhancedLivenessPolicy) shadowFigures {
+	f := shadowFigures{byReason: map[string]int{}}
+	if p.Status.Figures == nil {
+		return f
+	}
+	for _, w := range p.Status.Figures.Workloads {
+		if w.Workload.Kind != "Deployment" || w.Workload.Name != r.deploy || w.Mode != appsv1alpha1.ModeShadow {
+			continue
+		}
+		f.avoided, f.agreed = int(w.Avoided), int(w.Agreed)
+		for _, h := range w.AvoidedByReason {
+			f.byReason[string(h.Reason)] = int(h.Count)
+		}
+	}
+	return f
 }
 
 func newRecorder(c client.Client, ns, policy, deploy string, selector map[string]string) *recorder {
@@ -134,6 +158,7 @@ func (r *recorder) begin(sick []string, s *snapshot) {
 	}
 	r.start.held = heldByReason(s.policy)
 	r.start.req = s.policy.Status.RestartsRequested
+	r.start.figures = r.shadowFigures(s.policy)
 	r.observe(s)
 }
 
@@ -216,6 +241,18 @@ func (r *recorder) observe(s *snapshot) {
 		f.PolicyHeld[reason] = n - r.start.held[reason]
 	}
 	f.PolicyRequested = s.policy.Status.RestartsRequested - r.start.req
+	// A new figures window (24 h) starts from zero: count from there.
+	figs, was := r.shadowFigures(s.policy), r.start.figures
+	if figs.avoided < was.avoided || figs.agreed < was.agreed {
+		was = shadowFigures{byReason: map[string]int{}}
+	}
+	f.WouldHold, f.WouldRestart = figs.avoided-was.avoided, figs.agreed-was.agreed
+	f.WouldHoldBy = map[string]int{}
+	for reason, n := range figs.byReason {
+		if d := n - was.byReason[reason]; d > 0 {
+			f.WouldHoldBy[reason] = d
+		}
+	}
 }
 
 // condition tells whether the policy's condition t is True, and prints its changes.

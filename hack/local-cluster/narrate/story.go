@@ -36,9 +36,38 @@ type step struct {
 	expect                Expect
 }
 
+// shadowStory is played while the policy is in Shadow mode: the kubelet keeps its probes and
+// restarts, the engine only says what it would have done (the policy's status.figures).
+var shadowStory = []step{
+	{
+		num: 5,
+		title: "in Shadow mode, a shared dependency fails on 5 of 6 pods and stays down across restarts: the kubelet " +
+			"restarts them over and over; the operator restarts nothing and counts what it would have held",
+		act: dependencyDown, pods: []int{1, 2, 3, 4, 5},
+		minFor: 40 * time.Second, maxFor: 120 * time.Second, quiet: 5 * time.Second,
+		// the kubelet restarted every sick pod, and the engine has a verdict on some of them
+		settled: func(f Facts) bool {
+			return len(filter(f.Sick, func(p string) bool { return f.Restarts[p] == 0 })) == 0 && f.WouldHold > 0
+		},
+		expect: Expect{MinRestarts: 5, MaxRestarts: -1, EverySickRestarted: true,
+			OnlySickRestarted: true, MaxUnavailable: -1, NoRequests: true, WouldHold: true},
+	},
+	{
+		num:    6,
+		title:  "the dependency recovers: the probes pass again, and the kubelet stops restarting",
+		act:    dependencyUp,
+		minFor: 15 * time.Second, maxFor: 150 * time.Second, quiet: 8 * time.Second,
+		settled: func(f Facts) bool {
+			return len(f.NotPassingNow) == 0 && !f.StormNow && !f.IneffectiveNow
+		},
+		expect: Expect{MinRestarts: 0, MaxRestarts: -1, MaxUnavailable: -1, NoRequests: true, ClearAtEnd: true},
+	},
+}
+
+// story is played once the policy is in Enforce mode and the pods were re-created under it.
 var story = []step{
 	{
-		num:   5,
+		num:   8,
 		title: "a stuck process on 2 pods: both are restarted, one at a time (maxUnavailable 1)",
 		act:   stuckProcess, pods: []int{0, 1},
 		minFor: 10 * time.Second, maxFor: 120 * time.Second, quiet: 8 * time.Second,
@@ -51,7 +80,7 @@ var story = []step{
 			MaxUnavailable: maxUnavailable, Storm: NotSeen},
 	},
 	{
-		num: 6,
+		num: 9,
 		title: "a shared dependency fails on 5 of 6 pods and stays down across restarts: restarting cannot help, " +
 			"so at most maxUnavailable (1) is restarted and the storm breaker holds the rest; 30 s after the onset " +
 			"one held pod is restarted as a canary, fails again, and the next canary waits twice as long",
@@ -66,7 +95,7 @@ var story = []step{
 			MaxUnavailable: maxUnavailable, HeldBy: []string{"FailureStorm", "RestartIneffective"}, Storm: Seen},
 	},
 	{
-		num:   7,
+		num:   10,
 		title: "the dependency recovers: the probes pass again, the hold clears and nothing more is restarted",
 		act:   dependencyUp,
 		// the storm settles for --storm-settle-period (30 s) before the condition turns False

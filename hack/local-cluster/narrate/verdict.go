@@ -40,6 +40,11 @@ type Facts struct {
 	NotPassingNow []string
 	// Replaced are pods that disappeared or appeared during the step (the story assumes the same 6).
 	Replaced []string
+	// WouldHold and WouldRestart are how much the policy's figures of the Deployment's Shadow
+	// pods grew during the step: the kubelet's restarts the engine would have held (avoided), by
+	// reason in WouldHoldBy, and those it would have made too (agreed).
+	WouldHold, WouldRestart int
+	WouldHoldBy             map[string]int
 }
 
 // Tri is an expectation about a condition during a step.
@@ -67,11 +72,18 @@ type Expect struct {
 	Storm Tri
 	// ClearAtEnd: at the end every probe passes, no storm and no RestartsIneffective condition.
 	ClearAtEnd bool
+	// NoRequests: the operator makes no restart request (Shadow mode).
+	NoRequests bool
+	// WouldHold: the figures say the engine would have held some of the kubelet's restarts, and
+	// count no more restarts than the kubelet made (Shadow mode).
+	WouldHold bool
 }
 
 // Verdict is the outcome of one step.
 type Verdict struct {
 	OK bool
+	// Facts are what the verdict was made from.
+	Facts Facts
 	// Summary says what happened, from the facts alone.
 	Summary string
 	// Problems says, for each part of the story that did not happen, what was expected and seen.
@@ -132,10 +144,21 @@ func Judge(e Expect, f Facts) Verdict {
 			bad("expected the hold cleared at the end, RestartsIneffective is still True")
 		}
 	}
+	if n := sum(f.Requests); e.NoRequests && n > 0 {
+		bad("expected no restart request in Shadow mode, saw %d%s", n, podCounts(f.Requests))
+	}
+	if e.WouldHold {
+		if f.WouldHold == 0 {
+			bad("expected the policy's figures to count restarts the engine would have held, they count none")
+		}
+		if f.WouldHold+f.WouldRestart > total {
+			bad("the figures count %d of the kubelet's restarts, more than the %d it made", f.WouldHold+f.WouldRestart, total)
+		}
+	}
 	if len(f.Replaced) > 0 {
 		bad("pods were replaced during the step (%s): the story is about the same pods", strings.Join(f.Replaced, ", "))
 	}
-	return Verdict{OK: len(problems) == 0, Summary: Summarize(f), Problems: problems}
+	return Verdict{OK: len(problems) == 0, Facts: f, Summary: Summarize(f), Problems: problems}
 }
 
 // Summarize says what happened in a step, e.g. "0 containers restarted; restarts held on 5
@@ -184,6 +207,14 @@ func Summarize(f Facts) string {
 	}
 	if f.IneffectiveSeen {
 		parts = append(parts, "restarts reported ineffective")
+	}
+	if f.WouldHold > 0 || f.WouldRestart > 0 {
+		var rs []string
+		for _, r := range sortedKeys(f.WouldHoldBy) {
+			rs = append(rs, fmt.Sprintf("%s %d", r, f.WouldHoldBy[r]))
+		}
+		parts = append(parts, fmt.Sprintf("the engine would have held %d of the kubelet's restarts (%s) and made %d",
+			f.WouldHold, strings.Join(rs, ", "), f.WouldRestart))
 	}
 	return strings.Join(parts, "; ")
 }

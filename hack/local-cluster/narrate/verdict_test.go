@@ -30,6 +30,15 @@ func restarted(pods ...string) func(*Facts) {
 	}
 }
 
+// kubeletRestarted restarts the pods as the kubelet does, without a request (Shadow mode).
+func kubeletRestarted(pods ...string) func(*Facts) {
+	return func(f *Facts) {
+		for _, p := range pods {
+			f.Restarts[p]++
+		}
+	}
+}
+
 func held(reason string, pods ...string) func(*Facts) {
 	return func(f *Facts) {
 		for _, p := range pods {
@@ -42,6 +51,19 @@ func held(reason string, pods ...string) func(*Facts) {
 	}
 }
 
+func wouldHold(held, restart int) func(*Facts) {
+	return func(f *Facts) {
+		f.WouldHold, f.WouldRestart, f.WouldHoldBy = held, restart, map[string]int{"FailureStorm": held}
+	}
+}
+func requested(pods ...string) func(*Facts) {
+	return func(f *Facts) {
+		for _, p := range pods {
+			f.Requests[p]++
+		}
+	}
+}
+
 func unavailableAtOnce(n int) func(*Facts) { return func(f *Facts) { f.MaxUnavailable = n } }
 func storm(seen, now bool) func(*Facts) {
 	return func(f *Facts) { f.StormSeen, f.StormNow = seen, now }
@@ -49,7 +71,7 @@ func storm(seen, now bool) func(*Facts) {
 func notPassingNow(pods ...string) func(*Facts) { return func(f *Facts) { f.NotPassingNow = pods } }
 
 func stepOf(n int) step {
-	for _, s := range story {
+	for _, s := range append(append([]step(nil), shadowStory...), story...) {
 		if s.num == n {
 			return s
 		}
@@ -58,7 +80,8 @@ func stepOf(n int) step {
 }
 
 func TestJudgeStory(t *testing.T) {
-	step5, step6, step7 := stepOf(5).expect, stepOf(6).expect, stepOf(7).expect
+	step8, step9, step10 := stepOf(8).expect, stepOf(9).expect, stepOf(10).expect
+	shadow5, shadow6 := stepOf(5).expect, stepOf(6).expect
 	dep := six[1:]
 	cases := []struct {
 		name    string
@@ -68,61 +91,78 @@ func TestJudgeStory(t *testing.T) {
 		problem string // a part of the first problem, when not ok
 		summary string // a part of the summary
 	}{
-		{"5: both restarted, one at a time", step5,
+		{"8: both restarted, one at a time", step8,
 			facts(six[:2], restarted("p0", "p1"), held("MaxUnavailable", "p1"), unavailableAtOnce(1)),
 			true, "", "2 containers restarted (p0 ×1, p1 ×1); restarts held on 1 pod: MaxUnavailable on 1"},
-		{"5: both restarted at the same time", step5,
+		{"8: both restarted at the same time", step8,
 			facts(six[:2], restarted("p0", "p1"), unavailableAtOnce(2)),
 			false, "expected at most 1 pod unavailable at once, saw 2", "at most 2 unavailable at once"},
-		{"5: one of them never restarted", step5,
+		{"8: one of them never restarted", step8,
 			facts(six[:2], restarted("p0"), held("MaxUnavailable", "p1"), unavailableAtOnce(1)),
 			false, "expected exactly 2 containers restarted, saw 1 (p0 ×1)", ""},
-		{"5: restarted twice (the restart did not cure it)", step5,
+		{"8: restarted twice (the restart did not cure it)", step8,
 			facts(six[:2], restarted("p0", "p1", "p1"), unavailableAtOnce(1)),
 			false, "expected exactly 2 containers restarted, saw 3 (p0 ×1, p1 ×2)", ""},
-		{"5: a healthy pod restarted instead", step5,
+		{"8: a healthy pod restarted instead", step8,
 			facts(six[:2], restarted("p0", "p2"), unavailableAtOnce(1)),
 			false, "expected every sick pod restarted, not restarted: p1", ""},
-		{"5: a storm reported for 2 of 6", step5,
+		{"8: a storm reported for 2 of 6", step8,
 			facts(six[:2], restarted("p0", "p1"), unavailableAtOnce(1), storm(true, false)),
 			false, "expected no storm", "storm detected, then over"},
-		{"5: availability never sampled", step5,
+		{"8: availability never sampled", step8,
 			facts(six[:2], restarted("p0", "p1"), func(f *Facts) { f.Samples = 0 }),
 			false, "no sample of the pods' availability", ""},
 
-		{"6: held before the first restart (early storm evidence)", step6,
+		{"9: held before the first restart (early storm evidence)", step9,
 			facts(dep, held("FailureStorm", dep...), storm(true, true)),
 			true, "", "0 containers restarted; restarts held on 5 pods: FailureStorm on 5"},
-		{"6: one restart, then the rest held as ineffective", step6,
+		{"9: one restart, then the rest held as ineffective", step9,
 			facts(dep, restarted("p1"), held("RestartIneffective", "p2", "p3", "p4", "p5"), unavailableAtOnce(1),
 				storm(true, true)),
 			true, "", "RestartIneffective on 4"},
-		{"6: every sick pod restarted one at a time, no storm (the native outcome)", step6,
+		{"9: every sick pod restarted one at a time, no storm (the native outcome)", step9,
 			facts(dep, restarted(dep...), held("MaxUnavailable", "p2", "p3", "p4", "p5"), unavailableAtOnce(1)),
 			false, "expected at most 2 containers restarted, saw 5", "no storm"},
-		{"6: a pod waited for the budget only, never held by the breaker", step6,
+		{"9: a pod waited for the budget only, never held by the breaker", step9,
 			facts(dep, restarted("p1"), held("FailureStorm", "p2", "p3", "p4"), held("MaxUnavailable", "p5"),
 				unavailableAtOnce(1), storm(true, true)),
 			false, "not held: p5", ""},
-		{"6: storm breaker held everything but the policy never said storm", step6,
+		{"9: storm breaker held everything but the policy never said storm", step9,
 			facts(dep, held("FailureStorm", dep...)),
 			false, "expected the policy to report a storm", ""},
-		{"6: the healthy pod restarted", step6,
+		{"9: the healthy pod restarted", step9,
 			facts(dep, restarted("p0"), held("FailureStorm", dep...), unavailableAtOnce(1), storm(true, true)),
 			false, "also restarted: p0", ""},
 
-		{"7: recovered, nothing restarted, hold cleared", step7,
+		{"10: recovered, nothing restarted, hold cleared", step10,
 			facts(nil, storm(true, false)), true, "", "0 containers restarted"},
-		{"7: a pod restarted after recovery", step7,
+		{"10: a pod restarted after recovery", step10,
 			facts(nil, restarted("p3"), storm(true, false)), false, "expected exactly 0 containers restarted, saw 1", ""},
-		{"7: the storm never cleared", step7,
+		{"10: the storm never cleared", step10,
 			facts(nil, storm(true, true)), false, "StormDetected is still True", ""},
-		{"7: a probe still failing", step7,
+		{"10: a probe still failing", step10,
 			facts(nil, notPassingNow("p4")), false, "not passing: p4", ""},
-		{"7: RestartsIneffective still True", step7,
+		{"10: RestartsIneffective still True", step10,
 			facts(nil, func(f *Facts) { f.IneffectiveSeen, f.IneffectiveNow = true, true }),
 			false, "RestartsIneffective is still True", "restarts reported ineffective"},
-		{"any step: a pod replaced", step7,
+		{"5 (Shadow): the kubelet restarted every sick pod, the engine would have held most", shadow5,
+			facts(dep, kubeletRestarted(dep...), kubeletRestarted(dep...), wouldHold(8, 1)),
+			true, "", "the engine would have held 8 of the kubelet's restarts (FailureStorm 8) and made 1"},
+		{"5 (Shadow): the operator made a request", shadow5,
+			facts(dep, kubeletRestarted(dep...), requested("p1"), wouldHold(3, 0)),
+			false, "expected no restart request in Shadow mode, saw 1", ""},
+		{"5 (Shadow): the figures count nothing", shadow5,
+			facts(dep, kubeletRestarted(dep...)),
+			false, "expected the policy's figures to count restarts the engine would have held", ""},
+		{"5 (Shadow): the figures count more than the kubelet made", shadow5,
+			facts(dep, kubeletRestarted(dep...), wouldHold(5, 1)),
+			false, "the figures count 6 of the kubelet's restarts, more than the 5 it made", ""},
+		{"5 (Shadow): a sick pod the kubelet never restarted", shadow5,
+			facts(dep, kubeletRestarted("p1", "p2", "p3", "p4"), wouldHold(2, 0)),
+			false, "expected at least 5 containers restarted, saw 4", ""},
+		{"6 (Shadow): recovered, with a last kubelet restart", shadow6,
+			facts(nil, kubeletRestarted("p3"), storm(true, false)), true, "", "1 container restarted"},
+		{"any step: a pod replaced", step10,
 			facts(nil, func(f *Facts) { f.Replaced = []string{"p9 (new)"} }), false, "pods were replaced", ""},
 	}
 	for _, c := range cases {
@@ -167,15 +207,18 @@ func TestSettled(t *testing.T) {
 		facts Facts
 		want  bool
 	}{
-		{"5: one restarted", 5, facts(six[:2], restarted("p0")), false},
-		{"5: both restarted, one still unavailable", 5,
+		{"8: one restarted", 8, facts(six[:2], restarted("p0")), false},
+		{"8: both restarted, one still unavailable", 5,
 			facts(six[:2], restarted("p0", "p1"), func(f *Facts) { f.UnavailableNow = 1 }), false},
-		{"5: both restarted and back", 5, facts(six[:2], restarted("p0", "p1")), true},
-		{"6: a sick pod not decided yet", 6, facts(six[1:], restarted("p1"), held("FailureStorm", "p2", "p3", "p4")), false},
-		{"6: all decided", 6, facts(six[1:], restarted("p1"), held("FailureStorm", "p2", "p3", "p4", "p5")), true},
-		{"7: storm still on", 7, facts(nil, storm(true, true)), false},
-		{"7: probes still failing", 7, facts(nil, notPassingNow("p2")), false},
-		{"7: clear", 7, facts(nil, storm(true, false)), true},
+		{"8: both restarted and back", 8, facts(six[:2], restarted("p0", "p1")), true},
+		{"9: a sick pod not decided yet", 9, facts(six[1:], restarted("p1"), held("FailureStorm", "p2", "p3", "p4")), false},
+		{"9: all decided", 9, facts(six[1:], restarted("p1"), held("FailureStorm", "p2", "p3", "p4", "p5")), true},
+		{"10: storm still on", 10, facts(nil, storm(true, true)), false},
+		{"10: probes still failing", 10, facts(nil, notPassingNow("p2")), false},
+		{"10: clear", 10, facts(nil, storm(true, false)), true},
+		{"5: every sick pod restarted by the kubelet, no verdict yet", 5, facts(six[1:], kubeletRestarted(six[1:]...)), false},
+		{"5: a sick pod not restarted yet", 5, facts(six[1:], kubeletRestarted("p1", "p2"), wouldHold(2, 0)), false},
+		{"5: restarted and judged", 5, facts(six[1:], kubeletRestarted(six[1:]...), wouldHold(1, 0)), true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
