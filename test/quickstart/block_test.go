@@ -40,8 +40,8 @@ func TestInstallPageBlock(t *testing.T) {
 		"make image-push IMG=$REGISTRY/", "make sample-image-push SAMPLE_IMG=$REGISTRY/", "make deploy IMG=",
 		"  template:\n    metadata:\n      labels: {app: hello}\n" +
 			"      annotations:\n        enhancedliveness.io/enabled: \"true\"",
-		"enhancedliveness\\.io/enrolled}'=true", "/app sick", "restartCount}'=1",
-		"kind: EnhancedLivenessPolicy", "--for=condition=StormDetected ", "get restartholds", "--for=condition=StormDetected=false",
+		"kind: EnhancedLivenessPolicy", "  mode: Shadow\n", "enhancedliveness\\.io/mode}'=Shadow", "/app sick", "restartCount}'=1",
+		"status.figures", `{"spec":{"mode":"Enforce"}}`, "rollout restart deploy/hello", "--for=condition=StormDetected ", "get restartholds", "--for=condition=StormDetected=false",
 		"make undeploy",
 	} {
 		if !strings.Contains(block, want) {
