@@ -32,8 +32,9 @@ import (
 // to its report) shows blanks forever. Every column of every generated CRD must read a field
 // of its schema, of the column's type.
 
-// filter is a JSONPath filter on a list ([?(@.type=="Mapped")]): it selects items of the list.
-var filter = regexp.MustCompile(`\[\?\([^)]*\)\]`)
+// filter is a JSONPath filter on a list ([?(@.type=="Mapped")]) or an index ([0]): it selects
+// items of the list.
+var filter = regexp.MustCompile(`\[\?\([^)]*\)\]|\[[0-9]+\]`)
 
 // columnField walks a printer column's JSONPath through an OpenAPI schema and returns the schema
 // of the field it reads, nil when there is none. metadata is the API server's, not in the schema.
@@ -122,6 +123,7 @@ func TestColumnField(t *testing.T) {
 		".status.failingProbes":                          nil,
 		".spec.podProbes":                                nil,
 		".status.conditions.status":                      nil,
+		".status.conditions[0].status":                   "string",
 	} {
 		field, ok := columnField(schema, path)
 		if got := map[bool]any{true: field["type"], false: nil}[ok]; got != want {

@@ -535,8 +535,8 @@ type WorkloadSummary struct {
 // +kubebuilder:printcolumn:name="Shadow",type=integer,JSONPath=`.status.shadowPods`
 // +kubebuilder:printcolumn:name="Failing",type=integer,JSONPath=`.status.failingContainers`
 // +kubebuilder:printcolumn:name="Unprobed",type=integer,JSONPath=`.status.unprobedContainers`
-// +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restartsRequested`
-// +kubebuilder:printcolumn:name="Held",type=integer,JSONPath=`.status.restartsHeld`
+// +kubebuilder:printcolumn:name="Held",type=integer,JSONPath=`.status.heldPodsTotal`,description="Restarts held now"
+// +kubebuilder:printcolumn:name="Oldest Hold",type=date,JSONPath=`.status.heldPods[0].since`,description="How long the longest-held restart has been held"
 // +kubebuilder:printcolumn:name="Storm",type=string,JSONPath=`.status.conditions[?(@.type=="StormDetected")].status`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
