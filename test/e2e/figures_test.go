@@ -65,4 +65,3 @@ func describeFigures(w policyv1alpha1.WorkloadFigures) string {
 	return fmt.Sprintf("avoided %d %v, agreed %d, added p50 %ds max %ds", w.Avoided, w.AvoidedByReason,
 		w.Agreed, w.AddedP50Seconds, w.AddedMaxSeconds)
 }
-

@@ -197,7 +197,7 @@ func wrongProbeFigures(pol, shadow *policyv1alpha1.EnhancedLivenessPolicy, onset
 	m := figureMetricsOf(metrics(), shadowNS, appsv1alpha1.ModeShadow)
 	after := restartsOf(shadowNS, "web")
 	Expect(shadowed.Avoided+shadowed.Agreed).To(BeNumerically("<=", after), "%+v", shadowed)
-	Expect(m.avoided+m.agreed).To(BeNumerically("<=", float64(after)))
+	Expect(m.avoided + m.agreed).To(BeNumerically("<=", float64(after)))
 	Expect(m.avoided).To(BeNumerically(">=", float64(shadowed.Avoided)), "the status follows the leader's counter")
 	Expect(shadowed.Avoided).To(BeNumerically(">=", before/2),
 		"the engine would have held most of the kubelet's %d restarts: %+v", before, shadowed)
