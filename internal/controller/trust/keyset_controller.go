@@ -59,7 +59,7 @@ const (
 type KeySetReconciler struct {
 	// Client reads the ConfigMap and the enrolled pods from the manager's cache and writes the
 	// ConfigMap.
-	Client    client.Client
+	Client client.Client
 	// Keys is the signing key. This replica re-reads its Secret only every minute, so after a
 	// rotation by another replica it may still hold the previous key: when the ConfigMap no
 	// longer lists the key it holds, it is re-read first, and a key revoked (Secret deleted, then
