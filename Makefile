@@ -186,10 +186,11 @@ lint-config: golangci-lint ## Verify golangci-lint linter configuration
 	"$(GOLANGCI_LINT)" config verify
 
 # The README's chart: the storm specs' restart counts over time (bin/e2e-report/storms/*.json,
-# written by make test-e2e), native against enrolled.
+# written by make test-e2e), native against enrolled, and the hang specs' recovery times
+# (bin/e2e-report/storms/recovery/*.json).
 STORM_CHART ?= bin/e2e-report/storm-restarts.svg
 .PHONY: storm-chart
-storm-chart: ## Draw the storm specs' restart counts of the last make test-e2e as an SVG (STORM_CHART; the README's is docs/images/storm-restarts.svg).
+storm-chart: ## Draw the storm specs' restart counts and the hang specs' recovery times of the last make test-e2e as an SVG (STORM_CHART; the README's is docs/images/storm-restarts.svg).
 	go run ./hack/stormchart -in bin/e2e-report -out "$(STORM_CHART)"
 
 ##@ Build

@@ -44,8 +44,9 @@ const (
 
 // Render draws one panel per series: the restart counts of the native workload and of the
 // enrolled one as step lines over the seconds since the sickness began, each ending in a label
-// with its final count. footnote goes under the panels.
-func Render(all []series.Series, footnote string) ([]byte, error) {
+// with its final count. Under them, when there are recoveries, one panel of the time each
+// workload that really hung took to be Ready again (recoveryPanel). footnote goes under the panels.
+func Render(all []series.Series, recs []series.Recovery, footnote string) ([]byte, error) {
 	if len(all) == 0 {
 		return nil, errors.New("no series to draw")
 	}
@@ -54,14 +55,26 @@ func Render(all []series.Series, footnote string) ([]byte, error) {
 			return nil, err
 		}
 	}
-	height := headerH + len(all)*panelHeight + footerH
+	for i := range recs {
+		if err := recs[i].Validate(); err != nil {
+			return nil, err
+		}
+	}
+	height := headerH + len(all)*panelHeight + recoveryHeight(len(recs)) + footerH
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
 		width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="#ffffff"/>`+"\n", width, height)
-	fmt.Fprintf(&b, `<text x="%d" y="24" font-size="14" font-weight="bold">Container restarts over time: the kubelet alone (native) against enhanced liveness (enrolled)</text>`+"\n", 12)
+	title := "Container restarts over time: the kubelet alone (native) against enhanced liveness (enrolled)"
+	if len(recs) > 0 {
+		title = "The kubelet alone (native) against enhanced liveness (enrolled): restarts, recovery time"
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="24" font-size="14" font-weight="bold">%s</text>`+"\n", 12, title)
 	for i := range all {
 		panel(&b, &all[i], headerH+i*panelHeight)
+	}
+	if len(recs) > 0 {
+		recoveryPanel(&b, recs, headerH+len(all)*panelHeight)
 	}
 	fmt.Fprintf(&b, `<text x="12" y="%d" font-size="11" fill="#555555">%s</text>`+"\n", height-9, escape(footnote))
 	b.WriteString("</svg>\n")

@@ -88,7 +88,7 @@ func TestRender(t *testing.T) {
 	storm := series.Series{Name: "wrong-probe", Title: "A wrong probe on 10 replicas <rollout & hold>", Start: "2026-12-05T03:00:00Z",
 		Samples: []series.Sample{{T: 0}, {T: 30, Native: 10, Enrolled: 1}, {T: 60, Native: 24, Enrolled: 1}}}
 	quiet := series.Series{Name: "sticky", Title: "sticky", Start: "2026-12-05T03:10:00Z", Samples: []series.Sample{{T: 0}}}
-	svg, err := Render([]series.Series{storm, quiet}, "from a test")
+	svg, err := Render([]series.Series{storm, quiet}, nil, "from a test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestRenderRefuses(t *testing.T) {
 		{"no start", []series.Series{{Name: "a", Samples: []series.Sample{{T: 0}}}}, "must be an RFC 3339 time"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Render(tc.in, "")
+			_, err := Render(tc.in, nil, "")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want an error with %q", err, tc.want)
 			}

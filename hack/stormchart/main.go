@@ -15,7 +15,8 @@ limitations under the License.
 */
 
 // Command stormchart draws the restart counts that the real-node storm specs sampled (an enrolled
-// workload beside its native twin, over time) as one SVG: make storm-chart.
+// workload beside its native twin, over time) and, when the report has them, the time a workload
+// that really hung took to recover in each, as one SVG: make storm-chart.
 //
 //	stormchart -in bin/e2e-report -out docs/images/storm-restarts.svg
 package main
@@ -29,7 +30,7 @@ import (
 )
 
 func main() {
-	in := flag.String("in", "bin/e2e-report", "the e2e report directory (its storms/ holds the series)")
+	in := flag.String("in", "bin/e2e-report", "the e2e report directory (its storms/ holds the series, storms/recovery/ the recoveries)")
 	out := flag.String("out", "", "the SVG file to write (required)")
 	note := flag.String("footnote", "", "the line under the chart (default: where the data came from)")
 	flag.Parse()
@@ -47,10 +48,14 @@ func run(in, out, note string) error {
 	if err != nil {
 		return err
 	}
+	recs, err := series.ReadRecoveryDir(in)
+	if err != nil {
+		return err
+	}
 	if note == "" {
 		note = fmt.Sprintf("Sampled on two local nodes by the storm specs of make test-e2e (%s); drawn by hack/stormchart.", all[0].Start[:len("2006-01-02")])
 	}
-	svg, err := Render(all, note)
+	svg, err := Render(all, recs, note)
 	if err != nil {
 		return err
 	}

@@ -96,6 +96,7 @@ var _ = Describe("all 10 replicas of a Deployment hang, a hang a restart cures",
 		deployApp(nativeNS, app{name: "web", replicas: 10, probe: httpProbe(), spread: true})
 		metrics := leaderScraper(enrolledNS)
 
+		start := time.Now()
 		te, tn := hangAll(enrolledNS, nativeNS, 120*time.Second)
 		By("the storm was held, and one canary went before the others")
 		Expect(heldPods(enrolledNS, "web", "FailureStorm")).To(BeNumerically(">", 0))
@@ -120,6 +121,7 @@ var _ = Describe("all 10 replicas of a Deployment hang, a hang a restart cures",
 		Expect(fig.AddedMaxSeconds).To(BeNumerically(">=", 20), "%+v", fig)
 		Expect(time.Duration(fig.AddedMaxSeconds)*time.Second).To(BeNumerically("<=", te), "%+v", fig)
 		appendStormReport("10 replicas hang, default policy: enrolled figures %s", describeFigures(fig))
+		recordRecovery("3-hang-all", "All 10 replicas of a Deployment hang, default policy", start, te, tn, &fig)
 	})
 })
 
@@ -161,11 +163,13 @@ var _ = Describe("all 10 replicas hang while the manager pods are force-deleted 
 		})
 		time.Sleep(5 * time.Second) // the first kill has happened: the hang starts without a manager
 
+		start := time.Now()
 		te, tn := hangAll(enrolledNS, nativeNS, 240*time.Second)
 		GinkgoWriter.Printf("10 replicas hang, manager pods force-deleted every 40 s (%d times): enrolled all Ready after %s, native after %s\n",
 			kills, te.Round(time.Second), tn.Round(time.Second))
 		appendStormReport("10 replicas hang, manager pods force-deleted every 40 s: enrolled all restarted and Ready after %s, native after %s",
 			te.Round(time.Second), tn.Round(time.Second))
+		recordRecovery("4-hang-manager-killed", "All 10 replicas hang while the manager pods are force-deleted every 40 s", start, te, tn, nil)
 	})
 })
 

@@ -28,6 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/hack/stormchart/series"
 )
 
@@ -127,4 +128,19 @@ func (r *restartRecorder) finish() {
 		defer r.mu.Unlock()
 		Expect(series.Write(reportDir, &r.series)).To(Succeed())
 	})
+}
+
+// recordRecovery writes how long a hang that a restart cures took to heal on every pod, enrolled
+// and native, measured from start, to the e2e report (storms/recovery/<name>.json) for the chart
+// of the README: the time enrolling adds, beside the restarts it avoids. fig are the enrolled
+// workload's figures of its policy, nil without a policy.
+func recordRecovery(name, title string, start time.Time, enrolled, native time.Duration, fig *policyv1alpha1.WorkloadFigures) {
+	r := series.Recovery{Name: name, Title: title, Start: start.UTC().Format(time.RFC3339),
+		EnrolledSeconds: enrolled.Round(100 * time.Millisecond).Seconds(),
+		NativeSeconds:   native.Round(100 * time.Millisecond).Seconds()}
+	if fig != nil {
+		r.Figures = &series.Figures{Avoided: fig.Avoided, Agreed: fig.Agreed,
+			AddedP50Seconds: fig.AddedP50Seconds, AddedMaxSeconds: fig.AddedMaxSeconds}
+	}
+	Expect(series.WriteRecovery(reportDir, &r)).To(Succeed())
 }

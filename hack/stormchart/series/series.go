@@ -15,8 +15,9 @@ limitations under the License.
 */
 
 // Package series is the file format of the restart counts that the real-node storm specs sample
-// over time, an enrolled workload beside its native twin: test/e2e writes them into the e2e report
-// directory and hack/stormchart draws them.
+// over time, an enrolled workload beside its native twin, and of the time a workload that really
+// hung took to recover, enrolled and native: test/e2e writes them into the e2e report directory
+// and hack/stormchart draws them.
 package series
 
 import (
