@@ -24,6 +24,11 @@ NS=shadow-cost
 METRICS_PORT=10290 # internal/controller/daemonset DefaultMetricsPort
 OP_NS=enhanced-liveness-system
 
+if ! kc -n "$OP_NS" get deploy enhanced-liveness-operator-controller-manager >/dev/null 2>&1; then
+  echo "shadow-cost: the operator is not deployed on the local cluster (hack/local-cluster/deploy.sh localhost/enhanced-liveness-operator:e2e)" >&2
+  exit 2
+fi
+
 cleanup() {
   kc delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1 || true
   kc delete clusterrolebinding,clusterrole "$NS-metrics" --ignore-not-found >/dev/null 2>&1 || true
