@@ -17,13 +17,10 @@ limitations under the License.
 package series
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 )
@@ -97,42 +94,11 @@ func (r *Recovery) Validate() error {
 
 // WriteRecovery stores r as <dir>/storms/recovery/<name>.json.
 func WriteRecovery(dir string, r *Recovery) error {
-	if err := r.Validate(); err != nil {
-		return err
-	}
-	out := filepath.Join(dir, Dir, RecoveryDir)
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(out, r.Name+".json"), append(b, '\n'), 0o644)
+	return writeJSON(filepath.Join(dir, Dir, RecoveryDir), r.Name, r)
 }
 
 // ReadRecoveryDir reads every recovery of <dir>/storms/recovery, sorted by name; none is no
 // error (a report of the storm specs only).
 func ReadRecoveryDir(dir string) ([]Recovery, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, Dir, RecoveryDir, "*.json"))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Recovery, 0, len(paths))
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		var r Recovery
-		if err := json.Unmarshal(b, &r); err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		if err := r.Validate(); err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		out = append(out, r)
-	}
-	slices.SortFunc(out, func(a, b Recovery) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
+	return readJSON(filepath.Join(dir, Dir, RecoveryDir), func(r *Recovery) string { return r.Name })
 }

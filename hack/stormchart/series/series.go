@@ -78,44 +78,60 @@ func (s *Series) Validate() error {
 
 // Write stores s as <dir>/storms/<name>.json.
 func Write(dir string, s *Series) error {
-	if err := s.Validate(); err != nil {
+	return writeJSON(filepath.Join(dir, Dir), s.Name, s)
+}
+
+// record is a file of the report: it names itself and says what makes it unusable.
+type record interface{ Validate() error }
+
+// writeJSON validates r and stores it as <out>/<name>.json.
+func writeJSON(out, name string, r record) error {
+	if err := r.Validate(); err != nil {
 		return err
 	}
-	out := filepath.Join(dir, Dir)
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(s, "", "  ")
+	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(out, s.Name+".json"), append(b, '\n'), 0o644)
+	return os.WriteFile(filepath.Join(out, name+".json"), append(b, '\n'), 0o644)
 }
 
-// ReadDir reads every series of <dir>/storms, sorted by name.
-func ReadDir(dir string) ([]Series, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, Dir, "*.json"))
+// readJSON reads and validates every <dir>/*.json, sorted by name.
+func readJSON[T any, P interface {
+	*T
+	record
+}](dir string, name func(*T) string) ([]T, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return nil, err
 	}
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("no series in %s: run the storm specs of make test-e2e first", filepath.Join(dir, Dir))
-	}
-	out := make([]Series, 0, len(paths))
+	out := make([]T, 0, len(paths))
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return nil, err
 		}
-		var s Series
-		if err := json.Unmarshal(b, &s); err != nil {
+		var r T
+		if err := json.Unmarshal(b, &r); err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
-		if err := s.Validate(); err != nil {
+		if err := P(&r).Validate(); err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
-		out = append(out, s)
+		out = append(out, r)
 	}
-	slices.SortFunc(out, func(a, b Series) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b T) int { return strings.Compare(name(&a), name(&b)) })
 	return out, nil
+}
+
+// ReadDir reads every series of <dir>/storms, sorted by name.
+func ReadDir(dir string) ([]Series, error) {
+	out, err := readJSON(filepath.Join(dir, Dir), func(s *Series) string { return s.Name })
+	if err == nil && len(out) == 0 {
+		return nil, fmt.Errorf("no series in %s: run the storm specs of make test-e2e first", filepath.Join(dir, Dir))
+	}
+	return out, err
 }
