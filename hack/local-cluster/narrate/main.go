@@ -93,7 +93,7 @@ func main() {
 	}
 	fmt.Println("  every step happened as the story says")
 	if d.shadow {
-		wouldHave(verdicts)
+		wouldHave(d.t0, verdicts)
 	}
 }
 
@@ -104,9 +104,9 @@ const (
 )
 
 // wouldHave prints what enrolling would have changed, from the Shadow step's facts.
-func wouldHave(verdicts []Verdict) {
+func wouldHave(t0 time.Time, verdicts []Verdict) {
 	f := verdicts[0].Facts
-	banner(time.Now(), "what enrolling would have changed (the policy's status.figures, computed by the operator)")
+	banner(t0, "what enrolling would have changed (the policy's status.figures, computed by the operator)")
 	fmt.Printf("  the kubelet restarted the %d sick pods %d times; with the operator in charge %d of those restarts\n"+
 		"  would have been held (%s), and %d made as the kubelet did\n",
 		len(f.Sick), sum(f.Restarts), f.WouldHold, holdReasons(f.WouldHoldBy), f.WouldRestart)

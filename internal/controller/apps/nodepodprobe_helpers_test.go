@@ -18,11 +18,7 @@ package apps
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"strings"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -34,7 +30,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -182,29 +177,8 @@ func getNPP(g Gomega, node string) *appsv1alpha1.NodePodProbe {
 // printed returns the row the API server prints for a cluster-scoped object of this group
 // (what `kubectl get` shows): each column's name and its cell, "" for an empty one.
 func printed(g Gomega, resource, name string) map[string]string {
-	hc, err := rest.HTTPClientFor(cfg)
+	row, err := testutil.PrintedRow(ctx, cfg, "/apis/"+appsv1alpha1.GroupVersion.String()+"/"+resource+"/"+name)
 	g.Expect(err).NotTo(HaveOccurred())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
-		strings.TrimSuffix(cfg.Host, "/")+"/apis/"+appsv1alpha1.GroupVersion.String()+"/"+resource+"/"+name, nil)
-	g.Expect(err).NotTo(HaveOccurred())
-	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
-	resp, err := hc.Do(req)
-	g.Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(resp.StatusCode).To(Equal(http.StatusOK), req.URL.String()+": "+string(body))
-	var table metav1.Table
-	g.Expect(json.Unmarshal(body, &table)).To(Succeed())
-	g.Expect(table.Rows).To(HaveLen(1))
-	row := map[string]string{}
-	for i, c := range table.ColumnDefinitions {
-		if v := table.Rows[0].Cells[i]; v != nil {
-			row[c.Name] = fmt.Sprint(v)
-		} else {
-			row[c.Name] = ""
-		}
-	}
 	return row
 }
 

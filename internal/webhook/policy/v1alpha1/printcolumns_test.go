@@ -17,11 +17,7 @@ limitations under the License.
 package v1alpha1
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -29,37 +25,16 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	eltestutil "github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
-// printedPolicy is the row the API server prints for a policy (what `kubectl get elp` shows):
-// each column's name and its cell.
+// printedPolicy is the row the API server prints for a policy (what `kubectl get elp` shows).
 func printedPolicy(g Gomega, p *policyv1alpha1.EnhancedLivenessPolicy) map[string]string {
-	hc, err := rest.HTTPClientFor(cfg)
+	row, err := eltestutil.PrintedRow(ctx, cfg, fmt.Sprintf("/apis/%s/namespaces/%s/enhancedlivenesspolicies/%s",
+		policyv1alpha1.GroupVersion, p.Namespace, p.Name))
 	g.Expect(err).NotTo(HaveOccurred())
-	url := fmt.Sprintf("%s/apis/%s/namespaces/%s/enhancedlivenesspolicies/%s",
-		strings.TrimSuffix(cfg.Host, "/"), policyv1alpha1.GroupVersion, p.Namespace, p.Name)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	g.Expect(err).NotTo(HaveOccurred())
-	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
-	resp, err := hc.Do(req)
-	g.Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(resp.StatusCode).To(Equal(http.StatusOK), string(body))
-	var table metav1.Table
-	g.Expect(json.Unmarshal(body, &table)).To(Succeed())
-	g.Expect(table.Rows).To(HaveLen(1))
-	row := map[string]string{}
-	for i, c := range table.ColumnDefinitions {
-		row[c.Name] = ""
-		if v := table.Rows[0].Cells[i]; v != nil {
-			row[c.Name] = fmt.Sprint(v)
-		}
-	}
 	return row
 }
 
