@@ -133,7 +133,7 @@ func metricsScraper(ns string, url func() string) func() string {
 // name="value" pair (a text exposition; a histogram's _count is its own metric name here).
 func sampleSum(text, metric string, labels ...string) float64 {
 	sum := 0.0
-	for _, line := range strings.Split(text, "\n") {
+	for line := range strings.SplitSeq(text, "\n") {
 		name, rest, ok := strings.Cut(line, "{")
 		if !ok || name != metric {
 			continue

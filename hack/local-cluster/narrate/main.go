@@ -8,6 +8,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -109,18 +110,7 @@ func wouldHave(t0 time.Time, verdicts []Verdict) {
 	banner(t0, "what enrolling would have changed (the policy's status.figures, computed by the operator)")
 	fmt.Printf("  the kubelet restarted the %d sick pods %d times; with the operator in charge %d of those restarts\n"+
 		"  would have been held (%s), and %d made as the kubelet did\n",
-		len(f.Sick), sum(f.Restarts), f.WouldHold, holdReasons(f.WouldHoldBy), f.WouldRestart)
-}
-
-func holdReasons(by map[string]int) string {
-	var rs []string
-	for _, r := range sortedKeys(by) {
-		rs = append(rs, fmt.Sprintf("%s: %d", r, by[r]))
-	}
-	if len(rs) == 0 {
-		return "no reason counted"
-	}
-	return strings.Join(rs, ", ")
+		len(f.Sick), sum(f.Restarts), f.WouldHold, cmp.Or(countsByReason(f.WouldHoldBy), "no reason counted"), f.WouldRestart)
 }
 
 func fail(err error) {

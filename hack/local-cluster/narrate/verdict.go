@@ -209,14 +209,19 @@ func Summarize(f Facts) string {
 		parts = append(parts, "restarts reported ineffective")
 	}
 	if f.WouldHold > 0 || f.WouldRestart > 0 {
-		var rs []string
-		for _, r := range sortedKeys(f.WouldHoldBy) {
-			rs = append(rs, fmt.Sprintf("%s %d", r, f.WouldHoldBy[r]))
-		}
 		parts = append(parts, fmt.Sprintf("the engine would have held %d of the kubelet's restarts (%s) and made %d",
-			f.WouldHold, strings.Join(rs, ", "), f.WouldRestart))
+			f.WouldHold, countsByReason(f.WouldHoldBy), f.WouldRestart))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// countsByReason lists counts by reason, sorted: "FailureStorm 3, MaxUnavailable 1".
+func countsByReason(by map[string]int) string {
+	rs := make([]string, 0, len(by))
+	for _, r := range sortedKeys(by) {
+		rs = append(rs, fmt.Sprintf("%s %d", r, by[r]))
+	}
+	return strings.Join(rs, ", ")
 }
 
 func heldFor(reasons map[string]bool, want []string) bool {
