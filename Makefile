@@ -368,6 +368,7 @@ OPM ?= $(shell hack/build-olm.sh --print-dir)/opm
 release: kustomize helm ## Write release VERSION (make release VERSION=vX.Y.Z) into DIST: install.yaml, the Helm chart, the OLM bundle image and catalog, multi-arch image archives, SHA256SUMS.
 	@case "$(VERSION_ORIGIN)" in "command line"|environment) ;; \
 		*) echo "release: name the version: make release VERSION=vX.Y.Z (docs/release.md)" >&2; exit 1;; esac
+	@VERSION=$(VERSION) hack/release.sh --preflight
 	@hack/build-olm.sh operator-sdk opm >/dev/null
 	VERSION=$(VERSION) IMAGE_TAG_BASE=$(IMAGE_TAG_BASE) DIST="$(DIST)" RELEASE_PLATFORMS=$(RELEASE_PLATFORMS) \
 		BUNDLE_CHANNELS=$(BUNDLE_CHANNELS) BUNDLE_DEFAULT_CHANNEL=$(BUNDLE_DEFAULT_CHANNEL) BUNDLE_REPLACES=$(BUNDLE_REPLACES) \

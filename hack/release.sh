@@ -23,8 +23,13 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-: "${VERSION:?}" "${IMAGE_TAG_BASE:?}" "${DIST:?}" "${RELEASE_PLATFORMS:?}" "${KUSTOMIZE:?}" "${HELM:?}"
-: "${OPERATOR_SDK:?}" "${OPM:?}" "${BUNDLE_CHANNELS:?}" "${BUNDLE_DEFAULT_CHANNEL:?}" "${BUNDLE_K8S_VERSION:?}"
+# --preflight: only the checks that need nothing built (the Makefile runs them before it builds
+# the OLM tools, which takes minutes on a fresh machine).
+preflight=false
+[ "${1:-}" = --preflight ] && preflight=true
+: "${VERSION:?}"
+$preflight || : "${IMAGE_TAG_BASE:?}" "${DIST:?}" "${RELEASE_PLATFORMS:?}" "${KUSTOMIZE:?}" "${HELM:?}" \
+  "${OPERATOR_SDK:?}" "${OPM:?}" "${BUNDLE_CHANNELS:?}" "${BUNDLE_DEFAULT_CHANNEL:?}" "${BUNDLE_K8S_VERSION:?}"
 PACKAGE=enhanced-liveness-operator
 t0=$(date +%s)
 step() { echo "release: $* ($(( $(date +%s) - t0 ))s)" >&2; }
@@ -41,7 +46,11 @@ if $final; then
   [ -z "$(git status --porcelain --untracked-files=normal -- . ':!bin' ':!dist')" ] ||
     die "the working tree differs from the commit: a release is built from a clean checkout of its tag"
 fi
+$preflight && exit 0
+# The revision is the checkout's before anything is written: a DIST inside the checkout (other
+# than dist/) must not make the images say -dirty. Every later stamp (imagebuilder) reads it.
 revision=$(hack/version.sh revision)
+export GIT_REVISION=$revision
 SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)
 export SOURCE_DATE_EPOCH
 created_at=$(TZ=UTC0 git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd)
