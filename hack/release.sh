@@ -35,6 +35,67 @@ t0=$(date +%s)
 step() { echo "release: $* ($(( $(date +%s) - t0 ))s)" >&2; }
 die() { echo "release: $*" >&2; exit 1; }
 
+# readme VERSION IMAGE BUNDLE-IMAGE NAME: dist/README.md, what the release holds and how to install
+# it from these files alone.
+readme() {
+  cat <<EOF
+# enhanced-liveness-operator $1
+
+Built from revision $revision of https://github.com/enhanced-liveness/enhanced-liveness-operator
+(docs/release.md there says how). Check the files first: \`sha256sum --check SHA256SUMS\`.
+
+| file | what |
+|---|---|
+| \`install.yaml\` | everything the operator needs, for \`kubectl apply --server-side -f install.yaml\` |
+| \`crds.yaml\` | its CRDs alone, for a cluster where CRDs are applied apart (the chart's \`crds.install=false\`) |
+| \`enhanced-liveness-operator-$1.tgz\` | the Helm chart |
+| \`$4-v$1.oci.tar\` | the operator image (manager and daemon), multi-platform, an OCI archive |
+| \`$4-bundle-v$1.oci.tar\` | the OLM bundle image, an OCI archive |
+| \`catalog.yaml\` | a file-based OLM catalog of the bundle, for a catalog image |
+| \`images.txt\` | each image's reference and the digest it has once pushed |
+
+## 1. Push the images
+
+Nothing is published for you: the manifests name \`$2\` and \`$3\`, the references this release
+was built for (\`make release IMAGE_TAG_BASE=<registry>/<name>\` builds one for your registry).
+Push each archive to its reference, with the digest \`images.txt\` gives:
+
+\`\`\`sh
+# with crane (go install github.com/google/go-containerregistry/cmd/crane@latest)
+mkdir -p op bundle && tar -xf $4-v$1.oci.tar -C op && tar -xf $4-bundle-v$1.oci.tar -C bundle
+crane push --index op $2
+crane push --index bundle $3
+# or, with skopeo: skopeo copy --all oci-archive:$4-v$1.oci.tar docker://$2
+\`\`\`
+
+From a checkout of the tag, \`make release-push DIST=<this directory>\` does the same and checks the
+digests.
+
+## 2. Install, one of three ways
+
+- **Manifest**: \`kubectl apply --server-side -f install.yaml\`; remove with \`kubectl delete -f install.yaml\`,
+  after your enrolled workloads (without the operator their pods have no liveness; docs/install.md,
+  Uninstalling).
+- **Helm**: the namespace first, labelled for the privileged Pod Security level (the daemon needs
+  the host network and the CRI socket), then the chart:
+  \`kubectl create namespace enhanced-liveness-system\`,
+  \`kubectl label namespace enhanced-liveness-system pod-security.kubernetes.io/enforce=privileged\`,
+  \`helm install enhanced-liveness-operator enhanced-liveness-operator-$1.tgz -n enhanced-liveness-system --wait\`.
+  The chart installs and upgrades the CRDs itself; where someone else manages CRDs, apply
+  \`crds.yaml\` and set \`--set crds.install=false\`. \`helm upgrade\` with the next release's chart upgrades it.
+- **OLM**: put \`catalog.yaml\` in a catalog image (\`catalog/enhanced-liveness-operator/catalog.yaml\`
+  with \`opm generate dockerfile catalog\`, or any file-based catalog image), push it, create a
+  CatalogSource for it and a Subscription to the package \`enhanced-liveness-operator\`
+  (docs/upgrade-olm.md).
+
+## 3. Upgrade from the previous release
+
+Read the release's section of CHANGELOG.md (its upgrade notes), then apply the new
+\`install.yaml\`, \`helm upgrade\` to the new chart, or let OLM follow the catalog's channel. The
+upgrade pages are docs/upgrade-kustomize.md and docs/upgrade-olm.md.
+EOF
+}
+
 VERSION=$(VERSION=$VERSION hack/version.sh)
 case $VERSION in
   *-*) final=false ;;   # a pre-release
@@ -69,8 +130,16 @@ bundle_img=$IMAGE_TAG_BASE-bundle:v$VERSION
 name=${IMAGE_TAG_BASE##*/}
 step "$PACKAGE $VERSION (revision $revision, $created_at) into $DIST: $img, $bundle_img, $RELEASE_PLATFORMS"
 
-step "install.yaml"
+step "install.yaml, crds.yaml"
 KUSTOMIZE=$KUSTOMIZE hack/render-install.sh "$img" > "$DIST/install.yaml"
+# The CRDs of install.yaml on their own, for clusters where CRDs are applied apart from the chart.
+awk '
+  function flush() { if (crd) printf "%s%s", (n++ ? "---\n" : ""), doc; doc = ""; crd = 0 }
+  /^---$/ { flush(); next }
+  { doc = doc $0 "\n"; if ($0 == "kind: CustomResourceDefinition") crd = 1 }
+  END { flush() }' "$DIST/install.yaml" > "$DIST/crds.yaml"
+[ "$(grep -c '^kind: CustomResourceDefinition$' "$DIST/crds.yaml")" -eq "$(grep -c '^kind: CustomResourceDefinition$' "$DIST/install.yaml")" ] ||
+  die "crds.yaml does not hold every CRD of install.yaml"
 
 step "OLM bundle"
 KUSTOMIZE=$KUSTOMIZE OPERATOR_SDK=$OPERATOR_SDK hack/bundle.sh --version "$VERSION" --image "$img" \
@@ -115,6 +184,9 @@ awk -v repo="$IMAGE_TAG_BASE" '
 grep -q "^  repository: $IMAGE_TAG_BASE\$" "$chart/values.yaml" || die "cannot set image.repository in the chart's values.yaml"
 "$HELM" lint --strict "$chart" > "$scratch/lint.log" 2>&1 || { cat "$scratch/lint.log" >&2; die "helm lint refused the chart"; }
 "$HELM" package "$chart" --version "$VERSION" --app-version "$VERSION" --destination "$DIST" > /dev/null
+
+step "README.md"
+readme "$VERSION" "$img" "$bundle_img" "$name" > "$DIST/README.md"
 
 step "checksums"
 if command -v sha256sum > /dev/null; then sum=(sha256sum); else sum=(shasum -a 256); fi

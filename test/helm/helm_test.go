@@ -112,6 +112,7 @@ var _ = Describe("The release's install manifest and Helm chart", Ordered, func(
 			By("make release VERSION=v" + r.version + " of this tree, images for this node's architecture, pushed with make release-push")
 			make_(ctx, "release", "VERSION=v"+r.version, "DIST="+r.dist, "IMAGE_TAG_BASE="+imageBase,
 				"RELEASE_PLATFORMS=linux/"+runtime.GOARCH)
+			checkDist(r.dist)
 			make_(ctx, "release-push", "DIST="+r.dist, "INSECURE_REGISTRY=true")
 		}
 		Expect(localregistry.Catalog(host)).To(ContainElements("elo/enhanced-liveness-operator",
@@ -397,6 +398,36 @@ func parse(yamlText, ns string) []*unstructured.Unstructured {
 				u.SetNamespace(ns)
 			}
 			out = append(out, u)
+		}
+	}
+}
+
+// checkDist checks what a release writes beside its images: crds.yaml holds exactly the CRDs of
+// install.yaml, and README.md names every file of the release.
+func checkDist(dist string) {
+	GinkgoHelper()
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dist, name))
+		Expect(err).NotTo(HaveOccurred())
+		return string(b)
+	}
+	var crds, installCRDs []string
+	for _, u := range parse(read("crds.yaml"), "") {
+		Expect(u.GetKind()).To(Equal("CustomResourceDefinition"), "crds.yaml holds %s %s", u.GetKind(), u.GetName())
+		crds = append(crds, u.GetName())
+	}
+	for _, u := range parse(read("install.yaml"), "") {
+		if u.GetKind() == "CustomResourceDefinition" {
+			installCRDs = append(installCRDs, u.GetName())
+		}
+	}
+	Expect(crds).To(ConsistOf(installCRDs))
+	readme := read("README.md")
+	for line := range strings.SplitSeq(strings.TrimSpace(read("SHA256SUMS")), "\n") {
+		fields := strings.Fields(line)
+		Expect(fields).To(HaveLen(2))
+		if fields[1] != "README.md" {
+			Expect(readme).To(ContainSubstring("`"+fields[1]+"`"), "README.md names %s", fields[1])
 		}
 	}
 }
