@@ -58,12 +58,18 @@ func platformList(ps []platform) string {
 func buildImage(o options, img image, ref string, p platform) (v1.Image, error) {
 	var files []file
 	var labels map[string]string
-	if img.bundle {
+	switch {
+	case img.bundle:
 		var err error
 		if files, labels, err = bundleFiles(o.bundleDir); err != nil {
 			return nil, err
 		}
-	} else {
+	case img.catalog:
+		var err error
+		if files, err = catalogFiles(o.catalogDir, o.catalogTools, p); err != nil {
+			return nil, err
+		}
+	default:
 		var err error
 		if files, err = compile(img, ref, p, o.build.ldflags); err != nil {
 			return nil, err
@@ -92,7 +98,9 @@ func buildImage(o options, img image, ref string, p platform) (v1.Image, error) 
 	cfg.OS, cfg.Architecture = p.os, p.arch
 	cfg.Created = v1.Time{Time: o.build.created}
 	cfg.Config = v1.Config{Labels: imageLabels(img, o.build, labels)}
-	if !img.bundle {
+	if img.catalog {
+		cfg.Config = catalogConfig(cfg.Config.Labels)
+	} else if !img.bundle {
 		cfg.Config.Entrypoint = img.entrypoint
 		cfg.Config.User = img.user
 		cfg.Config.WorkingDir = "/"

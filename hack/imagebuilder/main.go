@@ -8,11 +8,13 @@
 //	operator  the Dockerfile's content: /manager and /daemon, user 65532 (cmd, cmd/daemon)
 //	app       the e2e test application: /app                             (test/e2e/app)
 //	bundle    the OLM bundle image of -bundle-dir, as bundle.Dockerfile builds it
+//	catalog   the OLM catalog image of the file-based catalog -catalog-dir: /bin/opm serving it,
+//	          /bin/grpc_health_probe, both of each platform from -catalog-tools/<os>-<arch>/
 //
 // usage: go run ./hack/imagebuilder -out bin/images [-tag e2e] [-registry localhost]
 //
 //	[-platforms linux/amd64[,linux/arm64]] [-format docker|oci|oci-archive] [-version V]
-//	[-bundle-dir bundle] [pause operator app bundle]
+//	[-bundle-dir bundle] [-catalog-dir DIR -catalog-tools DIR] [pause operator app bundle catalog]
 //
 // -format docker (the default) writes NAME.tar and takes one platform; -format oci writes the
 // directory NAME/ (an OCI image layout), -format oci-archive the same layout as one tar file
@@ -43,6 +45,8 @@ type image struct {
 	user       string
 	// bundle: the image is the OLM bundle directory of -bundle-dir.
 	bundle bool
+	// catalog: the image serves the file-based catalog of -catalog-dir.
+	catalog bool
 }
 
 // pauseImage is the name and the repository of the local node's sandbox image.
@@ -69,11 +73,16 @@ var images = map[string]image{
 		repo:   "enhanced-liveness-operator-bundle",
 		bundle: true,
 	},
+	"catalog": {
+		repo:    "enhanced-liveness-operator-catalog",
+		catalog: true,
+	},
 }
 
 // options are the command line, resolved.
 type options struct {
 	out, tag, registry, format, bundleDir string
+	catalogDir, catalogTools              string
 	platforms                             []platform
 	build                                 buildID
 }
@@ -110,6 +119,9 @@ func parseFlags() (options, []string, error) {
 		"with an image index; oci-archive: that layout in one file, NAME.oci.tar")
 	flag.StringVar(&version, "version", "", "version stamped into the binaries and the labels (default: hack/version.sh)")
 	flag.StringVar(&o.bundleDir, "bundle-dir", "bundle", "the OLM bundle directory of the bundle image")
+	flag.StringVar(&o.catalogDir, "catalog-dir", "", "the file-based catalog directory (one directory per package) of the catalog image")
+	flag.StringVar(&o.catalogTools, "catalog-tools", "", "directory with <os>-<arch>/opm and <os>-<arch>/grpc_health_probe for each "+
+		"platform of the catalog image (hack/build-olm.sh)")
 	flag.Parse()
 	names := flag.Args()
 	if len(names) == 0 {
@@ -127,6 +139,9 @@ func parseFlags() (options, []string, error) {
 	case "oci", "oci-archive":
 	default:
 		return o, nil, fmt.Errorf("-format: %q is not docker, oci or oci-archive", o.format)
+	}
+	if slices.Contains(names, "catalog") && (o.catalogDir == "" || o.catalogTools == "") {
+		return o, nil, fmt.Errorf("the catalog image needs -catalog-dir and -catalog-tools")
 	}
 	o.build, err = stamp(version)
 	return o, names, err
