@@ -211,7 +211,13 @@ func TestValues(t *testing.T) {
 				t.Errorf("resources = %s, want %s", got, want)
 			}
 		}},
-		{"a digest wins over the tag", map[string]any{"image": map[string]any{"repository": "r.example/op", "tag": "v9",
+		{"a digest pins the image, the tag kept for reading", map[string]any{"image": map[string]any{"repository": "r.example/op", "tag": "v9",
+			"digest": "sha256:" + strings.Repeat("ab", 32)}}, func(t *testing.T, c map[string]any, _ []map[string]any) {
+			if got, want := c["image"], "r.example/op:v9@sha256:"+strings.Repeat("ab", 32); got != want {
+				t.Errorf("image = %v, want %s", got, want)
+			}
+		}},
+		{"a digest alone", map[string]any{"image": map[string]any{"repository": "r.example/op",
 			"digest": "sha256:" + strings.Repeat("ab", 32)}}, func(t *testing.T, c map[string]any, _ []map[string]any) {
 			if got, want := c["image"], "r.example/op@sha256:"+strings.Repeat("ab", 32); got != want {
 				t.Errorf("image = %v, want %s", got, want)

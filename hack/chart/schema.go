@@ -55,7 +55,7 @@ func writeSchema() error {
 			"repository": str("The operator image (manager and node daemon), without tag.", 1),
 			"tag":        str("The image tag; empty: v<appVersion>.", 0),
 			"digest": {Type: typeString, Pattern: "^(sha256:[a-f0-9]{64})?$",
-				Description: "The image digest (sha256:...); wins over the tag."},
+				Description: "The image digest (sha256:...); pins the image and wins over the tag (with both: repository:tag@digest)."},
 			"pullPolicy": {Type: typeString, Enum: []string{"Always", "IfNotPresent", "Never"},
 				Description: "imagePullPolicy of the manager (the daemon's: manager.flags.daemon-image-pull-policy)."},
 		}),

@@ -12,9 +12,14 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 {{- end }}
 
-{{/* The operator image: repository, then the digest, else the tag (default v<appVersion>). */}}
+{{/*
+The operator image: repository:tag@digest when both are set (the digest pins it, the tag is for
+reading), repository@digest, else repository:tag (default v<appVersion>).
+*/}}
 {{- define "elo.image" -}}
-{{- if .Values.image.digest -}}
+{{- if and .Values.image.digest .Values.image.tag -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag }}@{{ .Values.image.digest }}
+{{- else if .Values.image.digest -}}
 {{ .Values.image.repository }}@{{ .Values.image.digest }}
 {{- else -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default (printf "v%s" .Chart.AppVersion) }}
