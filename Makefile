@@ -360,24 +360,32 @@ bundle-push: ## Push the bundle image BUNDLE_IMG.
 
 # DIST: where make release writes the release (dist/ is git-ignored).
 DIST ?= dist
+# REGISTRY: where the release is published; every image reference it writes is
+# $(REGISTRY)/<repository>:v<version>@<digest>, and release-push pushes there.
+REGISTRY ?= ghcr.io/enhanced-liveness
 # The platforms of the release's images (OCI image indexes).
 RELEASE_PLATFORMS ?= linux/amd64,linux/arm64
+# The platforms of the release-push program shipped in DIST.
+RELEASE_TOOL_PLATFORMS ?= linux/amd64,linux/arm64,darwin/amd64,darwin/arm64
+# PREVIOUS: the release this one upgrades (the catalog's replaces and skipRange); default: the
+# newest dated CHANGELOG.md section below VERSION; "none": no upgrade edge.
+PREVIOUS ?=
 OPM ?= $(shell hack/build-olm.sh --print-dir)/opm
 
 .PHONY: release
-release: kustomize helm ## Write release VERSION (make release VERSION=vX.Y.Z) into DIST: install.yaml, the Helm chart, the OLM bundle image and catalog, multi-arch image archives, SHA256SUMS.
+release: kustomize helm ## Write release VERSION (make release VERSION=vX.Y.Z [REGISTRY=host/path]) into DIST: manifests, chart, image, bundle and catalog archives, release-push, SHA256SUMS.
 	@case "$(VERSION_ORIGIN)" in "command line"|environment) ;; \
 		*) echo "release: name the version: make release VERSION=vX.Y.Z (docs/release.md)" >&2; exit 1;; esac
-	@VERSION=$(VERSION) hack/release.sh --preflight
+	@VERSION=$(VERSION) PREVIOUS=$(PREVIOUS) hack/release.sh --preflight
 	@hack/build-olm.sh operator-sdk opm >/dev/null
-	VERSION=$(VERSION) IMAGE_TAG_BASE=$(IMAGE_TAG_BASE) DIST="$(DIST)" RELEASE_PLATFORMS=$(RELEASE_PLATFORMS) \
-		BUNDLE_CHANNELS=$(BUNDLE_CHANNELS) BUNDLE_DEFAULT_CHANNEL=$(BUNDLE_DEFAULT_CHANNEL) BUNDLE_REPLACES=$(BUNDLE_REPLACES) \
+	VERSION=$(VERSION) REGISTRY=$(REGISTRY) DIST="$(DIST)" RELEASE_PLATFORMS=$(RELEASE_PLATFORMS) \
+		RELEASE_TOOL_PLATFORMS=$(RELEASE_TOOL_PLATFORMS) PREVIOUS=$(PREVIOUS) \
 		BUNDLE_K8S_VERSION=$(BUNDLE_K8S_VERSION) KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" OPERATOR_SDK="$(OPERATOR_SDK)" \
 		OPM="$(OPM)" hack/release.sh
 
 .PHONY: release-push
-release-push: crane ## Push the images of the release in DIST with crane (files checked against SHA256SUMS, digests against images.txt).
-	DIST="$(DIST)" CRANE="$(CRANE)" INSECURE_REGISTRY=$(INSECURE_REGISTRY) hack/release-push.sh
+release-push: ## Publish the release in DIST to its registry with cmd/release-push (INSECURE_REGISTRY=true: plain HTTP).
+	go run ./cmd/release-push --dist "$(DIST)" $(if $(filter true,$(INSECURE_REGISTRY)),--insecure)
 
 ##@ Dependencies
 

@@ -1,75 +1,136 @@
 #!/usr/bin/env bash
-# make release: writes every artifact of release VERSION into DIST (docs/release.md):
+# make release: writes every artifact of release VERSION, for the registry REGISTRY, into DIST
+# (docs/release.md has the table of files):
 #
-#   install.yaml                                    config/default with the release's image (kubectl apply --server-side -f)
-#   enhanced-liveness-operator-<V>.tgz              the Helm chart (helm install ... <file>)
-#   <name>-v<V>.oci.tar, <name>-bundle-v<V>.oci.tar the operator image and the OLM bundle image, each an OCI
-#                                                   image layout in one tar holding an image index of
-#                                                   RELEASE_PLATFORMS (hack/imagebuilder; make release-push
-#                                                   pushes them with crane)
-#   catalog.yaml                                    a file-based OLM catalog (opm) of the package, the bundle
-#                                                   pinned by its digest, for a catalog image of a CatalogSource
-#   images.txt                                      each image's reference and the digest it has once pushed
-#   SHA256SUMS                                      the SHA-256 of every file above
+#   install.yaml, crds.yaml                         config/default with the release's image; its CRDs alone
+#   enhanced-liveness-operator-<V>.tgz              the Helm chart, its default image the release's
+#   <name>-v<V>.oci.tar                             the operator image, an OCI image layout in one tar
+#                                                   holding an image index of RELEASE_PLATFORMS
+#   <name>-bundle-v<V>.oci.tar                      the OLM bundle image, same form
+#   <name>-catalog-v<V>.oci.tar                     the OLM catalog image (opm serving catalog.yaml)
+#   catalog.yaml                                    the file-based catalog in it: the bundle, by digest,
+#                                                   in the channels of VERSION, with the upgrade edge
+#                                                   from the previous release
+#   release-push-<os>-<arch>                        cmd/release-push for RELEASE_TOOL_PLATFORMS: pushes
+#                                                   this directory to REGISTRY, needing nothing else
+#   images.txt                                      each image's reference, its digest and its archive
+#   README.md, SHA256SUMS
+#
+# Every reference to an image the release built is REGISTRY/<repository>:v<V>@<digest>: the
+# operator image is built first, then what names it (install.yaml, the chart, the bundle), then
+# the bundle image, the catalog that names it, and the catalog image.
+#
+# Channels (OLM): a pre-release (VERSION with a "-") is in "candidate" only, a release in "stable"
+# (the default channel) and "candidate". The previous release, which the catalog entry replaces
+# and skips from (skipRange ">=<previous> <V>"), is PREVIOUS when set ("none": no edge), else the
+# newest dated section of CHANGELOG.md below VERSION.
 #
 # Everything is built from the checked-out commit, stamped with VERSION and dated by the commit
-# (SOURCE_DATE_EPOCH): rebuilding a commit gives the same images and the same checksums. A final
-# release (X.Y.Z) needs a clean tree and a dated CHANGELOG.md section (## X.Y.Z - YYYY-MM-DD); a
-# pre-release (X.Y.Z-rc.1, a test release) needs neither.
+# (SOURCE_DATE_EPOCH): rebuilding a commit gives the same files. A final release (X.Y.Z) needs a
+# clean tree and a dated CHANGELOG.md section (## X.Y.Z - YYYY-MM-DD); a pre-release needs neither.
 #
-# Environment (the Makefile sets it): VERSION (semver, no v), IMAGE_TAG_BASE, DIST, RELEASE_PLATFORMS,
-# BUNDLE_CHANNELS, BUNDLE_DEFAULT_CHANNEL, BUNDLE_REPLACES, BUNDLE_K8S_VERSION, KUSTOMIZE, HELM,
-# OPERATOR_SDK, OPM.
+# usage: hack/release.sh [--preflight | --plan]
+#   --preflight  only the checks that need nothing built (the Makefile runs them first)
+#   --plan       prints the release's channels and previous release, and checks nothing else
+# Environment (the Makefile sets it): VERSION (semver, no v), REGISTRY, DIST, RELEASE_PLATFORMS,
+# RELEASE_TOOL_PLATFORMS, PREVIOUS, BUNDLE_K8S_VERSION, KUSTOMIZE, HELM, OPERATOR_SDK, OPM.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-# --preflight: only the checks that need nothing built (the Makefile runs them before it builds
-# the OLM tools, which takes minutes on a fresh machine).
-preflight=false
-[ "${1:-}" = --preflight ] && preflight=true
+mode=${1:-build}
+case $mode in build|--preflight|--plan) ;; *) echo "release: unknown argument $mode (--preflight, --plan)" >&2; exit 2 ;; esac
 : "${VERSION:?}"
-$preflight || : "${IMAGE_TAG_BASE:?}" "${DIST:?}" "${RELEASE_PLATFORMS:?}" "${KUSTOMIZE:?}" "${HELM:?}" \
-  "${OPERATOR_SDK:?}" "${OPM:?}" "${BUNDLE_CHANNELS:?}" "${BUNDLE_DEFAULT_CHANNEL:?}" "${BUNDLE_K8S_VERSION:?}"
+[ "$mode" != build ] || : "${REGISTRY:?}" "${DIST:?}" "${RELEASE_PLATFORMS:?}" "${RELEASE_TOOL_PLATFORMS:?}" \
+  "${KUSTOMIZE:?}" "${HELM:?}" "${OPERATOR_SDK:?}" "${OPM:?}" "${BUNDLE_K8S_VERSION:?}"
 PACKAGE=enhanced-liveness-operator
 t0=$(date +%s)
 step() { echo "release: $* ($(( $(date +%s) - t0 ))s)" >&2; }
 die() { echo "release: $*" >&2; exit 1; }
 
-# readme VERSION IMAGE BUNDLE-IMAGE NAME: dist/README.md, what the release holds and how to install
-# it from these files alone.
+# semver_lt A B: A < B in Semantic Versioning's precedence (build metadata ignored).
+semver_lt() {
+  local a=${1%%+*} b=${2%%+*} i x y
+  local -a ac bc ap bp
+  IFS=. read -ra ac <<< "${a%%-*}"; IFS=. read -ra bc <<< "${b%%-*}"
+  for i in 0 1 2; do
+    [ "${ac[i]}" -lt "${bc[i]}" ] && return 0
+    [ "${ac[i]}" -gt "${bc[i]}" ] && return 1
+  done
+  # Same core: a pre-release is lower than the release; pre-releases compare field by field.
+  [[ $a == *-* ]] || return 1
+  [[ $b == *-* ]] || return 0
+  IFS=. read -ra ap <<< "${a#*-}"; IFS=. read -ra bp <<< "${b#*-}"
+  for ((i = 0; i < ${#ap[@]} && i < ${#bp[@]}; i++)); do
+    x=${ap[i]} y=${bp[i]}
+    [ "$x" = "$y" ] && continue
+    if [[ $x =~ ^[0-9]+$ && $y =~ ^[0-9]+$ ]]; then [ "$x" -lt "$y" ]; return; fi
+    [[ $x =~ ^[0-9]+$ ]] && return 0
+    [[ $y =~ ^[0-9]+$ ]] && return 1
+    [[ $x < $y ]]; return
+  done
+  [ ${#ap[@]} -lt ${#bp[@]} ]
+}
+
+# plan: the channels of VERSION and the release it upgrades from (channels, default_channel,
+# previous; previous empty when there is none).
+plan() {
+  case $VERSION in
+    *-*) channels=candidate default_channel=candidate ;;
+    *) channels=stable,candidate default_channel=stable ;;
+  esac
+  previous=
+  if [ -n "${PREVIOUS:-}" ]; then
+    if [ "$PREVIOUS" != none ]; then
+      previous=$(VERSION=$PREVIOUS hack/version.sh 2>&1) || die "PREVIOUS=$PREVIOUS: $previous"
+      semver_lt "$previous" "$VERSION" || die "PREVIOUS=$PREVIOUS is not lower than VERSION=$VERSION: the catalog's upgrade edge goes from the previous release to this one"
+    fi
+  else
+    local v
+    for v in $(awk '/^## [0-9][^ ]* - [0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]$/ {print $2}' CHANGELOG.md); do
+      if semver_lt "$v" "$VERSION"; then previous=$v; break; fi
+    done
+  fi
+}
+
+# readme: dist/README.md, what the release holds and how to install it from these files alone.
 readme() {
+  local chart_repo=$REGISTRY/charts/$PACKAGE edge=
+  [ -z "$previous" ] || edge=" It replaces $previous (the catalog's upgrade edge, and \`skipRange: \">=$previous <$VERSION\"\`)."
   cat <<EOF
-# enhanced-liveness-operator $1
+# enhanced-liveness-operator $VERSION
 
 Built from revision $revision of https://github.com/enhanced-liveness/enhanced-liveness-operator
-(docs/release.md there says how). Check the files first: \`sha256sum --check SHA256SUMS\`.
+(docs/release.md there says how) for the registry \`$REGISTRY\`: every image reference in these
+files is \`$REGISTRY/...:v$VERSION@sha256:...\`, pinned by the digest of the image in its archive.
+Check the files first: \`sha256sum --check SHA256SUMS\`.
 
 | file | what |
 |---|---|
 | \`install.yaml\` | everything the operator needs, for \`kubectl apply --server-side -f install.yaml\` |
 | \`crds.yaml\` | its CRDs alone, for a cluster where CRDs are applied apart (the chart's \`crds.install=false\`) |
-| \`enhanced-liveness-operator-$1.tgz\` | the Helm chart |
-| \`$4-v$1.oci.tar\` | the operator image (manager and daemon), multi-platform, an OCI archive |
-| \`$4-bundle-v$1.oci.tar\` | the OLM bundle image, an OCI archive |
-| \`catalog.yaml\` | a file-based OLM catalog of the bundle, for a catalog image |
-| \`images.txt\` | each image's reference and the digest it has once pushed |
+| \`$PACKAGE-$VERSION.tgz\` | the Helm chart; \`release-push\` publishes it as \`oci://$chart_repo\` |
+| \`$PACKAGE-v$VERSION.oci.tar\` | the operator image (manager and daemon), $RELEASE_PLATFORMS, an OCI archive |
+| \`$PACKAGE-bundle-v$VERSION.oci.tar\` | the OLM bundle image, an OCI archive |
+| \`$PACKAGE-catalog-v$VERSION.oci.tar\` | the OLM catalog image (\`opm serve\` of \`catalog.yaml\`), an OCI archive |
+| \`catalog.yaml\` | the file-based OLM catalog in that image: channel(s) \`$channels\`.$edge |
+$(for p in ${RELEASE_TOOL_PLATFORMS//,/ }; do printf '| `release-push-%s-%s` | the push program for %s |\n' "${p%/*}" "${p#*/}" "$p"; done)
+| \`images.txt\` | each image's reference with its digest, and its archive |
 
-## 1. Push the images
+## 1. Publish the release to $REGISTRY
 
-Nothing is published for you: the manifests name \`$2\` and \`$3\`, the references this release
-was built for (\`make release IMAGE_TAG_BASE=<registry>/<name>\` builds one for your registry).
-Push each archive to its reference, with the digest \`images.txt\` gives:
+With the \`release-push\` program of your platform, from this directory (no container engine;
+the credentials of \`docker login\`, \`~/.docker/config.json\`):
 
 \`\`\`sh
-# with crane (go install github.com/google/go-containerregistry/cmd/crane@latest)
-mkdir -p op bundle && tar -xf $4-v$1.oci.tar -C op && tar -xf $4-bundle-v$1.oci.tar -C bundle
-crane push --index op $2
-crane push --index bundle $3
-# or, with skopeo: skopeo copy --all oci-archive:$4-v$1.oci.tar docker://$2
+./release-push-linux-amd64            # or -linux-arm64, -darwin-amd64, -darwin-arm64
+# flags: --insecure for a registry over plain HTTP, --ca-file FILE for a private CA
 \`\`\`
 
-From a checkout of the tag, \`make release-push DIST=<this directory>\` does the same and checks the
-digests.
+It checks every file against \`SHA256SUMS\`, pushes the three images, each under its reference
+in \`images.txt\` and checked to have the recorded digest there, and the chart as
+\`oci://$chart_repo:$VERSION\`. These files pin \`$REGISTRY\`'s references: for another registry,
+build the release for it (\`make release VERSION=v$VERSION REGISTRY=<yours>\` from a checkout of
+the tag gives the same images under your names).
 
 ## 2. Install, one of three ways
 
@@ -80,23 +141,29 @@ digests.
   the host network and the CRI socket), then the chart:
   \`kubectl create namespace enhanced-liveness-system\`,
   \`kubectl label namespace enhanced-liveness-system pod-security.kubernetes.io/enforce=privileged\`,
-  \`helm install enhanced-liveness-operator enhanced-liveness-operator-$1.tgz -n enhanced-liveness-system --wait\`.
-  The chart installs and upgrades the CRDs itself; where someone else manages CRDs, apply
-  \`crds.yaml\` and set \`--set crds.install=false\`. \`helm upgrade\` with the next release's chart upgrades it.
-- **OLM**: put \`catalog.yaml\` in a catalog image (\`catalog/enhanced-liveness-operator/catalog.yaml\`
-  with \`opm generate dockerfile catalog\`, or any file-based catalog image), push it, create a
-  CatalogSource for it and a Subscription to the package \`enhanced-liveness-operator\`
-  (docs/upgrade-olm.md).
+  \`helm install enhanced-liveness-operator oci://$chart_repo --version $VERSION -n enhanced-liveness-system --wait\`
+  (or the file \`$PACKAGE-$VERSION.tgz\` in place of the \`oci://\` reference; \`--plain-http\` for a
+  registry over HTTP). The chart installs and upgrades the CRDs itself; where someone else manages
+  CRDs, apply \`crds.yaml\` and add \`--set crds.install=false\`.
+- **OLM**: a CatalogSource of the catalog image, then a Subscription to the package
+  \`$PACKAGE\` in channel \`$default_channel\` (docs/install.md, With OLM):
+  \`spec.image: $catalog_ref\`.
 
 ## 3. Upgrade from the previous release
 
 Read the release's section of CHANGELOG.md (its upgrade notes), then apply the new
-\`install.yaml\`, \`helm upgrade\` to the new chart, or let OLM follow the catalog's channel. The
-upgrade pages are docs/upgrade-kustomize.md and docs/upgrade-olm.md.
+\`install.yaml\`, \`helm upgrade enhanced-liveness-operator oci://$chart_repo --version $VERSION\`,
+or point the CatalogSource at the new catalog image and let OLM follow the channel. The upgrade
+pages are docs/upgrade-kustomize.md and docs/upgrade-olm.md.
 EOF
 }
 
 VERSION=$(VERSION=$VERSION hack/version.sh)
+plan
+if [ "$mode" = --plan ]; then
+  echo "release: $VERSION: channels $channels (default $default_channel), previous ${previous:-none}"
+  exit 0
+fi
 case $VERSION in
   *-*) final=false ;;   # a pre-release
   *) final=true ;;
@@ -107,7 +174,7 @@ if $final; then
   [ -z "$(git status --porcelain --untracked-files=normal -- . ':!bin' ':!dist')" ] ||
     die "the working tree differs from the commit: a release is built from a clean checkout of its tag"
 fi
-$preflight && exit 0
+[ "$mode" = --preflight ] && exit 0
 # The revision is the checkout's before anything is written: a DIST inside the checkout (other
 # than dist/) must not make the images say -dirty. Every later stamp (imagebuilder) reads it.
 revision=$(hack/version.sh revision)
@@ -115,6 +182,7 @@ export GIT_REVISION=$revision
 SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)
 export SOURCE_DATE_EPOCH
 created_at=$(TZ=UTC0 git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd)
+REGISTRY=${REGISTRY%/}
 
 # DIST is emptied first; refuse a directory that does not look like an earlier release.
 if [ -d "$DIST" ] && [ -n "$(ls -A "$DIST")" ] && [ ! -f "$DIST/SHA256SUMS" ]; then
@@ -125,12 +193,25 @@ DIST=$(cd "$DIST" && pwd)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-img=$IMAGE_TAG_BASE:v$VERSION
-bundle_img=$IMAGE_TAG_BASE-bundle:v$VERSION
-name=${IMAGE_TAG_BASE##*/}
-step "$PACKAGE $VERSION (revision $revision, $created_at) into $DIST: $img, $bundle_img, $RELEASE_PLATFORMS"
+tag=v$VERSION
+step "$PACKAGE $VERSION (revision $revision, $created_at) into $DIST for $REGISTRY: $RELEASE_PLATFORMS, channels $channels, previous ${previous:-none}"
+go build -o "$scratch/imagebuilder" ./hack/imagebuilder
+# build_image NAME [FLAGS...]: hack/imagebuilder's NAME as an OCI archive in DIST; prints its
+# reference, pinned by the digest of its image index.
+build_image() {
+  local n=$1 repo=$PACKAGE
+  shift
+  [ "$n" = operator ] || repo=$PACKAGE-$n
+  "$scratch/imagebuilder" -out "$scratch/images" -format oci-archive -platforms "$RELEASE_PLATFORMS" \
+    -version "$VERSION" -tag "$tag" -registry "$REGISTRY" "$@" "$n" >&2
+  mv "$scratch/images/$n.oci.tar" "$DIST/$repo-$tag.oci.tar"
+  echo "$REGISTRY/$repo:$tag@$(cat "$scratch/images/$n.digest")"
+}
 
-step "install.yaml, crds.yaml"
+step "operator image"
+img=$(build_image operator)
+
+step "install.yaml, crds.yaml ($img)"
 KUSTOMIZE=$KUSTOMIZE hack/render-install.sh "$img" > "$DIST/install.yaml"
 # The CRDs of install.yaml on their own, for clusters where CRDs are applied apart from the chart.
 awk '
@@ -141,54 +222,65 @@ awk '
 [ "$(grep -c '^kind: CustomResourceDefinition$' "$DIST/crds.yaml")" -eq "$(grep -c '^kind: CustomResourceDefinition$' "$DIST/install.yaml")" ] ||
   die "crds.yaml does not hold every CRD of install.yaml"
 
-step "OLM bundle"
+step "OLM bundle and its image"
 KUSTOMIZE=$KUSTOMIZE OPERATOR_SDK=$OPERATOR_SDK hack/bundle.sh --version "$VERSION" --image "$img" \
-  --created-at "$created_at" --channels "$BUNDLE_CHANNELS" --default-channel "$BUNDLE_DEFAULT_CHANNEL" \
-  ${BUNDLE_REPLACES:+--replaces "$BUNDLE_REPLACES"} --k8s-version "$BUNDLE_K8S_VERSION" \
+  --created-at "$created_at" --channels "$channels" --default-channel "$default_channel" \
+  ${previous:+--replaces "$PACKAGE.v$previous"} --k8s-version "$BUNDLE_K8S_VERSION" \
   --output-dir "$scratch/bundle" > "$scratch/bundle.log" 2>&1 || { cat "$scratch/bundle.log" >&2; die "the bundle failed"; }
+bundle_ref=$(build_image bundle -bundle-dir "$scratch/bundle")
 
-step "images ($RELEASE_PLATFORMS)"
-go build -o "$scratch/imagebuilder" ./hack/imagebuilder
-"$scratch/imagebuilder" -out "$scratch/images" -format oci-archive -platforms "$RELEASE_PLATFORMS" \
-  -version "$VERSION" -tag "v$VERSION" -registry "${IMAGE_TAG_BASE%/*}" -bundle-dir "$scratch/bundle" operator bundle
-mv "$scratch/images/operator.oci.tar" "$DIST/$name-v$VERSION.oci.tar"
-mv "$scratch/images/bundle.oci.tar" "$DIST/$name-bundle-v$VERSION.oci.tar"
-bundle_digest=$(cat "$scratch/images/bundle.digest")
-printf '%s@%s %s\n%s@%s %s\n' \
-  "$img" "$(cat "$scratch/images/operator.digest")" "$name-v$VERSION.oci.tar" \
-  "$bundle_img" "$bundle_digest" "$name-bundle-v$VERSION.oci.tar" > "$DIST/images.txt"
-
-step "file-based catalog"
+step "file-based catalog ($bundle_ref)"
 cat=$scratch/catalog/$PACKAGE
 mkdir -p "$cat"
 {
-  "$OPM" init "$PACKAGE" --default-channel "$BUNDLE_DEFAULT_CHANNEL" --output yaml
-  # The bundle by digest: the catalog names exactly the image this release pushed.
-  "$OPM" render "$scratch/bundle" --alpha-image-ref-template "${IMAGE_TAG_BASE}-bundle@$bundle_digest" --output yaml
-  for ch in ${BUNDLE_CHANNELS//,/ }; do
+  "$OPM" init "$PACKAGE" --default-channel "$default_channel" --output yaml
+  # The bundle by digest: the catalog names exactly the image this release pushes.
+  "$OPM" render "$scratch/bundle" --alpha-image-ref-template "$bundle_ref" --output yaml
+  for ch in ${channels//,/ }; do
     printf -- '---\nschema: olm.channel\npackage: %s\nname: %s\nentries:\n- name: %s.v%s\n' "$PACKAGE" "$ch" "$PACKAGE" "$VERSION"
-    [ -z "${BUNDLE_REPLACES:-}" ] || printf '  replaces: %s\n' "$BUNDLE_REPLACES"
+    [ -z "$previous" ] || printf '  replaces: %s.v%s\n  skipRange: ">=%s <%s"\n' "$PACKAGE" "$previous" "$previous" "$VERSION"
   done
 } > "$cat/catalog.yaml"
 "$OPM" validate "$scratch/catalog" || die "opm validate refused the catalog ($cat/catalog.yaml)"
 cp "$cat/catalog.yaml" "$DIST/catalog.yaml"
 
+step "catalog image (opm and grpc_health_probe for $RELEASE_PLATFORMS, hack/build-olm.sh)"
+for p in ${RELEASE_PLATFORMS//,/ }; do
+  d=$(GOARCH=${p#*/} hack/build-olm.sh opm grpc_health_probe)
+  mkdir -p "$scratch/catalog-tools/${p/\//-}"
+  cp "$d/opm" "$d/grpc_health_probe" "$scratch/catalog-tools/${p/\//-}/"
+done
+catalog_ref=$(build_image catalog -catalog-dir "$scratch/catalog" -catalog-tools "$scratch/catalog-tools")
+
 step "Helm chart"
 chart=$scratch/chart/$PACKAGE
 mkdir -p "$scratch/chart" && cp -R charts/$PACKAGE "$chart"
-# The packaged chart's default image is the release's.
-awk -v repo="$IMAGE_TAG_BASE" '
+# The packaged chart's default image is the release's: repository, tag and digest.
+digest=${img##*@}
+awk -v repo="$REGISTRY/$PACKAGE" -v tag="$tag" -v digest="$digest" '
   /^image:/ { in_image = 1 }
-  in_image && /^  repository:/ { print "  repository: " repo; in_image = 0; next }
-  { print }' charts/$PACKAGE/values.yaml > "$chart/values.yaml"
-grep -q "^  repository: $IMAGE_TAG_BASE\$" "$chart/values.yaml" || die "cannot set image.repository in the chart's values.yaml"
+  /^[^ #]/ && !/^image:/ { in_image = 0 }
+  in_image && /^  repository:/ { print "  repository: " repo; n++; next }
+  in_image && /^  tag:/ { print "  tag: " tag; n++; next }
+  in_image && /^  digest:/ { print "  digest: " digest; n++; next }
+  { print }
+  END { if (n != 3) exit 1 }' charts/$PACKAGE/values.yaml > "$chart/values.yaml" ||
+  die "cannot set image.repository, image.tag and image.digest in the chart's values.yaml"
 "$HELM" lint --strict "$chart" > "$scratch/lint.log" 2>&1 || { cat "$scratch/lint.log" >&2; die "helm lint refused the chart"; }
 "$HELM" package "$chart" --version "$VERSION" --app-version "$VERSION" --destination "$DIST" > /dev/null
 
-step "README.md"
-readme "$VERSION" "$img" "$bundle_img" "$name" > "$DIST/README.md"
+step "release-push ($RELEASE_TOOL_PLATFORMS)"
+for p in ${RELEASE_TOOL_PLATFORMS//,/ }; do
+  CGO_ENABLED=0 GOOS=${p%/*} GOARCH=${p#*/} go build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=$VERSION" \
+    -o "$DIST/release-push-${p/\//-}" ./cmd/release-push
+done
 
-step "checksums"
+step "images.txt, README.md, checksums"
+for ref in "$img" "$bundle_ref" "$catalog_ref"; do
+  repo=${ref%%:v*}
+  echo "$ref ${repo##*/}-$tag.oci.tar"
+done > "$DIST/images.txt"
+readme > "$DIST/README.md"
 if command -v sha256sum > /dev/null; then sum=(sha256sum); else sum=(shasum -a 256); fi
 (cd "$DIST" && "${sum[@]}" $(ls | grep -v '^SHA256SUMS$') > SHA256SUMS)
 step "done: $(cd "$DIST" && ls | tr '\n' ' ')"

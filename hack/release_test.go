@@ -51,3 +51,41 @@ func TestReleasePreflight(t *testing.T) {
 		})
 	}
 }
+
+// The channels of a release and the release it upgrades from, decided from VERSION, PREVIOUS and
+// CHANGELOG.md's dated sections before anything is built (hack/release.sh --plan).
+func TestReleasePlan(t *testing.T) {
+	cases := []struct {
+		version, previous string
+		ok                bool
+		want              string
+	}{
+		// A pre-release is in candidate only, and upgrades from the newest dated release below it.
+		{"v0.2.0-rc.1", "", true, "0.2.0-rc.1: channels candidate (default candidate), previous 0.1.0"},
+		// A release is in stable (the default) and candidate.
+		{"v0.2.0", "", true, "0.2.0: channels stable,candidate (default stable), previous 0.1.0"},
+		// Nothing dated below the first release: no upgrade edge.
+		{"v0.1.0", "", true, "previous none"},
+		{"v0.0.1-e2e.1", "", true, "previous none"},
+		{"v0.0.2-e2e.2", "0.0.1-e2e.1", true, "0.0.2-e2e.2: channels candidate (default candidate), previous 0.0.1-e2e.1"},
+		{"v0.2.0-rc.2", "v0.2.0-rc.1", true, "previous 0.2.0-rc.1"},
+		{"v0.2.0-rc.10", "0.2.0-rc.9", true, "previous 0.2.0-rc.9"},
+		{"v0.2.0", "none", true, "previous none"},
+		{"v0.2.0", "0.3.0", false, "PREVIOUS=0.3.0 is not lower than VERSION=0.2.0"},
+		{"v0.2.0-rc.1", "0.2.0", false, "PREVIOUS=0.2.0 is not lower than VERSION=0.2.0-rc.1"},
+		{"v0.2.0", "0.2", false, `PREVIOUS=0.2: version: "0.2" is not a semantic version`},
+	}
+	for _, c := range cases {
+		t.Run(c.version+"/"+c.previous, func(t *testing.T) {
+			cmd := exec.Command("bash", "release.sh", "--plan")
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "VERSION=" + c.version, "PREVIOUS=" + c.previous}
+			out, err := cmd.CombinedOutput()
+			if (err == nil) != c.ok {
+				t.Fatalf("release.sh --plan with VERSION=%s PREVIOUS=%s: err = %v, want ok = %v; output:\n%s", c.version, c.previous, err, c.ok, out)
+			}
+			if !strings.Contains(string(out), c.want) {
+				t.Errorf("output = %q, want it to contain %q", out, c.want)
+			}
+		})
+	}
+}
