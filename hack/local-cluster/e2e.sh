@@ -42,6 +42,8 @@ export E2E_APP_IMAGE=localhost/e2e-app:e2e
 export E2E_IMAGES_DIR=$IMAGES_DIR E2E_NODE_CONTAINERD="$(node_sockets | paste -sd ' ')" E2E_CLUSTER_PKI=$PKI
 # test/quickstart: where the node's containerd reads registry hosts (config_path), the node's address
 export E2E_CONTAINERD_HOSTS_DIR=$STATE/containerd/certs.d E2E_NODE_IP=$(node_ip)
+# test/helm: where its registry listens (an address the cluster made, not the host's eth0)
+export E2E_REGISTRY_ADDR=$(registry_addr)
 export E2E_REPORT_DIR=${E2E_REPORT_DIR:-$ROOT/bin/e2e-report}
 export PATH=$K8S_BIN:$CONTAINERD_BIN:$PATH
 cd "$ROOT"

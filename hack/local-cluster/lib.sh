@@ -118,6 +118,15 @@ in_node() {
   nsenter --net="$XN_NS/net" --mount="$XN_NS/mnt" -- "$@"
 }
 
+# registry_addr: an address this host serves a test registry on that the local cluster made and
+# every node's containerd reaches: the host's end of the first extra node's link (node A is in the
+# host's network namespace, the others route through their link), else loopback (one node).
+registry_addr() {
+  local l
+  for l in $(extra_nodes); do extra_node "$l"; echo "$XN_GW"; return; done
+  echo 127.0.0.1
+}
+
 # node_sockets: "NAME=SOCKET" of every node's containerd, as the host reaches it.
 node_sockets() {
   local l

@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -68,10 +69,17 @@ const (
 // release is one `make release` of this tree.
 type release struct {
 	version, dist string
+	// images are images.txt's references (repository:tag@digest) by repository name.
+	images map[string]string
 }
 
 func (r release) chart() string {
 	return filepath.Join(r.dist, "enhanced-liveness-operator-"+r.version+".tgz")
+}
+
+// operatorImage is the operator image's reference the release pins everywhere.
+func (r release) operatorImage() string {
+	return r.images["enhanced-liveness-operator"]
 }
 
 func (r release) manifest() string {
@@ -83,7 +91,8 @@ var _ = Describe("The release's install manifest and Helm chart", Ordered, func(
 		k8s        client.Client
 		scrape     scraper
 		kubeconfig string
-		imageBase  string
+		registry   string
+		chartRepo  string
 		first      release
 		second     release
 		manifest   []*unstructured.Unstructured
@@ -96,27 +105,31 @@ var _ = Describe("The release's install manifest and Helm chart", Ordered, func(
 		k8s, err = client.New(cfg, client.Options{Scheme: testutil.Scheme()})
 		Expect(err).NotTo(HaveOccurred())
 
-		By("serving a registry on the node's address and telling containerd it is plain HTTP")
-		host, stop, err := localregistry.Start(nodeAddress(cfg.Host), GinkgoWriter)
+		By("serving a registry on an address the local cluster made, telling the nodes' containerd it is plain HTTP")
+		host, stop, err := localregistry.Start(registryAddress(cfg.Host), GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(stop)
 		untrust, err := localregistry.TrustPlainHTTP(mustEnv("E2E_CONTAINERD_HOSTS_DIR"), host)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(untrust)
-		imageBase = host + "/elo/enhanced-liveness-operator"
+		registry = host + "/elo"
+		chartRepo = "oci://" + registry + "/charts/enhanced-liveness-operator"
 		scrape = newScraper(ctx, k8s)
 
 		for _, r := range []*release{&first, &second} {
 			*r = release{version: map[*release]string{&first: firstVersion, &second: secondVersion}[r],
 				dist: filepath.Join(GinkgoT().TempDir(), "dist")}
-			By("make release VERSION=v" + r.version + " of this tree, images for this node's architecture, pushed with make release-push")
-			make_(ctx, "release", "VERSION=v"+r.version, "DIST="+r.dist, "IMAGE_TAG_BASE="+imageBase,
-				"RELEASE_PLATFORMS=linux/"+runtime.GOARCH)
-			checkDist(r.dist)
-			make_(ctx, "release-push", "DIST="+r.dist, "INSECURE_REGISTRY=true")
+			previous := map[*release]string{&first: "none", &second: firstVersion}[r]
+			By("make release VERSION=v" + r.version + " REGISTRY=" + registry + " of this tree, for this node's architecture")
+			make_(ctx, "release", "VERSION=v"+r.version, "DIST="+r.dist, "REGISTRY="+registry, "PREVIOUS="+previous,
+				"RELEASE_PLATFORMS=linux/"+runtime.GOARCH, "RELEASE_TOOL_PLATFORMS=linux/"+runtime.GOARCH)
+			r.images = checkDist(r.dist, registry, r.version, previous)
+			By("pushing it with the release-push program of dist/, run from dist/ alone")
+			pushRelease(ctx, r.dist)
 		}
 		Expect(localregistry.Catalog(host)).To(ContainElements("elo/enhanced-liveness-operator",
-			"elo/enhanced-liveness-operator-bundle"))
+			"elo/enhanced-liveness-operator-bundle", "elo/enhanced-liveness-operator-catalog",
+			"elo/charts/enhanced-liveness-operator"))
 
 		By("creating the release's namespace labelled for the privileged Pod Security level, as docs/install.md says")
 		kubectl(ctx, "create", "namespace", namespace)
@@ -137,7 +150,7 @@ var _ = Describe("The release's install manifest and Helm chart", Ordered, func(
 		objects := parse(string(b), manifestNS)
 		Expect(objects).NotTo(BeEmpty())
 		kubectl(ctx, "apply", "--server-side", "-f", first.manifest())
-		expectRunning(ctx, k8s, scrape, manifestNS, imageBase, first.version)
+		expectRunning(ctx, k8s, scrape, manifestNS, first.operatorImage(), first.version)
 
 		By("enrolling a workload, whose hung container the operator restarts")
 		createApp(ctx, k8s)
@@ -159,9 +172,14 @@ var _ = Describe("The release's install manifest and Helm chart", Ordered, func(
 		}
 	}, SpecTimeout(10*time.Minute))
 
-	It("installs the first release from its chart package, with the chart's defaults", func(ctx SpecContext) {
-		helm(ctx, "install", releaseName, first.chart(), "--namespace", namespace, "--wait", "--timeout", "5m")
-		expectRunning(ctx, k8s, scrape, namespace, imageBase, first.version)
+	It("installs the first release from its chart in the registry, with the chart's defaults", func(ctx SpecContext) {
+		By("helm pull " + chartRepo + " gives the chart package of dist/")
+		pulled := GinkgoT().TempDir()
+		helm(ctx, "pull", chartRepo, "--version", first.version, "--plain-http", "--destination", pulled)
+		Expect(os.ReadFile(filepath.Join(pulled, filepath.Base(first.chart())))).To(Equal(mustRead(first.chart())))
+		helm(ctx, "install", releaseName, chartRepo, "--version", first.version, "--plain-http",
+			"--namespace", namespace, "--wait", "--timeout", "5m")
+		expectRunning(ctx, k8s, scrape, namespace, first.operatorImage(), first.version)
 
 		By("enrolling a workload, whose hung container the operator restarts")
 		createApp(ctx, k8s)
@@ -171,9 +189,10 @@ var _ = Describe("The release's install manifest and Helm chart", Ordered, func(
 		expectRestart(ctx, k8s, 1)
 	}, SpecTimeout(10*time.Minute))
 
-	It("upgrades to the second release: the manager and the daemons run it, the enrolled pod stays enrolled", func(ctx SpecContext) {
-		helm(ctx, "upgrade", releaseName, second.chart(), "--namespace", namespace, "--wait", "--timeout", "5m")
-		expectRunning(ctx, k8s, scrape, namespace, imageBase, second.version)
+	It("upgrades to the second release's chart in the registry: the manager and the daemons run it, the enrolled pod stays enrolled", func(ctx SpecContext) {
+		helm(ctx, "upgrade", releaseName, chartRepo, "--version", second.version, "--plain-http",
+			"--namespace", namespace, "--wait", "--timeout", "5m")
+		expectRunning(ctx, k8s, scrape, namespace, second.operatorImage(), second.version)
 		Expect(appPod(ctx, k8s).Labels).To(HaveKeyWithValue(appsv1alpha1.LabelEnrolled, "true"))
 		expectRestart(ctx, k8s, 2)
 	}, SpecTimeout(10*time.Minute))
@@ -218,12 +237,11 @@ var _ = Describe("The release's install manifest and Helm chart", Ordered, func(
 })
 
 // expectRunning waits for the manager in namespace ns and the daemon DaemonSet the manager creates
-// to run version, from its image, and for each to say so: the build-info metric of every manager
-// replica and of the node's daemon, and the daemon's User-Agent, which the API server records as
-// the field manager of the daemon's Lease.
-func expectRunning(ctx SpecContext, k8s client.Client, scrape scraper, ns, imageBase, version string) {
+// to run version, from its image (the release's reference, pinned by digest), and for each to say
+// so: the build-info metric of every manager replica and of the node's daemon, and the daemon's
+// User-Agent, which the API server records as the field manager of the daemon's Lease.
+func expectRunning(ctx SpecContext, k8s client.Client, scrape scraper, ns, image, version string) {
 	GinkgoHelper()
-	image := imageBase + ":v" + version
 	By("the manager and the daemons run " + image)
 	Eventually(func(g Gomega) {
 		var d appsv1.Deployment
@@ -402,15 +420,28 @@ func parse(yamlText, ns string) []*unstructured.Unstructured {
 	}
 }
 
-// checkDist checks what a release writes beside its images: crds.yaml holds exactly the CRDs of
-// install.yaml, and README.md names every file of the release.
-func checkDist(dist string) {
+// checkDist checks what a release for registry writes beside its images and returns images.txt's
+// references by repository name: every reference to an image the release built is
+// <registry>/<repository>:v<version>@sha256:... (install.yaml, the chart's values, the catalog);
+// crds.yaml holds exactly the CRDs of install.yaml; the catalog is in the candidate channel (a
+// pre-release) with the upgrade edge from previous; README.md names every file of the release.
+func checkDist(dist, registry, version, previous string) map[string]string {
 	GinkgoHelper()
-	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join(dist, name))
-		Expect(err).NotTo(HaveOccurred())
-		return string(b)
+	read := func(name string) string { return string(mustRead(filepath.Join(dist, name))) }
+	images := map[string]string{}
+	for line := range strings.SplitSeq(strings.TrimSpace(read("images.txt")), "\n") {
+		fields := strings.Fields(line)
+		Expect(fields).To(HaveLen(2), "images.txt: %q", line)
+		repo, _, _ := strings.Cut(strings.TrimPrefix(fields[0], registry+"/"), ":")
+		Expect(fields[0]).To(MatchRegexp(`^%s/%s:v%s@sha256:[0-9a-f]{64}$`, regexp.QuoteMeta(registry), repo, regexp.QuoteMeta(version)))
+		Expect(fields[1]).To(Equal(repo + "-v" + version + ".oci.tar"))
+		images[repo] = fields[0]
 	}
+	Expect(images).To(HaveKey("enhanced-liveness-operator"))
+	Expect(images).To(HaveKey("enhanced-liveness-operator-bundle"))
+	Expect(images).To(HaveKey("enhanced-liveness-operator-catalog"))
+	op := images["enhanced-liveness-operator"]
+
 	var crds, installCRDs []string
 	for _, u := range parse(read("crds.yaml"), "") {
 		Expect(u.GetKind()).To(Equal("CustomResourceDefinition"), "crds.yaml holds %s %s", u.GetKind(), u.GetName())
@@ -422,6 +453,24 @@ func checkDist(dist string) {
 		}
 	}
 	Expect(crds).To(ConsistOf(installCRDs))
+	By("every image reference names " + registry + ", pinned by digest")
+	Expect(regexp.MustCompile(`image: (\S+)`).FindAllStringSubmatch(read("install.yaml"), -1)).
+		To(HaveEach(HaveExactElements(Not(BeEmpty()), Equal(op))), "install.yaml")
+	catalog := read("catalog.yaml")
+	for _, m := range regexp.MustCompile(`image: (\S+)`).FindAllStringSubmatch(catalog, -1) {
+		Expect(m[1]).To(BeElementOf(op, images["enhanced-liveness-operator-bundle"]), "catalog.yaml")
+	}
+	Expect(catalog).To(ContainSubstring("image: " + images["enhanced-liveness-operator-bundle"]))
+	Expect(catalog).To(ContainSubstring("image: "+op), "the CSV's relatedImages (the daemon)")
+	Expect(catalog).To(ContainSubstring("name: candidate\n"))
+	Expect(catalog).NotTo(ContainSubstring("name: stable\n"), "a pre-release is not in stable")
+	if previous != "none" {
+		Expect(catalog).To(ContainSubstring("replaces: enhanced-liveness-operator.v" + previous + "\n"))
+		Expect(catalog).To(ContainSubstring(fmt.Sprintf(`skipRange: ">=%s <%s"`, previous, version)))
+	} else {
+		Expect(catalog).NotTo(ContainSubstring("replaces:"))
+	}
+
 	readme := read("README.md")
 	for line := range strings.SplitSeq(strings.TrimSpace(read("SHA256SUMS")), "\n") {
 		fields := strings.Fields(line)
@@ -430,6 +479,28 @@ func checkDist(dist string) {
 			Expect(readme).To(ContainSubstring("`"+fields[1]+"`"), "README.md names %s", fields[1])
 		}
 	}
+	Expect(read("SHA256SUMS")).To(ContainSubstring("  release-push-linux-" + runtime.GOARCH + "\n"))
+	return images
+}
+
+// pushRelease runs the release-push program a release ships, in the release directory, with
+// nothing of this checkout: no Go, no make, a HOME without credentials.
+func pushRelease(ctx context.Context, dist string) {
+	GinkgoHelper()
+	cmd := exec.CommandContext(ctx, "./release-push-linux-"+runtime.GOARCH, "--insecure")
+	cmd.Dir = dist
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + GinkgoT().TempDir()}
+	out, err := cmd.CombinedOutput()
+	_, _ = fmt.Fprintf(GinkgoWriter, "%s", out)
+	Expect(err).NotTo(HaveOccurred(), "release-push: %s", out)
+	Expect(strings.Count(string(out), "release-push: pushed ")).To(Equal(4), "three images and the chart")
+}
+
+func mustRead(path string) []byte {
+	GinkgoHelper()
+	b, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	return b
 }
 
 // namespaced tells the kinds of the chart and install.yaml that live in a namespace.

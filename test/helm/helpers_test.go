@@ -94,11 +94,12 @@ func postSick(podIP string) {
 	}).WithTimeout(15 * time.Second).Should(Succeed())
 }
 
-// nodeAddress is E2E_NODE_IP, else the host of the API server (on the local node, the API server
-// listens on the node's address).
-func nodeAddress(apiServer string) string {
+// registryAddress is where the suite's registry listens: E2E_REGISTRY_ADDR (an address the local
+// cluster made that every node's containerd reaches, hack/local-cluster/e2e.sh), else the host
+// of the API server.
+func registryAddress(apiServer string) string {
 	GinkgoHelper()
-	if ip := os.Getenv("E2E_NODE_IP"); ip != "" {
+	if ip := os.Getenv("E2E_REGISTRY_ADDR"); ip != "" {
 		return ip
 	}
 	u, err := url.Parse(apiServer)
