@@ -9,9 +9,8 @@
 #      operator to a new image reference; and `make release` 0.1.2-rc.1 of this tree into
 #      bin/olm-test/dist, for the node's architecture
 #   3. the local node (hack/local-cluster/up.sh), the HTTPS test registry (hack/olm/registry) and
-#      containerd's hosts.toml for it; every image pushed (hack/olm/images), the release's with
-#      `make release-push`, and a catalog image of the release's catalog.yaml (hack/olm/images
-#      catalog: opm serve, grpc_health_probe)
+#      containerd's hosts.toml for it; every image pushed (hack/olm/images), the release's
+#      (its catalog image included) with the release-push program of its dist/
 #   4. OLM (hack/olm/install.sh)
 #   5. the Ginkgo suite test/olm (build tag olm): run bundle, the e2e smoke subset, run
 #      bundle-upgrade, scorecard, cleanup; then the release from its catalog through a
@@ -93,12 +92,16 @@ for v in "$UPGRADE_FROM" "$UPGRADE_TO"; do
 done
 # The release as a maintainer makes it (docs/release.md), images for this node only.
 RELEASE_DIST=$OLM_TEST_DIR/dist
-if ! make -C "$ROOT" release VERSION="v$CATALOG_RELEASE" DIST="$RELEASE_DIST" IMAGE_TAG_BASE="$OPERATOR_IMAGE_BASE" \
-  RELEASE_PLATFORMS="linux/$(go env GOARCH)" KUSTOMIZE="$KUSTOMIZE" > "$OLM_TEST_DIR/release.log" 2>&1; then
+if ! make -C "$ROOT" release VERSION="v$CATALOG_RELEASE" DIST="$RELEASE_DIST" REGISTRY="$REGISTRY" \
+  RELEASE_PLATFORMS="linux/$(go env GOARCH)" RELEASE_TOOL_PLATFORMS="linux/$(go env GOARCH)" KUSTOMIZE="$KUSTOMIZE" \
+  > "$OLM_TEST_DIR/release.log" 2>&1; then
   cat "$OLM_TEST_DIR/release.log" >&2; log "make release $CATALOG_RELEASE failed"; exit 1
 fi
 log "release $CATALOG_RELEASE: $(cd "$RELEASE_DIST" && ls | tr '\n' ' ')"
-CATALOG_IMAGE=$REGISTRY/$OPERATOR_PACKAGE-catalog:v$CATALOG_RELEASE
+# The release's references, pinned by digest: its catalog image and the operator image it names.
+CATALOG_IMAGE=$(awk -v r="$REGISTRY/$OPERATOR_PACKAGE-catalog:" 'index($1, r) == 1 {print $1}' "$RELEASE_DIST/images.txt")
+RELEASE_IMAGE=$(awk -v r="$REGISTRY/$OPERATOR_PACKAGE:" 'index($1, r) == 1 {print $1}' "$RELEASE_DIST/images.txt")
+[ -n "$CATALOG_IMAGE" ] && [ -n "$RELEASE_IMAGE" ] || { log "$RELEASE_DIST/images.txt names no catalog or operator image"; exit 1; }
 
 phase "node"
 "$ROOT/hack/local-cluster/up.sh" >/dev/null
@@ -144,9 +147,8 @@ done
 for v in "$UPGRADE_FROM" "$UPGRADE_TO"; do
   "$PUSH" archive -file "$OLM_TEST_DIR/bundle-$v-image/bundle.tar" -ref "$REGISTRY/$OPERATOR_PACKAGE-bundle:v$v" -ca "$REGISTRY_CA"
 done
-# crane (make release-push) trusts the registry's CA through SSL_CERT_FILE.
-SSL_CERT_FILE=$REGISTRY_CA make -s -C "$ROOT" release-push DIST="$RELEASE_DIST"
-"$PUSH" catalog -file "$RELEASE_DIST/catalog.yaml" -bin "$OLM_BIN" -ref "$CATALOG_IMAGE" -ca "$REGISTRY_CA"
+# The release, catalog image included, with the release-push it ships, run in its directory.
+(cd "$RELEASE_DIST" && "./release-push-linux-$(go env GOARCH)" --ca-file "$REGISTRY_CA")
 
 phase "OLM $OLM_VERSION"
 "$OLM_HACK/install.sh" "$REGISTRY/olm:$OLM_VERSION" "$REGISTRY/opm:$OPM_VERSION"
@@ -157,7 +159,8 @@ export OLM_OPERATOR_SDK=$OLM_BIN/operator-sdk
 export OLM_UPGRADE_FROM=$UPGRADE_FROM OLM_UPGRADE_TO=$UPGRADE_TO
 export OLM_BUNDLE_V1=$REGISTRY/$OPERATOR_PACKAGE-bundle:v$UPGRADE_FROM OLM_BUNDLE_V2=$REGISTRY/$OPERATOR_PACKAGE-bundle:v$UPGRADE_TO
 export OLM_INDEX_IMAGE=$REGISTRY/opm:$OPM_VERSION OLM_UNTAR_IMAGE=$REGISTRY/scorecard-untar:$SDK_VERSION
-export OLM_CATALOG_IMAGE=$CATALOG_IMAGE OLM_CATALOG_RELEASE=$CATALOG_RELEASE OLM_RELEASE_IMAGE=$OPERATOR_IMAGE_BASE:v$CATALOG_RELEASE
+# A pre-release is in the candidate channel only (docs/release.md).
+export OLM_CATALOG_IMAGE=$CATALOG_IMAGE OLM_CATALOG_RELEASE=$CATALOG_RELEASE OLM_RELEASE_IMAGE=$RELEASE_IMAGE OLM_CATALOG_CHANNEL=candidate
 export E2E_APP_IMAGE=localhost/e2e-app:e2e E2E_REPORT_DIR=${E2E_REPORT_DIR:-$ROOT/bin/olm-report}
 export PATH=$K8S_BIN:$CONTAINERD_BIN:$PATH
 cd "$ROOT"

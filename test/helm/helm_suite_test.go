@@ -17,9 +17,10 @@ limitations under the License.
 */
 
 // Package helm installs the operator on the local node from what `make release` writes, as a user
-// would: two releases of this tree, pushed with `make release-push` to a registry the suite serves.
-// The first release's install.yaml is applied and deleted with kubectl; then its Helm chart package
-// is installed, upgraded to the second's and uninstalled with the helm binary a user has (built
+// would: two releases of this tree for a registry the suite serves, each pushed there with the
+// release-push program of its dist/ alone.
+// The first release's install.yaml is applied and deleted with kubectl; then its Helm chart is
+// installed from the registry (oci://), upgraded to the second's and uninstalled with the helm binary a user has (built
 // from the Go module proxy, hack/helm-build). Each uninstall is checked to leave nothing. `make
 // test-e2e` runs it after test/e2e and test/quickstart (hack/local-cluster/e2e.sh sets the
 // environment it reads).

@@ -36,16 +36,18 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
 
-// The release test-olm made with `make release` and pushed with `make release-push`, and the
-// catalog image of its catalog.yaml (hack/olm/test-olm.sh).
+// The release test-olm made with `make release` and pushed with the release-push of its dist/:
+// its catalog image, the operator image it pins, and the channel of its version
+// (hack/olm/test-olm.sh).
 var (
-	catalogImage = mustEnv("OLM_CATALOG_IMAGE")
-	releaseImage = mustEnv("OLM_RELEASE_IMAGE")
-	csvRelease   = packageName + ".v" + mustEnv("OLM_CATALOG_RELEASE")
+	catalogImage   = mustEnv("OLM_CATALOG_IMAGE")
+	releaseImage   = mustEnv("OLM_RELEASE_IMAGE")
+	csvRelease     = packageName + ".v" + mustEnv("OLM_CATALOG_RELEASE")
+	catalogChannel = mustEnv("OLM_CATALOG_CHANNEL")
 )
 
 // subscribeYAML is what docs/install.md ("With OLM: a release's catalog") has an OLM user apply,
-// with the catalog image of the release.
+// with the catalog image and the channel of the release.
 const subscribeYAML = `apiVersion: operators.coreos.com/v1alpha1
 kind: CatalogSource
 metadata:
@@ -71,7 +73,7 @@ metadata:
   namespace: enhanced-liveness-system
 spec:
   name: enhanced-liveness-operator
-  channel: stable
+  channel: %s
   source: enhanced-liveness-operator
   sourceNamespace: enhanced-liveness-system
 `
@@ -84,7 +86,7 @@ spec:
 func installFromReleaseCatalog() {
 	kubectlBin := os.Getenv("KUBECTL")
 	file := filepath.Join(GinkgoT().TempDir(), "subscribe.yaml")
-	Expect(os.WriteFile(file, fmt.Appendf(nil, subscribeYAML, catalogImage), 0o644)).To(Succeed())
+	Expect(os.WriteFile(file, fmt.Appendf(nil, subscribeYAML, catalogImage, catalogChannel), 0o644)).To(Succeed())
 	run(time.Minute, kubectlBin, "apply", "-f", file)
 	resolveCatalogServiceForOLM()
 
