@@ -72,7 +72,7 @@ func pack(o options) ([]string, error) {
 	}
 	m := newManifest(o.version)
 	var written []string
-	for _, p := range strings.Split(o.platforms, ",") {
+	for p := range strings.SplitSeq(o.platforms, ",") {
 		goos, arch, ok := strings.Cut(strings.TrimSpace(p), "/")
 		if !ok || goos == "" || arch == "" {
 			return nil, fmt.Errorf("-platforms: %q is not os/arch", p)
