@@ -200,6 +200,10 @@ build: manifests generate fmt vet ## Build the manager and daemon binaries, stam
 	go build -ldflags "$(VERSION_LDFLAGS)" -o bin/manager ./cmd
 	go build -ldflags "$(VERSION_LDFLAGS)" -o bin/daemon ./cmd/daemon
 
+.PHONY: plugin
+plugin: ## Build the kubectl plugin into bin/kubectl-enhancedliveness, stamped with VERSION (docs/kubectl-plugin.md).
+	go build -ldflags "$(VERSION_LDFLAGS)" -o bin/kubectl-enhancedliveness ./cmd/kubectl-enhancedliveness
+
 .PHONY: run
 run: manifests generate fmt vet ## Run a controller from your host.
 	go run -ldflags "$(VERSION_LDFLAGS)" ./cmd

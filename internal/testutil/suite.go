@@ -90,6 +90,17 @@ func StartSuite(o SuiteOptions) *Suite {
 	return s
 }
 
+// UserKubeconfig adds a user of the suite's apiserver (authenticated by a client certificate,
+// with only the rights RBAC gives it) and returns a kubeconfig for it, as kubectl reads one.
+func (s *Suite) UserKubeconfig(name string, groups ...string) []byte {
+	GinkgoHelper()
+	u, err := s.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	Expect(err).NotTo(HaveOccurred())
+	kc, err := u.KubeConfig()
+	Expect(err).NotTo(HaveOccurred())
+	return kc
+}
+
 // ServeWebhooks starts the manager that serves the suite's webhooks and waits until its TLS port
 // answers. Specs about a webhook server that is down call StopServingWebhooks, then this again.
 func (s *Suite) ServeWebhooks() {
