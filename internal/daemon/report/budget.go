@@ -14,14 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package prober
+package report
 
 import (
 	"encoding/json"
 	"slices"
-
-	"github.com/prometheus/client_golang/prometheus"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
@@ -35,22 +32,6 @@ const DefaultReportBudget = 1 << 20
 // each namespace concerned, when the daemon cuts namespaces' results to their Failed states to
 // keep the report within its budget.
 const ReasonReportOverBudget = "ReportOverBudget"
-
-var (
-	// ReportBytes is the JSON size of the report status the daemon last wrote.
-	ReportBytes = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "enhanced_liveness_daemon_report_bytes",
-		Help: "JSON size in bytes of the NodePodProbeReport status the daemon last wrote.",
-	})
-	// OmittedNamespaces is the number of namespaces whose results the last write cut to their
-	// Failed states.
-	OmittedNamespaces = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "enhanced_liveness_daemon_report_omitted_namespaces",
-		Help: "Namespaces whose results the daemon cut to their Failed probes in the NodePodProbeReport it last wrote, to keep it within its byte budget.",
-	})
-)
-
-func init() { ctrlmetrics.Registry.MustRegister(ReportBytes, OmittedNamespaces) }
 
 // fitBudget keeps st within budget bytes (its JSON encoding). Over it, each namespace gets a
 // fair share of the budget: the largest share such that the report fits when every namespace

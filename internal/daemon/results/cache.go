@@ -13,12 +13,16 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-package prober
+
+package results
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/truncate"
@@ -26,11 +30,18 @@ import (
 
 // MaxMessageBytes caps a message in the node's report (the API allows 1 KiB): the reason fits
 // (exit code, HTTP status, error class), and a node with many failing probes keeps its report
-// small (StatusWriter.Budget).
+// small (report.Writer.Budget).
 const MaxMessageBytes = appsv1alpha1.ReportMessageLength
 
-// MaxEventNoteBytes caps an event's note: events.k8s.io allows 1 KiB.
-const MaxEventNoteBytes = 1024
+// Key identifies a probe worker and its result. Never the containerID: a container restart must
+// not orphan a result, and a result must never be attributed to another pod's container.
+type Key struct {
+	PodUID    types.UID
+	Container string
+	Probe     string
+}
+
+func (k Key) String() string { return fmt.Sprintf("%s/%s/%s", k.PodUID, k.Container, k.Probe) }
 
 // Entry is the last reported result of one probe.
 type Entry struct {
@@ -44,18 +55,18 @@ type Entry struct {
 	FailingSince time.Time
 }
 
-// Write says how soon the status writer sends a change recorded in the cache: the one who
+// Write says how soon the report writer sends a change recorded in the cache: the one who
 // records the change decides, where it records it.
 type Write uint8
 
 const (
-	// WriteInWindow: with the other changes of the writer's window (StatusWriter.Window,
-	// DefaultWriteWindow): at once after a quiet window, else gathered until the window since
-	// the last write has passed.
+	// WriteInWindow: with the other changes of the writer's window (report.Writer.Window,
+	// report.DefaultWriteWindow): at once after a quiet window, else gathered until the window
+	// since the last write has passed.
 	WriteInWindow Write = iota
-	// WriteSoon: StatusWriter.FailureWindow (DefaultFailureWindow) after the last write, and no
-	// sooner than a window after the write before it: for a probe that became Failed, which the
-	// restart decision waits for.
+	// WriteSoon: report.Writer.FailureWindow (report.DefaultFailureWindow) after the last write,
+	// and no sooner than a window after the write before it: for a probe that became Failed, which
+	// the restart decision waits for.
 	WriteSoon
 )
 

@@ -13,7 +13,8 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-package prober
+
+package report
 
 import (
 	"cmp"
@@ -27,14 +28,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/results"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/patch"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/truncate"
 )
@@ -58,18 +58,18 @@ const DefaultRefreshCheck = 5 * time.Second
 // flush that still conflicts is retried after a back-off with a fresh read.
 const maxPatchAttempts = 5
 
-// StatusWriter reports the cache into the status of the node's NodePodProbeReport, the one home
+// Writer reports the node's results into the status of its NodePodProbeReport, the one home
 // of the node's results. It patches only when the reported content (states, containers,
 // messages, pod set, counters, generation) differs from what the report shows, gathers changes
 // for Window, and recomputes from a fresh read on every conflict, so it never writes from a stale
 // copy nor clobbers entries it does not own.
-type StatusWriter struct {
+type Writer struct {
 	// Client reads the report (from the cache) and patches its status.
 	Client client.Client
 	// APIReader reads the report directly from the apiserver after a conflict.
 	APIReader client.Reader
 	NodeName  string
-	Results   *Cache
+	Results   *results.Cache
 	Window    time.Duration
 	// FailureWindow replaces Window for a write that reports a new Failed state
 	// (DefaultFailureWindow when zero; never longer than Window).
@@ -81,48 +81,30 @@ type StatusWriter struct {
 	// Recorder tells, on the report and on a pod of each namespace cut, when namespaces are cut
 	// to their Failed states; nil tells nothing.
 	Recorder events.EventRecorder
+	// Failures times the writes that report new liveness failures (failures.go); nil times none.
+	Failures *FailureTimes
 	Clock    clock.WithTicker
 
 	plan   atomic.Pointer[Plan]
 	writes atomic.Int64
 }
 
-// Plan is what the daemon makes of its node's NodePodProbe (the SpecReconciler): the spec's
-// generation and, for each pod the spec names, in spec order, the probes the daemon derived from
-// the pod. Probes it does not run are in it too (their pod's seal does not verify, ...): the
-// report lists them as not probed.
-type Plan struct {
-	Generation int64
-	Pods       []PlannedPod
-}
-
-// PlannedPod is one pod of a Plan.
-type PlannedPod struct {
-	Name, Namespace string
-	UID             types.UID
-	Probes          []Target
-	// NotProbed says why the daemon runs none of the pod's probes when it cannot name them
-	// (it has no such pod, its probe context does not decode): Probes is then empty, and the
-	// report lists the pod as not probed.
-	NotProbed string
-}
-
 // NeedLeaderElection is false: each node writes its own object.
-func (s *StatusWriter) NeedLeaderElection() bool { return false }
+func (s *Writer) NeedLeaderElection() bool { return false }
 
 // SetPlan records what the workers now run (nil: the node has no NodePodProbe), and asks for a
 // write when it changed.
-func (s *StatusWriter) SetPlan(p *Plan) {
+func (s *Writer) SetPlan(p *Plan) {
 	if old := s.plan.Swap(p); !equality.Semantic.DeepEqual(old, p) {
 		s.Results.Signal()
 	}
 }
 
 // Writes returns the number of successful status patches so far.
-func (s *StatusWriter) Writes() int64 { return s.writes.Load() }
+func (s *Writer) Writes() int64 { return s.writes.Load() }
 
 // Start writes after each burst of changes until ctx ends, then makes a last flush.
-func (s *StatusWriter) Start(ctx context.Context) error {
+func (s *Writer) Start(ctx context.Context) error {
 	if s.Clock == nil {
 		s.Clock = clock.RealClock{}
 	}
@@ -183,7 +165,7 @@ func (s *StatusWriter) Start(ctx context.Context) error {
 // waitWindow waits until window has passed since the last write, or once a probe became Failed
 // (or already had: failed) until failureWindow has passed since the last write and window since
 // the one before (prev); false when ctx ended.
-func (s *StatusWriter) waitWindow(ctx context.Context, prev, last time.Time, window, failureWindow time.Duration, failed bool) bool {
+func (s *Writer) waitWindow(ctx context.Context, prev, last time.Time, window, failureWindow time.Duration, failed bool) bool {
 	newFailure := s.Results.NewFailure()
 	if failed {
 		newFailure = nil
@@ -213,7 +195,7 @@ func (s *StatusWriter) waitWindow(ctx context.Context, prev, last time.Time, win
 // refresh check) writes it. The patch carries the resourceVersion it was computed from
 // (internal/patch); after a conflict the report is read again from the API server and the
 // results computed anew.
-func (s *StatusWriter) Flush(ctx context.Context) error {
+func (s *Writer) Flush(ctx context.Context) error {
 	plan := s.plan.Load()
 	if plan == nil {
 		return nil
@@ -228,14 +210,23 @@ func (s *StatusWriter) Flush(ctx context.Context) error {
 	budget := cmp.Or(max(s.Budget, 0), DefaultReportBudget)
 	var size int
 	var before, after []string
+	var sending failureWrite
 	res, err := patch.Status(ctx, s.Client, s.APIReader, rep, func(rep *appsv1alpha1.NodePodProbeReport) (bool, error) {
 		before = rep.Status.OmittedNamespaces
 		write, n := judge(plan, &rep.Status, s.Results, budget)
 		size, after = n, rep.Status.OmittedNamespaces
+		if write {
+			// The last judgement is the one written: its new failures are timed from here, before
+			// the apiserver's answer replaces the in-memory times with second-precision ones.
+			sending = s.Failures.sending(&rep.Status)
+		}
 		return write, nil
 	}, patch.Attempts(maxPatchAttempts))
 	if err := s.count(res, err); err != nil {
 		return err
+	}
+	if res.Written {
+		s.Failures.acknowledged(sending)
 	}
 	s.observeBudget(ctx, plan, res.Written, size, budget, before, after)
 	return nil
@@ -244,8 +235,8 @@ func (s *StatusWriter) Flush(ctx context.Context) error {
 // judge sets shown (the results the report shows) to the results BuildStatus computes for the
 // plan, kept within budget bytes (fitBudget), and says whether they are worth a write; it
 // returns their encoded size.
-func judge(plan *Plan, shown *appsv1alpha1.ProbeResults, results *Cache, budget int) (bool, int) {
-	desired := BuildStatus(plan, shown, results)
+func judge(plan *Plan, shown *appsv1alpha1.ProbeResults, cache *results.Cache, budget int) (bool, int) {
+	desired := BuildStatus(plan, shown, cache)
 	size := fitBudget(&desired, budget)
 	if sameReport(shown, &desired) && !refreshDue(plan, shown, &desired) {
 		return false, size
@@ -258,7 +249,7 @@ func judge(plan *Plan, shown *appsv1alpha1.ProbeResults, results *Cache, budget 
 // report showed, says so in the log, in a Warning event on the report (a cluster-scoped object:
 // its events go to namespace default) and, for each namespace newly cut, in one on a pod of that
 // namespace, where its users look.
-func (s *StatusWriter) observeBudget(ctx context.Context, plan *Plan, written bool, size, budget int, before, after []string) {
+func (s *Writer) observeBudget(ctx context.Context, plan *Plan, written bool, size, budget int, before, after []string) {
 	ReportBytes.Set(float64(size))
 	OmittedNamespaces.Set(float64(len(after)))
 	if !written || len(after) == 0 || slices.Equal(before, after) {
@@ -272,7 +263,7 @@ func (s *StatusWriter) observeBudget(ctx context.Context, plan *Plan, written bo
 	ref := &corev1.ObjectReference{APIVersion: appsv1alpha1.GroupVersion.String(), Kind: "NodePodProbeReport", Name: s.NodeName}
 	s.Recorder.Eventf(ref, nil, corev1.EventTypeWarning, ReasonReportOverBudget, "Write", "%s", truncate.String(fmt.Sprintf(
 		"the results would take more than the report's %d bytes: those of namespaces %s on this node are cut to their "+
-			"Failed probes that fit their share, and their other probes count as not probed", budget, strings.Join(after, ", ")), MaxEventNoteBytes))
+			"Failed probes that fit their share, and their other probes count as not probed", budget, strings.Join(after, ", ")), truncate.MaxEventNoteBytes))
 	for _, ns := range after {
 		if slices.Contains(before, ns) {
 			continue
@@ -281,7 +272,7 @@ func (s *StatusWriter) observeBudget(ctx context.Context, plan *Plan, written bo
 			s.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, ReasonReportOverBudget, "Write", "%s", truncate.String(fmt.Sprintf(
 				"the NodePodProbeReport of node %s would take more than its %d bytes, and namespace %s has more than its share "+
 					"of it: only its Failed probes that fit its share are reported, so their containers can still be restarted; "+
-					"its other probes on this node count as not probed until its results fit again", s.NodeName, budget, ns), MaxEventNoteBytes))
+					"its other probes on this node count as not probed until its results fit again", s.NodeName, budget, ns), truncate.MaxEventNoteBytes))
 		}
 	}
 }
@@ -300,7 +291,7 @@ func firstPodOf(plan *Plan, ns string) *corev1.ObjectReference {
 
 // count records the outcome of a results write in the metrics and returns its error (a missing
 // report is not one: the manager creates it again, and the next flush writes it).
-func (s *StatusWriter) count(res patch.Result, err error) error {
+func (s *Writer) count(res patch.Result, err error) error {
 	StatusWrites.WithLabelValues("conflict").Add(float64(res.Conflicts))
 	switch {
 	case res.Written:
@@ -313,152 +304,4 @@ func (s *StatusWriter) count(res patch.Result, err error) error {
 		StatusWrites.WithLabelValues("error").Inc()
 	}
 	return fmt.Errorf("patching status of NodePodProbeReport %s: %w", s.NodeName, err)
-}
-
-// BuildStatus computes the report of the plan from the cache and the results the report shows.
-// It lists only what a decision needs: the probes of the plan that are failing, suspect (a run of
-// failures below the threshold), not probed yet (state Unknown) or held back by the trust gate
-// (NotProbed, Target.NotRun: always listed, whatever result an earlier worker left), and the pods
-// whose probes it cannot name at all (PlannedPod.NotProbed), and sets probedGeneration to
-// the plan's spec generation, which says that every other probe of that spec passed its last probe. A
-// write then costs the API server what is wrong on the node, not how many pods it runs. A probe
-// without a result in the cache (its worker has not run since the daemon started, or it stopped
-// for a terminating pod) keeps what the report shows: its listed state, or passing when the
-// report omitted it for this very spec; otherwise it is reported not probed yet. So a daemon
-// restart does not wipe the node's report. Pods and probes that left the spec disappear.
-func BuildStatus(plan *Plan, shown *appsv1alpha1.ProbeResults, results *Cache) appsv1alpha1.ProbeResults {
-	st := appsv1alpha1.ProbeResults{ObservedGeneration: plan.Generation, ProbedGeneration: plan.Generation}
-	type probeRef struct {
-		uid  types.UID
-		name string
-	}
-	listed := map[probeRef]*appsv1alpha1.ContainerProbeState{}
-	for i := range shown.PodProbeStatuses {
-		ps := &shown.PodProbeStatuses[i]
-		for j := range ps.ProbeStates {
-			listed[probeRef{ps.UID, ps.ProbeStates[j].Name}] = &ps.ProbeStates[j]
-		}
-	}
-	complete := shown.CompleteFor(plan.Generation)
-	for i := range plan.Pods {
-		pp := &plan.Pods[i]
-		// A pod of a namespace the report left out (fitBudget) did not pass for being left out.
-		omittedPassing := complete && !slices.Contains(shown.OmittedNamespaces, pp.Namespace)
-		if pp.NotProbed != "" {
-			// Never omitted: an omitted pod of a complete report reads as passing.
-			st.PodProbeStatuses = append(st.PodProbeStatuses, appsv1alpha1.PodProbeStatus{Name: pp.Name, Namespace: pp.Namespace,
-				UID: pp.UID, NotProbed: truncate.String(pp.NotProbed, appsv1alpha1.MaxPodNotProbedLength)})
-			continue
-		}
-		var states []appsv1alpha1.ContainerProbeState
-		probed := false
-		for j := range pp.Probes {
-			p := &pp.Probes[j].Key
-			if why := pp.Probes[j].NotRun; why != "" {
-				// Never omitted: an omitted probe reads as passing, and nothing runs this one.
-				states = append(states, appsv1alpha1.ContainerProbeState{Name: p.Probe, State: appsv1alpha1.ProbeNotProbed,
-					Message: truncate.String(why, MaxMessageBytes)})
-				continue
-			}
-			var state appsv1alpha1.ContainerProbeState
-			if e, ok := results.Get(*p); ok {
-				state = appsv1alpha1.ContainerProbeState{
-					Name: p.Probe, ContainerID: e.ContainerID, State: e.State, Message: e.Message,
-					LastProbeTime: metav1.NewTime(e.LastProbeTime), LastTransitionTime: metav1.NewTime(e.LastTransitionTime),
-				}
-				if !e.FailingSince.IsZero() {
-					state.FailingSince = &metav1.Time{Time: e.FailingSince}
-				}
-			} else if old := listed[probeRef{pp.UID, p.Probe}]; old != nil {
-				state = *old
-			} else if omittedPassing {
-				probed = true
-				continue
-			} else {
-				states = append(states, appsv1alpha1.ContainerProbeState{Name: p.Probe, State: appsv1alpha1.ProbeUnknown})
-				continue
-			}
-			probed = probed || state.State != appsv1alpha1.ProbeUnknown
-			if state.Failed() {
-				st.FailingProbes++
-			}
-			if !state.Passing() {
-				states = append(states, state)
-			}
-		}
-		if probed {
-			st.ProbedPods++
-		}
-		if len(states) > 0 {
-			st.PodProbeStatuses = append(st.PodProbeStatuses, appsv1alpha1.PodProbeStatus{
-				Name: pp.Name, Namespace: pp.Namespace, UID: pp.UID, ProbeStates: states,
-			})
-		}
-	}
-	return st
-}
-
-// sameReport compares what a write would change, ignoring lastProbeTime (which moves on every
-// run and alone never justifies a write) and sub-second time precision lost in the API.
-func sameReport(a, b *appsv1alpha1.ProbeResults) bool {
-	if a.ObservedGeneration != b.ObservedGeneration || a.ProbedGeneration != b.ProbedGeneration || a.ProbedPods != b.ProbedPods ||
-		a.FailingProbes != b.FailingProbes || len(a.PodProbeStatuses) != len(b.PodProbeStatuses) ||
-		!slices.Equal(a.OmittedNamespaces, b.OmittedNamespaces) {
-		return false
-	}
-	for i := range a.PodProbeStatuses {
-		pa, pb := &a.PodProbeStatuses[i], &b.PodProbeStatuses[i]
-		if pa.UID != pb.UID || pa.Name != pb.Name || pa.Namespace != pb.Namespace || pa.NotProbed != pb.NotProbed ||
-			len(pa.ProbeStates) != len(pb.ProbeStates) {
-			return false
-		}
-		for j := range pa.ProbeStates {
-			sa, sb := &pa.ProbeStates[j], &pb.ProbeStates[j]
-			if sa.Name != sb.Name || sa.ContainerID != sb.ContainerID || sa.State != sb.State || sa.Message != sb.Message ||
-				!sa.LastTransitionTime.Truncate(time.Second).Equal(sb.LastTransitionTime.Truncate(time.Second)) ||
-				(sa.FailingSince == nil) != (sb.FailingSince == nil) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// refreshDue reports whether a Failed state of desired is newer than the one the report shows by
-// at least its probe's FailedRefreshInterval: a result that stays Failed is written again, so that
-// the decision controller can tell it from one a stopped daemon left behind.
-func refreshDue(plan *Plan, shown, desired *appsv1alpha1.ProbeResults) bool {
-	type ref struct {
-		uid   types.UID
-		probe string
-	}
-	period := map[ref]int32{}
-	for i := range plan.Pods {
-		for j := range plan.Pods[i].Probes {
-			t := &plan.Pods[i].Probes[j]
-			p := withDefaults(t.Probe)
-			period[ref{t.PodUID, t.Key.Probe}] = appsv1alpha1.ProbeInterval(p.PeriodSeconds, p.TimeoutSeconds)
-		}
-	}
-	listed := map[ref]*appsv1alpha1.ContainerProbeState{}
-	for i := range shown.PodProbeStatuses {
-		ps := &shown.PodProbeStatuses[i]
-		for j := range ps.ProbeStates {
-			listed[ref{ps.UID, ps.ProbeStates[j].Name}] = &ps.ProbeStates[j]
-		}
-	}
-	for i := range desired.PodProbeStatuses {
-		ps := &desired.PodProbeStatuses[i]
-		for j := range ps.ProbeStates {
-			st := &ps.ProbeStates[j]
-			old := listed[ref{ps.UID, st.Name}]
-			if !st.Failed() || old == nil {
-				continue
-			}
-			if st.LastProbeTime.Sub(old.LastProbeTime.Time) >= appsv1alpha1.FailedRefreshInterval(period[ref{ps.UID, st.Name}]) {
-				return true
-			}
-		}
-	}
-	return false
 }

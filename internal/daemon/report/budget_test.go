@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package prober
+package report
 
 import (
 	"context"
@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/results"
 	eltestutil "github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
@@ -194,7 +195,7 @@ func TestFitBudget_SharesFairly(t *testing.T) {
 // A pod of a namespace the report shows left out has not passed for being left out: without a
 // result it is reported not probed yet, though the report is complete for the spec.
 func TestBuildStatus_AnOmittedNamespaceIsNotPassing(t *testing.T) {
-	c := NewCache()
+	c := results.NewCache()
 	pp := plannedPod("a", "u1", "p1", "app")
 	pp.Namespace = "noisy"
 	plan := &Plan{Generation: 2, Pods: []PlannedPod{pp}}
@@ -217,12 +218,12 @@ func TestBuildStatus_AnOmittedNamespaceIsNotPassing(t *testing.T) {
 // cut to the Failed states its share holds and named, the other's failure is written whole, and
 // Warning events (on the report, and on the first pod of the cut namespace, where its users look)
 // and the metrics say so.
-func TestStatusWriter_CutsTheNamespaceThatFillsTheReport(t *testing.T) {
+func TestWriter_CutsTheNamespaceThatFillsTheReport(t *testing.T) {
 	rep := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}
 	cl := fake.NewClientBuilder().WithScheme(eltestutil.Scheme()).WithStatusSubresource(rep).WithObjects(rep).Build()
 	rec := &refRecorder{}
-	results := NewCache()
-	w := &StatusWriter{Client: cl, APIReader: cl, NodeName: "node-a", Results: results, Budget: 16 << 10, Recorder: rec}
+	cache := results.NewCache()
+	w := &Writer{Client: cl, APIReader: cl, NodeName: "node-a", Results: cache, Budget: 16 << 10, Recorder: rec}
 	plan := &Plan{Generation: 1}
 	now := time.Unix(1000, 0)
 	add := func(ns string, pods, probes int) {
@@ -230,9 +231,9 @@ func TestStatusWriter_CutsTheNamespaceThatFillsTheReport(t *testing.T) {
 			uid := types.UID(fmt.Sprintf("%s-%d", ns, i))
 			pp := PlannedPod{Name: fmt.Sprintf("p%d", i), Namespace: ns, UID: uid}
 			for j := range probes {
-				k := Key{PodUID: uid, Container: fmt.Sprintf("c%d", j), Probe: fmt.Sprintf("p%d-c%d", i, j)}
-				pp.Probes = append(pp.Probes, Target{Key: k, PodName: pp.Name, Namespace: ns})
-				results.Set(k, appsv1alpha1.ProbeFailed, "containerd://"+string(uid), "exit code 1: "+strings.Repeat("x", 1000), now, WriteSoon)
+				k := results.Key{PodUID: uid, Container: fmt.Sprintf("c%d", j), Probe: fmt.Sprintf("p%d-c%d", i, j)}
+				pp.Probes = append(pp.Probes, PlannedProbe{Key: k, IntervalSeconds: 10})
+				cache.Set(k, appsv1alpha1.ProbeFailed, "containerd://"+string(uid), "exit code 1: "+strings.Repeat("x", 1000), now, results.WriteSoon)
 			}
 			plan.Pods = append(plan.Pods, pp)
 		}

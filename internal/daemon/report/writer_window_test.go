@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package prober
+package report
 
 import (
 	"context"
@@ -27,21 +27,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/results"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
-// TestStatusWriter_NewFailureWaitsOnlyTheFailureWindow: changes within the write window of the
+// TestWriter_NewFailureWaitsOnlyTheFailureWindow: changes within the write window of the
 // last write are gathered into one write at its end, except that a probe becoming Failed is
 // written FailureWindow after the last write (the decision to restart waits for it), and a
 // window after the write before, so that there are never more than two writes per window.
-func TestStatusWriter_NewFailureWaitsOnlyTheFailureWindow(t *testing.T) {
+func TestWriter_NewFailureWaitsOnlyTheFailureWindow(t *testing.T) {
 	rep := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}
 	cl := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithStatusSubresource(rep).WithObjects(rep).Build()
 
 	t0 := time.Unix(1000, 0)
 	clk := clocktesting.NewFakeClock(t0)
-	results := NewCache()
-	w := &StatusWriter{Client: cl, NodeName: "node-a", Results: results, Clock: clk,
+	cache := results.NewCache()
+	w := &Writer{Client: cl, NodeName: "node-a", Results: cache, Clock: clk,
 		Window: 300 * time.Millisecond, FailureWindow: 50 * time.Millisecond}
 	w.SetPlan(&Plan{Generation: 1, Pods: []PlannedPod{plannedPod("web", "u1", "p1", "app", "p2", "side")}})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -49,7 +50,7 @@ func TestStatusWriter_NewFailureWaitsOnlyTheFailureWindow(t *testing.T) {
 	go func() { defer close(done); _ = w.Start(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 
-	k1, k2 := Key{"u1", "app", "p1"}, Key{"u1", "side", "p2"}
+	k1, k2 := results.Key{PodUID: "u1", Container: "app", Probe: "p1"}, results.Key{PodUID: "u1", Container: "side", Probe: "p2"}
 	writes := func(want int64, what string) {
 		t.Helper()
 		for deadline := time.Now().Add(10 * time.Second); w.Writes() != want; time.Sleep(5 * time.Millisecond) {
@@ -80,13 +81,13 @@ func TestStatusWriter_NewFailureWaitsOnlyTheFailureWindow(t *testing.T) {
 		return ""
 	}
 
-	results.Set(k1, appsv1alpha1.ProbeSucceeded, "containerd://a", "", clk.Now(), WriteInWindow)
+	cache.Set(k1, appsv1alpha1.ProbeSucceeded, "containerd://a", "", clk.Now(), results.WriteInWindow)
 	writes(1, "first change after a quiet period (leading edge)")
 
-	results.Set(k2, appsv1alpha1.ProbeSucceeded, "containerd://b", "", clk.Now(), WriteInWindow)
+	cache.Set(k2, appsv1alpha1.ProbeSucceeded, "containerd://b", "", clk.Now(), results.WriteInWindow)
 	clk.Step(100 * time.Millisecond)
 	quiet(1, "a success 100 ms after the last write, window 300 ms")
-	results.Set(k1, appsv1alpha1.ProbeFailed, "containerd://a", "HTTP probe failed with statuscode: 500", clk.Now(), WriteSoon)
+	cache.Set(k1, appsv1alpha1.ProbeFailed, "containerd://a", "HTTP probe failed with statuscode: 500", clk.Now(), results.WriteSoon)
 	writes(2, "a new failure 100 ms after the last write, failure window 50 ms")
 	// A passing probe is not listed: p2's pending success shows as its absence.
 	if state("p1") != appsv1alpha1.ProbeFailed || state("p2") != "" {
@@ -94,7 +95,7 @@ func TestStatusWriter_NewFailureWaitsOnlyTheFailureWindow(t *testing.T) {
 	}
 
 	// Other changes still wait the whole window: a new container not probed yet.
-	results.Set(k2, appsv1alpha1.ProbeUnknown, "containerd://b2", "", clk.Now(), WriteInWindow)
+	cache.Set(k2, appsv1alpha1.ProbeUnknown, "containerd://b2", "", clk.Now(), results.WriteInWindow)
 	clk.Step(200 * time.Millisecond)
 	quiet(2, "a new container 200 ms after the last write")
 	clk.Step(100 * time.Millisecond)
@@ -102,7 +103,7 @@ func TestStatusWriter_NewFailureWaitsOnlyTheFailureWindow(t *testing.T) {
 
 	// A failure right after a write waits for the failure window, not less.
 	clk.Step(10 * time.Millisecond)
-	results.Set(k2, appsv1alpha1.ProbeFailed, "containerd://b2", "exit code 1", clk.Now(), WriteSoon)
+	cache.Set(k2, appsv1alpha1.ProbeFailed, "containerd://b2", "exit code 1", clk.Now(), results.WriteSoon)
 	quiet(3, "a new failure 10 ms after the last write")
 	clk.Step(40 * time.Millisecond)
 	writes(4, "the failure window's end")
@@ -113,8 +114,8 @@ func TestStatusWriter_NewFailureWaitsOnlyTheFailureWindow(t *testing.T) {
 	// Two writes 50 ms apart: a third, early for a failure, still waits for a window after the
 	// first of them.
 	clk.Step(10 * time.Millisecond)
-	results.Set(k1, appsv1alpha1.ProbeSucceeded, "containerd://a2", "", clk.Now(), WriteInWindow)
-	results.Set(k1, appsv1alpha1.ProbeFailed, "containerd://a2", "timeout", clk.Now(), WriteSoon)
+	cache.Set(k1, appsv1alpha1.ProbeSucceeded, "containerd://a2", "", clk.Now(), results.WriteInWindow)
+	cache.Set(k1, appsv1alpha1.ProbeFailed, "containerd://a2", "timeout", clk.Now(), results.WriteSoon)
 	clk.Step(190 * time.Millisecond)
 	quiet(4, "a new failure 200 ms after a write that came 50 ms after its own previous")
 	clk.Step(50 * time.Millisecond)

@@ -13,89 +13,26 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-package prober
+package report
 
 import (
-	"context"
-	"fmt"
-	"os"
-	"reflect"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
-	"unicode/utf8"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri/critest"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/results"
 )
 
-func TestCache_TransitionsSignalRepeatsDoNot(t *testing.T) {
-	c := NewCache()
-	k := Key{PodUID: "u", Container: "c", Probe: "p"}
-	t0 := time.Unix(100, 0)
-	if !c.Set(k, appsv1alpha1.ProbeSucceeded, "id1", "body 1", t0, WriteInWindow) {
-		t.Fatal("first result is a transition")
-	}
-	<-c.Changed()
-	if c.Set(k, appsv1alpha1.ProbeSucceeded, "id1", "body 2", t0.Add(time.Second), WriteInWindow) {
-		t.Fatal("same state, other body: not a transition")
-	}
-	select {
-	case <-c.Changed():
-		t.Fatal("signalled without a transition")
-	default:
-	}
-	e, _ := c.Get(k)
-	if e.Message != "body 1" || !e.LastProbeTime.Equal(t0.Add(time.Second)) || !e.LastTransitionTime.Equal(t0) {
-		t.Fatalf("entry %+v", e)
-	}
-	if !c.Set(k, appsv1alpha1.ProbeSucceeded, "id2", "", t0.Add(2*time.Second), WriteInWindow) {
-		t.Fatal("a new container is a transition")
-	}
-	if !c.Set(k, appsv1alpha1.ProbeUnknown, "id2", "", t0, WriteInWindow) || !c.Set(k, appsv1alpha1.ProbeUnknown, "id2", MessageNotRunning, t0, WriteInWindow) {
-		t.Fatal("a new Unknown reason is a change")
-	}
-	c.Touch(k, t0.Add(time.Hour))
-	if e, _ := c.Get(k); !e.LastProbeTime.Equal(t0.Add(time.Hour)) {
-		t.Fatal("Touch did not move lastProbeTime")
-	}
-	c.Delete(k)
-	if _, ok := c.Get(k); ok || c.Len() != 0 {
-		t.Fatal("Delete kept the entry")
-	}
-}
-
-func TestCache_MessageCappedAt256BytesOnRuneBoundary(t *testing.T) {
-	c := NewCache()
-	k := Key{"u", "app", "p"}
-	for i, in := range []string{strings.Repeat("é", 2000), strings.Repeat("x", 255) + "é", "bad \xff utf8"} {
-		c.Set(k, appsv1alpha1.ProbeFailed, fmt.Sprintf("id%d", i), in, time.Unix(int64(i), 0), WriteSoon)
-		e, _ := c.Get(k)
-		if len(e.Message) > 256 || !utf8.ValidString(e.Message) {
-			t.Errorf("message of %d bytes stored as %d bytes, valid %v", len(in), len(e.Message), utf8.ValidString(e.Message))
-		}
-	}
-	c.Set(k, appsv1alpha1.ProbeFailed, "short", "short", time.Unix(9, 0), WriteSoon)
-	if e, _ := c.Get(k); e.Message != "short" {
-		t.Errorf("short message changed: %q", e.Message)
-	}
-}
-
-// plannedPod is pod name/uid of namespace ns with probes given as name, container pairs.
+// plannedPod is pod name/uid of namespace ns with probes given as name, container pairs, each of
+// the default interval (10 s).
 func plannedPod(name string, uid types.UID, probes ...string) PlannedPod {
 	pp := PlannedPod{Name: name, Namespace: "ns", UID: uid}
 	for i := 0; i < len(probes); i += 2 {
-		pp.Probes = append(pp.Probes, Target{Key: Key{PodUID: uid, Container: probes[i+1], Probe: probes[i]}, PodName: name, Namespace: "ns"})
+		pp.Probes = append(pp.Probes, PlannedProbe{Key: results.Key{PodUID: uid, Container: probes[i+1], Probe: probes[i]}, IntervalSeconds: 10})
 	}
 	return pp
 }
@@ -128,10 +65,10 @@ func TestBuildStatus_ListsOnlyWhatIsNotPassing(t *testing.T) {
 		{"omitted for an older spec: maybe new, not probed yet", nil, 3, "Unknown", true, 1, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := NewCache()
-			c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a", "", now, WriteInWindow)
-			c.Set(Key{"u1", "side", "p2"}, appsv1alpha1.ProbeFailed, "containerd://b", "HTTP probe failed with statuscode: 500", now, WriteSoon)
-			c.Set(Key{"u3", "app", "gone"}, appsv1alpha1.ProbeFailed, "containerd://z", "", now, WriteSoon) // pod left the spec
+			c := results.NewCache()
+			c.Set(results.Key{PodUID: "u1", Container: "app", Probe: "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a", "", now, results.WriteInWindow)
+			c.Set(results.Key{PodUID: "u1", Container: "side", Probe: "p2"}, appsv1alpha1.ProbeFailed, "containerd://b", "HTTP probe failed with statuscode: 500", now, results.WriteSoon)
+			c.Set(results.Key{PodUID: "u3", Container: "app", Probe: "gone"}, appsv1alpha1.ProbeFailed, "containerd://z", "", now, results.WriteSoon) // pod left the spec
 			plan := &Plan{Generation: 4, Pods: spec}
 			shown := appsv1alpha1.ProbeResults{ProbedGeneration: tc.probedGeneration, PodProbeStatuses: tc.shown}
 
@@ -175,8 +112,8 @@ func TestBuildStatus_ListsOnlyWhatIsNotPassing(t *testing.T) {
 // omitted probe reads as passing. It counts for no probed pod.
 func TestBuildStatus_ListsHeldProbesNotProbed(t *testing.T) {
 	now := time.Unix(1000, 0)
-	c := NewCache()
-	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a", "", now, WriteInWindow)
+	c := results.NewCache()
+	c.Set(results.Key{PodUID: "u1", Container: "app", Probe: "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a", "", now, results.WriteInWindow)
 	plan := &Plan{Generation: 2, Pods: []PlannedPod{plannedPod("a", "u1", "p1", "app")}}
 	shown := BuildStatus(plan, &appsv1alpha1.ProbeResults{}, c)
 	if len(shown.PodProbeStatuses) != 0 || shown.ProbedPods != 1 {
@@ -186,7 +123,7 @@ func TestBuildStatus_ListsHeldProbesNotProbed(t *testing.T) {
 	plan.Pods[0].Probes[0].NotRun = why
 	for _, cached := range []bool{true, false} {
 		if !cached {
-			c.Delete(Key{"u1", "app", "p1"}) // the worker stopped
+			c.Delete(results.Key{PodUID: "u1", Container: "app", Probe: "p1"}) // the worker stopped
 		}
 		st := BuildStatus(plan, &shown, c)
 		if len(st.PodProbeStatuses) != 1 || st.ProbedPods != 0 {
@@ -202,7 +139,7 @@ func TestBuildStatus_ListsHeldProbesNotProbed(t *testing.T) {
 // listed not probed as a pod, with why (capped), and no probe state: left out of a report
 // complete for its spec it would read as passing. A new reason is a change worth a write.
 func TestBuildStatus_ListsAPodItCannotNameNotProbed(t *testing.T) {
-	c := NewCache()
+	c := results.NewCache()
 	plan := &Plan{Generation: 2, Pods: []PlannedPod{plannedPod("a", "u1"), plannedPod("b", "u2")}}
 	shown := BuildStatus(plan, &appsv1alpha1.ProbeResults{}, c)
 	if len(shown.PodProbeStatuses) != 0 {
@@ -229,81 +166,27 @@ func TestBuildStatus_ListsAPodItCannotNameNotProbed(t *testing.T) {
 
 func TestBuildStatus_WritesOnlyOnChanges(t *testing.T) {
 	now := time.Unix(1000, 0)
-	c := NewCache()
-	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a", "", now, WriteInWindow)
-	c.Set(Key{"u2", "app", "p1"}, appsv1alpha1.ProbeFailed, "containerd://b", "exit code 1", now, WriteSoon)
+	c := results.NewCache()
+	c.Set(results.Key{PodUID: "u1", Container: "app", Probe: "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a", "", now, results.WriteInWindow)
+	c.Set(results.Key{PodUID: "u2", Container: "app", Probe: "p1"}, appsv1alpha1.ProbeFailed, "containerd://b", "exit code 1", now, results.WriteSoon)
 	plan := &Plan{Generation: 2, Pods: []PlannedPod{plannedPod("a", "u1", "p1", "app"), plannedPod("b", "u2", "p1", "app")}}
 	st := BuildStatus(plan, &appsv1alpha1.ProbeResults{}, c)
 	// A repeated computation with a moved lastProbeTime needs no write, nor does a passing probe
 	// that passes on a new container.
-	c.Touch(Key{"u2", "app", "p1"}, now.Add(time.Second))
-	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a2", "", now.Add(time.Minute), WriteInWindow)
+	c.Touch(results.Key{PodUID: "u2", Container: "app", Probe: "p1"}, now.Add(time.Second))
+	c.Set(results.Key{PodUID: "u1", Container: "app", Probe: "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a2", "", now.Add(time.Minute), results.WriteInWindow)
 	if again := BuildStatus(plan, &st, c); !sameReport(&st, &again) {
 		t.Error("a lastProbeTime change or a passing probe alone must not cause a write")
 	}
-	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeFailed, "containerd://a2", "x", now, WriteSoon)
+	c.Set(results.Key{PodUID: "u1", Container: "app", Probe: "p1"}, appsv1alpha1.ProbeFailed, "containerd://a2", "x", now, results.WriteSoon)
 	if changed := BuildStatus(plan, &st, c); sameReport(&st, &changed) {
 		t.Error("a transition must cause a write")
 	}
-	c.Set(Key{"u1", "app", "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a2", "", now, WriteInWindow)
+	c.Set(results.Key{PodUID: "u1", Container: "app", Probe: "p1"}, appsv1alpha1.ProbeSucceeded, "containerd://a2", "", now, results.WriteInWindow)
 	plan.Generation = 3
 	if changed := BuildStatus(plan, &st, c); sameReport(&st, &changed) {
 		t.Error("a new spec must be marked as probed")
 	}
-}
-
-func TestWorker_14_26_ExecThroughCRI(t *testing.T) {
-	dir, err := os.MkdirTemp("", "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	srv := &critest.Server{}
-	var fail atomic.Bool
-	srv.ExecFunc = func(r *runtimeapi.ExecSyncRequest) critest.ExecResult {
-		if fail.Load() {
-			return critest.ExecResult{Err: status.Error(codes.Unavailable, "runtime restarting")}
-		}
-		return critest.ExecResult{Stdout: "fine"}
-	}
-	ep, err := srv.Start(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	id := srv.AddContainer("uid-1", "app")
-	rt, err := cri.Connect(context.Background(), ep, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	f := newFixture(t)
-	f.m.Runtime = rt
-	p := f.pod.DeepCopy()
-	p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "PORT", Value: "8080"}}
-	p.Status.ContainerStatuses[0].ContainerID = "containerd://" + id
-	f.setPod(p)
-	tg := f.target(3)
-	tg.Probe.HTTPGet = nil
-	tg.Probe.Exec = &corev1.ExecAction{Command: []string{"check", "--port=$(PORT)"}}
-	w := f.worker(tg)
-	f.run(w, 0)
-	calls := srv.Calls("ExecSync")
-	if len(calls) != 1 || calls[0].ContainerID != id || !reflect.DeepEqual(calls[0].Cmd, []string{"check", "--port=8080"}) || calls[0].Timeout != 1 {
-		t.Fatalf("ExecSync calls %+v", calls)
-	}
-	mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded)
-
-	fail.Store(true)
-	criErrors := testutil.ToFloat64(CRIErrors.WithLabelValues("ExecSync"))
-	f.run(w, 0)
-	if n := len(srv.Calls("ExecSync")); n != 1+maxProbeRetries {
-		t.Errorf("%d ExecSync calls, want 1 + %d retries of the errored run", n, maxProbeRetries)
-	}
-	if n := testutil.ToFloat64(CRIErrors.WithLabelValues("ExecSync")) - criErrors; n != maxProbeRetries {
-		t.Errorf("%v ExecSync errors counted, want one per attempt (%d)", n, maxProbeRetries)
-	}
-	mustState(t, f, tg.Key, appsv1alpha1.ProbeSucceeded) // the error changed nothing
 }
 
 // A result that stays Failed is written again once its lastProbeTime in the report is older than
@@ -312,9 +195,11 @@ func TestWorker_14_26_ExecThroughCRI(t *testing.T) {
 func TestRefreshDueForFailedResultsOnly(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	pod := plannedPod("a", "u1", "p1", "app", "p2", "side", "p3", "slow")
-	pod.Probes[0].Probe = corev1.Probe{PeriodSeconds: 10}
-	pod.Probes[1].Probe = corev1.Probe{PeriodSeconds: 1}
-	pod.Probes[2].Probe = corev1.Probe{PeriodSeconds: 10, TimeoutSeconds: 30}
+	// The intervals of periods 10 s, 1 s, and 10 s with a timeout of 30 s (prober's
+	// Target.IntervalSeconds).
+	pod.Probes[0].IntervalSeconds = 10
+	pod.Probes[1].IntervalSeconds = 1
+	pod.Probes[2].IntervalSeconds = 30
 	plan := &Plan{Pods: []PlannedPod{pod}}
 	for _, tc := range []struct {
 		name      string
@@ -333,10 +218,10 @@ func TestRefreshDueForFailedResultsOnly(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			container := map[string]string{"p1": "app", "p2": "side", "p3": "slow"}[tc.probe]
-			c := NewCache()
-			c.Set(Key{"u1", container, tc.probe}, tc.state, "containerd://a", "", t0, WriteInWindow)
+			c := results.NewCache()
+			c.Set(results.Key{PodUID: "u1", Container: container, Probe: tc.probe}, tc.state, "containerd://a", "", t0, results.WriteInWindow)
 			shown := BuildStatus(plan, &appsv1alpha1.ProbeResults{}, c)
-			c.Touch(Key{"u1", container, tc.probe}, t0.Add(tc.probedAgo))
+			c.Touch(results.Key{PodUID: "u1", Container: container, Probe: tc.probe}, t0.Add(tc.probedAgo))
 			desired := BuildStatus(plan, &shown, c)
 			if !sameReport(&shown, &desired) {
 				t.Fatal("only lastProbeTime moved: the report is the same")

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package prober
+package report
 
 import (
 	"fmt"
@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/results"
 )
 
 // worstReport is the status of a node whose MaxPodProbesPerNode pods, with the longest names,
@@ -57,7 +58,7 @@ func worstReport(message, namespaces int) appsv1alpha1.ProbeResults {
 // pods in one namespace and spread over one namespace per pod; and how long fitBudget takes (ns/op). The
 // API server refuses an object over 1.5 MiB.
 //
-//	go test ./internal/daemon/prober -run '^$' -bench ReportSize -benchtime 3x
+//	go test ./internal/daemon/report -run '^$' -bench ReportSize -benchtime 3x
 func BenchmarkReportSize(b *testing.B) {
 	for _, namespaces := range []int{1, appsv1alpha1.MaxPodProbesPerNode} {
 		b.Run(fmt.Sprintf("namespaces=%d", namespaces), func(b *testing.B) {
@@ -67,7 +68,7 @@ func BenchmarkReportSize(b *testing.B) {
 			var afterBytes int
 			for b.Loop() {
 				b.StopTimer()
-				after = worstReport(MaxMessageBytes, namespaces)
+				after = worstReport(results.MaxMessageBytes, namespaces)
 				b.StartTimer()
 				afterBytes = fitBudget(&after, DefaultReportBudget)
 			}
