@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License");
 you may not use this file except in compliance with the License.
 You may obtain a copy of the License at
 
-    http://www.apache.org/licenses/LICENSE-2.0
+	http://www.apache.org/licenses/LICENSE-2.0
 
 Unless required by applicable law or agreed to in writing, software
 distributed under the License is distributed on an "AS IS" BASIS,
@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package apps
+package nodepodprobe
 
 import (
 	"context"
@@ -31,11 +31,7 @@ import (
 
 // The suite starts one real kube-apiserver + etcd (built by `make setup-envtest`) with the CRDs
 // installed. It starts no controllers: each group of specs starts the manager it needs with
-// testutil.StartManager, so specs of one controller never see another's side effects.
-
-// packagingSpecTimeout bounds waiting for controllers and the API server in the packaging specs; generous
-// because the suite shares two CPUs with everything else that runs in CI.
-const packagingSpecTimeout = "30s"
+// testutil.StartManager, so specs never see another group's side effects.
 
 var (
 	suite     *testutil.Suite
@@ -44,9 +40,9 @@ var (
 	k8sClient client.Client
 )
 
-func TestControllers(t *testing.T) {
+func TestNodePodProbeController(t *testing.T) {
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "Apps Controller Suite")
+	RunSpecs(t, "NodePodProbe Controller Suite")
 }
 
 var _ = BeforeSuite(func() {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package apps
+package containerrecreaterequest
 
 import (
 	"context"
@@ -54,12 +54,12 @@ const (
 	DefaultCRRStopInFlightLimit = 10 * time.Minute
 )
 
-// ContainerRecreateRequestReconciler is the manager's side of a CRR's life. Each outcome has one
+// Reconciler is the manager's side of a CRR's life. Each outcome has one
 // writer: the node daemon runs the request and records its progress and the outcome of the
 // restart; this controller alone fails requests that cannot finish (pod gone, replaced or
 // terminating, no daemon picked them up, deadline passed). It deletes finished requests after
 // their TTL. Whether a request still holds its pod is its phase (ContainerRecreateRequest.Active).
-type ContainerRecreateRequestReconciler struct {
+type Reconciler struct {
 	client.Client
 	// APIReader reads pods uncached (hand-made requests may target pods the cache does not hold)
 	// and requests fresh on conflict.
@@ -126,7 +126,7 @@ func (m *finishedMemory) forget(key types.NamespacedName) {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile moves one request along its lifecycle and requeues for its next deadline.
-func (r *ContainerRecreateRequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	crr := &appsv1alpha1.ContainerRecreateRequest{}
 	if err := r.Get(ctx, req.NamespacedName, crr); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -160,7 +160,7 @@ func (r *ContainerRecreateRequestReconciler) Reconcile(ctx context.Context, req 
 }
 
 // failureReason says why an unfinished request must fail now, or when to look again.
-func (r *ContainerRecreateRequestReconciler) failureReason(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest, now time.Time) (string, time.Time, error) {
+func (r *Reconciler) failureReason(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest, now time.Time) (string, time.Time, error) {
 	pod := &corev1.Pod{}
 	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -208,7 +208,7 @@ func (r *ContainerRecreateRequestReconciler) failureReason(ctx context.Context, 
 
 // stopInFlightLimit is how long past its deadline a request waits for a stop in flight: the
 // request's grace period (the longest a stop can take) plus StopInFlightLimit.
-func (r *ContainerRecreateRequestReconciler) stopInFlightLimit(crr *appsv1alpha1.ContainerRecreateRequest) time.Duration {
+func (r *Reconciler) stopInFlightLimit(crr *appsv1alpha1.ContainerRecreateRequest) time.Duration {
 	grace := appsv1alpha1.DefaultTerminationGracePeriodSeconds
 	if g := crr.Spec.Strategy.TerminationGracePeriodSeconds; g != nil {
 		grace = *g
@@ -221,7 +221,7 @@ func (r *ContainerRecreateRequestReconciler) stopInFlightLimit(crr *appsv1alpha1
 // again: the daemon may have picked it up or finished it meanwhile (a request it started is never
 // failed as "not picked up"). It returns the message it failed the request with, or when to look
 // again.
-func (r *ContainerRecreateRequestReconciler) failIfStuck(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest,
+func (r *Reconciler) failIfStuck(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest,
 	now time.Time) (string, time.Time, error) {
 	var msg string
 	var next time.Time
@@ -249,7 +249,7 @@ func (r *ContainerRecreateRequestReconciler) failIfStuck(ctx context.Context, cr
 
 // reconcileFinished deletes the request once its TTL passed since this manager first saw it
 // finished.
-func (r *ContainerRecreateRequestReconciler) reconcileFinished(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) (ctrl.Result, error) {
+func (r *Reconciler) reconcileFinished(ctx context.Context, crr *appsv1alpha1.ContainerRecreateRequest) (ctrl.Result, error) {
 	// A finished request without completionTime would never expire: date it now.
 	if _, err := patch.Status(ctx, r.Client, r.APIReader, crr, func(crr *appsv1alpha1.ContainerRecreateRequest) (bool, error) {
 		if crr.Status.CompletionTime != nil {
@@ -269,7 +269,7 @@ func (r *ContainerRecreateRequestReconciler) reconcileFinished(ctx context.Conte
 }
 
 // SetupWithManager watches requests, and the deletion of enrolled pods.
-func (r *ContainerRecreateRequestReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
@@ -299,7 +299,7 @@ func (r *ContainerRecreateRequestReconciler) SetupWithManager(mgr ctrl.Manager) 
 }
 
 // requestsOfPod are the unfinished requests of a pod that is going away.
-func (r *ContainerRecreateRequestReconciler) requestsOfPod(ctx context.Context, o client.Object) []reconcile.Request {
+func (r *Reconciler) requestsOfPod(ctx context.Context, o client.Object) []reconcile.Request {
 	var list appsv1alpha1.ContainerRecreateRequestList
 	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()),
 		client.MatchingLabels{appsv1alpha1.LabelCRRPodUID: string(o.GetUID())}); err != nil {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package apps
+package nodepodprobe
 
 import (
 	"context"
@@ -35,7 +35,7 @@ import (
 // ensureReport creates the NodePodProbeReport of npp, where the node's daemon writes its results,
 // with an empty status (the daemon's first write fills it). npp owns it, so the garbage
 // collector deletes it with npp. The manager never writes the report's status.
-func (r *NodePodProbeReconciler) ensureReport(ctx context.Context, npp *appsv1alpha1.NodePodProbe) error {
+func (r *Reconciler) ensureReport(ctx context.Context, npp *appsv1alpha1.NodePodProbe) error {
 	err := r.Get(ctx, types.NamespacedName{Name: npp.Name}, &appsv1alpha1.NodePodProbeReport{})
 	if !apierrors.IsNotFound(err) {
 		return err

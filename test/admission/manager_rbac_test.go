@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package apps
+package admission
 
 import (
 	"bytes"
@@ -232,7 +232,7 @@ var _ = Describe("Manager RBAC for the packaging controllers", Ordered, func() {
 	It("seals an admitted pod, through the immutability policy that exempts it alone", func() {
 		Eventually(keys.Loaded(), packagingSpecTimeout).Should(BeClosed())
 		kp, _ := keys.Current()
-		createNamespace("rbac-sealed")
+		suite.CreateNamespace("rbac-sealed")
 		pod := testutil.NewPod("rbac-sealed", "web").Enrolled().Containers("web").
 			Annotations(map[string]string{appsv1alpha1.AnnotationProbeContext: `[{"name":"web","livenessProbe":{"tcpSocket":{"port":8080}}}]`}).Build()
 		pod.Annotations[appsv1alpha1.AnnotationProbeContextSignature] = signature.SignAdmission(kp, signature.Admission{

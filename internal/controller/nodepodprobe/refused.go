@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package apps
+package nodepodprobe
 
 import (
 	"context"
@@ -61,7 +61,7 @@ func refusalOf(err error) bool {
 // not exist, so that there is one to carry it) gets the condition Mapped=False and a Warning
 // event, and each pod the write would have added gets a Warning event: it is not probed. before
 // is the object as it was (nil when the create was refused).
-func (r *NodePodProbeReconciler) refused(ctx context.Context, node client.Object, before *appsv1alpha1.NodePodProbe,
+func (r *Reconciler) refused(ctx context.Context, node client.Object, before *appsv1alpha1.NodePodProbe,
 	desired []appsv1alpha1.PodProbe, writeErr error) (ctrl.Result, error) {
 	if !refusalOf(writeErr) {
 		return ctrl.Result{}, writeErr
@@ -102,7 +102,7 @@ func (r *NodePodProbeReconciler) refused(ctx context.Context, node client.Object
 
 // setMapped sets the Mapped condition. A NodePodProbe that never had a refused write carries
 // none, so that the common case costs no status write.
-func (r *NodePodProbeReconciler) setMapped(ctx context.Context, npp *appsv1alpha1.NodePodProbe,
+func (r *Reconciler) setMapped(ctx context.Context, npp *appsv1alpha1.NodePodProbe,
 	status metav1.ConditionStatus, reason, message string) error {
 	if npp.UID == "" {
 		return nil

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package apps
+package containerrecreaterequest
 
 import (
 	"strings"
@@ -122,12 +122,12 @@ var _ = Describe("ContainerRecreateRequest lifecycle", Ordered, func() {
 	var stop func()
 
 	BeforeAll(func() {
-		createNamespace(lifeNS)
+		suite.CreateNamespace(lifeNS)
 		var err error
 		stop, err = testutil.StartManager(ctx, cfg, ctrl.Options{
 			Cache: managercache.Options(managercache.Config{OperatorNamespace: "el-operator", Strip: true}),
 		}, func(mgr ctrl.Manager) error {
-			return (&ContainerRecreateRequestReconciler{
+			return (&Reconciler{
 				Client:            mgr.GetClient(),
 				APIReader:         mgr.GetAPIReader(),
 				Recorder:          mgr.GetEventRecorder("containerrecreaterequest-controller"),
@@ -342,12 +342,12 @@ func eventReasons(list *eventsv1.EventList, name string) []string {
 
 var _ = Describe("ContainerRecreateRequest lifecycle under a write race", func() {
 	It("does not fail as not picked up a request the daemon started since it was read", func() {
-		createNamespace(lifeNS)
+		suite.CreateNamespace(lifeNS)
 		crr := lifeCRR(lifePod("raced", false), nil)
 		stale := crr.DeepCopy()
 		// The daemon picks the request up after the controller read it.
 		daemonSets(crr, appsv1alpha1.RecreateRecreating, nil, "container web: stopping containerd://1")
-		r := &ContainerRecreateRequestReconciler{Client: k8sClient, APIReader: k8sClient,
+		r := &Reconciler{Client: k8sClient, APIReader: k8sClient,
 			Clock: clocktesting.NewFakePassiveClock(time.Now()), PickupTimeout: pickup, PodCheckInterval: time.Second}
 		// Judged on the stale copy the request was never picked up; the patch conflicts, and judged
 		// again on a fresh read it is running.

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package apps
+package nodepodprobe
 
 import (
 	"fmt"
@@ -36,7 +36,7 @@ var _ = Describe("NodePodProbe report", Ordered, func() {
 	var stop func()
 
 	BeforeAll(func() {
-		createNamespace(mapNS)
+		suite.CreateNamespace(mapNS)
 		var err error
 		stop, err = testutil.StartManager(ctx, cfg, ctrl.Options{
 			Cache: managercache.Options(managercache.Config{OperatorNamespace: "el-operator", Strip: true}),
@@ -44,7 +44,7 @@ var _ = Describe("NodePodProbe report", Ordered, func() {
 			if err := managercache.AddIndexes(ctx, mgr); err != nil {
 				return err
 			}
-			return (&NodePodProbeReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("nodepodprobe-controller"),
+			return (&Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("nodepodprobe-controller"),
 				Keys: testutil.StaticKeys{}, OperatorNamespace: "el-operator"}).SetupWithManager(mgr)
 		})
 		Expect(err).NotTo(HaveOccurred())

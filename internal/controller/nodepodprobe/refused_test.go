@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package apps
+package nodepodprobe
 
 import (
 	"fmt"
@@ -73,8 +73,8 @@ var _ = Describe("NodePodProbe mapping is never blocked by one entry", Ordered, 
 	var stop func()
 
 	BeforeAll(func() {
-		createNamespace(wideNS)
-		createNamespace(mapNS)
+		suite.CreateNamespace(wideNS)
+		suite.CreateNamespace(mapNS)
 		var err error
 		stop, err = testutil.StartManager(ctx, cfg, ctrl.Options{
 			Cache: managercache.Options(managercache.Config{OperatorNamespace: "el-operator", Strip: true}),
@@ -82,7 +82,7 @@ var _ = Describe("NodePodProbe mapping is never blocked by one entry", Ordered, 
 			if err := managercache.AddIndexes(ctx, mgr); err != nil {
 				return err
 			}
-			return (&NodePodProbeReconciler{
+			return (&Reconciler{
 				Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
 				Recorder: mgr.GetEventRecorder("nodepodprobe-controller"),
 				Keys:     testutil.StaticKeys{}, OperatorNamespace: "el-operator",
@@ -109,7 +109,7 @@ var _ = Describe("NodePodProbe mapping is never blocked by one entry", Ordered, 
 		// Their probes in the spec (before 2026-12-05) made 1.8 MB, more than etcd takes: the write was
 		// refused and the other namespace's pod went unprobed with them.
 		const heavyNS, heavyNode = "npp-heavy", "npp-node-heavy"
-		createNamespace(heavyNS)
+		suite.CreateNamespace(heavyNS)
 		createNode(heavyNode)
 		command := []string{"/bin/sh", "-c", "true #" + strings.Repeat("x", 60_000)}
 		var want []string

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package apps
+package nodepodprobe
 
 import (
 	"context"
@@ -101,14 +101,6 @@ func (w countingStatus) Patch(ctx context.Context, obj client.Object, p client.P
 func (w countingStatus) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 	w.c.count(obj)
 	return w.SubResourceWriter.Update(ctx, obj, opts...)
-}
-
-func createNamespace(name string) {
-	GinkgoHelper()
-	err := k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-	if !apierrors.IsAlreadyExists(err) {
-		Expect(err).NotTo(HaveOccurred())
-	}
 }
 
 func createNode(name string) {

@@ -12,7 +12,9 @@ distributed under the License is distributed on an "AS IS" BASIS,
 WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
-*/package apps
+*/
+
+package nodepodprobe
 
 import (
 	"errors"
@@ -284,7 +286,7 @@ func TestMappingRelevantChange(t *testing.T) {
 }
 
 func TestTrust(t *testing.T) {
-	r := &NodePodProbeReconciler{OperatorNamespace: "op-system"}
+	r := &Reconciler{OperatorNamespace: "op-system"}
 	trust := r.trust(testutil.TrustedKeys())
 	signed := func(ns string) *corev1.Pod {
 		p := unitPod("a", "1", "ip", func(p *corev1.Pod) {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package apps
+package nodepodprobe
 
 import (
 	"context"
@@ -50,12 +50,12 @@ import (
 // NodePodProbe is written once for all of them.
 const DefaultMappingBatchDelay = 500 * time.Millisecond
 
-// NodePodProbeReconciler keeps one NodePodProbe per node naming the enrolled pods bound to it
+// Reconciler keeps one NodePodProbe per node naming the enrolled pods bound to it
 // whose liveness probes its daemon runs. The reconcile key is the node, so many pod events make one write.
 // It writes only the spec (and the Mapped condition), and creates the node's NodePodProbeReport:
 // the results have one writer, the node's daemon, which drops the states of pods that left the
 // spec itself. The object is deleted only when its node is gone; its report goes with it.
-type NodePodProbeReconciler struct {
+type Reconciler struct {
 	client.Client
 	Recorder events.EventRecorder
 	// Keys are the trusted public keys: only pods whose probe context is sealed (the seal
@@ -80,7 +80,7 @@ type NodePodProbeReconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile writes the NodePodProbe of node req.Name from the enrolled pods bound to it.
-func (r *NodePodProbeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
 	nodeName := req.Name
 
@@ -184,7 +184,7 @@ func newNodePodProbe(nodeName string, nodeUID types.UID) *appsv1alpha1.NodePodPr
 }
 
 // trust accepts the sealed probe contexts (signature.VerifySeal) in namespaces the webhook enrolls.
-func (r *NodePodProbeReconciler) trust(keys signature.KeySet) func(*corev1.Pod) error {
+func (r *Reconciler) trust(keys signature.KeySet) func(*corev1.Pod) error {
 	return func(pod *corev1.Pod) error {
 		if pod.Namespace == metav1.NamespaceSystem || pod.Namespace == r.OperatorNamespace {
 			return fmt.Errorf("%w: the webhook enrolls no pod in namespace %s", signature.ErrNotSigned, pod.Namespace)
@@ -196,7 +196,7 @@ func (r *NodePodProbeReconciler) trust(keys signature.KeySet) func(*corev1.Pod) 
 
 // SetupWithManager watches NodePodProbes, enrolled pods and node creation/deletion, all batched
 // per node. It queries managercache.PodByNode.
-func (r *NodePodProbeReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.BatchDelay == 0 {
 		r.BatchDelay = DefaultMappingBatchDelay
 	}
