@@ -28,10 +28,11 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/admissionpolicy"
-	appscontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/apps"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/containerrecreaterequest"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
 	decisioncontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/decision"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/monitoring"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/nodepodprobe"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/trust"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
@@ -121,13 +122,13 @@ func setupReconcilers(mgr ctrl.Manager, cfg config, id identity) error {
 		name  string
 		setup func(ctrl.Manager) error
 	}{
-		{"apps-containerrecreaterequest", (&appscontroller.ContainerRecreateRequestReconciler{
+		{"apps-containerrecreaterequest", (&containerrecreaterequest.Reconciler{
 			Client:    mgr.GetClient(),
 			APIReader: mgr.GetAPIReader(),
 			Recorder:  mgr.GetEventRecorder("containerrecreaterequest-controller"),
 			Clock:     id.apiClock,
 		}).SetupWithManager},
-		{"apps-nodepodprobe", (&appscontroller.NodePodProbeReconciler{
+		{"apps-nodepodprobe", (&nodepodprobe.Reconciler{
 			Client:            mgr.GetClient(),
 			APIReader:         mgr.GetAPIReader(),
 			Recorder:          mgr.GetEventRecorder("nodepodprobe-controller"),

@@ -19,7 +19,7 @@ limitations under the License.
 // (--daemon-arg) against the very same flag set before it writes them into the DaemonSet.
 //
 // It must stay light: the manager links it, so it imports none of the daemon's packages that
-// register metrics (the prober's defaults are repeated here and a test keeps them equal).
+// register metrics (the report writer's defaults are repeated here and a test keeps them equal).
 package daemonoptions
 
 import (
@@ -36,7 +36,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/memlimit"
 )
 
-// Defaults of the status writer (internal/daemon/prober: DefaultWriteWindow, DefaultFailureWindow,
+// Defaults of the report writer (internal/daemon/report: DefaultWriteWindow, DefaultFailureWindow,
 // DefaultReportBudget).
 const (
 	DefaultStatusWriteWindow  = 300 * time.Millisecond

@@ -32,20 +32,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/report"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/results"
 )
 
 // The defaults are repeated here so that the manager does not link the prober (whose metrics
 // register at init); they must stay what the status writer uses when given nothing.
 func TestDefaultsMatchTheProber(t *testing.T) {
-	if DefaultStatusWriteWindow != prober.DefaultWriteWindow {
-		t.Errorf("DefaultStatusWriteWindow = %s, prober.DefaultWriteWindow = %s", DefaultStatusWriteWindow, prober.DefaultWriteWindow)
+	if DefaultStatusWriteWindow != report.DefaultWriteWindow {
+		t.Errorf("DefaultStatusWriteWindow = %s, report.DefaultWriteWindow = %s", DefaultStatusWriteWindow, report.DefaultWriteWindow)
 	}
-	if DefaultFailureWriteWindow != prober.DefaultFailureWindow {
-		t.Errorf("DefaultFailureWriteWindow = %s, prober.DefaultFailureWindow = %s", DefaultFailureWriteWindow, prober.DefaultFailureWindow)
+	if DefaultFailureWriteWindow != report.DefaultFailureWindow {
+		t.Errorf("DefaultFailureWriteWindow = %s, report.DefaultFailureWindow = %s", DefaultFailureWriteWindow, report.DefaultFailureWindow)
 	}
-	if DefaultReportBudget != prober.DefaultReportBudget {
-		t.Errorf("DefaultReportBudget = %d, prober.DefaultReportBudget = %d", DefaultReportBudget, prober.DefaultReportBudget)
+	if DefaultReportBudget != report.DefaultReportBudget {
+		t.Errorf("DefaultReportBudget = %d, report.DefaultReportBudget = %d", DefaultReportBudget, report.DefaultReportBudget)
 	}
 }
 
@@ -61,7 +62,7 @@ func TestMinReportBudgetHoldsThePodWithTheLargestEntry(t *testing.T) {
 		ps.ProbeStates = append(ps.ProbeStates, appsv1alpha1.ContainerProbeState{
 			Name:        fmt.Sprintf("%s-%0*d", name, appsv1alpha1.MaxContainerNameLength, c),
 			ContainerID: "containerd://" + strings.Repeat("f", 64), State: appsv1alpha1.ProbeFailed,
-			Message: strings.Repeat("m", prober.MaxMessageBytes), LastProbeTime: at, LastTransitionTime: at, FailingSince: &at,
+			Message: strings.Repeat("m", results.MaxMessageBytes), LastProbeTime: at, LastTransitionTime: at, FailingSince: &at,
 		})
 	}
 	st := appsv1alpha1.ProbeResults{ObservedGeneration: math.MaxInt64, ProbedGeneration: math.MaxInt64,

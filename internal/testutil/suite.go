@@ -26,6 +26,9 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive // the suite helpers are Ginkgo helpers
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -138,4 +141,14 @@ func (s *Suite) Stop() {
 	s.StopServingWebhooks()
 	s.cancel()
 	Expect(s.env.Stop()).To(Succeed())
+}
+
+// CreateNamespace creates namespace name, or finds it there: specs of a suite share its API
+// server, and more than one may use the namespace.
+func (s *Suite) CreateNamespace(name string) {
+	GinkgoHelper()
+	err := s.Client.Create(s.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if !apierrors.IsAlreadyExists(err) {
+		Expect(err).NotTo(HaveOccurred())
+	}
 }

@@ -23,6 +23,9 @@ import (
 	"unicode/utf8"
 )
 
+// MaxEventNoteBytes caps an event's note: events.k8s.io allows 1 KiB.
+const MaxEventNoteBytes = 1024
+
 // ellipsis marks a cut message.
 const ellipsis = "..."
 

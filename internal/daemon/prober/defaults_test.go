@@ -58,3 +58,23 @@ func TestWorker_2_DaemonDefaultsUnsetAndInvalidNumbers(t *testing.T) {
 		}
 	}
 }
+
+// The report writer refreshes a Failed result by the probe's interval, taken after the defaults:
+// the period, or the timeout when a run may outlast it.
+func TestTarget_IntervalSecondsOfTheDefaultedProbe(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		probe corev1.Probe
+		want  int32
+	}{
+		{"unset: the default period", corev1.Probe{}, 10},
+		{"negative: the default period", corev1.Probe{PeriodSeconds: -1, TimeoutSeconds: -1}, 10},
+		{"a period over the default timeout", corev1.Probe{PeriodSeconds: 1}, 1},
+		{"a timeout over the period", corev1.Probe{PeriodSeconds: 10, TimeoutSeconds: 30}, 30},
+	} {
+		tg := Target{Probe: c.probe}
+		if got := tg.IntervalSeconds(); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
+}

@@ -49,7 +49,7 @@ func (e *Events) warn(t *Target, pod *corev1.Pod, reason, format string, args ..
 		FieldPath: fieldPath(pod, t.Container),
 	}
 	// events.k8s.io caps a note at 1 KiB; probe output can be 10 KiB.
-	e.Recorder.Eventf(ref, nil, corev1.EventTypeWarning, reason, eventAction, "%s", truncate.String(fmt.Sprintf(format, args...), MaxEventNoteBytes))
+	e.Recorder.Eventf(ref, nil, corev1.EventTypeWarning, reason, eventAction, "%s", truncate.String(fmt.Sprintf(format, args...), truncate.MaxEventNoteBytes))
 }
 
 // fieldPath points an event at the container, as the kubelet's events do.

@@ -25,6 +25,8 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/results"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/truncate"
 )
 
 func TestEvents_29_PointAtTheContainerAndCapTheNote(t *testing.T) {
@@ -36,8 +38,8 @@ func TestEvents_29_PointAtTheContainerAndCapTheNote(t *testing.T) {
 		t.Errorf("fieldPath(proxy) = %q", got)
 	}
 	rec := events.NewFakeRecorder(1)
-	(&Events{Recorder: rec}).warn(&Target{Key: Key{Container: "app"}}, pod, ReasonUnhealthy, "Liveness probe failed: %s", strings.Repeat("x", 10<<10))
-	if e := <-rec.Events; len(e) > len("Warning Unhealthy ")+MaxEventNoteBytes || !strings.HasPrefix(e, "Warning Unhealthy Liveness probe failed: xxx") {
+	(&Events{Recorder: rec}).warn(&Target{Key: results.Key{Container: "app"}}, pod, ReasonUnhealthy, "Liveness probe failed: %s", strings.Repeat("x", 10<<10))
+	if e := <-rec.Events; len(e) > len("Warning Unhealthy ")+truncate.MaxEventNoteBytes || !strings.HasPrefix(e, "Warning Unhealthy Liveness probe failed: xxx") {
 		t.Errorf("event of %d bytes: %.60q", len(e), e)
 	}
 	var nilEvents *Events

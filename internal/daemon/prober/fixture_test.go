@@ -39,6 +39,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri/critest"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/results"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 
@@ -143,7 +144,7 @@ func (f *fixture) setPod(p *corev1.Pod) {
 // target returns an HTTP liveness probe of container app against the fixture's server.
 func (f *fixture) target(failureThreshold int32) Target {
 	return Target{
-		Key:     Key{PodUID: "uid-1", Container: "app", Probe: "web-app"},
+		Key:     results.Key{PodUID: "uid-1", Container: "app", Probe: "web-app"},
 		PodName: "web", Namespace: "ns",
 		Probe: withDefaults(corev1.Probe{
 			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(f.port))}},
@@ -167,7 +168,7 @@ func (f *fixture) run(w *worker, code int) bool {
 	return w.doProbe(context.Background())
 }
 
-func (f *fixture) state(k Key) (Entry, bool) { return f.m.Results.Get(k) }
+func (f *fixture) state(k results.Key) (results.Entry, bool) { return f.m.Results.Get(k) }
 
 // newContainer replaces the container with a new instance id, running since now.
 func (f *fixture) newContainer(id string) {
@@ -190,7 +191,7 @@ func (f *fixture) events() []string {
 	}
 }
 
-func mustState(t *testing.T, f *fixture, k Key, want appsv1alpha1.ProbeState) Entry {
+func mustState(t *testing.T, f *fixture, k results.Key, want appsv1alpha1.ProbeState) results.Entry {
 	t.Helper()
 	e, ok := f.state(k)
 	if !ok || e.State != want {

@@ -22,6 +22,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/results"
 )
 
 func TestGate(t *testing.T) {
@@ -87,7 +89,7 @@ func TestGate(t *testing.T) {
 		}), want: gateProbe, status: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tg := &Target{Key: Key{PodUID: "u", Container: "app", Probe: "p"}, Probe: corev1.Probe{InitialDelaySeconds: tc.delay}}
+			tg := &Target{Key: results.Key{PodUID: "u", Container: "app", Probe: "p"}, Probe: corev1.Probe{InitialDelaySeconds: tc.delay}}
 			if tc.container != "" {
 				tg.Container = tc.container
 			}

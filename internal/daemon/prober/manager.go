@@ -29,6 +29,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/check"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/results"
 )
 
 // Manager owns the probe workers of the node. Sync tells it which probes exist and what the
@@ -44,7 +45,7 @@ type Manager struct {
 	HTTP *check.HTTP
 	// UserAgent of HTTP and gRPC probes: kube-probe/<major>.<minor>.
 	UserAgent string
-	Results   *Cache
+	Results   *results.Cache
 	Events    *Events
 	Clock     clock.WithDelayedExecution
 	// Jitter returns the delay of a worker's first run when the daemon started less than one
@@ -59,7 +60,7 @@ type Manager struct {
 	mu      sync.RWMutex
 	ctx     context.Context
 	closed  bool
-	workers map[Key]*worker
+	workers map[results.Key]*worker
 	pods    map[types.UID]*corev1.Pod
 	// ipWarned is, by pod, the status.podIP last reported as not the pod's address.
 	ipWarned map[types.UID]string
@@ -69,7 +70,7 @@ type Manager struct {
 
 // NewManager returns a manager with the real clock and a fresh cache.
 func NewManager(rt cri.ExecRuntime, userAgent string, events *Events) *Manager {
-	return &Manager{Runtime: rt, HTTP: check.NewHTTP(), UserAgent: userAgent, Results: NewCache(), Events: events}
+	return &Manager{Runtime: rt, HTTP: check.NewHTTP(), UserAgent: userAgent, Results: results.NewCache(), Events: events}
 }
 
 func (m *Manager) init() {
@@ -77,7 +78,7 @@ func (m *Manager) init() {
 		m.Clock = clock.RealClock{}
 	}
 	if m.Results == nil {
-		m.Results = NewCache()
+		m.Results = results.NewCache()
 	}
 	if m.HTTP == nil {
 		m.HTTP = check.NewHTTP()
@@ -86,7 +87,7 @@ func (m *Manager) init() {
 		m.Jitter = func(p time.Duration) time.Duration { return time.Duration(rand.Float64() * float64(p)) }
 	}
 	if m.workers == nil {
-		m.workers = map[Key]*worker{}
+		m.workers = map[results.Key]*worker{}
 	}
 }
 
@@ -144,7 +145,7 @@ func (m *Manager) Sync(targets []Target, pods []*corev1.Pod) {
 		m.pending = append(m.pending[:0], targets...)
 		return
 	}
-	want := make(map[Key]struct{}, len(targets))
+	want := make(map[results.Key]struct{}, len(targets))
 	for i := range targets {
 		t := targets[i]
 		t.Probe = withDefaults(t.Probe)
@@ -172,7 +173,7 @@ func (m *Manager) Sync(targets []Target, pods []*corev1.Pod) {
 
 // stopLocked stops w (its metric series go with it); forget also drops its result (the probe
 // left the spec).
-func (m *Manager) stopLocked(k Key, w *worker, forget bool) {
+func (m *Manager) stopLocked(k results.Key, w *worker, forget bool) {
 	w.stop()
 	delete(m.workers, k)
 	t := w.target.Load()
@@ -198,7 +199,7 @@ func (m *Manager) pod(uid types.UID) *corev1.Pod {
 // report records a state for w, written as soon as write says, unless w was replaced or stopped
 // meanwhile (a stopped worker must not resurrect the result that Sync just removed). It returns
 // true on a transition.
-func (m *Manager) report(w *worker, state appsv1alpha1.ProbeState, msg string, at time.Time, write Write) bool {
+func (m *Manager) report(w *worker, state appsv1alpha1.ProbeState, msg string, at time.Time, write results.Write) bool {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if m.workers[w.key] != w {
@@ -211,7 +212,7 @@ func (m *Manager) touch(w *worker, at time.Time) { m.Results.Touch(w.key, at) }
 
 // markFailing records when the worker's current run of failures began (zero: it ended), written
 // as soon as write says.
-func (m *Manager) markFailing(w *worker, since time.Time, write Write) {
+func (m *Manager) markFailing(w *worker, since time.Time, write results.Write) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if m.workers[w.key] == w {

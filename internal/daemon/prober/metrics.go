@@ -56,12 +56,6 @@ var (
 		Help: "Number of running liveness probe workers, by handler (http, tcp, grpc, exec).",
 	}, []string{"handler"})
 
-	// StatusWrites counts NodePodProbeReport status patches by outcome (success, conflict, error).
-	StatusWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "enhanced_liveness_daemon_status_writes_total",
-		Help: "NodePodProbeReport status patches sent by the daemon, by outcome (success, conflict, error).",
-	}, []string{"result"})
-
 	// CRIErrors counts failed CRI calls by operation.
 	CRIErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "enhanced_liveness_daemon_cri_errors_total",
@@ -70,5 +64,5 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(probeSeries, ScheduleLag, Workers, StatusWrites, CRIErrors)
+	ctrlmetrics.Registry.MustRegister(probeSeries, ScheduleLag, Workers, CRIErrors)
 }

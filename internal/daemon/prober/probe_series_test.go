@@ -24,6 +24,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/results"
 )
 
 func TestProbeStats_BucketsAreInclusiveUpperBounds(t *testing.T) {
@@ -59,7 +61,7 @@ func TestProbeStats_CollectSumsAndCumulativeCounts(t *testing.T) {
 	}
 	s.observe(runUnknown, 0.5)
 	ch := make(chan prometheus.Metric, 10)
-	s.collect(ch, &Target{Key: Key{PodUID: "u", Container: "c"}, PodName: "p", Namespace: "n"})
+	s.collect(ch, &Target{Key: results.Key{PodUID: "u", Container: "c"}, PodName: "p", Namespace: "n"})
 	close(ch)
 	var counters []string
 	var hist *dto.Histogram

@@ -14,42 +14,31 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package prober runs the node's liveness probes: one worker per (pod UID, container, probe),
-// with the kubelet's worker semantics (docs/probe-semantics.md #6-#15): each run is gated on the
-// pod's state, run by the runner of the probe's kind (package check) and recorded in a small run
-// state; a result cache keyed by the same triple, events and metrics on transitions, and a
-// status writer that reports the results in few, coalesced, conflict-safe patches.
 package prober
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/check"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/results"
 )
-
-// Key identifies a probe worker and its result. Never the containerID: a container restart must
-// not orphan a result, and a result must never be attributed to another pod's container.
-type Key struct {
-	PodUID    types.UID
-	Container string
-	Probe     string
-}
-
-func (k Key) String() string { return fmt.Sprintf("%s/%s/%s", k.PodUID, k.Container, k.Probe) }
 
 // Target is one probe to run: a probe of a pod the NodePodProbe names, from the pod's sealed
 // probe context. HTTP, TCP and gRPC probes that name no host dial the pod's address as the
 // container runtime reports it for the pod's sandbox (cri.Addresses).
 type Target struct {
-	Key
+	results.Key
 	PodName, Namespace string
 	Probe              corev1.Probe
-	// NotRun, when set, says why the daemon does not run this probe (its trust gate holds it
-	// back): the report lists it NotProbed.
-	NotRun string
+}
+
+// IntervalSeconds is the probe's interval (appsv1alpha1.ProbeInterval) once defaulted: how often
+// a result comes at the most, from which the report writer knows when a Failed result it shows
+// is due a refresh.
+func (t *Target) IntervalSeconds() int32 {
+	p := withDefaults(t.Probe)
+	return appsv1alpha1.ProbeInterval(p.PeriodSeconds, p.TimeoutSeconds)
 }
 
 // Default values of a liveness probe (docs/probe-semantics.md #2). The manager fills them already; the

@@ -28,6 +28,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/check"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/results"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 )
 
@@ -44,7 +45,7 @@ const MessageForeignContainer = "not probed: the container the pod's status name
 // worker runs one liveness probe of one container of one pod.
 type worker struct {
 	m      *Manager
-	key    Key
+	key    results.Key
 	target atomic.Pointer[Target]
 	// handlerChanged asks the next run to restart counting: results of the old handler say
 	// nothing about the new one.
@@ -114,7 +115,7 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		w.containerID = cs.ContainerID
 		w.state = w.state.newContainer()
 		if w.containerID != "" {
-			w.m.report(w, appsv1alpha1.ProbeUnknown, "", now, WriteInWindow)
+			w.m.report(w, appsv1alpha1.ProbeUnknown, "", now, results.WriteInWindow)
 		}
 	}
 	switch v {
@@ -122,7 +123,7 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		return true
 	case gateNotRunning:
 		w.state = w.state.notRunning()
-		w.m.report(w, appsv1alpha1.ProbeUnknown, MessageNotRunning, now, WriteInWindow)
+		w.m.report(w, appsv1alpha1.ProbeUnknown, MessageNotRunning, now, results.WriteInWindow)
 		return true
 	}
 	start := w.m.Clock.Now()
@@ -207,7 +208,7 @@ func (w *worker) refuse(t *Target, pod *corev1.Pod, no *cri.NotOwnedError, at ti
 		w.m.Events.warn(t, pod, cri.ReasonForeignContainer, "Liveness probe not run: %v", no)
 	}
 	w.state = w.state.notRunning()
-	w.m.report(w, appsv1alpha1.ProbeUnknown, MessageForeignContainer, at, WriteInWindow)
+	w.m.report(w, appsv1alpha1.ProbeUnknown, MessageForeignContainer, at, results.WriteInWindow)
 }
 
 // follow drops what the worker derived from an older pod or target, and restarts counting
@@ -273,9 +274,9 @@ func (w *worker) record(t *Target, pod *corev1.Pod, o check.Outcome, err error, 
 	// writer's window like any other change.
 	switch do.mark {
 	case markSet:
-		w.m.markFailing(w, w.state.failingSince, WriteInWindow)
+		w.m.markFailing(w, w.state.failingSince, results.WriteInWindow)
 	case markClear:
-		w.m.markFailing(w, time.Time{}, WriteInWindow)
+		w.m.markFailing(w, time.Time{}, results.WriteInWindow)
 	}
 	switch do.report {
 	case appsv1alpha1.ProbeFailed:
@@ -283,12 +284,12 @@ func (w *worker) record(t *Target, pod *corev1.Pod, o check.Outcome, err error, 
 		// a whole write window (300 ms), because the restart decision waits for it. The
 		// cluster-scoped report gets the short reason; the output, which may hold anything the
 		// application wrote, goes only to the pod's own namespace, as the kubelet's event does.
-		if w.m.report(w, appsv1alpha1.ProbeFailed, o.Reason, start, WriteSoon) {
+		if w.m.report(w, appsv1alpha1.ProbeFailed, o.Reason, start, results.WriteSoon) {
 			w.m.Events.warn(t, pod, ReasonUnhealthy, "Liveness probe failed: %s", o.Message)
 		}
 	case appsv1alpha1.ProbeSucceeded:
 		// A recovery waits for the writer's window: nothing is decided on it in a hurry.
-		w.m.report(w, appsv1alpha1.ProbeSucceeded, "", start, WriteInWindow)
+		w.m.report(w, appsv1alpha1.ProbeSucceeded, "", start, results.WriteInWindow)
 	default:
 		w.m.touch(w, start) // the common case: only lastProbeTime moves, nothing is written
 	}

@@ -38,7 +38,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/report"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/results"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemonoptions"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
@@ -99,7 +100,7 @@ var _ = Describe("the report's byte budget", func() {
 		Eventually(func(g Gomega) {
 			failed := 0
 			for _, pp := range npp.Spec.PodProbes {
-				e, _ := eng.Probes.Results.Get(prober.Key{PodUID: pp.UID, Container: "app", Probe: pp.Name + "-app"})
+				e, _ := eng.Probes.Results.Get(results.Key{PodUID: pp.UID, Container: "app", Probe: pp.Name + "-app"})
 				if e.State == appsv1alpha1.ProbeFailed {
 					failed++
 				}
@@ -130,7 +131,7 @@ var _ = Describe("the report's byte budget", func() {
 			g.Expect(k8sClient.List(ctx, &evs)).To(Succeed())
 			var onReport, onPod []string
 			for _, e := range evs.Items {
-				if e.Reason != prober.ReasonReportOverBudget || e.Type != corev1.EventTypeWarning {
+				if e.Reason != report.ReasonReportOverBudget || e.Type != corev1.EventTypeWarning {
 					continue
 				}
 				switch {
@@ -167,29 +168,29 @@ var _ = Describe("the report's byte budget", func() {
 			// Made as the manager makes it (an owner reference), the report carries managedFields,
 			// which list every omitted namespace again: the object is larger than its status.
 			createNPP(&appsv1alpha1.NodePodProbe{ObjectMeta: metav1.ObjectMeta{Name: node}})
-			results := prober.NewCache()
-			plan := &prober.Plan{Generation: 1 << 40}
+			cache := results.NewCache()
+			plan := &report.Plan{Generation: 1 << 40}
 			now := time.Now()
 			for i := range appsv1alpha1.MaxPodProbesPerNode {
 				name := fmt.Sprintf("%0*d", appsv1alpha1.MaxPodNameLength, i)
-				pp := prober.PlannedPod{Name: name, Namespace: fmt.Sprintf("%0*d", appsv1alpha1.MaxNamespaceLength, i),
+				pp := report.PlannedPod{Name: name, Namespace: fmt.Sprintf("%0*d", appsv1alpha1.MaxNamespaceLength, i),
 					UID: types.UID(fmt.Sprintf("6f1c9a52-2b7e-4c0e-9d55-%012d", i))}
 				for c := range appsv1alpha1.MaxProbesPerPod {
-					k := prober.Key{PodUID: pp.UID, Container: fmt.Sprintf("%0*d", appsv1alpha1.MaxContainerNameLength, c)}
+					k := results.Key{PodUID: pp.UID, Container: fmt.Sprintf("%0*d", appsv1alpha1.MaxContainerNameLength, c)}
 					k.Probe = name + "-" + k.Container
-					pp.Probes = append(pp.Probes, prober.Target{Key: k, PodName: name, Namespace: pp.Namespace})
-					results.Set(k, appsv1alpha1.ProbeFailed, "containerd://"+strings.Repeat("f", 64), strings.Repeat("m", 1024), now, prober.WriteSoon)
-					results.SetFailing(k, now, prober.WriteSoon)
+					pp.Probes = append(pp.Probes, report.PlannedProbe{Key: k, IntervalSeconds: 10})
+					cache.Set(k, appsv1alpha1.ProbeFailed, "containerd://"+strings.Repeat("f", 64), strings.Repeat("m", 1024), now, results.WriteSoon)
+					cache.SetFailing(k, now, results.WriteSoon)
 				}
 				plan.Pods = append(plan.Pods, pp)
 			}
-			w := &prober.StatusWriter{Client: k8sClient, APIReader: k8sClient, NodeName: node, Results: results, Budget: budget}
+			w := &report.Writer{Client: k8sClient, APIReader: k8sClient, NodeName: node, Results: cache, Budget: budget}
 			w.SetPlan(plan)
 			Expect(w.Flush(ctx)).To(Succeed())
 			Expect(w.Writes()).To(BeEquivalentTo(1))
 
 			rep := getReport(node)
-			size, limit := statusBytes(rep), cmp.Or(budget, prober.DefaultReportBudget)
+			size, limit := statusBytes(rep), cmp.Or(budget, report.DefaultReportBudget)
 			// Filled to within one pod's entry of the budget, and never over it.
 			Expect(size).To(BeNumerically("<=", limit))
 			Expect(size).To(BeNumerically(">", limit-daemonoptions.MinReportBudget))

@@ -46,6 +46,8 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri/critest"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/heartbeat"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/report"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/results"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 )
@@ -193,21 +195,21 @@ func getNPP(name string) *appsv1alpha1.NodePodProbe {
 	return npp
 }
 
-// results is what the manager reads of a node: its report, for the spec of its NodePodProbe.
-type results struct {
+// nodeResults is what the manager reads of a node: its report, for the spec of its NodePodProbe.
+type nodeResults struct {
 	*appsv1alpha1.NodePodProbeReport
 	npp *appsv1alpha1.NodePodProbe
 }
 
-func getResults(name string) results {
+func getResults(name string) nodeResults {
 	GinkgoHelper()
-	return results{NodePodProbeReport: getReport(name), npp: getNPP(name)}
+	return nodeResults{NodePodProbeReport: getReport(name), npp: getNPP(name)}
 }
 
 // stateOf maps pod name -> reported state of its single probe. A pod of the spec the report
 // leaves out passed its last probe (status.probedGeneration): it maps to a bare Succeeded state.
 // A pod listed notProbed maps to a NotProbed state with that message.
-func stateOf(r results) map[string]appsv1alpha1.ContainerProbeState {
+func stateOf(r nodeResults) map[string]appsv1alpha1.ContainerProbeState {
 	out := map[string]appsv1alpha1.ContainerProbeState{}
 	for _, ps := range r.Status.PodProbeStatuses {
 		if ps.NotProbed != "" {
@@ -330,13 +332,13 @@ var _ = Describe("node daemon probe engine", func() {
 		before := eng.Status.Writes()
 
 		// What the worker reports on each threshold crossing, 200 times in one second.
-		key := prober.Key{PodUID: pod.UID, Container: "app", Probe: "flip-app"}
+		key := results.Key{PodUID: pod.UID, Container: "app", Probe: "flip-app"}
 		start := time.Now()
 		for i := range 200 {
 			// The last flip is a failure: a passing probe is not listed, a failing one with its message.
-			st, write := appsv1alpha1.ProbeFailed, prober.WriteSoon
+			st, write := appsv1alpha1.ProbeFailed, results.WriteSoon
 			if i%2 == 0 {
-				st, write = appsv1alpha1.ProbeSucceeded, prober.WriteInWindow
+				st, write = appsv1alpha1.ProbeSucceeded, results.WriteInWindow
 			}
 			eng.Probes.Results.Set(key, st, "containerd://flip", fmt.Sprintf("flip %d", i), time.Now(), write)
 			time.Sleep(5 * time.Millisecond)
@@ -351,9 +353,9 @@ var _ = Describe("node daemon probe engine", func() {
 		writes := eng.Status.Writes() - before
 		AddReportEntry("status writes for 200 flips", writes)
 		_, _ = fmt.Fprintf(GinkgoWriter, "200 flips in %v -> %d status writes\n", elapsed, writes)
-		// At most two writes per window (a failure may be written early: prober.DefaultFailureWindow),
+		// At most two writes per window (a failure may be written early: report.DefaultFailureWindow),
 		// plus the one that ends the flipping.
-		windows := int64(math.Ceil(float64(elapsed) / float64(prober.DefaultWriteWindow)))
+		windows := int64(math.Ceil(float64(elapsed) / float64(report.DefaultWriteWindow)))
 		Expect(writes).To(BeNumerically(">=", 1))
 		Expect(writes).To(BeNumerically("<=", 2*windows+1))
 	})
@@ -416,8 +418,8 @@ var _ = Describe("node daemon probe engine", func() {
 				stop()
 			}
 		}()
-		key := prober.Key{PodUID: pod.UID, Container: "app", Probe: "conflict-pod-app"}
-		eng.Probes.Results.Set(key, appsv1alpha1.ProbeUnknown, "containerd://c1", "", time.Now(), prober.WriteInWindow)
+		key := results.Key{PodUID: pod.UID, Container: "app", Probe: "conflict-pod-app"}
+		eng.Probes.Results.Set(key, appsv1alpha1.ProbeUnknown, "containerd://c1", "", time.Now(), results.WriteInWindow)
 		Eventually(func() string { return stateOf(getResults(node))["conflict-pod"].ContainerID }).Should(Equal("containerd://c1"))
 
 		By("another writer changing the report behind the daemon's cache")
@@ -431,7 +433,7 @@ var _ = Describe("node daemon probe engine", func() {
 			}).WithTimeout(5 * time.Second).Should(Succeed())
 		}
 		writeMessage("written by someone else")
-		eng.Probes.Results.Set(key, appsv1alpha1.ProbeFailed, "containerd://c1", "boom", time.Now(), prober.WriteSoon)
+		eng.Probes.Results.Set(key, appsv1alpha1.ProbeFailed, "containerd://c1", "boom", time.Now(), results.WriteSoon)
 		Eventually(func(g Gomega) {
 			s := stateOf(getResults(node))["conflict-pod"]
 			g.Expect(s.State).To(Equal(appsv1alpha1.ProbeFailed))
@@ -445,7 +447,7 @@ var _ = Describe("node daemon probe engine", func() {
 		reads, freshReads := 0, 0
 		staleClient, err := client.NewWithWatch(cfg, client.Options{Scheme: testutil.Scheme()})
 		Expect(err).NotTo(HaveOccurred())
-		w := &prober.StatusWriter{
+		w := &report.Writer{
 			Client: interceptor.NewClient(staleClient, interceptor.Funcs{
 				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 					if _, ok := obj.(*appsv1alpha1.NodePodProbeReport); !ok {
@@ -461,8 +463,8 @@ var _ = Describe("node daemon probe engine", func() {
 			}),
 			APIReader: &countingReader{Reader: k8sClient, n: &freshReads}, NodeName: node, Results: eng.Probes.Results,
 		}
-		w.SetPlan(&prober.Plan{Generation: getNPP(node).Generation, Pods: []prober.PlannedPod{{Name: pod.Name, Namespace: ns, UID: pod.UID,
-			Probes: []prober.Target{{Key: key, PodName: pod.Name, Namespace: ns}}}}})
+		w.SetPlan(&report.Plan{Generation: getNPP(node).Generation, Pods: []report.PlannedPod{{Name: pod.Name, Namespace: ns, UID: pod.UID,
+			Probes: []report.PlannedProbe{{Key: key, IntervalSeconds: 10}}}}})
 		Expect(w.Flush(ctx)).To(Succeed())
 		Expect(w.Writes()).To(BeEquivalentTo(1))
 		Expect([]int{reads, freshReads}).To(Equal([]int{1, 1}), "one stale cached read, then one fresh read after the conflict")
@@ -470,7 +472,7 @@ var _ = Describe("node daemon probe engine", func() {
 		Expect(s.Message).To(Equal("boom"))
 
 		By("a transition right before shutdown is still written")
-		eng.Probes.Results.Set(key, appsv1alpha1.ProbeUnknown, "containerd://c2", "", time.Now(), prober.WriteInWindow)
+		eng.Probes.Results.Set(key, appsv1alpha1.ProbeUnknown, "containerd://c2", "", time.Now(), results.WriteInWindow)
 		stop()
 		stopped = true
 		s = stateOf(getResults(node))["conflict-pod"]

@@ -30,7 +30,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/report"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/results"
 )
 
 var _ = Describe("node daemon results", func() {
@@ -94,7 +95,7 @@ var _ = Describe("node daemon results", func() {
 		Expect(k8sClient.Create(ctx, npp)).To(Succeed())
 		eng := startDaemon(node, tg.rt)
 		Eventually(func() appsv1alpha1.ProbeState {
-			e, _ := eng.Probes.Results.Get(prober.Key{PodUID: failPod.UID, Container: "app", Probe: "noreport-fail-app"})
+			e, _ := eng.Probes.Results.Get(results.Key{PodUID: failPod.UID, Container: "app", Probe: "noreport-fail-app"})
 			return e.State
 		}).WithTimeout(10 * time.Second).Should(Equal(appsv1alpha1.ProbeFailed))
 		Consistently(func(g Gomega) {
@@ -110,7 +111,7 @@ var _ = Describe("node daemon results", func() {
 			rep := getReport(node)
 			g.Expect(rep.Status.FailingProbes).To(BeEquivalentTo(1))
 			g.Expect(rep.Status.PodProbeStatuses).To(HaveLen(1))
-		}).WithTimeout(3 * prober.DefaultRefreshCheck).Should(Succeed())
+		}).WithTimeout(3 * report.DefaultRefreshCheck).Should(Succeed())
 		Expect(getNPP(node).ResourceVersion).To(Equal(npp.ResourceVersion), "the daemon wrote the NodePodProbe")
 	})
 })

@@ -15,10 +15,11 @@ limitations under the License.
 */
 
 // Package wiring assembles the node daemon on its controller-runtime manager: the node-scoped
-// cache (CacheOptions), the probe engine (Setup: the probe workers, the NodePodProbeReport status
-// writer, whose writes of new failures reports.go times, and the Lease heartbeat) and the
-// controller that keeps the workers in step with the node's NodePodProbe spec and pods
-// (SpecReconciler). cmd/daemon adds the CRR executor (internal/daemon/recreate) beside it.
+// cache (CacheOptions), the probe engine (Setup: the probe workers of internal/daemon/prober,
+// the results they share with the NodePodProbeReport writer of internal/daemon/report, and the
+// Lease heartbeat) and the controller that keeps the workers and the writer in step with the
+// node's NodePodProbe spec and pods (SpecReconciler). cmd/daemon adds the CRR executor
+// (internal/daemon/recreate) beside it.
 package wiring
 
 import (
@@ -39,6 +40,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/heartbeat"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/report"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/gate"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
@@ -75,13 +77,13 @@ type Options struct {
 	UserAgent string
 	// Recorder emits the probe events; nil emits none.
 	Recorder events.EventRecorder
-	// WriteWindow gathers status changes (prober.DefaultWriteWindow when zero).
+	// WriteWindow gathers status changes (report.DefaultWriteWindow when zero).
 	WriteWindow time.Duration
 	// FailureWriteWindow replaces WriteWindow for a write that reports a new liveness failure
-	// (prober.DefaultFailureWindow when zero).
+	// (report.DefaultFailureWindow when zero).
 	FailureWriteWindow time.Duration
 	// ReportBudget is the most bytes the report's status may take, JSON-encoded
-	// (prober.DefaultReportBudget when zero).
+	// (report.DefaultReportBudget when zero).
 	ReportBudget int
 	// LeaseInterval between heartbeats (DaemonLeaseRenewSeconds when zero).
 	LeaseInterval time.Duration
@@ -90,22 +92,21 @@ type Options struct {
 // Engine is what Setup added to the manager.
 type Engine struct {
 	Probes    *prober.Manager
-	Status    *prober.StatusWriter
+	Status    *report.Writer
 	Heartbeat *heartbeat.Heartbeat
 }
 
-// Setup adds the probe workers, the status writer, the heartbeat and the node controller to mgr,
+// Setup adds the probe workers, the report writer, the heartbeat and the node controller to mgr,
 // whose cache must be built with CacheOptions.
 func Setup(mgr ctrl.Manager, o Options) (*Engine, error) {
 	probes := prober.NewManager(o.Runtime, o.UserAgent, &prober.Events{Recorder: o.Recorder})
 	probes.Addresses = o.Addresses
 	e := &Engine{
 		Probes: probes,
-		Status: &prober.StatusWriter{
-			// The client times the writes that report liveness failures (reports.go).
-			Client: reportingClient{Client: mgr.GetClient(), reports: newFailureReports(clock.RealClock{})}, APIReader: mgr.GetAPIReader(), NodeName: o.NodeName,
+		Status: &report.Writer{
+			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), NodeName: o.NodeName,
 			Results: probes.Results, Window: o.WriteWindow, FailureWindow: o.FailureWriteWindow,
-			Budget: o.ReportBudget, Recorder: o.Recorder,
+			Budget: o.ReportBudget, Recorder: o.Recorder, Failures: report.NewFailureTimes(clock.RealClock{}),
 		},
 		Heartbeat: &heartbeat.Heartbeat{Client: mgr.GetClient(), NodeName: o.NodeName, Namespace: o.Namespace, Interval: o.LeaseInterval},
 	}

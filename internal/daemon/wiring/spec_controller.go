@@ -32,6 +32,8 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/report"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/results"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/gate"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
@@ -48,7 +50,7 @@ type SpecReconciler struct {
 	// Namespace is the operator namespace (the trust ConfigMap's).
 	Namespace string
 	Probes    *prober.Manager
-	Status    *prober.StatusWriter
+	Status    *report.Writer
 	Trust     *gate.Gate
 }
 
@@ -108,14 +110,14 @@ func (r *SpecReconciler) trustedKeys(ctx context.Context) (signature.KeySet, err
 }
 
 // Plan is the report's view of the judged entries of spec generation generation: every pod with
-// its probes, those the daemon runs and those it holds back (without a handler), or, for a pod
-// held back whose probes it cannot name (no such pod, a context that does not decode), why.
-func Plan(generation int64, entries []gate.Entry) *prober.Plan {
-	plan := &prober.Plan{Generation: generation, Pods: make([]prober.PlannedPod, 0, len(entries))}
+// its probes, those the daemon runs and those it holds back (with why), or, for a pod held back
+// whose probes it cannot name (no such pod, a context that does not decode), why.
+func Plan(generation int64, entries []gate.Entry) *report.Plan {
+	plan := &report.Plan{Generation: generation, Pods: make([]report.PlannedPod, 0, len(entries))}
 	for i := range entries {
 		e := &entries[i]
-		pp := prober.PlannedPod{Name: e.Name, Namespace: e.Namespace, UID: e.UID,
-			Probes: append(targetsOf(e, e.Run), heldTargets(e)...)}
+		pp := report.PlannedPod{Name: e.Name, Namespace: e.Namespace, UID: e.UID,
+			Probes: append(planned(targetsOf(e, e.Run), ""), planned(targetsOf(e, e.Held), e.Why)...)}
 		if e.Why != "" && len(pp.Probes) == 0 {
 			pp.NotProbed = e.Why
 		}
@@ -124,11 +126,12 @@ func Plan(generation int64, entries []gate.Entry) *prober.Plan {
 	return plan
 }
 
-// heldTargets are the probes the gate holds back (gate.Entry.Held), each with why.
-func heldTargets(e *gate.Entry) []prober.Target {
-	out := targetsOf(e, e.Held)
-	for i := range out {
-		out[i].NotRun = e.Why
+// planned is what the report writer knows of targets: their keys and intervals, and why the
+// daemon does not run them (notRun; empty for the probes it runs).
+func planned(targets []prober.Target, notRun string) []report.PlannedProbe {
+	out := make([]report.PlannedProbe, 0, len(targets))
+	for i := range targets {
+		out = append(out, report.PlannedProbe{Key: targets[i].Key, IntervalSeconds: targets[i].IntervalSeconds(), NotRun: notRun})
 	}
 	return out
 }
@@ -145,7 +148,7 @@ func Targets(entries []gate.Entry) []prober.Target {
 func targetsOf(e *gate.Entry, probes []probecontext.Probe) []prober.Target {
 	out := make([]prober.Target, 0, len(probes))
 	for _, p := range probes {
-		t := prober.Target{Key: prober.Key{PodUID: e.UID, Container: p.Container, Probe: p.Name}, PodName: e.Name, Namespace: e.Namespace}
+		t := prober.Target{Key: results.Key{PodUID: e.UID, Container: p.Container, Probe: p.Name}, PodName: e.Name, Namespace: e.Namespace}
 		if p.Probe != nil {
 			t.Probe = *p.Probe
 		}

@@ -50,6 +50,7 @@ import (
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/results"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/memlimit"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/bench/measure"
 )
@@ -247,7 +248,7 @@ func runOurs(ctx context.Context, c config, host string, port int, rec *measure.
 	targets := make([]prober.Target, 0, c.workers)
 	for _, pod := range pods {
 		targets = append(targets, prober.Target{
-			Key: prober.Key{PodUID: pod.UID, Container: "app", Probe: "liveness"}, PodName: pod.Name, Namespace: pod.Namespace,
+			Key: results.Key{PodUID: pod.UID, Container: "app", Probe: "liveness"}, PodName: pod.Name, Namespace: pod.Namespace,
 			Probe: *pod.Spec.Containers[0].LivenessProbe,
 		})
 	}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/results"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/memlimit"
 )
 
@@ -66,7 +67,7 @@ func runOurs(ctx context.Context, c config, ids []string, n *counts) error {
 			}}},
 		})
 		targets = append(targets, prober.Target{
-			Key: prober.Key{PodUID: uid, Container: cname, Probe: "liveness"}, PodName: name, Namespace: "bench",
+			Key: results.Key{PodUID: uid, Container: cname, Probe: "liveness"}, PodName: name, Namespace: "bench",
 			Probe: corev1.Probe{
 				ProbeHandler:   corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: strings.Fields(c.command)}},
 				TimeoutSeconds: int32(c.timeout / time.Second), PeriodSeconds: int32(c.period / time.Second),

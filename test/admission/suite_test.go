@@ -1,0 +1,64 @@
+/*
+Copyright 2026 The enhanced-liveness-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+	http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package admission checks, on a real API server, what it admits and refuses of the operator's
+// own objects and roles, as shipped rather than as a controller writes them: the CRDs' validation
+// and list ownership of NodePodProbes, reports and ContainerRecreateRequests
+// (api_validation_test.go, lists_test.go), the manager's RBAC running its controllers
+// (manager_rbac_test.go), and a daemon's access to its own node's objects alone under the
+// shipped RBAC and node-scope ValidatingAdmissionPolicy (daemon_access_test.go). They test the
+// API and the shipped config/, not one controller, so they live beside neither controller.
+package admission
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
+)
+
+// The suite starts one real kube-apiserver + etcd (built by `make setup-envtest`) with the CRDs
+// installed. It starts no controllers: each group of specs starts the manager it needs with
+// testutil.StartManager, so specs never see another group's side effects.
+
+// packagingSpecTimeout bounds waiting for controllers and the API server in the packaging specs; generous
+// because the suite shares two CPUs with everything else that runs in CI.
+const packagingSpecTimeout = "30s"
+
+var (
+	suite     *testutil.Suite
+	ctx       context.Context
+	cfg       *rest.Config
+	k8sClient client.Client
+)
+
+func TestAdmission(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Admission Suite")
+}
+
+var _ = BeforeSuite(func() {
+	suite = testutil.StartSuite(testutil.SuiteOptions{})
+	ctx, cfg, k8sClient = suite.Ctx, suite.Config, suite.Client
+})
+
+var _ = AfterSuite(func() { suite.Stop() })
