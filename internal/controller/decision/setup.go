@@ -40,7 +40,7 @@ import (
 // DecisionRecord describes one decision, for Config.OnDecision.
 type DecisionRecord = restart.DecisionRecord
 
-// Config is what the manager flags set for the decision and policy-status controllers.
+// Config is what the manager flags set for the decision's controllers.
 type Config struct {
 	// RestartsEnabled is the manager-wide switch (--restarts=enabled|disabled).
 	RestartsEnabled bool

@@ -71,25 +71,26 @@ func StartSuite() *testutil.Suite {
 	return suite
 }
 
-// The specs play the kubelet (pod status), the node daemon (NodePodProbeReport status and its Lease)
-// and kube-controller-manager (ReplicaSets and pods of Deployments), which envtest lacks.
-
+// OpNS is the operator namespace of the specs' managers: the daemons' Leases are there.
 const OpNS = "elo-system"
 
+// How long the specs wait for what must happen, how often they look, and how long they watch that
+// nothing more happens.
 const (
-	Wait = 20 * time.Second
-	Poll = 25 * time.Millisecond
-	// quiet is how long "nothing more happens" is watched for.
+	Wait  = 20 * time.Second
+	Poll  = 25 * time.Millisecond
 	Quiet = 2 * time.Second
 )
 
+// Pct is a percentage as the policy's fields take it.
 func Pct(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }
 
-var Uniq atomic.Int64
+var uniq atomic.Int64
 
-func Name(prefix string) string { return fmt.Sprintf("%s-%d", prefix, Uniq.Add(1)) }
+// Name is a name no other spec of the suite uses.
+func Name(prefix string) string { return fmt.Sprintf("%s-%d", prefix, uniq.Add(1)) }
 
-// testConfig is a permissive configuration: no manager-wide rate limit, generous default buckets,
+// TestConfig is a permissive configuration: no manager-wide rate limit, generous default buckets,
 // so that each spec exercises exactly the rule it is about.
 func TestConfig() decision.Config {
 	return decision.Config{
@@ -104,7 +105,7 @@ func TestConfig() decision.Config {
 	}
 }
 
-// startManager starts a manager with the manager's own cache (internal/managercache): only
+// StartManager starts a manager with the manager's own cache (internal/managercache): only
 // enrolled pods, stripped, and the operator namespace's Leases; newClient, when given, makes its
 // client.
 func StartManager(c decision.Config, newClient ...client.NewClientFunc) func() {
@@ -122,10 +123,10 @@ func StartManager(c decision.Config, newClient ...client.NewClientFunc) func() {
 	return stop
 }
 
-var OpNSCreated atomic.Bool
+var opNSCreated atomic.Bool
 
 func NewNamespace() string {
-	if OpNSCreated.CompareAndSwap(false, true) {
+	if opNSCreated.CompareAndSwap(false, true) {
 		Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: OpNS}}))).To(Succeed())
 	}
 	ns := Name("ns")
@@ -133,7 +134,7 @@ func NewNamespace() string {
 	return ns
 }
 
-// renewLease plays the daemon's heartbeat for node at renewTime.
+// RenewLease plays the daemon's heartbeat for node at renewTime.
 func RenewLease(node string, renewTime time.Time) {
 	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: OpNS, Name: appsv1alpha1.DaemonLeasePrefix + node}}
 	_, err := ctrl.CreateOrUpdate(ctx, k8sClient, l, func() error {
@@ -145,7 +146,7 @@ func RenewLease(node string, renewTime time.Time) {
 	Expect(err).NotTo(HaveOccurred())
 }
 
-// startDaemon plays a daemon process that started at started: its Lease's acquireTime.
+// StartDaemon plays a daemon process that started at started: its Lease's acquireTime.
 func StartDaemon(node string, started time.Time) {
 	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: OpNS, Name: appsv1alpha1.DaemonLeasePrefix + node}}
 	_, err := ctrl.CreateOrUpdate(ctx, k8sClient, l, func() error {
@@ -155,14 +156,14 @@ func StartDaemon(node string, started time.Time) {
 	Expect(err).NotTo(HaveOccurred())
 }
 
-// newNode returns a fresh node name with a current daemon Lease.
+// NewNode returns a fresh node name with a current daemon Lease.
 func NewNode() string {
 	n := Name("node")
 	RenewLease(n, time.Now())
 	return n
 }
 
-// deployment creates a Deployment and its ReplicaSet (what kube-controller-manager would do).
+// Deployment creates a Deployment and its ReplicaSet (what kube-controller-manager would do).
 func Deployment(ns, name string, replicas int32, podLabels map[string]string) *appsv1.ReplicaSet {
 	sel := &metav1.LabelSelector{MatchLabels: podLabels}
 	tmpl := corev1.PodTemplateSpec{
@@ -180,7 +181,7 @@ func Deployment(ns, name string, replicas int32, podLabels map[string]string) *a
 	return rs
 }
 
-// podOpts tune a test pod.
+// PodOpts tune a test pod.
 type PodOpts struct {
 	Labels      map[string]string
 	Annotations map[string]string
@@ -190,14 +191,14 @@ type PodOpts struct {
 	Mutate      func(*corev1.Pod)
 }
 
-// shadowLabels returns labels with the mode label of a pod admitted in Shadow mode.
+// ShadowLabels returns labels with the mode label of a pod admitted in Shadow mode.
 func ShadowLabels(labels map[string]string) map[string]string {
 	out := map[string]string{appsv1alpha1.LabelMode: appsv1alpha1.ModeShadow}
 	maps.Copy(out, labels)
 	return out
 }
 
-// createPod creates an enrolled, scheduled pod and plays the kubelet: Ready, containers running
+// CreatePod creates an enrolled, scheduled pod and plays the kubelet: Ready, containers running
 // with containerID "containerd://<pod>-<container>-1".
 func CreatePod(ns, podName, node string, o PodOpts) *corev1.Pod {
 	b := testutil.NewPod(ns, podName).Enrolled().Labels(o.Labels).Annotations(o.Annotations).OnNode(node).Running("")
@@ -216,16 +217,17 @@ func CreatePod(ns, podName, node string, o PodOpts) *corev1.Pod {
 	return b.Create(ctx, k8sClient)
 }
 
+// ContainerID is the containerID of a pod's container instance as the fixtures play it.
 var ContainerID = testutil.ContainerIDOf
 
-// setRunning plays the kubelet: every container running as instance generation.
+// SetRunning plays the kubelet: every container running as instance generation.
 func SetRunning(pod *corev1.Pod, generation int, ready bool) {
 	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
 	pod.Status = testutil.RunningStatus(pod, pod.Status.PodIP, generation, ready, time.Now())
 	Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
 }
 
-// probeState is one reported state: pod, container, the containerID it was reported for, state.
+// ProbeState is one reported state: pod, container, the containerID it was reported for, state.
 type ProbeState struct {
 	Pod         *corev1.Pod
 	Container   string
@@ -234,7 +236,7 @@ type ProbeState struct {
 	Failing     bool // failingSince set: started failing (below the threshold unless state is Failed)
 }
 
-// suspect: the probe has started failing on the container's instance generation, below its threshold.
+// Suspect: the probe has started failing on the container's instance generation, below its threshold.
 func Suspect(pod *corev1.Pod, container string, generation int) ProbeState {
 	return ProbeState{pod, container, ContainerID(pod, container, generation), appsv1alpha1.ProbeSucceeded, true}
 }
@@ -249,7 +251,7 @@ func Succeeded(pod *corev1.Pod, container string, generation int) ProbeState {
 
 func ProbeName(pod *corev1.Pod, container string) string { return pod.Name + "-" + container }
 
-// report plays the webhook and the daemon: every container of pods has a probe in the pod's probe
+// ReportProbes plays the webhook and the daemon: every container of pods has a probe in the pod's probe
 // context, the node's NodePodProbe names pods, and
 // its NodePodProbeReport (created if missing, as the manager does) lists the states, in one status
 // write, as the daemon writes them: no entry for a pod given no state nor for a Succeeded state
@@ -262,24 +264,24 @@ func ReportProbes(node string, pods []*corev1.Pod, states ...ProbeState) {
 	ReportWith(node, pods, ptr.To[int64](7), states...)
 }
 
-// noProbeGrace reports probes without a terminationGracePeriodSeconds: the pod's applies.
+// NoProbeGrace reports probes without a terminationGracePeriodSeconds: the pod's applies.
 var NoProbeGrace *int64
 
-// probePeriodSeconds is the periodSeconds of the probes the helpers write (0: the API's 10 s).
+// ProbePeriodSeconds is the periodSeconds of the probes the helpers write (0: the API's 10 s).
 var ProbePeriodSeconds int32
 
-// reportWith is report with the probes' terminationGracePeriodSeconds.
+// ReportWith is report with the probes' terminationGracePeriodSeconds.
 func ReportWith(node string, pods []*corev1.Pod, probeGrace *int64, states ...ProbeState) {
 	WriteReport(node, pods, probeGrace, time.Now(), states...)
 }
 
-// reportAt is report with the probes run at at: a daemon refreshing its Failed results
+// ReportAt is report with the probes run at at: a daemon refreshing its Failed results
 // (FailedRefreshInterval) on a manager whose clock is fake.
 func ReportAt(node string, at time.Time, pods []*corev1.Pod, states ...ProbeState) {
 	WriteReport(node, pods, ptr.To[int64](7), at, states...)
 }
 
-// createEmptyReport creates the node's NodePodProbeReport as the manager does: no results yet.
+// CreateEmptyReport creates the node's NodePodProbeReport as the manager does: no results yet.
 func CreateEmptyReport(node string) {
 	GinkgoHelper()
 	rep := &appsv1alpha1.NodePodProbeReport{ObjectMeta: metav1.ObjectMeta{Name: node}}
@@ -287,11 +289,11 @@ func CreateEmptyReport(node string) {
 	DeferCleanup(func() { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, rep))).To(Succeed()) })
 }
 
-// setProbeContext gives every container of pod a liveness probe in its probe context (as the pod
+// SetProbeContext gives every container of pod a liveness probe in its probe context (as the pod
 // webhook does), with the helpers' period and probeGrace: the decision reads a pod's probes there.
 func SetProbeContext(pod *corev1.Pod, probeGrace *int64) {
 	GinkgoHelper()
-	var entries []probecontext.ContainerProbe
+	entries := make([]probecontext.ContainerProbe, 0, len(pod.Spec.Containers))
 	for _, c := range pod.Spec.Containers {
 		entries = append(entries, probecontext.ContainerProbe{Name: c.Name, LivenessProbe: &corev1.Probe{
 			ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}},
@@ -354,7 +356,7 @@ func WriteReport(node string, pods []*corev1.Pod, probeGrace *int64, at time.Tim
 	Expect(k8sClient.Status().Update(ctx, rep)).To(Succeed())
 }
 
-// crrs lists the requests in ns.
+// CRRs lists the requests in ns.
 func CRRs(ns string) []appsv1alpha1.ContainerRecreateRequest {
 	list := &appsv1alpha1.ContainerRecreateRequestList{}
 	Expect(k8sClient.List(ctx, list, client.InNamespace(ns))).To(Succeed())
@@ -363,16 +365,17 @@ func CRRs(ns string) []appsv1alpha1.ContainerRecreateRequest {
 
 func CRRCount(ns string) func() int { return func() int { return len(CRRs(ns)) } }
 
-// crrPods returns the names of the pods with a request in ns.
+// CRRPods returns the names of the pods with a request in ns.
 func CRRPods(ns string) []string {
-	var out []string
-	for _, c := range CRRs(ns) {
+	list := CRRs(ns)
+	out := make([]string, 0, len(list))
+	for _, c := range list {
 		out = append(out, c.Spec.PodName)
 	}
 	return out
 }
 
-// finish plays the kubelet, the daemon and the lifecycle controller: the containers run as
+// Finish plays the kubelet, the daemon and the lifecycle controller: the containers run as
 // generation, then every request of the pod is Succeeded and no longer active.
 func Finish(ns string, pod *corev1.Pod, generation int) {
 	// The daemon reports success only once the new container runs.
@@ -387,7 +390,7 @@ func Finish(ns string, pod *corev1.Pod, generation int) {
 	}
 }
 
-// events returns "reason: message" of the events about a pod.
+// Events returns "reason: message" of the events about a pod.
 func Events(ns, podName string) []string {
 	list := &corev1.EventList{}
 	Expect(k8sClient.List(ctx, list, client.InNamespace(ns))).To(Succeed())
@@ -400,7 +403,7 @@ func Events(ns, podName string) []string {
 	return out
 }
 
-// heldEvents returns the pod's RestartHeld events with this hold reason.
+// HeldEvents returns the pod's RestartHeld events with this hold reason.
 func HeldEvents(ns, podName string, reason policyv1alpha1.HoldReason) func() []string {
 	return func() []string {
 		var out []string
@@ -440,7 +443,7 @@ func HeldCount(st policyv1alpha1.EnhancedLivenessPolicyStatus, r policyv1alpha1.
 	return 0
 }
 
-// failingFleet creates a Deployment app of n pods on node, labelled app=<app>, whose container
+// FailingFleet creates a Deployment app of n pods on node, labelled app=<app>, whose container
 // app is to be reported failing (allFailed).
 func FailingFleet(ns, node, app string, n int32) []*corev1.Pod {
 	labels := map[string]string{"app": app}
@@ -452,7 +455,7 @@ func FailingFleet(ns, node, app string, n int32) []*corev1.Pod {
 	return pods
 }
 
-// allFailed is a Failed state of container app, first failure, for each pod.
+// AllFailed is a Failed state of container app, first failure, for each pod.
 func AllFailed(pods []*corev1.Pod) []ProbeState {
 	out := make([]ProbeState, 0, len(pods))
 	for _, p := range pods {
@@ -461,7 +464,7 @@ func AllFailed(pods []*corev1.Pod) []ProbeState {
 	return out
 }
 
-// restartHold reads the RestartHold of a workload's container (an empty one while there is none).
+// RestartHold reads the RestartHold of a workload's container (an empty one while there is none).
 func RestartHold(ns, kind, workload, container string) func() *policyv1alpha1.RestartHold {
 	group := "apps"
 	if kind == "Pod" {
@@ -477,7 +480,7 @@ func RestartHold(ns, kind, workload, container string) func() *policyv1alpha1.Re
 	}
 }
 
-// restartHolds lists the RestartHolds of ns.
+// RestartHolds lists the RestartHolds of ns.
 func RestartHolds(ns string) func() []policyv1alpha1.RestartHold {
 	return func() []policyv1alpha1.RestartHold {
 		list := &policyv1alpha1.RestartHoldList{}
@@ -486,7 +489,7 @@ func RestartHolds(ns string) func() []policyv1alpha1.RestartHold {
 	}
 }
 
-// makePending plays a pod the scheduler cannot place any more (or whose image never pulls):
+// MakePending plays a pod the scheduler cannot place any more (or whose image never pulls):
 // Pending, no container running.
 func MakePending(pod *corev1.Pod) {
 	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
