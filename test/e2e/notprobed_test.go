@@ -31,7 +31,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/decision"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/unprobed"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
@@ -104,6 +104,6 @@ var _ = Describe("an enrolled pod whose seal's key leaves the trust ConfigMap", 
 			Expect(k8s.Get(context.Background(), clientKey(pol), p)).To(Succeed())
 			return p.Status.UnprobedContainers
 		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(BeNumerically(">", 0))
-		Eventually(hasEvent(ns, pod.Name, decision.EventLivenessNotProbed, "", "")).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(BeTrue())
+		Eventually(hasEvent(ns, pod.Name, unprobed.EventLivenessNotProbed, "", "")).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(BeTrue())
 	})
 })

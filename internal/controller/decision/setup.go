@@ -17,27 +17,30 @@ limitations under the License.
 package decision
 
 import (
-	"cmp"
 	"fmt"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/nodestorm"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policystatus"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/restart"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/restarthold"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/unprobed"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/facts"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/figures"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/memory"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/nodecondition"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 )
 
-// Config is what the manager flags set for the decision and policy-status controllers.
+// DecisionRecord describes one decision, for Config.OnDecision.
+type DecisionRecord = restart.DecisionRecord
+
+// Config is what the manager flags set for the decision's controllers.
 type Config struct {
 	// RestartsEnabled is the manager-wide switch (--restarts=enabled|disabled).
 	RestartsEnabled bool
@@ -74,24 +77,27 @@ type Config struct {
 	// OnDecision, when set, is called after every decision (benchmarks, diagnostics).
 	OnDecision func(DecisionRecord)
 
-	// unprobedGrace is how long a pod is seen not probed before its first LivenessNotProbed event
-	// (default unprobedGrace); tests shorten it.
-	unprobedGrace time.Duration
+	// Testing is what tests change; the manager leaves it zero.
+	Testing Testing
+}
 
-	// nodeConditionConfirm is how long a node's verdict must stay True before its condition is
-	// set (default nodecondition.ConfirmFor); tests shorten it.
-	nodeConditionConfirm time.Duration
-
-	// evictTimeout bounds an eviction call (default evictTimeout); tests shorten it.
-	evictTimeout time.Duration
-
-	// liveReader reads NodePodProbes from the API server to confirm a held restart (default the
-	// manager's API reader); tests replace it to play a cache that lags behind.
-	liveReader client.Reader
-
-	// evictClient evicts pods and writes status.recentEvictions (default the manager's client);
-	// tests replace it to play a refused write or an API server not reached.
-	evictClient client.Client
+// Testing shortens the waits and replaces the clients that tests play with.
+type Testing struct {
+	// UnprobedGrace is how long a pod is seen not probed before its first LivenessNotProbed
+	// event (default one minute).
+	UnprobedGrace time.Duration
+	// NodeConditionConfirm is how long a node's verdict must stay True before its condition is
+	// set (default nodecondition.ConfirmFor).
+	NodeConditionConfirm time.Duration
+	// EvictTimeout bounds an eviction call and the writes of status.recentEvictions around it
+	// (default restart.DefaultEvictTimeout).
+	EvictTimeout time.Duration
+	// LiveReader reads NodePodProbeReports from the API server to confirm a held restart (default
+	// the manager's API reader): a cache that lags behind.
+	LiveReader client.Reader
+	// EvictClient evicts pods and writes status.recentEvictions (default the manager's client): a
+	// refused write, or an API server not reached.
+	EvictClient client.Client
 }
 
 func (c *Config) complete() error {
@@ -116,11 +122,8 @@ func (c *Config) complete() error {
 	if c.NodeConditionInterval <= 0 {
 		c.NodeConditionInterval = 5 * time.Second
 	}
-	if c.nodeConditionConfirm <= 0 {
-		c.nodeConditionConfirm = nodecondition.ConfirmFor
-	}
-	if c.MaxConcurrentReconciles <= 0 {
-		c.MaxConcurrentReconciles = 8
+	if c.Testing.EvictTimeout <= 0 {
+		c.Testing.EvictTimeout = restart.DefaultEvictTimeout
 	}
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
@@ -128,23 +131,18 @@ func (c *Config) complete() error {
 	if c.APIClock == nil {
 		c.APIClock = apiclock.New(c.Clock)
 	}
-	if c.unprobedGrace <= 0 {
-		c.unprobedGrace = unprobedGrace
-	}
-	if c.evictTimeout <= 0 {
-		c.evictTimeout = evictTimeout
-	}
 	return nil
 }
 
-// SetupWithManager registers the decision controller and the policy-status controller. The cache
-// indexes they query are registered by index.AddDefaultIndexes. The decision controller owns the
-// decision's memory; the status controller reads snapshots of it.
+// SetupWithManager builds the facts builder and the memory once and registers the controllers
+// that share them, one per object they write: the decision (ContainerRecreateRequests and
+// evictions), the RestartHold records of its holds, the policy status, the Nodes' condition and
+// the unprobed watch. The cache indexes they query are registered by managercache.AddIndexes.
 func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 	if err := cfg.complete(); err != nil {
 		return err
 	}
-	dirty := make(statusNotifier, 1024)
+	inbox := policystatus.NewInbox()
 	workloads := facts.NewWorkloads(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), cfg.Clock)
 	builder := facts.NewBuilder(mgr.GetClient(), workloads, facts.Options{
 		Settings:          rules.Settings{RestartsEnabled: cfg.RestartsEnabled, NodeStorm: cfg.NodeStorm, StormSettle: cfg.StormSettle},
@@ -154,56 +152,33 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 		API:               mgr.GetAPIReader(),
 		Evictions:         localEvictions(cfg.APIClock),
 	})
-	mem := memory.New(cfg.Clock, cfg.GlobalRate, dirty.notify)
-	figureLog := newFigureLog(dirty.notify)
-	records := newHoldRecords(mgr, mem, cfg.APIClock)
-	mem.NotifyHolds(records.notify)
-	if err := records.setup(mgr); err != nil {
+	mem := memory.New(cfg.Clock, cfg.GlobalRate, inbox.Changed)
+	holds := restarthold.New(mgr, mem, cfg.APIClock)
+	mem.NotifyHolds(holds.Notify)
+	if err := holds.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	d := &DecisionReconciler{
-		Client:      mgr.GetClient(),
-		live:        cmp.Or[client.Reader](cfg.liveReader, mgr.GetAPIReader()),
-		api:         mgr.GetAPIReader(),
-		evictClient: cmp.Or[client.Client](cfg.evictClient, mgr.GetClient()),
-		cfg:         cfg,
-		clock:       cfg.Clock,
-		recorder:    mgr.GetEventRecorder("enhanced-liveness-decision"),
-		facts:       builder,
-		workloads:   workloads,
-		memory:      mem,
-		records:     records,
-		figures:     figures.NewLedger[figureTag](0),
-		figureLog:   figureLog,
-	}
-	if err := d.setup(mgr); err != nil {
-		return err
-	}
-	if err := mgr.Add(holdGauges(mem, cfg.StatusResyncInterval)); err != nil {
+	status := policystatus.Options{RestartsEnabled: cfg.RestartsEnabled, StormSettle: cfg.StormSettle,
+		ResyncInterval: cfg.StatusResyncInterval, WriteTimeout: cfg.Testing.EvictTimeout, Clock: cfg.Clock,
+		APIClock: cfg.APIClock, EvictionWriter: cfg.Testing.EvictClient}
+	if err := restart.SetupWithManager(mgr, builder, workloads, mem, holds, policystatus.NewEvictions(mgr.GetClient(), mgr.GetClient(), mgr.GetAPIReader(), status), inbox,
+		restart.Options{OperatorNamespace: cfg.OperatorNamespace, HoldRecheckInterval: cfg.HoldRecheckInterval,
+			MaxConcurrentReconciles: cfg.MaxConcurrentReconciles, GaugeInterval: cfg.StatusResyncInterval,
+			EvictTimeout: cfg.Testing.EvictTimeout, Clock: cfg.Clock, OnDecision: cfg.OnDecision,
+			LiveReader: cfg.Testing.LiveReader, EvictClient: cfg.Testing.EvictClient}); err != nil {
 		return err
 	}
 	// Every held restart is decided again within HoldRecheckInterval: by then a new leader's
 	// memory has the NodeStorm holds back, and may clear a condition.
-	if err := mgr.Add(&nodeConditions{client: mgr.GetClient(), api: mgr.GetAPIReader(), facts: builder, memory: mem,
-		recorder: mgr.GetEventRecorder("enhanced-liveness-node-condition"), clock: cfg.Clock,
-		interval: cfg.NodeConditionInterval, grace: cfg.HoldRecheckInterval, confirm: cfg.nodeConditionConfirm}); err != nil {
+	if err := nodestorm.SetupWithManager(mgr, builder, mem, nodestorm.Options{Interval: cfg.NodeConditionInterval,
+		Grace: cfg.HoldRecheckInterval, Confirm: cfg.Testing.NodeConditionConfirm, Clock: cfg.Clock}); err != nil {
 		return err
 	}
-	if err := mgr.Add(newUnprobedWatch(mgr.GetClient(), builder, mgr.GetEventRecorder("enhanced-liveness-decision"),
-		cfg.Clock, cfg.StatusResyncInterval, cfg.unprobedGrace)); err != nil {
+	if err := unprobed.SetupWithManager(mgr, builder, unprobed.Options{Interval: cfg.StatusResyncInterval,
+		Grace: cfg.Testing.UnprobedGrace, Clock: cfg.Clock}); err != nil {
 		return err
 	}
-	s := &EnhancedLivenessPolicyReconciler{
-		Client:    mgr.GetClient(),
-		cfg:       cfg,
-		recorder:  mgr.GetEventRecorder("enhanced-liveness-policy"),
-		facts:     builder,
-		workloads: workloads,
-		memory:    mem,
-		figures:   figureLog,
-		dirty:     dirty,
-	}
-	return s.setup(mgr)
+	return policystatus.SetupWithManager(mgr, builder, workloads, mem, inbox, status)
 }
 
 // localEvictions converts a policy's status.recentEvictions, as the decision reads them, to the
@@ -212,21 +187,5 @@ func localEvictions(clk *apiclock.Clock) func(*policyv1alpha1.EnhancedLivenessPo
 	log := ctrl.Log.WithName("decision")
 	return func(p *policyv1alpha1.EnhancedLivenessPolicy) []policyv1alpha1.RecentEviction {
 		return clk.Read().LocalEvictions(log, p.Namespace+"/"+p.Name, p.Status.RecentEvictions)
-	}
-}
-
-// statusNotifier wakes the policy-status controller for policies whose counters moved.
-type statusNotifier chan event.GenericEvent
-
-// notify never blocks: when the channel is full the periodic resync picks the change up. keys
-// are policies with a status; the memory calls it when a decision changed their counts.
-func (n statusNotifier) notify(keys []rules.PolicyKey) {
-	for _, k := range keys {
-		ev := event.GenericEvent{Object: &policyv1alpha1.EnhancedLivenessPolicy{
-			ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}}}
-		select {
-		case n <- ev:
-		default:
-		}
 	}
 }

@@ -36,7 +36,7 @@ import (
 )
 
 // Which owner events forget the remembered workloads of their namespace (the envtest spec in
-// internal/controller/decision/status_test.go follows a re-parented ReplicaSet end to end).
+// internal/controller/policystatus/controller_test.go follows a re-parented ReplicaSet end to end).
 func TestWorkloadsForgetOnChange(t *testing.T) {
 	rs := func(ns, controller string) *appsv1.ReplicaSet {
 		r := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-1", UID: "rs"}}
