@@ -102,7 +102,8 @@ var _ = Describe("Decision controller, the Node condition of a node storm", Orde
 		Expect(cond.Message).To(ContainSubstring("restarts of 2 pods of 2 workloads in 2 namespaces (%s: 1, %s: 1) are held NodeStorm on node %s since ",
 			min(ns1, ns2), max(ns1, ns2), a))
 		Expect(status(b)()).To(BeEmpty())
-		Expect(dt.Events("default", a)).To(ContainElement(HavePrefix(nodestorm.EventNodeStormHeld + ": ")))
+		Eventually(func() []string { return dt.Events("default", a) }, dt.Wait, dt.Poll).
+			Should(ContainElement(HavePrefix(nodestorm.EventNodeStormHeld + ": ")))
 		Expect(promtestutil.ToFloat64(nodestorm.NodeStormNodes)).To(Equal(1.0))
 		Expect(dt.CRRCount(ns1)()).To(BeZero())
 		Expect(readyOf(a)).To(Equal(corev1.ConditionTrue), "the kubelet's condition stays beside it")
@@ -199,7 +200,9 @@ var _ = Describe("Decision controller, the Node condition of a node storm", Orde
 			HavePrefix("restarts did not help on node %s for 3 pods of 3 workloads in 3 namespaces (%s/Deployment/web, %s/Deployment/web, %s/Deployment/web), held RestartIneffective since ",
 				a, names[0], names[1], names[2]),
 			HaveSuffix(", while those workloads pass on other nodes")))
-		Expect(dt.Events("default", a)).To(ContainElement(HavePrefix(nodestorm.EventRestartsIneffective + ": ")))
+		// The event is sent after the condition is written, asynchronously.
+		Eventually(func() []string { return dt.Events("default", a) }, dt.Wait, dt.Poll).
+			Should(ContainElement(HavePrefix(nodestorm.EventRestartsIneffective + ": ")))
 		Expect(status(b)()).To(BeEmpty())
 		for ns := range namespaces {
 			Expect(dt.HeldEvents(ns, namespaces[ns].Name, policyv1alpha1.HoldNodeStorm)()).To(BeEmpty(), "no node storm")

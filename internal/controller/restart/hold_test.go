@@ -99,7 +99,8 @@ var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 		Eventually(dt.CRRCount(ns), dt.Wait, dt.Poll).Should(Equal(1))
 		Consistently(dt.CRRCount(ns), dt.Quiet, dt.Poll).Should(Equal(1))
 		canaryName := dt.CRRPods(ns)[0]
-		Expect(dt.Events(ns, canaryName)).To(ContainElement(ContainSubstring("the canary of the held restarts of container app of Deployment/held")))
+		Eventually(func() []string { return dt.Events(ns, canaryName) }, dt.Wait, dt.Poll).
+			Should(ContainElement(ContainSubstring("the canary of the held restarts of container app of Deployment/held")))
 		Eventually(hold, dt.Wait, dt.Poll).Should(And(HaveField("Status.Canaries", int32(1)),
 			HaveField("Status.Canary.Pod", canaryName), HaveField("Status.NextCanary", BeNil())))
 		var canary *corev1.Pod
