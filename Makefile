@@ -371,19 +371,23 @@ REGISTRY ?= ghcr.io/enhanced-liveness
 RELEASE_PLATFORMS ?= linux/amd64,linux/arm64
 # The platforms of the release-push program shipped in DIST.
 RELEASE_TOOL_PLATFORMS ?= linux/amd64,linux/arm64,darwin/amd64,darwin/arm64
+# The platforms of the kubectl plugin shipped in DIST (krew archives and manifest); PLUGIN_URL_BASE
+# is where its archives are downloaded from (default: the GitHub release of VERSION).
+PLUGIN_PLATFORMS ?= linux/amd64,linux/arm64,darwin/amd64,darwin/arm64,windows/amd64,windows/arm64
+PLUGIN_URL_BASE ?=
 # PREVIOUS: the release this one upgrades (the catalog's replaces and skipRange); default: the
 # newest dated CHANGELOG.md section below VERSION; "none": no upgrade edge.
 PREVIOUS ?=
 OPM ?= $(shell hack/build-olm.sh --print-dir)/opm
 
 .PHONY: release
-release: kustomize helm ## Write release VERSION (make release VERSION=vX.Y.Z [REGISTRY=host/path]) into DIST: manifests, chart, image, bundle and catalog archives, release-push, SHA256SUMS.
+release: kustomize helm ## Write release VERSION (make release VERSION=vX.Y.Z [REGISTRY=host/path]) into DIST: manifests, chart, image, bundle and catalog archives, release-push, the kubectl plugin's krew archives, SHA256SUMS.
 	@case "$(VERSION_ORIGIN)" in "command line"|environment) ;; \
 		*) echo "release: name the version: make release VERSION=vX.Y.Z (docs/release.md)" >&2; exit 1;; esac
 	@VERSION=$(VERSION) PREVIOUS=$(PREVIOUS) hack/release.sh --preflight
 	@hack/build-olm.sh operator-sdk opm >/dev/null
 	VERSION=$(VERSION) REGISTRY=$(REGISTRY) DIST="$(DIST)" RELEASE_PLATFORMS=$(RELEASE_PLATFORMS) \
-		RELEASE_TOOL_PLATFORMS=$(RELEASE_TOOL_PLATFORMS) PREVIOUS=$(PREVIOUS) \
+		RELEASE_TOOL_PLATFORMS=$(RELEASE_TOOL_PLATFORMS) PLUGIN_PLATFORMS=$(PLUGIN_PLATFORMS) PLUGIN_URL_BASE=$(PLUGIN_URL_BASE) PREVIOUS=$(PREVIOUS) \
 		BUNDLE_K8S_VERSION=$(BUNDLE_K8S_VERSION) KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" OPERATOR_SDK="$(OPERATOR_SDK)" \
 		OPM="$(OPM)" hack/release.sh
 

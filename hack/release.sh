@@ -13,6 +13,9 @@
 #                                                   from the previous release
 #   release-push-<os>-<arch>                        cmd/release-push for RELEASE_TOOL_PLATFORMS: pushes
 #                                                   this directory to REGISTRY, needing nothing else
+#   kubectl-enhancedliveness-<os>-<arch>.tar.gz     the kubectl plugin for PLUGIN_PLATFORMS (binary + LICENSE)
+#   enhancedliveness.yaml                           its krew plugin manifest: each archive's URL (under
+#                                                   PLUGIN_URL_BASE, default the GitHub release's) and SHA-256
 #   images.txt                                      each image's reference, its digest and its archive
 #   README.md, SHA256SUMS
 #
@@ -33,14 +36,15 @@
 #   --preflight  only the checks that need nothing built (the Makefile runs them first)
 #   --plan       prints the release's channels and previous release, and checks nothing else
 # Environment (the Makefile sets it): VERSION (semver, no v), REGISTRY, DIST, RELEASE_PLATFORMS,
-# RELEASE_TOOL_PLATFORMS, PREVIOUS, BUNDLE_K8S_VERSION, KUSTOMIZE, HELM, OPERATOR_SDK, OPM.
+# RELEASE_TOOL_PLATFORMS, PLUGIN_PLATFORMS, PLUGIN_URL_BASE (optional), PREVIOUS, BUNDLE_K8S_VERSION,
+# KUSTOMIZE, HELM, OPERATOR_SDK, OPM.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 mode=${1:-build}
 case $mode in build|--preflight|--plan) ;; *) echo "release: unknown argument $mode (--preflight, --plan)" >&2; exit 2 ;; esac
 : "${VERSION:?}"
-[ "$mode" != build ] || : "${REGISTRY:?}" "${DIST:?}" "${RELEASE_PLATFORMS:?}" "${RELEASE_TOOL_PLATFORMS:?}" \
+[ "$mode" != build ] || : "${REGISTRY:?}" "${DIST:?}" "${RELEASE_PLATFORMS:?}" "${RELEASE_TOOL_PLATFORMS:?}" "${PLUGIN_PLATFORMS:?}" \
   "${KUSTOMIZE:?}" "${HELM:?}" "${OPERATOR_SDK:?}" "${OPM:?}" "${BUNDLE_K8S_VERSION:?}"
 PACKAGE=enhanced-liveness-operator
 t0=$(date +%s)
@@ -114,6 +118,8 @@ Check the files first: \`sha256sum --check SHA256SUMS\`.
 | \`$PACKAGE-catalog-v$VERSION.oci.tar\` | the OLM catalog image (\`opm serve\` of \`catalog.yaml\`), an OCI archive |
 | \`catalog.yaml\` | the file-based OLM catalog in that image: channel(s) \`$channels\`.$edge |
 $(for p in ${RELEASE_TOOL_PLATFORMS//,/ }; do printf '| `release-push-%s-%s` | the push program for %s |\n' "${p%/*}" "${p#*/}" "$p"; done)
+$(for p in ${PLUGIN_PLATFORMS//,/ }; do printf '| `kubectl-enhancedliveness-%s-%s.tar.gz` | the kubectl plugin for %s ([kubectl-plugin.md](https://github.com/enhanced-liveness/enhanced-liveness-operator/blob/main/docs/kubectl-plugin.md)) |\n' "${p%/*}" "${p#*/}" "$p"; done)
+| \`enhancedliveness.yaml\` | the plugin's krew manifest: \`kubectl krew install --manifest=enhancedliveness.yaml\` |
 | \`images.txt\` | each image's reference with its digest, and its archive |
 
 ## 1. Publish the release to $REGISTRY
@@ -274,6 +280,17 @@ for p in ${RELEASE_TOOL_PLATFORMS//,/ }; do
   CGO_ENABLED=0 GOOS=${p%/*} GOARCH=${p#*/} go build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=$VERSION" \
     -o "$DIST/release-push-${p/\//-}" ./cmd/release-push
 done
+
+step "kubectl plugin ($PLUGIN_PLATFORMS)"
+mkdir -p "$scratch/plugin"
+for p in ${PLUGIN_PLATFORMS//,/ }; do
+  ext=
+  [ "${p%/*}" != windows ] || ext=.exe
+  CGO_ENABLED=0 GOOS=${p%/*} GOARCH=${p#*/} go build -trimpath -buildvcs=false -ldflags "-s -w $(hack/version.sh ldflags)" \
+    -o "$scratch/plugin/kubectl-enhancedliveness-${p/\//-}$ext" ./cmd/kubectl-enhancedliveness
+done
+go run ./hack/pluginpack -version "v$VERSION" -bin-dir "$scratch/plugin" -out "$DIST" -platforms "$PLUGIN_PLATFORMS" \
+  -url-base "${PLUGIN_URL_BASE:-https://github.com/enhanced-liveness/enhanced-liveness-operator/releases/download/v$VERSION}" > /dev/null
 
 step "images.txt, README.md, checksums"
 for ref in "$img" "$bundle_ref" "$catalog_ref"; do

@@ -20,6 +20,8 @@ package helm
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -44,6 +46,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
@@ -480,7 +483,44 @@ func checkDist(dist, registry, version, previous string) map[string]string {
 		}
 	}
 	Expect(read("SHA256SUMS")).To(ContainSubstring("  release-push-linux-" + runtime.GOARCH + "\n"))
+	checkPlugin(dist, version)
 	return images
+}
+
+// checkPlugin runs the kubectl plugin of this platform as krew would install it: the archive the
+// krew manifest names, with the SHA-256 it gives.
+func checkPlugin(dist, version string) {
+	GinkgoHelper()
+	var m struct {
+		Spec struct {
+			Version   string `json:"version"`
+			Platforms []struct {
+				Selector struct {
+					MatchLabels map[string]string `json:"matchLabels"`
+				} `json:"selector"`
+				URI, SHA256, Bin string
+			} `json:"platforms"`
+		} `json:"spec"`
+	}
+	Expect(yaml.Unmarshal(mustRead(filepath.Join(dist, "enhancedliveness.yaml")), &m)).To(Succeed())
+	Expect(m.Spec.Version).To(Equal("v" + version))
+	Expect(m.Spec.Platforms).To(HaveLen(6), "linux, darwin and windows on amd64 and arm64")
+	for _, p := range m.Spec.Platforms {
+		if p.Selector.MatchLabels["os"] != "linux" || p.Selector.MatchLabels["arch"] != runtime.GOARCH {
+			continue
+		}
+		archive := filepath.Join(dist, filepath.Base(p.URI))
+		sum := sha256.Sum256(mustRead(archive))
+		Expect(hex.EncodeToString(sum[:])).To(Equal(p.SHA256), "the krew manifest's sha256 of %s", archive)
+		dir := GinkgoT().TempDir()
+		out, err := exec.Command("tar", "-xzf", archive, "-C", dir).CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "%s", out)
+		out, err = exec.Command(filepath.Join(dir, p.Bin), "--version").CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "%s", out)
+		Expect(string(out)).To(ContainSubstring("version " + version))
+		return
+	}
+	Fail("the krew manifest has no linux/" + runtime.GOARCH + " platform")
 }
 
 // pushRelease runs the release-push program a release ships, in the release directory, with
