@@ -10,6 +10,7 @@
 #   catalog.yaml                                    a file-based OLM catalog (opm) of the package, the bundle
 #                                                   pinned by its digest, for a catalog image of a CatalogSource
 #   images.txt                                      each image's reference and the digest it has once pushed
+#   <name>-v<V>-<binary>-<os>-<arch>.cdx.json        a CycloneDX SBOM of each Go binary of the operator image
 #   SHA256SUMS                                      the SHA-256 of every file above
 #
 # Everything is built from the checked-out commit, stamped with VERSION and dated by the commit
@@ -19,7 +20,7 @@
 #
 # Environment (the Makefile sets it): VERSION (semver, no v), IMAGE_TAG_BASE, DIST, RELEASE_PLATFORMS,
 # BUNDLE_CHANNELS, BUNDLE_DEFAULT_CHANNEL, BUNDLE_REPLACES, BUNDLE_K8S_VERSION, KUSTOMIZE, HELM,
-# OPERATOR_SDK, OPM.
+# OPERATOR_SDK, OPM, CYCLONEDX_GOMOD.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -29,7 +30,8 @@ preflight=false
 [ "${1:-}" = --preflight ] && preflight=true
 : "${VERSION:?}"
 $preflight || : "${IMAGE_TAG_BASE:?}" "${DIST:?}" "${RELEASE_PLATFORMS:?}" "${KUSTOMIZE:?}" "${HELM:?}" \
-  "${OPERATOR_SDK:?}" "${OPM:?}" "${BUNDLE_CHANNELS:?}" "${BUNDLE_DEFAULT_CHANNEL:?}" "${BUNDLE_K8S_VERSION:?}"
+  "${OPERATOR_SDK:?}" "${OPM:?}" "${BUNDLE_CHANNELS:?}" "${BUNDLE_DEFAULT_CHANNEL:?}" "${BUNDLE_K8S_VERSION:?}" \
+  "${CYCLONEDX_GOMOD:?}"
 PACKAGE=enhanced-liveness-operator
 t0=$(date +%s)
 step() { echo "release: $* ($(( $(date +%s) - t0 ))s)" >&2; }
@@ -53,6 +55,7 @@ Built from revision $revision of https://github.com/enhanced-liveness/enhanced-l
 | \`$4-bundle-v$1.oci.tar\` | the OLM bundle image, an OCI archive |
 | \`catalog.yaml\` | a file-based OLM catalog of the bundle, for a catalog image |
 | \`images.txt\` | each image's reference and the digest it has once pushed |
+$(sbom_rows)
 
 ## 1. Push the images
 
@@ -94,6 +97,21 @@ Read the release's section of CHANGELOG.md (its upgrade notes), then apply the n
 \`install.yaml\`, \`helm upgrade\` to the new chart, or let OLM follow the catalog's channel. The
 upgrade pages are docs/upgrade-kustomize.md and docs/upgrade-olm.md.
 EOF
+}
+
+# sboms ARCHIVE PREFIX: a CycloneDX SBOM of each Go binary of each platform of the image ARCHIVE,
+# DIST/PREFIX-<binary>-<os>-<arch>.cdx.json (hack/sbom, cyclonedx-gomod from hack/sbom-build): the
+# modules the Go linker recorded in the binary, with their versions and go.sum hashes. No serial
+# number or timestamp, so the same binaries give the same files.
+sboms() {
+  go run ./hack/sbom -tool "$CYCLONEDX_GOMOD" -archive "$1" -version "$VERSION" -prefix "$2" -out "$DIST" > "$scratch/sboms"
+}
+# sbom_rows: the README's rows of the SBOMs sboms wrote.
+sbom_rows() {
+  local f
+  while read -r f; do
+    printf '| `%s` | a CycloneDX SBOM of that binary of the operator image and platform: the modules it was built from, their versions and go.sum hashes |\n' "$f"
+  done < "$scratch/sboms"
 }
 
 VERSION=$(VERSION=$VERSION hack/version.sh)
@@ -153,6 +171,8 @@ go build -o "$scratch/imagebuilder" ./hack/imagebuilder
   -version "$VERSION" -tag "v$VERSION" -registry "${IMAGE_TAG_BASE%/*}" -bundle-dir "$scratch/bundle" operator bundle
 mv "$scratch/images/operator.oci.tar" "$DIST/$name-v$VERSION.oci.tar"
 mv "$scratch/images/bundle.oci.tar" "$DIST/$name-bundle-v$VERSION.oci.tar"
+step "SBOMs"
+sboms "$DIST/$name-v$VERSION.oci.tar" "$name-v$VERSION"
 bundle_digest=$(cat "$scratch/images/bundle.digest")
 printf '%s@%s %s\n%s@%s %s\n' \
   "$img" "$(cat "$scratch/images/operator.digest")" "$name-v$VERSION.oci.tar" \

@@ -20,11 +20,13 @@ package helm
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -403,7 +405,8 @@ func parse(yamlText, ns string) []*unstructured.Unstructured {
 }
 
 // checkDist checks what a release writes beside its images: crds.yaml holds exactly the CRDs of
-// install.yaml, and README.md names every file of the release.
+// install.yaml, README.md names every file of the release, and an SBOM of each binary of the
+// operator image lists controller-runtime at the version this module builds with.
 func checkDist(dist string) {
 	GinkgoHelper()
 	read := func(name string) string {
@@ -423,13 +426,40 @@ func checkDist(dist string) {
 	}
 	Expect(crds).To(ConsistOf(installCRDs))
 	readme := read("README.md")
+	var sboms []string
 	for line := range strings.SplitSeq(strings.TrimSpace(read("SHA256SUMS")), "\n") {
 		fields := strings.Fields(line)
 		Expect(fields).To(HaveLen(2))
 		if fields[1] != "README.md" {
 			Expect(readme).To(ContainSubstring("`"+fields[1]+"`"), "README.md names %s", fields[1])
 		}
+		if strings.HasSuffix(fields[1], ".cdx.json") {
+			sboms = append(sboms, fields[1])
+			var doc struct {
+				Components []struct{ Name, Version string } `json:"components"`
+			}
+			Expect(json.Unmarshal([]byte(read(fields[1])), &doc)).To(Succeed(), fields[1])
+			Expect(doc.Components).To(ContainElement(And(HaveField("Name", "sigs.k8s.io/controller-runtime"),
+				HaveField("Version", moduleVersion("sigs.k8s.io/controller-runtime")))), fields[1])
+		}
 	}
+	// The suite's releases are of the node's platform only.
+	Expect(sboms).To(ConsistOf(
+		HaveSuffix("-manager-linux-"+runtime.GOARCH+".cdx.json"), HaveSuffix("-daemon-linux-"+runtime.GOARCH+".cdx.json")))
+}
+
+// moduleVersion is the version of module m this test was built with: go.mod's.
+func moduleVersion(m string) string {
+	GinkgoHelper()
+	bi, ok := debug.ReadBuildInfo()
+	Expect(ok).To(BeTrue())
+	for _, d := range bi.Deps {
+		if d.Path == m {
+			return d.Version
+		}
+	}
+	Fail("this test is not built with " + m)
+	return ""
 }
 
 // namespaced tells the kinds of the chart and install.yaml that live in a namespace.
