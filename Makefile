@@ -88,8 +88,8 @@ vet: ## Run go vet against code.
 # One pass, under the race detector, with coverage: a second pass without it doubled the time of
 # the envtest suites (most of which wait on the API server) and found nothing the race pass does not.
 .PHONY: test
-test: manifests generate fmt vet setup-envtest helm ## Run unit and envtest tests (the README's test command).
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" HELM="$(HELM)" go test -race $$(go list ./... | grep -v /test/e2e) -coverprofile cover.out
+test: manifests generate fmt vet setup-envtest helm cyclonedx-gomod ## Run unit and envtest tests (the README's test command).
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" HELM="$(HELM)" CYCLONEDX_GOMOD="$(CYCLONEDX_GOMOD)" go test -race $$(go list ./... | grep -v /test/e2e) -coverprofile cover.out
 	$(MAKE) test-bench-diff
 
 # test/bench is a separate Go module (it imports k8s.io/kubernetes to compare with the kubelet's prober).
@@ -381,7 +381,7 @@ PREVIOUS ?=
 OPM ?= $(shell hack/build-olm.sh --print-dir)/opm
 
 .PHONY: release
-release: kustomize helm ## Write release VERSION (make release VERSION=vX.Y.Z [REGISTRY=host/path]) into DIST: manifests, chart, image, bundle and catalog archives, release-push, the kubectl plugin's krew archives, SHA256SUMS.
+release: kustomize helm cyclonedx-gomod ## Write release VERSION (make release VERSION=vX.Y.Z [REGISTRY=host/path]) into DIST: manifests, chart, image, bundle and catalog archives, their SBOMs, release-push, the kubectl plugin's krew archives, SHA256SUMS.
 	@case "$(VERSION_ORIGIN)" in "command line"|environment) ;; \
 		*) echo "release: name the version: make release VERSION=vX.Y.Z (docs/release.md)" >&2; exit 1;; esac
 	@VERSION=$(VERSION) PREVIOUS=$(PREVIOUS) hack/release.sh --preflight
@@ -389,7 +389,7 @@ release: kustomize helm ## Write release VERSION (make release VERSION=vX.Y.Z [R
 	VERSION=$(VERSION) REGISTRY=$(REGISTRY) DIST="$(DIST)" RELEASE_PLATFORMS=$(RELEASE_PLATFORMS) \
 		RELEASE_TOOL_PLATFORMS=$(RELEASE_TOOL_PLATFORMS) PLUGIN_PLATFORMS=$(PLUGIN_PLATFORMS) PLUGIN_URL_BASE=$(PLUGIN_URL_BASE) PREVIOUS=$(PREVIOUS) \
 		BUNDLE_K8S_VERSION=$(BUNDLE_K8S_VERSION) KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" OPERATOR_SDK="$(OPERATOR_SDK)" \
-		OPM="$(OPM)" hack/release.sh
+		OPM="$(OPM)" CYCLONEDX_GOMOD="$(CYCLONEDX_GOMOD)" hack/release.sh
 
 .PHONY: release-push
 release-push: ## Publish the release in DIST to its registry with cmd/release-push (INSECURE_REGISTRY=true: plain HTTP).
@@ -410,6 +410,7 @@ KUSTOMIZE ?= $(LOCALBIN)/kustomize
 CRANE ?= $(LOCALBIN)/crane
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 CRD_REF_DOCS ?= $(LOCALBIN)/crd-ref-docs
+CYCLONEDX_GOMOD ?= $(LOCALBIN)/cyclonedx-gomod
 GOLANGCI_LINT = $(LOCALBIN)/golangci-lint
 
 ## Tool Versions
@@ -458,6 +459,17 @@ $(HELM): $(LOCALBIN) hack/helm-build/go.mod
 		go build -v -mod=mod -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$(HELM_VERSION) \
 		-X helm.sh/helm/v4/internal/version.gitTreeState=clean" -o "$(HELM)-$(HELM_VERSION)" helm.sh/helm/v4/cmd/helm)
 	@ln -sf "$(notdir $(HELM))-$(HELM_VERSION)" "$(HELM)"
+
+# cyclonedx-gomod writes the release's SBOMs (hack/sbom); built from the Go module proxy, pinned by
+# the wrapper module hack/sbom-build (its go.mod).
+CYCLONEDX_GOMOD_VERSION := $(shell awk '$$1 == "require" && $$2 == "github.com/CycloneDX/cyclonedx-gomod" {print $$3}' hack/sbom-build/go.mod)
+.PHONY: cyclonedx-gomod
+cyclonedx-gomod: $(CYCLONEDX_GOMOD) ## Build cyclonedx-gomod from hack/sbom-build (version pinned in its go.mod) into bin/ if necessary.
+$(CYCLONEDX_GOMOD): $(LOCALBIN) hack/sbom-build/go.mod
+	@[ -x "$(CYCLONEDX_GOMOD)-$(CYCLONEDX_GOMOD_VERSION)" ] || (cd hack/sbom-build && CGO_ENABLED=0 ../progress.sh \
+		"compiling cyclonedx-gomod $(CYCLONEDX_GOMOD_VERSION)" go build -v -mod=mod -trimpath \
+		-o "$(CYCLONEDX_GOMOD)-$(CYCLONEDX_GOMOD_VERSION)" github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod)
+	@ln -sf "$(notdir $(CYCLONEDX_GOMOD))-$(CYCLONEDX_GOMOD_VERSION)" "$(CYCLONEDX_GOMOD)"
 
 .PHONY: golangci-lint
 golangci-lint: $(GOLANGCI_LINT) ## Build golangci-lint with the logcheck plugin from hack/golangci-lint (versions pinned in its go.mod).

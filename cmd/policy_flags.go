@@ -59,7 +59,7 @@ func bindPolicyFlags(fs *flag.FlagSet) *policyFlags {
 	fs.IntVar(&f.defaultBurst, "default-burst", 3, "Bucket size of the default policy.")
 	fs.DurationVar(&f.defaultMaxHold, "default-max-hold", rules.DefaultMaxHold,
 		"maxHold of the default policy: the longest wait between two canary restarts of a doubt hold (FailureStorm, "+
-			"NodeStorm, RestartIneffective; the first goes 30s after the onset, each failed one doubles the wait); "+
+			"NodeStorm, RestartIneffective; the first goes "+rules.FirstCanaryWait.String()+" after the onset, each failed one doubles the wait); "+
 			"0s (doubt holds end only with their cause, on purpose only) or 1m to 24h.")
 	fs.IntVar(&f.globalRestartsPerMinute, "global-restarts-per-minute", 60,
 		"Manager-wide token refill rate across all policies; 0 disables the manager-wide limit.")

@@ -16,6 +16,7 @@
 #   kubectl-enhancedliveness-<os>-<arch>.tar.gz     the kubectl plugin for PLUGIN_PLATFORMS (binary + LICENSE)
 #   enhancedliveness.yaml                           its krew plugin manifest: each archive's URL (under
 #                                                   PLUGIN_URL_BASE, default the GitHub release's) and SHA-256
+#   <name>-v<V>-<binary>-<os>-<arch>.cdx.json       a CycloneDX SBOM of each Go binary of the operator image
 #   images.txt                                      each image's reference, its digest and its archive
 #   README.md, SHA256SUMS
 #
@@ -37,7 +38,7 @@
 #   --plan       prints the release's channels and previous release, and checks nothing else
 # Environment (the Makefile sets it): VERSION (semver, no v), REGISTRY, DIST, RELEASE_PLATFORMS,
 # RELEASE_TOOL_PLATFORMS, PLUGIN_PLATFORMS, PLUGIN_URL_BASE (optional), PREVIOUS, BUNDLE_K8S_VERSION,
-# KUSTOMIZE, HELM, OPERATOR_SDK, OPM.
+# KUSTOMIZE, HELM, OPERATOR_SDK, OPM, CYCLONEDX_GOMOD.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -45,7 +46,7 @@ mode=${1:-build}
 case $mode in build|--preflight|--plan) ;; *) echo "release: unknown argument $mode (--preflight, --plan)" >&2; exit 2 ;; esac
 : "${VERSION:?}"
 [ "$mode" != build ] || : "${REGISTRY:?}" "${DIST:?}" "${RELEASE_PLATFORMS:?}" "${RELEASE_TOOL_PLATFORMS:?}" "${PLUGIN_PLATFORMS:?}" \
-  "${KUSTOMIZE:?}" "${HELM:?}" "${OPERATOR_SDK:?}" "${OPM:?}" "${BUNDLE_K8S_VERSION:?}"
+  "${KUSTOMIZE:?}" "${HELM:?}" "${OPERATOR_SDK:?}" "${OPM:?}" "${BUNDLE_K8S_VERSION:?}" "${CYCLONEDX_GOMOD:?}"
 PACKAGE=enhanced-liveness-operator
 t0=$(date +%s)
 step() { echo "release: $* ($(( $(date +%s) - t0 ))s)" >&2; }
@@ -120,6 +121,7 @@ Check the files first: \`sha256sum --check SHA256SUMS\`.
 $(for p in ${RELEASE_TOOL_PLATFORMS//,/ }; do printf '| `release-push-%s-%s` | the push program for %s |\n' "${p%/*}" "${p#*/}" "$p"; done)
 $(for p in ${PLUGIN_PLATFORMS//,/ }; do printf '| `kubectl-enhancedliveness-%s-%s.tar.gz` | the kubectl plugin for %s ([kubectl-plugin.md](https://github.com/enhanced-liveness/enhanced-liveness-operator/blob/main/docs/kubectl-plugin.md)) |\n' "${p%/*}" "${p#*/}" "$p"; done)
 | \`enhancedliveness.yaml\` | the plugin's krew manifest: \`kubectl krew install --manifest=enhancedliveness.yaml\` |
+$(sbom_rows)
 | \`images.txt\` | each image's reference with its digest, and its archive |
 
 ## 1. Publish the release to $REGISTRY
@@ -162,6 +164,21 @@ Read the release's section of CHANGELOG.md (its upgrade notes), then apply the n
 or point the CatalogSource at the new catalog image and let OLM follow the channel. The upgrade
 pages are docs/upgrade-kustomize.md and docs/upgrade-olm.md.
 EOF
+}
+
+# sboms ARCHIVE PREFIX: a CycloneDX SBOM of each Go binary of each platform of the image ARCHIVE,
+# DIST/PREFIX-<binary>-<os>-<arch>.cdx.json (hack/sbom, cyclonedx-gomod from hack/sbom-build): the
+# modules the Go linker recorded in the binary, with their versions and go.sum hashes. No serial
+# number or timestamp, so the same binaries give the same files.
+sboms() {
+  go run ./hack/sbom -tool "$CYCLONEDX_GOMOD" -archive "$1" -version "$VERSION" -prefix "$2" -out "$DIST" > "$scratch/sboms"
+}
+# sbom_rows: the README's rows of the SBOMs sboms wrote.
+sbom_rows() {
+  local f
+  while read -r f; do
+    printf '| `%s` | a CycloneDX SBOM of that binary of the operator image and platform: the modules it was built from, their versions and go.sum hashes |\n' "$f"
+  done < "$scratch/sboms"
 }
 
 VERSION=$(VERSION=$VERSION hack/version.sh)
@@ -216,6 +233,8 @@ build_image() {
 
 step "operator image"
 img=$(build_image operator)
+step "SBOMs"
+sboms "$DIST/$PACKAGE-$tag.oci.tar" "$PACKAGE-$tag"
 
 step "install.yaml, crds.yaml ($img)"
 KUSTOMIZE=$KUSTOMIZE hack/render-install.sh "$img" > "$DIST/install.yaml"

@@ -63,6 +63,9 @@ func generate(kustomize, version string) error {
 	if err := writeSchema(); err != nil {
 		return err
 	}
+	if err := writeREADME(); err != nil {
+		return err
+	}
 	return setChartVersion(version)
 }
 
@@ -109,6 +112,10 @@ func template(o map[string]any) (file, text string, err error) {
 	case kind == "PodDisruptionBudget":
 		// One replica cannot be kept available through a drain: no budget then.
 		prefix, suffix = "{{- if gt (int .Values.manager.replicas) 1 }}\n", "{{- end }}\n"
+	case kind == "ResourceQuota":
+		// The quota that admits the daemon's system-node-critical pods where the platform asks
+		// for one (GKE); a value turns it off.
+		prefix, suffix = "{{- if .Values.daemon.criticalPodsQuota }}\n", "{{- end }}\n"
 	case kind == "ServiceAccount":
 		o[placeholder("PULL_SECRETS")] = ""
 		blocks["PULL_SECRETS"] = withBlock(".Values.imagePullSecrets", "imagePullSecrets", asList)

@@ -73,7 +73,7 @@ func writeSchema() error {
 			"sizes": object(map[string]*schema{
 				"small": resources(), "medium": resources(), "large": resources(), "xlarge": resources(),
 			}),
-			keyResources:                resources(),
+			keyResources:                describe(resources(), "Requests and limits of the manager container; when set, they win over manager.size."),
 			"flags":                     flagsSchema(managerFlags, "Flags of the manager (docs/reference.md#manager-flags): passed as --name=value; null leaves a flag out."),
 			keyEnv:                      {Type: typeArray, Items: &schema{Type: typeObject}, Description: "Extra environment of the manager container."},
 			"podAnnotations":            stringMap("Annotations of the manager's pods."),
@@ -89,6 +89,7 @@ func writeSchema() error {
 			keyResources: {Type: typeObject, AdditionalProperties: false,
 				Description: "Requests and limits of the daemon container (--daemon-requests, --daemon-limits); a key left out keeps the manager's default, {} means none.",
 				Properties:  map[string]*schema{"requests": daemonQuantities(), "limits": daemonQuantities()}},
+			"criticalPodsQuota": boolean("A ResourceQuota scoped to the PriorityClass system-node-critical in the release's namespace, which GKE requires to admit the daemon's pods outside kube-system; it limits nothing."),
 		}),
 		"networkPolicy": object(map[string]*schema{
 			"enabled": boolean("NetworkPolicies that admit only the webhook port and, from namespaces labelled metrics: enabled, the metrics port."),
@@ -195,6 +196,11 @@ func str(description string, minLength int) *schema {
 	return &schema{Type: typeString, Description: description, MinLength: minLength}
 }
 
+func describe(s *schema, description string) *schema {
+	s.Description = description
+	return s
+}
+
 func boolean(description string) *schema {
 	return &schema{Type: "boolean", Description: description}
 }
@@ -215,6 +221,8 @@ func daemonQuantities() *schema {
 }
 
 func resources() *schema {
+	requests, limits := quantities(), quantities()
+	requests.Description, limits.Description = "Resource requests, name: quantity.", "Resource limits, name: quantity."
 	return &schema{Type: typeObject, AdditionalProperties: false,
-		Properties: map[string]*schema{"requests": quantities(), "limits": quantities()}}
+		Properties: map[string]*schema{"requests": requests, "limits": limits}}
 }

@@ -22,12 +22,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -125,7 +127,8 @@ var _ = Describe("The release's install manifest and Helm chart", Ordered, func(
 			previous := map[*release]string{&first: "none", &second: firstVersion}[r]
 			By("make release VERSION=v" + r.version + " REGISTRY=" + registry + " of this tree, for this node's architecture")
 			make_(ctx, "release", "VERSION=v"+r.version, "DIST="+r.dist, "REGISTRY="+registry, "PREVIOUS="+previous,
-				"RELEASE_PLATFORMS=linux/"+runtime.GOARCH, "RELEASE_TOOL_PLATFORMS=linux/"+runtime.GOARCH)
+				"RELEASE_PLATFORMS=linux/"+runtime.GOARCH, "RELEASE_TOOL_PLATFORMS=linux/"+runtime.GOARCH,
+				"PLUGIN_PLATFORMS=linux/"+runtime.GOARCH)
 			r.images = checkDist(r.dist, registry, r.version, previous)
 			By("pushing it with the release-push program of dist/, run from dist/ alone")
 			pushRelease(ctx, r.dist)
@@ -475,13 +478,26 @@ func checkDist(dist, registry, version, previous string) map[string]string {
 	}
 
 	readme := read("README.md")
+	var sboms []string
 	for line := range strings.SplitSeq(strings.TrimSpace(read("SHA256SUMS")), "\n") {
 		fields := strings.Fields(line)
 		Expect(fields).To(HaveLen(2))
 		if fields[1] != "README.md" {
 			Expect(readme).To(ContainSubstring("`"+fields[1]+"`"), "README.md names %s", fields[1])
 		}
+		if strings.HasSuffix(fields[1], ".cdx.json") {
+			sboms = append(sboms, fields[1])
+			var doc struct {
+				Components []struct{ Name, Version string } `json:"components"`
+			}
+			Expect(json.Unmarshal([]byte(read(fields[1])), &doc)).To(Succeed(), fields[1])
+			Expect(doc.Components).To(ContainElement(And(HaveField("Name", "sigs.k8s.io/controller-runtime"),
+				HaveField("Version", moduleVersion("sigs.k8s.io/controller-runtime")))), fields[1])
+		}
 	}
+	// The suite's releases are of the node's platform only.
+	Expect(sboms).To(ConsistOf(
+		HaveSuffix("-manager-linux-"+runtime.GOARCH+".cdx.json"), HaveSuffix("-daemon-linux-"+runtime.GOARCH+".cdx.json")))
 	Expect(read("SHA256SUMS")).To(ContainSubstring("  release-push-linux-" + runtime.GOARCH + "\n"))
 	checkPlugin(dist, version)
 	return images
@@ -504,7 +520,7 @@ func checkPlugin(dist, version string) {
 	}
 	Expect(yaml.Unmarshal(mustRead(filepath.Join(dist, "enhancedliveness.yaml")), &m)).To(Succeed())
 	Expect(m.Spec.Version).To(Equal("v" + version))
-	Expect(m.Spec.Platforms).To(HaveLen(6), "linux, darwin and windows on amd64 and arm64")
+	Expect(m.Spec.Platforms).To(HaveLen(1), "the suite's releases are of the node's platform only")
 	for _, p := range m.Spec.Platforms {
 		if p.Selector.MatchLabels["os"] != "linux" || p.Selector.MatchLabels["arch"] != runtime.GOARCH {
 			continue
@@ -541,6 +557,20 @@ func mustRead(path string) []byte {
 	b, err := os.ReadFile(path)
 	Expect(err).NotTo(HaveOccurred())
 	return b
+}
+
+// moduleVersion is the version of module m this test was built with: go.mod's.
+func moduleVersion(m string) string {
+	GinkgoHelper()
+	bi, ok := debug.ReadBuildInfo()
+	Expect(ok).To(BeTrue())
+	for _, d := range bi.Deps {
+		if d.Path == m {
+			return d.Version
+		}
+	}
+	Fail("this test is not built with " + m)
+	return ""
 }
 
 // namespaced tells the kinds of the chart and install.yaml that live in a namespace.
