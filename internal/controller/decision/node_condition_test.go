@@ -217,12 +217,20 @@ var _ = Describe("Decision controller, the Node condition of a node storm", Orde
 
 	It("is never set when the held workloads fail on the other nodes too", func() {
 		ns1, ns2 := newNamespace(), newNamespace()
+		// web1 failing on both nodes is within its policy's maxFailing: no FailureStorm, so its
+		// pod on a is held NodeStorm beside web2's, and only web1's failing elsewhere keeps a
+		// second namespace out of the evidence.
+		pol := createPolicy(ns1, "tolerant", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.MaxFailing = new(intstr.FromString("100%"))
+		})
+		Eventually(func() int64 { return policyStatus(pol)().ObservedGeneration }, wait, poll).Should(Equal(pol.Generation))
 		a, b := node(), node()
 		web1A, web1B := pair(ns1, "web", a, b)
 		web2A, web2B := pair(ns2, "web", a, b)
 		// b: one of its two pods failing is no storm there; web1's pod there fails too.
 		report(b, []*corev1.Pod{web1B, web2B}, failed(web1B, "app", 1), succeeded(web2B, "app", 1))
 		report(a, []*corev1.Pod{web1A, web2A}, failed(web1A, "app", 1), failed(web2A, "app", 1))
+		Eventually(heldEvents(ns1, web1A.Name, policyv1alpha1.HoldNodeStorm), wait, poll).ShouldNot(BeEmpty())
 		Eventually(heldEvents(ns2, web2A.Name, policyv1alpha1.HoldNodeStorm), wait, poll).ShouldNot(BeEmpty())
 		Consistently(status(a), quiet, poll).Should(BeEmpty())
 	})
