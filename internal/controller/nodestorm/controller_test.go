@@ -223,12 +223,20 @@ var _ = Describe("Decision controller, the Node condition of a node storm", Orde
 
 	It("is never set when the held workloads fail on the other nodes too", func() {
 		ns1, ns2 := dt.NewNamespace(), dt.NewNamespace()
+		// web1 failing on both nodes is within its policy's maxFailing: no FailureStorm, so its
+		// pod on a is held NodeStorm beside web2's, and only web1's failing elsewhere keeps a
+		// second namespace out of the evidence.
+		pol := dt.CreatePolicy(ns1, "tolerant", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
+			s.MaxFailing = new(intstr.FromString("100%"))
+		})
+		Eventually(func() int64 { return dt.PolicyStatus(pol)().ObservedGeneration }, dt.Wait, dt.Poll).Should(Equal(pol.Generation))
 		a, b := node(), node()
 		web1A, web1B := pair(ns1, "web", a, b)
 		web2A, web2B := pair(ns2, "web", a, b)
 		// b: one of its two pods failing is no storm there; web1's pod there fails too.
 		dt.ReportProbes(b, []*corev1.Pod{web1B, web2B}, dt.Failed(web1B, "app", 1), dt.Succeeded(web2B, "app", 1))
 		dt.ReportProbes(a, []*corev1.Pod{web1A, web2A}, dt.Failed(web1A, "app", 1), dt.Failed(web2A, "app", 1))
+		Eventually(dt.HeldEvents(ns1, web1A.Name, policyv1alpha1.HoldNodeStorm), dt.Wait, dt.Poll).ShouldNot(BeEmpty())
 		Eventually(dt.HeldEvents(ns2, web2A.Name, policyv1alpha1.HoldNodeStorm), dt.Wait, dt.Poll).ShouldNot(BeEmpty())
 		Consistently(status(a), dt.Quiet, dt.Poll).Should(BeEmpty())
 	})

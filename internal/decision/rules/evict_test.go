@@ -49,6 +49,15 @@ func TestEvictInsteadOfHold(t *testing.T) {
 	}{
 		{"Evict, the container passes on another node: evicted", func(*Facts, *fakeMemory) {}, Evict, "",
 			"while container app passes in 1 pod(s) of Deployment/web on other nodes: evicting it"},
+		// The eviction is the key's canary: with another pod's canary restart in flight it waits
+		// for that canary's verdict rather than release a second pod of the key beside it.
+		{"a canary restart of another pod of the key in flight: held, the eviction waits for it", func(f *Facts, m *fakeMemory) {
+			f.Workload.Pods[1].UID, f.Workload.Pods[1].Recovering = "pod-1", true
+			m.holds[webApp] = DoubtHold{Reason: policyv1alpha1.HoldFailureStorm, Onset: t0.Add(-time.Minute), Since: t0.Add(-time.Minute),
+				Period: 8 * time.Minute, Canaries: 1, Canary: &Canary{Pod: "pod-1", PodName: "web-1", Container: "app",
+					Instance: "containerd://web-1-app-1", At: t0.Add(-30 * time.Second), Deadline: t0.Add(2 * time.Minute)}}
+		}, Hold, policyv1alpha1.HoldRestartIneffective,
+			"restarting it is not helping (policy ns/p); its eviction waits for the canary in flight"},
 		{"Hold (the default): held", func(f *Facts, _ *fakeMemory) { f.Policies[0].Breaker.Evict = false },
 			Hold, policyv1alpha1.HoldRestartIneffective, "restarting it is not helping (policy ns/p)"},
 		{"no sibling passes elsewhere: held, and said why", func(f *Facts, _ *fakeMemory) { f.Elsewhere = nil },
