@@ -28,6 +28,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// endBlock closes a template block the generator opens around an object.
+const endBlock = "{{- end }}\n"
+
 // generate writes the chart's generated templates, its values schema and its version.
 func generate(kustomize, version string) error {
 	objs, err := kustomizeBuild(kustomize, defaultConfig)
@@ -55,7 +58,7 @@ func generate(kustomize, version string) error {
 			return err
 		}
 		files["networkpolicy.yaml"] = append(files["networkpolicy.yaml"],
-			"{{- if .Values.networkPolicy.enabled }}\n"+text+"{{- end }}\n")
+			"{{- if .Values.networkPolicy.enabled }}\n"+text+endBlock)
 	}
 	if err := writeTemplates(files); err != nil {
 		return err
@@ -104,18 +107,18 @@ func template(o map[string]any) (file, text string, err error) {
 		blocks["CRD_KEEP"] = func(indent string) string {
 			return indent + "{{- if .Values.crds.keep }}\n" + indent + "helm.sh/resource-policy: keep\n" + indent + "{{- end }}"
 		}
-		prefix, suffix = "{{- if .Values.crds.install }}\n", "{{- end }}\n"
+		prefix, suffix = "{{- if .Values.crds.install }}\n", endBlock
 	case kind == "Deployment" && name == managerDeployment:
 		if err := templateManager(o, blocks); err != nil {
 			return "", "", err
 		}
 	case kind == "PodDisruptionBudget":
 		// One replica cannot be kept available through a drain: no budget then.
-		prefix, suffix = "{{- if gt (int .Values.manager.replicas) 1 }}\n", "{{- end }}\n"
+		prefix, suffix = "{{- if gt (int .Values.manager.replicas) 1 }}\n", endBlock
 	case kind == "ResourceQuota":
 		// The quota that admits the daemon's system-node-critical pods where the platform asks
 		// for one (GKE); a value turns it off.
-		prefix, suffix = "{{- if .Values.daemon.criticalPodsQuota }}\n", "{{- end }}\n"
+		prefix, suffix = "{{- if .Values.daemon.criticalPodsQuota }}\n", endBlock
 	case kind == "ServiceAccount":
 		o[placeholder("PULL_SECRETS")] = ""
 		blocks["PULL_SECRETS"] = withBlock(".Values.imagePullSecrets", "imagePullSecrets", asList)

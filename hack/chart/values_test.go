@@ -196,7 +196,7 @@ func valueSchemaProblems(prefix string, s *schema, values map[string]any, top bo
 	// the keys of an object whose default is empty may go without.
 	if len(values) > 0 || top {
 		for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
-			if _, ok := values[k]; !ok && !(top && k == "global") && !slices.Contains(typeNames(s.Properties[k]), "null") {
+			if _, ok := values[k]; !ok && (!top || k != "global") && !slices.Contains(typeNames(s.Properties[k]), "null") {
 				problems = append(problems, prefix+k+": in the schema, not in values.yaml")
 			}
 		}
@@ -207,7 +207,7 @@ func valueSchemaProblems(prefix string, s *schema, values map[string]any, top bo
 // valueProblems checks one value against its schema: type, enum, pattern, minimum, minLength.
 func valueProblems(key string, s *schema, v any) []string {
 	if types := typeNames(s); len(types) > 0 && !slices.Contains(types, jsonType(v)) &&
-		!(jsonType(v) == "integer" && slices.Contains(types, "number")) {
+		(jsonType(v) != "integer" || !slices.Contains(types, "number")) {
 		return []string{fmt.Sprintf("%s: values.yaml has %s %v, the schema says %s", key, jsonType(v), v, strings.Join(types, " or "))}
 	}
 	var problems []string

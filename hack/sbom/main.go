@@ -41,7 +41,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -114,7 +114,7 @@ func run(o options) ([]string, error) {
 			written = append(written, name)
 		}
 	}
-	sort.Strings(written)
+	slices.Sort(written)
 	return written, nil
 }
 
