@@ -86,6 +86,20 @@ type app struct {
 	// app listening there on this port (HTTP), the next (TCP) and the one after (gRPC): ports no
 	// other host-network process of the node uses.
 	hostNetworkPort int32
+	// ready gives the app a readiness probe on /admin/state, which it answers while it is sick:
+	// the pod is Ready once the app serves, not as soon as its process runs. The budget counts a
+	// restarted pod available from then, which is when the app's STARTED line is already written
+	// (the log-based down time of the budget specs).
+	ready bool
+}
+
+// readiness is the app's readiness probe when ready is set, else none.
+func readiness(ready bool, port int32) *corev1.Probe {
+	if !ready {
+		return nil
+	}
+	return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/admin/state", Port: intstr.FromInt32(port)}},
+		PeriodSeconds: 1, FailureThreshold: 1, TimeoutSeconds: 1, SuccessThreshold: 1}
 }
 
 func probeWith(h corev1.ProbeHandler) *corev1.Probe {
@@ -121,7 +135,8 @@ func deployApp(ns string, a app) *appsv1.Deployment {
 	}
 	c := corev1.Container{
 		Name: appContainer, Image: appImage, ImagePullPolicy: corev1.PullNever,
-		LivenessProbe: a.probe,
+		LivenessProbe:  a.probe,
+		ReadinessProbe: readiness(a.ready, port),
 		// The node, for a check that fails on one node only (/app check -sick-on-node).
 		Env: []corev1.EnvVar{{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{
 			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}},

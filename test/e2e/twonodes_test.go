@@ -287,7 +287,7 @@ var _ = Describe("a 6-replica Deployment spread over both nodes, with hangs on b
 			MaxFailing:     ptr.To(intstr.FromInt32(5)), // 4 failing is no storm
 			RateLimit:      policyv1alpha1.RateLimit{RestartsPerMinute: 120, Burst: 20},
 		})
-		deployApp(ns, app{name: "web", replicas: replicas, probe: httpProbe(), enrolled: true, spread: true})
+		deployApp(ns, app{name: "web", replicas: replicas, probe: httpProbe(), enrolled: true, spread: true, ready: true})
 		deployApp(nativeNS, app{name: "web", replicas: replicas, probe: httpProbe(), spread: true})
 		var hung, nativeHung []corev1.Pod
 		for _, node := range []string{nodeA, nodeB} {
@@ -357,7 +357,7 @@ var _ = Describe("the leader manager killed while restarts are in flight on the 
 			MaxFailing:     ptr.To(intstr.FromInt32(5)), // 5 failing is no storm
 			RateLimit:      policyv1alpha1.RateLimit{RestartsPerMinute: 120, Burst: 20},
 		})
-		deployApp(ns, app{name: "web", replicas: replicas, probe: httpProbe(), enrolled: true, node: other})
+		deployApp(ns, app{name: "web", replicas: replicas, probe: httpProbe(), enrolled: true, node: other, ready: true})
 		deployApp(nativeNS, app{name: "web", replicas: replicas, probe: httpProbe(), node: other})
 		hung, nativeHung := appPods(ns, "web")[:5], appPods(nativeNS, "web")[:5]
 		watch := watchBudget(ns, "web", replicas)
