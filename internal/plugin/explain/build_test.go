@@ -17,6 +17,8 @@ limitations under the License.
 package explain
 
 import (
+	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -122,6 +124,23 @@ func TestBuildHeldByAStorm(t *testing.T) {
 	}
 	if !strings.HasPrefix(c.Kubelet, "the kubelet would have restarted it at 2026-12-07T11:58:30Z") || !strings.Contains(c.Kubelet, "holds the restart instead") {
 		t.Errorf("kubelet %q", c.Kubelet)
+	}
+	var out bytes.Buffer
+	if err := Write(&out, x, now); err != nil {
+		t.Fatal(err)
+	}
+	// A second result continues under the first, with no label of its own.
+	if !regexp.MustCompile(`\n {14}\S.*\(event\) Liveness probe failed`).MatchString(out.String()) || strings.Contains(out.String(), "  :") {
+		t.Errorf("the results are not one field:\n%s", out.String())
+	}
+}
+
+func TestBuildEnforceCountsTheOperatorsRestarts(t *testing.T) {
+	pod := enrolled(appsv1alpha1.ModeEnforce)
+	pod.Status.ContainerStatuses[0].RestartCount = 2
+	x := Build(Inputs{Pod: pod, Now: now, Report: report(pod, appsv1alpha1.ProbeSucceeded, "", now)})
+	if k := x.Containers[0].Kubelet; k != "nothing: the probe passes; its container was restarted 2 times (the operator's requests included)" {
+		t.Errorf("kubelet %q", k)
 	}
 }
 

@@ -120,6 +120,9 @@ func kubelet(cx *Container, pod *corev1.Pod, in Inputs) string {
 	did := "the kubelet has not restarted it"
 	if st := containerStatus(pod, cx.Name); st != nil && st.RestartCount > 0 {
 		did = fmt.Sprintf("the kubelet restarted it %d times", st.RestartCount)
+		if !cx.NativeProbe {
+			did = fmt.Sprintf("its container was restarted %d times (the operator's requests included)", st.RestartCount)
+		}
 		if t := st.LastTerminationState.Terminated; t != nil {
 			did += fmt.Sprintf("; the last container stopped at %s (exit code %d, %s)", stamp(t.FinishedAt.Time), t.ExitCode, t.Reason)
 		}
@@ -137,11 +140,11 @@ func kubelet(cx *Container, pod *corev1.Pod, in Inputs) string {
 		if cx.Decision.Verdict == VerdictHeld {
 			would += "; the operator holds the restart instead"
 		}
-		return would + "; " + did + " for other causes"
+		return would + "; " + did
 	case StatePassing:
-		return "nothing: the probe passes; " + did + " for other causes"
+		return "nothing: the probe passes; " + did
 	}
-	return "unknown: no probe result is readable; " + did + " for other causes"
+	return "unknown: no probe result is readable; " + did
 }
 
 func failingSince(r *appsv1alpha1.NodePodProbeReport, pod *corev1.Pod, container string, def time.Time) time.Time {

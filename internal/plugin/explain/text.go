@@ -91,7 +91,10 @@ func (p *printer) field(label, format string, args ...any) {
 func (p *printer) indented(indent, label, format string, args ...any) {
 	pad := indent + strings.Repeat(" ", 12)
 	text := strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", "\n"+pad)
-	p.line("%s%-12s%s", indent, label+":", text)
+	if label != "" {
+		label += ":"
+	}
+	p.line("%s%-12s%s", indent, label, text)
 }
 
 func (p *printer) at(t time.Time) string {
