@@ -120,7 +120,7 @@ func fillContainer(cx *Container, in Inputs, events eventIndex, probed bool) {
 	}
 	for _, e := range events.of(eventUnhealthy, cx.Name) {
 		if isLiveness(e) {
-			cx.Results = append(cx.Results, Result{Time: eventTime(e), Outcome: "Failed", Message: e.Message, Source: "event",
+			cx.Results = append(cx.Results, Result{Time: EventTime(e), Outcome: "Failed", Message: e.Message, Source: "event",
 				Count: max(1, e.Count)})
 		}
 	}

@@ -44,7 +44,7 @@ func decide(cx *Container, in Inputs, events eventIndex) Decision {
 	d := Decision{Verdict: VerdictNone}
 	if reason, since, ok := listedHeld(in.Policies, in.Pod.Name, cx.Name); ok {
 		d = Decision{Verdict: VerdictHeld, Reason: reason, Since: &since}
-	} else if last != nil && in.Now.Sub(eventTime(*last)) < heldEventAge && cx.State != StatePassing {
+	} else if last != nil && in.Now.Sub(EventTime(*last)) < heldEventAge && cx.State != StatePassing {
 		reason, _ := heldEventReason(*last)
 		d = Decision{Verdict: VerdictHeld, Reason: reason}
 	}
@@ -162,7 +162,7 @@ type eventIndex []corev1.Event
 
 func newEventIndex(evs []corev1.Event) eventIndex {
 	out := slices.Clone(evs)
-	slices.SortStableFunc(out, func(a, b corev1.Event) int { return eventTime(b).Compare(eventTime(a)) })
+	slices.SortStableFunc(out, func(a, b corev1.Event) int { return EventTime(b).Compare(EventTime(a)) })
 	return out
 }
 
@@ -207,8 +207,9 @@ func aboutContainer(e corev1.Event, container string) bool {
 	return strings.Contains(e.Message, "container "+container+",") || strings.Contains(e.Message, "container "+container+")")
 }
 
-// eventTime is when the event was last seen, whichever API wrote it.
-func eventTime(e corev1.Event) time.Time {
+// EventTime is when the event was last seen, whichever API wrote it (a core/v1 event's last
+// timestamp, an events.k8s.io series' last observation or event time).
+func EventTime(e corev1.Event) time.Time {
 	t := e.LastTimestamp.Time
 	if e.Series != nil && e.Series.LastObservedTime.After(t) {
 		t = e.Series.LastObservedTime.Time

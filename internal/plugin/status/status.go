@@ -32,6 +32,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/nodecondition"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/plugin/explain"
 )
 
 // notProbedEventAge is how long a LivenessNotProbed event stands for a pod still not probed: the
@@ -218,7 +219,7 @@ func unprobed(events []corev1.Event, now time.Time) []Unprobed {
 		if e.Reason != "LivenessNotProbed" || e.InvolvedObject.Kind != "Pod" {
 			continue
 		}
-		u := Unprobed{Namespace: e.InvolvedObject.Namespace, Pod: e.InvolvedObject.Name, Why: e.Action, Message: e.Message, Seen: eventTime(e)}
+		u := Unprobed{Namespace: e.InvolvedObject.Namespace, Pod: e.InvolvedObject.Name, Why: e.Action, Message: e.Message, Seen: explain.EventTime(e)}
 		if now.Sub(u.Seen) > notProbedEventAge {
 			continue
 		}
@@ -270,18 +271,4 @@ func expired(l *coordinationv1.Lease, now time.Time) bool {
 		return true
 	}
 	return now.After(l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second))
-}
-
-func eventTime(e corev1.Event) time.Time {
-	t := e.LastTimestamp.Time
-	if e.Series != nil && e.Series.LastObservedTime.After(t) {
-		t = e.Series.LastObservedTime.Time
-	}
-	if e.EventTime.After(t) {
-		t = e.EventTime.Time
-	}
-	if t.IsZero() {
-		t = e.CreationTimestamp.Time
-	}
-	return t
 }
