@@ -51,7 +51,7 @@ func bindPolicyFlags(fs *flag.FlagSet) *policyFlags {
 	fs.StringVar(&f.restarts, "restarts", "enabled",
 		"Manager-wide switch: enabled, or disabled to keep probing and reporting but never restart (held as Disabled).")
 	fs.StringVar(&f.defaultMaxUnavailable, "default-max-unavailable", "25%",
-		"maxUnavailable of the default policy (pods no EnhancedLivenessPolicy selects): integer or percent.")
+		"maxUnavailable of every pod whose policies set none and that no PodDisruptionBudget selects (the default policy sets none): integer or percent.")
 	fs.StringVar(&f.defaultMaxFailing, "default-max-failing", "50%",
 		"maxFailing (failure-storm breaker) of the default policy: integer or percent.")
 	fs.IntVar(&f.defaultRestartsPerMinute, "default-restarts-per-minute", 6,

@@ -85,10 +85,13 @@ type EnhancedLivenessPolicySpec struct {
 
 	// maxUnavailable is how many pods of one workload may be unavailable (not Ready, or being
 	// restarted) before a restart is held: an integer, or a percent of the desired replicas
-	// rounded up. A pod that is already unavailable may always be restarted.
+	// rounded up. A pod that is already unavailable may always be restarted. When no governing
+	// policy sets it, the PodDisruptionBudgets that select the pod set the budget as the eviction
+	// API reads them (the most restrictive; with IfHealthyBudget, an unavailable pod is restarted
+	// only while the workload is within it); with no PodDisruptionBudget, the manager's
+	// --default-max-unavailable (25%). Several policies that set it: the smallest.
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="must be an integer >= 0 or a percent from 0% to 100%"
-	// +kubebuilder:default="25%"
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Max Unavailable",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`

@@ -50,7 +50,8 @@ const (
 	// HoldRestartIneffective: the workload's recent restarts did not help: most of the
 	// restarted containers failed their probe again soon after the restart.
 	HoldRestartIneffective HoldReason = "RestartIneffective"
-	// HoldMaxUnavailable: maxUnavailable pods of the workload are unavailable already.
+	// HoldMaxUnavailable: as many pods of the workload are unavailable as its budget allows
+	// (maxUnavailable, else its PodDisruptionBudget).
 	HoldMaxUnavailable HoldReason = "MaxUnavailable"
 	// HoldRateLimited: the manager-wide token bucket or a governing policy's has no token.
 	HoldRateLimited HoldReason = "RateLimited"

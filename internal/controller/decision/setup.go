@@ -145,7 +145,8 @@ func SetupWithManager(mgr ctrl.Manager, cfg Config) error {
 	inbox := policystatus.NewInbox()
 	workloads := facts.NewWorkloads(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), cfg.Clock)
 	builder := facts.NewBuilder(mgr.GetClient(), workloads, facts.Options{
-		Settings:          rules.Settings{RestartsEnabled: cfg.RestartsEnabled, NodeStorm: cfg.NodeStorm, StormSettle: cfg.StormSettle},
+		Settings: rules.Settings{RestartsEnabled: cfg.RestartsEnabled, NodeStorm: cfg.NodeStorm, StormSettle: cfg.StormSettle,
+			MaxUnavailable: &cfg.Defaults.MaxUnavailable},
 		Default:           rules.DefaultPolicy(cfg.Defaults),
 		OperatorNamespace: cfg.OperatorNamespace,
 		Clock:             cfg.Clock,

@@ -82,6 +82,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=argoproj.io,resources=rollouts,verbs=get
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets;statefulsets;daemonsets,verbs=get
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=nodepodprobes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=nodepodprobereports,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.enhancedliveness.io,resources=containerrecreaterequests,verbs=get;list;watch;create;delete

@@ -133,6 +133,9 @@ func lemon(action policyv1alpha1.IneffectiveAction, sameNode bool, pdb budget) (
 	}
 	pol = dt.CreatePolicy(ns, "move", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
 		s.RestartEffectiveness = policyv1alpha1.RestartEffectiveness{MinIneffective: 1, Action: action}
+		// Explicit, so that the PodDisruptionBudget (none down of 2) guards the eviction only: it
+		// would otherwise hold the first restart too.
+		s.MaxUnavailable = ptr.To(intstr.FromInt32(1))
 	})
 	labels := map[string]string{"app": "web"}
 	rs := dt.Deployment(ns, "web", 2, labels)

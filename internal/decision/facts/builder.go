@@ -82,7 +82,7 @@ func (b *Builder) Reader() *Reader { return b.reader(false) }
 func (b *Builder) reader(learn bool) *Reader {
 	return &Reader{cache: b.cache, api: b.opts.API, placements: b.placements, workloads: b.workloads, leaseNS: b.opts.OperatorNamespace, now: b.opts.Clock.Now(),
 		heartbeats: b.heartbeats, onsets: b.onsets, decoded: b.decoded, learn: learn, settings: b.opts.Settings, def: b.opts.Default,
-		reports: map[string]nodeReport{}, leases: map[string]rules.Daemon{}, policies: map[string][]rules.Policy{},
+		reports: map[string]nodeReport{}, leases: map[string]rules.Daemon{}, policies: map[string][]rules.Policy{}, budgets: map[string][]namespacePDB{},
 		evictions: b.opts.Evictions}
 }
 
@@ -128,6 +128,11 @@ func (b *Builder) read(ctx context.Context, r *Reader, pod *corev1.Pod, f *rules
 	}
 	if f.Policies, err = r.governing(ctx, pod); err != nil {
 		return err
+	}
+	if _, _, set := f.Policies.MaxUnavailable(0); !set {
+		if f.PDBs, err = r.pdbs(ctx, pod); err != nil {
+			return err
+		}
 	}
 	w, err := r.Workload(ctx, pod)
 	if err != nil {

@@ -64,6 +64,7 @@ type Reader struct {
 	reports  map[string]nodeReport
 	leases   map[string]rules.Daemon
 	policies map[string][]rules.Policy
+	budgets  map[string][]namespacePDB
 
 	// api reads what the cache does not keep; placements keeps what it read (placement.go).
 	api        client.Reader

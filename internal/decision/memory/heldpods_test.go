@@ -23,6 +23,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
@@ -40,7 +41,7 @@ func TestLoudHolds(t *testing.T) {
 	}
 	budget := func() (*rules.Facts, rules.Failure) {
 		f, x := facts(1)
-		f.Policies[0].MaxUnavailable, f.Policies[0].MaxHold = intstr.FromInt32(0), time.Minute
+		f.Policies[0].MaxUnavailable, f.Policies[0].MaxHold = ptr.To(intstr.FromInt32(0)), time.Minute
 		return f, x
 	}
 	for _, step := range []struct {

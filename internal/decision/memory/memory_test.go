@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
@@ -35,7 +36,7 @@ var policyKey = rules.PolicyKey{Namespace: "ns", Name: "p"}
 // facts of pod i of a healthy 10-replica Deployment whose container failed: everything allows
 // its restart. The workload's pods are web-0 … web-9, pod i among them.
 func facts(i int) (*rules.Facts, rules.Failure) {
-	pol := rules.Policy{Key: policyKey, MaxUnavailable: intstr.FromString("25%"), MaxFailing: intstr.FromString("100%"),
+	pol := rules.Policy{Key: policyKey, MaxUnavailable: ptr.To(intstr.FromString("25%")), MaxFailing: intstr.FromString("100%"),
 		Rate: rules.Rate{PerMinute: 6, Burst: 3}, Breaker: rules.DefaultRestartBreaker}
 	pods := make([]rules.PodState, 10)
 	for j := range pods {
@@ -70,7 +71,7 @@ func TestOnlyARestartTakesATokenFromEachBucket(t *testing.T) {
 			f.Policies[0].MaxFailing = intstr.FromInt32(0)
 			f.Workload.Pods[0].Failing = true
 		}, rules.Hold},
-		{"budget", func(f *rules.Facts, _ *rules.Failure) { f.Policies[0].MaxUnavailable = intstr.FromInt32(0) }, rules.Hold},
+		{"budget", func(f *rules.Facts, _ *rules.Failure) { f.Policies[0].MaxUnavailable = ptr.To(intstr.FromInt32(0)) }, rules.Hold},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -172,7 +173,7 @@ func TestApply(t *testing.T) {
 	}
 	f, x := facts(0)
 	f.Policies = append(f.Policies, rules.Policy{Key: rules.DefaultPolicyKey("ns"), Rate: rules.Rate{PerMinute: 6, Burst: 3},
-		MaxUnavailable: intstr.FromString("100%"), MaxFailing: intstr.FromString("100%")})
+		MaxUnavailable: ptr.To(intstr.FromString("100%")), MaxFailing: intstr.FromString("100%")})
 	web := f.Workload.Ref.Key("ns")
 
 	f.Shadow = true
@@ -385,7 +386,7 @@ func TestJudgeChangesNothing(t *testing.T) {
 		t.Fatalf("Decide() after Judge() = %s (%s), want Restart", d.Outcome, d.Reason)
 	}
 	f2, x2 := facts(1)
-	f2.Policies[0].MaxUnavailable = intstr.FromInt32(0)
+	f2.Policies[0].MaxUnavailable = ptr.To(intstr.FromInt32(0))
 	if d := m.Judge(f2, x2); d.Outcome != rules.Hold || !d.NewHold {
 		t.Fatalf("Judge() = %s new=%v, want a new Hold", d.Outcome, d.NewHold)
 	}

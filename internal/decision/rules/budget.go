@@ -19,33 +19,45 @@ package rules
 import (
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/util/intstr"
-
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 )
 
-// Step 6: maxUnavailable. A pod that is already unavailable may always be restarted; an
-// available one only while fewer than maxUnavailable pods of its workload are unavailable. Every
-// hold ends. Unavailability the operator causes (its own restarts, active or recovering) ends by
-// itself and always counts. The rest may never end (a sibling whose readiness fails on a broken
-// dependency, one crash-looping by itself, Pending or held by choice, a replica the workload
-// cannot create), so past maxHold of the key's hold it stops counting.
+// Step 6: the budget (maxUnavailable, else the PodDisruptionBudget). A pod that is already
+// unavailable may be restarted, unless a PodDisruptionBudget says IfHealthyBudget and the
+// workload is below it; an available one only while fewer pods of its workload than the budget
+// are unavailable. Every hold ends. Unavailability the operator causes (its own restarts, active
+// or recovering) ends by itself and always counts. The rest may never end (a sibling whose
+// readiness fails on a broken dependency, one crash-looping by itself, Pending or held by choice,
+// a replica the workload cannot create), so past maxHold of the key's hold it stops counting.
 
 func budget(c *judged) (Verdict, bool) {
-	if !c.self.Available() {
-		return Verdict{}, false
-	}
-	maxUnavail, by := c.f.Policies.MaxUnavailable(c.workload.Desired)
+	b := c.f.Budget(c.workload.Desired)
 	u := c.workload.Unavailable()
-	if u < maxUnavail {
+	// over tells whether n unavailable pods leave no room for this restart.
+	over := func(n int32) bool { return n >= b.Max }
+	var v Verdict
+	switch {
+	case c.self.Available():
+		if !over(u) {
+			return Verdict{}, false
+		}
+		v = hold(policyv1alpha1.HoldMaxUnavailable, "%d of %d pods of %s are unavailable, %s", u, c.workload.Desired, c.workload.Ref, b)
+	case b.PDB != nil && !b.PDB.AlwaysAllow:
+		// As the eviction API reads IfHealthyBudget: a pod that is not healthy may be disrupted
+		// only while the workload is within its budget.
+		over = func(n int32) bool { return n > b.Max }
+		if !over(u) {
+			return Verdict{}, false
+		}
+		v = hold(policyv1alpha1.HoldMaxUnavailable, "%d of %d pods of %s are unavailable, more than %s; its unhealthyPodEvictionPolicy IfHealthyBudget lets a pod that is not available be disrupted only within the budget",
+			u, c.workload.Desired, c.workload.Ref, b)
+	default:
 		return Verdict{}, false
 	}
-	v := hold(policyv1alpha1.HoldMaxUnavailable, "%d of %d pods of %s are unavailable, maxUnavailable is %d (policy %s)",
-		u, c.workload.Desired, c.workload.Ref, maxUnavail, by)
 	// ours can exceed u while the workload has more pods than desired (a surge).
 	ours := min(u, c.workload.Restarting())
 	maxHold, _ := c.f.Policies.MaxHold()
-	if ours >= maxUnavail || maxHold <= 0 {
+	if over(ours) || maxHold <= 0 {
 		return v, true // the operator's own restarts give their places back
 	}
 	// Held behind unavailability the operator is not causing: it may never give its place back,
@@ -123,8 +135,17 @@ func (w WorkloadState) Unavailable() int32 {
 	return 0
 }
 
-// MaxUnavailable is the smallest budget of the governing policies for a workload of desired
-// replicas, and the policy that sets it.
-func (g Governing) MaxUnavailable(desired int32) (int32, PolicyKey) {
-	return g.min(desired, func(p *Policy) intstr.IntOrString { return p.MaxUnavailable })
+// MaxUnavailable is the smallest spec.maxUnavailable of the governing policies that set one, for
+// a workload of desired replicas, and the policy that sets it; ok is false when none does.
+func (g Governing) MaxUnavailable(desired int32) (n int32, by PolicyKey, ok bool) {
+	n = -1
+	for i := range g {
+		if g[i].MaxUnavailable == nil {
+			continue
+		}
+		if v := Scaled(*g[i].MaxUnavailable, desired); n < 0 || v < n {
+			n, by = v, g[i].Key
+		}
+	}
+	return n, by, n >= 0
 }

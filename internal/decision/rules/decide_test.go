@@ -24,6 +24,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 )
@@ -93,7 +94,7 @@ var webApp = HoldKey{Workload: web, Container: "app"}
 // the restart. Each case changes one fact (or what the memory remembers) and expects the rule of
 // that step to answer.
 func baseFacts() (*Facts, Failure) {
-	pol := Policy{Key: PolicyKey{Namespace: "ns", Name: "p"}, MaxUnavailable: intstr.FromString("25%"), MaxFailing: intstr.FromString("50%"), Rate: Rate{PerMinute: 6, Burst: 3}, Breaker: DefaultRestartBreaker}
+	pol := Policy{Key: PolicyKey{Namespace: "ns", Name: "p"}, MaxUnavailable: ptr.To(intstr.FromString("25%")), MaxFailing: intstr.FromString("50%"), Rate: Rate{PerMinute: 6, Burst: 3}, Breaker: DefaultRestartBreaker}
 	f := &Facts{
 		Pod: types.NamespacedName{Namespace: "ns", Name: "web-0"}, UID: "pod-0", Found: true,
 		Daemon:   Daemon{Reporting: true},
@@ -282,13 +283,13 @@ func TestDecideInOrder(t *testing.T) {
 			f.Self.Ready = false
 		}, Restart, ""},
 		{"budget: most restrictive policy", func(f *Facts, _ *Failure, _ *fakeMemory) {
-			f.Policies = append(f.Policies, Policy{Key: PolicyKey{Namespace: "ns", Name: "strict"}, MaxUnavailable: intstr.FromInt32(1), MaxFailing: intstr.FromString("50%"), Rate: Rate{PerMinute: 6, Burst: 3}})
+			f.Policies = append(f.Policies, Policy{Key: PolicyKey{Namespace: "ns", Name: "strict"}, MaxUnavailable: ptr.To(intstr.FromInt32(1)), MaxFailing: intstr.FromString("50%"), Rate: Rate{PerMinute: 6, Burst: 3}})
 			f.Workload.Pods = pods(10, 10, 2, 1)
 		}, Hold, policyv1alpha1.HoldMaxUnavailable},
-		{"budget: maxUnavailable 0", func(f *Facts, _ *Failure, _ *fakeMemory) { f.Policies[0].MaxUnavailable = intstr.FromInt32(0) }, Hold, policyv1alpha1.HoldMaxUnavailable},
+		{"budget: maxUnavailable 0", func(f *Facts, _ *Failure, _ *fakeMemory) { f.Policies[0].MaxUnavailable = ptr.To(intstr.FromInt32(0)) }, Hold, policyv1alpha1.HoldMaxUnavailable},
 		{"rate limit", func(_ *Facts, _ *Failure, m *fakeMemory) { m.tokenWait = 10 * time.Second }, Hold, policyv1alpha1.HoldRateLimited},
 		{"budget before the rate limit", func(f *Facts, _ *Failure, m *fakeMemory) {
-			f.Policies[0].MaxUnavailable = intstr.FromInt32(0)
+			f.Policies[0].MaxUnavailable = ptr.To(intstr.FromInt32(0))
 			m.tokenWait = 10 * time.Second
 		}, Hold, policyv1alpha1.HoldMaxUnavailable},
 	}

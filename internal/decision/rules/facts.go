@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // Facts are what the decision knows of the cluster about one pod with failed liveness results,
@@ -54,6 +55,9 @@ type Facts struct {
 	Daemon Daemon
 	// Policies govern the pod.
 	Policies Governing
+	// PDBs are the PodDisruptionBudgets that select the pod; read only when no governing policy
+	// sets maxUnavailable (budget.go).
+	PDBs []PDB
 	// Workload is the pod's workload with its pods, as the storm and budget rules see them.
 	Workload WorkloadState
 	// Self is the pod itself as the budget sees it.
@@ -87,6 +91,9 @@ type Settings struct {
 	// StormSettle is how long a storm that dropped within its limit keeps holding restarts
 	// (--storm-settle-period); zero turns it off.
 	StormSettle time.Duration
+	// MaxUnavailable is the budget of a pod whose policies set no maxUnavailable and that no
+	// PodDisruptionBudget selects (--default-max-unavailable); nil: FallbackMaxUnavailable.
+	MaxUnavailable *intstr.IntOrString
 }
 
 // Failure is one Failed liveness result of the pod, with the probe it belongs to.

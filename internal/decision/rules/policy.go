@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 )
@@ -32,6 +33,8 @@ import (
 // Defaults are the manager flags that make up the default policy, used for pods no
 // EnhancedLivenessPolicy selects.
 type Defaults struct {
+	// MaxUnavailable is not the default policy's own: it is the budget of every pod whose
+	// policies set no maxUnavailable and that no PodDisruptionBudget selects (Settings).
 	MaxUnavailable    intstr.IntOrString
 	MaxFailing        intstr.IntOrString
 	RestartsPerMinute int32
@@ -73,9 +76,11 @@ type Policy struct {
 
 	// Shadow: the policy admits pods in Shadow mode (Shadow, or DryRun). The decision goes by
 	// each pod's admitted mode (Facts.Shadow); this only explains a Shadow pod's hold.
-	Shadow         bool
-	Blacklist      Blacklist
-	MaxUnavailable intstr.IntOrString
+	Shadow    bool
+	Blacklist Blacklist
+	// MaxUnavailable is spec.maxUnavailable; nil when the policy does not set it (the default
+	// policy never does): the pod's PodDisruptionBudgets then set the budget (budget.go).
+	MaxUnavailable *intstr.IntOrString
 	MaxFailing     intstr.IntOrString
 	Rate           Rate
 	Breaker        RestartBreaker
@@ -102,13 +107,12 @@ func DefaultPolicy(d Defaults) Policy {
 		maxHold = *d.MaxHold
 	}
 	return Policy{
-		Key:            PolicyKey{Name: defaultPolicyName},
-		selector:       labels.Everything(),
-		MaxUnavailable: d.MaxUnavailable,
-		MaxFailing:     d.MaxFailing,
-		Rate:           Rate{PerMinute: d.RestartsPerMinute, Burst: d.Burst},
-		Breaker:        DefaultRestartBreaker,
-		MaxHold:        maxHold,
+		Key:        PolicyKey{Name: defaultPolicyName},
+		selector:   labels.Everything(),
+		MaxFailing: d.MaxFailing,
+		Rate:       Rate{PerMinute: d.RestartsPerMinute, Burst: d.Burst},
+		Breaker:    DefaultRestartBreaker,
+		MaxHold:    maxHold,
 	}
 }
 
@@ -143,21 +147,20 @@ func ValidateMaxHold(d time.Duration) error {
 	return nil
 }
 
-// Compile turns an EnhancedLivenessPolicy into a Policy. API defaults (Enforce, 25%, 50%, 6/min,
+// Compile turns an EnhancedLivenessPolicy into a Policy. API defaults (Enforce, 50%, 6/min,
 // burst 3) apply to fields the API server has not defaulted (e.g. objects built in memory).
 // Errors name the field and the rule, so they can be shown in the Ready condition and by the
 // validation webhook.
 func Compile(p *policyv1alpha1.EnhancedLivenessPolicy) (Policy, error) {
 	out := Policy{
-		Key:            PolicyKey{Namespace: p.Namespace, Name: p.Name},
-		Namespace:      p.Namespace,
-		Name:           p.Name,
-		Shadow:         p.Spec.Mode.IsShadow(),
-		MaxUnavailable: intstr.FromString("25%"),
-		MaxFailing:     intstr.FromString("50%"),
-		Rate:           Rate{PerMinute: 6, Burst: 3},
-		MaxHold:        DefaultMaxHold,
-		Evictions:      slices.Clone(p.Status.RecentEvictions),
+		Key:        PolicyKey{Namespace: p.Namespace, Name: p.Name},
+		Namespace:  p.Namespace,
+		Name:       p.Name,
+		Shadow:     p.Spec.Mode.IsShadow(),
+		MaxFailing: intstr.FromString("50%"),
+		Rate:       Rate{PerMinute: 6, Burst: 3},
+		MaxHold:    DefaultMaxHold,
+		Evictions:  slices.Clone(p.Status.RecentEvictions),
 	}
 	switch p.Spec.Mode {
 	case "", policyv1alpha1.ModeEnforce, policyv1alpha1.ModeShadow, policyv1alpha1.ModeDryRun:
@@ -176,7 +179,7 @@ func Compile(p *policyv1alpha1.EnhancedLivenessPolicy) (Policy, error) {
 		if err := ValidateIntOrPercent(*p.Spec.MaxUnavailable); err != nil {
 			return out, fmt.Errorf("spec.maxUnavailable: %w", err)
 		}
-		out.MaxUnavailable = *p.Spec.MaxUnavailable
+		out.MaxUnavailable = ptr.To(*p.Spec.MaxUnavailable)
 	}
 	if p.Spec.MaxFailing != nil {
 		if err := ValidateIntOrPercent(*p.Spec.MaxFailing); err != nil {

@@ -123,7 +123,7 @@ func TestCompileErrorsNameTheField(t *testing.T) {
 
 func TestCompileDefaults(t *testing.T) {
 	p := mustCompile(t, elp("ns", "p", nil))
-	if p.Shadow || p.MaxUnavailable.String() != "25%" || p.MaxFailing.String() != "50%" || p.Rate != (Rate{6, 3}) {
+	if p.Shadow || p.MaxUnavailable != nil || p.MaxFailing.String() != "50%" || p.Rate != (Rate{6, 3}) {
 		t.Fatalf("unexpected defaults: %+v", p)
 	}
 	if p.Key != (PolicyKey{Namespace: "ns", Name: "p"}) {
@@ -165,9 +165,10 @@ func TestSelectAndCombine(t *testing.T) {
 	}{
 		{"both select: most restrictive wins", "ns", map[string]string{"app": "web"}, "ns/web,ns/all", 1, 2, false, "ns/web"},
 		{"one selects", "ns", map[string]string{"app": "db"}, "ns/all", 5, 2, false, "ns/all"},
-		{"DryRun, Shadow's old name", "other", nil, "other/dry", 3, 5, true, "other/dry"},
-		{"Shadow namespace", "trial", nil, "trial/shadow", 3, 5, true, "trial/shadow"},
-		{"no policy: default", "empty", nil, "empty/<default>", 3, 5, false, "empty/<default>"},
+		// Policies that set no maxUnavailable leave the budget to the fallback (no PDB here).
+		{"DryRun, Shadow's old name", "other", nil, "other/dry", 3, 5, true, ""},
+		{"Shadow namespace", "trial", nil, "trial/shadow", 3, 5, true, ""},
+		{"no policy: default", "empty", nil, "empty/<default>", 3, 5, false, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -187,11 +188,15 @@ func TestSelectAndCombine(t *testing.T) {
 			if got := g.WithStatus(); len(got) != withStatus {
 				t.Fatalf("policies with a status: %v", got)
 			}
-			mu, by := g.MaxUnavailable(10)
+			b := (&Facts{Policies: g}).Budget(10)
+			from := ""
+			if b.Policy != (PolicyKey{}) {
+				from = b.Policy.String()
+			}
 			mf, _ := g.MaxFailing(10)
 			_, sh := g.Shadow()
-			if mu != c.maxUnavail || mf != c.maxFailing || sh != c.shadow || by.String() != c.unavailFrom {
-				t.Fatalf("got maxUnavailable %d (%s) maxFailing %d shadow %v", mu, by, mf, sh)
+			if b.Max != c.maxUnavail || mf != c.maxFailing || sh != c.shadow || from != c.unavailFrom {
+				t.Fatalf("got maxUnavailable %d (%s) maxFailing %d shadow %v", b.Max, b, mf, sh)
 			}
 		})
 	}
