@@ -123,13 +123,14 @@ func (e *Executor) observeContainers(ctx context.Context, pod *corev1.Pod, crr *
 	for _, s := range crr.Status.ContainerRecreateStates {
 		target[s.Name] = s
 	}
+	seen := ObservePod(pod)
 	out := map[string]Observed{}
 	for _, c := range crr.Spec.Containers {
 		st := target[c.Name]
 		if st.Phase.Finished() {
 			continue
 		}
-		o := ObservePod(pod, c.Name)
+		o := seen[c.Name]
 		if o.Running && o.ContainerID != "" && o.ContainerID != comparedWith(c, st, crr.Spec.Strategy, o) {
 			resp, err := e.Runtime.ContainerStatus(ctx, cri.TrimContainerID(o.ContainerID), false)
 			if err != nil {
@@ -245,28 +246,28 @@ func NextToRun(crrs []appsv1alpha1.ContainerRecreateRequest) *appsv1alpha1.Conta
 	return open[0]
 }
 
-// ObservePod reads what pod status says about container name. RuntimeRunning is left for the
-// caller, who asks the runtime.
-func ObservePod(pod *corev1.Pod, name string) Observed {
-	rc, ok := podutil.FindRestartable(&pod.Spec, name)
-	if !ok {
-		return Observed{}
-	}
-	o := Observed{InSpec: true, RestartPolicy: podutil.RestartPolicyAfterStop(&pod.Spec, rc)}
-	statuses := pod.Status.ContainerStatuses
-	if rc.Sidecar {
-		statuses = pod.Status.InitContainerStatuses
-	}
-	for _, s := range statuses {
-		if s.Name != name {
-			continue
-		}
-		o.ContainerID = s.ContainerID
-		if r := s.State.Running; r != nil {
-			o.Running, o.StartedAt = true, r.StartedAt.Time
-			// started is unset by kubelets that predate it; a running container then counts as started.
-			o.Started = s.Started == nil || *s.Started
+// ObservePod reads what pod status says about each restartable container of the pod, by name
+// (a container not in the spec has none: Observed{}). RuntimeRunning is left for the caller, who
+// asks the runtime. The pod is read once per observation, not once per requested container.
+func ObservePod(pod *corev1.Pod) map[string]Observed {
+	statuses := map[string]*corev1.ContainerStatus{}
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for i := range list {
+			statuses[list[i].Name] = &list[i]
 		}
 	}
-	return o
+	out := map[string]Observed{}
+	for _, rc := range podutil.RestartableContainers(&pod.Spec) {
+		o := Observed{InSpec: true, RestartPolicy: podutil.RestartPolicyAfterStop(&pod.Spec, rc)}
+		if s := statuses[rc.Container.Name]; s != nil {
+			o.ContainerID = s.ContainerID
+			if r := s.State.Running; r != nil {
+				o.Running, o.StartedAt = true, r.StartedAt.Time
+				// started is unset by kubelets that predate it; a running container then counts as started.
+				o.Started = s.Started == nil || *s.Started
+			}
+		}
+		out[rc.Container.Name] = o
+	}
+	return out
 }

@@ -107,17 +107,17 @@ func TestObservePod(t *testing.T) {
 			},
 		},
 	}
-	app := ObservePod(pod, "app")
+	app := ObservePod(pod)["app"]
 	if !app.InSpec || app.RestartPolicy != corev1.RestartPolicyOnFailure || app.ContainerID != "c://a1" || !app.Running || !app.Started || !app.StartedAt.Equal(t0) {
 		t.Errorf("app: %+v", app)
 	}
-	if s := ObservePod(pod, "sidecar"); !s.InSpec || s.RestartPolicy != corev1.RestartPolicyAlways || s.ContainerID != "c://s1" || s.Started {
+	if s := ObservePod(pod)["sidecar"]; !s.InSpec || s.RestartPolicy != corev1.RestartPolicyAlways || s.ContainerID != "c://s1" || s.Started {
 		t.Errorf("sidecar: %+v", s)
 	}
-	if d := ObservePod(pod, "done"); d.Running || d.ContainerID != "c://d1" {
+	if d := ObservePod(pod)["done"]; d.Running || d.ContainerID != "c://d1" {
 		t.Errorf("done: %+v", d)
 	}
-	if i := ObservePod(pod, "init"); i.InSpec {
+	if i := ObservePod(pod)["init"]; i.InSpec {
 		t.Errorf("a plain init container is not restartable: %+v", i)
 	}
 	// The kubelet judges each container by its own restartPolicy when it has one.
@@ -125,17 +125,17 @@ func TestObservePod(t *testing.T) {
 	never.Spec.RestartPolicy = corev1.RestartPolicyNever
 	never.Spec.Containers[0].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
 	never.Spec.Containers[1].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyOnFailure)
-	if a := ObservePod(never, "app"); a.RestartPolicy != corev1.RestartPolicyAlways {
+	if a := ObservePod(never)["app"]; a.RestartPolicy != corev1.RestartPolicyAlways {
 		t.Errorf("a container's own Always in a Never pod: %+v", a)
 	}
-	if d := ObservePod(never, "done"); d.RestartPolicy != corev1.RestartPolicyOnFailure {
+	if d := ObservePod(never)["done"]; d.RestartPolicy != corev1.RestartPolicyOnFailure {
 		t.Errorf("a container's own OnFailure: %+v", d)
 	}
-	if s := ObservePod(never, "sidecar"); s.RestartPolicy != corev1.RestartPolicyAlways {
+	if s := ObservePod(never)["sidecar"]; s.RestartPolicy != corev1.RestartPolicyAlways {
 		t.Errorf("a sidecar in a Never pod: %+v", s)
 	}
 	pod.Spec.RestartPolicy = ""
-	if a := ObservePod(pod, "app"); a.RestartPolicy != corev1.RestartPolicyAlways {
+	if a := ObservePod(pod)["app"]; a.RestartPolicy != corev1.RestartPolicyAlways {
 		t.Errorf("empty restartPolicy means Always: %+v", a)
 	}
 }
