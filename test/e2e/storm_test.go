@@ -160,6 +160,9 @@ var _ = Describe("a rollout that ships a probe on a wrong path to 10 replicas", 
 		enrolledFigures, shadowFigures := wrongProbeFigures(pol, shadow, onset, metrics)
 		appendStormReport("wrong probe path, 10 replicas: Enforce figures %s; Shadow twin (the kubelet's %d restarts) %s",
 			describeFigures(enrolledFigures), native, describeFigures(shadowFigures))
+
+		By("kubectl enhancedliveness, as a user who may only read the namespace, explains the storm and the canary")
+		checkPluginOnStorm(pol)
 	})
 })
 
