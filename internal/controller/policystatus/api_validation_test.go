@@ -71,7 +71,7 @@ var _ = Describe("policy.enhancedliveness.io CRD validation", Ordered, func() {
 		Expect(k8sClient.Create(ctx, p)).To(Succeed())
 		Expect(p.Spec.Mode).To(Equal(policyv1alpha1.ModeEnforce))
 		Expect(p.Spec.RateLimit).To(Equal(policyv1alpha1.RateLimit{RestartsPerMinute: 6, Burst: 3}))
-		Expect(p.Spec.MaxUnavailable).To(Equal(ptr.To(intstr.FromString("25%"))))
+		Expect(p.Spec.MaxUnavailable).To(BeNil(), "unset: the pods' PodDisruptionBudget, else --default-max-unavailable")
 		Expect(p.Spec.MaxFailing).To(Equal(ptr.To(intstr.FromString("50%"))))
 		Expect(p.Spec.Enroll).To(BeFalse())
 		Expect(p.Spec.MaxHold).To(Equal(&metav1.Duration{Duration: 10 * time.Minute}))

@@ -156,6 +156,9 @@ var _ = Describe("Decision controller, status.recentEvictions", func() {
 		Expect(k8sClient.Status().Update(ctx, b)).To(Succeed())
 		pol := dt.CreatePolicy(ns, "move", func(s *policyv1alpha1.EnhancedLivenessPolicySpec) {
 			s.RestartEffectiveness = policyv1alpha1.RestartEffectiveness{MinIneffective: 1, Action: policyv1alpha1.IneffectiveEvict}
+			// Explicit, so that the PodDisruptionBudget guards the evictions only: it would
+			// otherwise hold the restarts too.
+			s.MaxUnavailable = ptr.To(intstr.FromInt32(1))
 		})
 		rs := dt.Deployment(ns, "web", 3, labels)
 		nodeA, nodeB, nodeC := dt.NewNode(), dt.NewNode(), dt.NewNode()
