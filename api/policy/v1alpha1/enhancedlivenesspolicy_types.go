@@ -424,7 +424,21 @@ type HeldPod struct {
 	// since is when the restart began to be held for reason.
 	// +required
 	Since metav1.Time `json:"since"`
+
+	// message says why, in the decision's own words with the numbers it compared, e.g.
+	// `3 of 3 pods of Deployment/web are failing, more than maxFailing 1 (policy shop/default)`:
+	// the message of the pod's RestartHeld event, as the decision wrote it when the hold began for
+	// reason (the RestartStillHeld events tell the numbers since). At most 512 bytes: a longer
+	// message is cut and ends with "...". Empty in an entry an earlier version of the manager wrote.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Message string `json:"message,omitempty"`
 }
+
+// MaxHeldPodMessageLength is the longest status.heldPods[].message, in bytes: the marker on
+// HeldPod.Message repeats it (a test compares the generated CRD with it). 50 entries of it keep
+// the policy's status small.
+const MaxHeldPodMessageLength = 512
 
 // HeldCount is how many restarts were held for one reason.
 // EnrollingFigures is what enrolling avoided and cost, per workload, since windowStart.

@@ -44,6 +44,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/memory"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/patch"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/truncate"
 )
 
 // maxWorkloadSummaries bounds status.workloads (the API allows 20).
@@ -240,12 +241,15 @@ func boolFirst(flag bool) int {
 	return 1
 }
 
-// listHeld lists the held restarts, longest held first, at most maxHeldPods of them.
+// listHeld lists the held restarts, longest held first, at most maxHeldPods of them. A message
+// is the hold's from its onset, so it changes only with the reason and since beside it: it adds
+// no status write of its own. It is cut to what the API takes, or the whole status would be refused.
 func listHeld(st *policyv1alpha1.EnhancedLivenessPolicyStatus, held []memory.HeldPod) {
 	st.HeldPods, st.HeldPodsTotal = nil, int32(len(held))
 	for _, h := range held[:min(len(held), maxHeldPods)] {
 		st.HeldPods = append(st.HeldPods, policyv1alpha1.HeldPod{Pod: h.Pod.Name, Container: h.Container, Reason: h.Reason,
-			Since: metav1.NewTime(h.Since.Truncate(time.Second))})
+			Since:   metav1.NewTime(h.Since.Truncate(time.Second)),
+			Message: truncate.String(h.Message, policyv1alpha1.MaxHeldPodMessageLength)})
 	}
 }
 

@@ -316,8 +316,12 @@ var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 		since := clock.Now()
 		dt.ReportAt(node, clock.Now(), pods, dt.Failed(pods[0], "app", 1))
 		Eventually(dt.HeldEvents(ns, pods[0].Name, policyv1alpha1.HoldMaxUnavailable), dt.Wait, dt.Poll).Should(HaveLen(1))
+		// The entry says why in the words and numbers of the RestartHeld event.
+		why := "0 of 4 pods of Deployment/loud are unavailable, maxUnavailable is 0 (policy " + ns + "/tight)"
+		Expect(dt.HeldEvents(ns, pods[0].Name, policyv1alpha1.HoldMaxUnavailable)()).To(ConsistOf(ContainSubstring(": " + why + " (probe ")))
 		Eventually(func() []policyv1alpha1.HeldPod { return dt.PolicyStatus(pol)().HeldPods }, dt.Wait, dt.Poll).Should(Equal([]policyv1alpha1.HeldPod{{
-			Pod: pods[0].Name, Container: "app", Reason: policyv1alpha1.HoldMaxUnavailable, Since: metav1.NewTime(since.Truncate(time.Second))}}))
+			Pod: pods[0].Name, Container: "app", Reason: policyv1alpha1.HoldMaxUnavailable, Since: metav1.NewTime(since.Truncate(time.Second)),
+			Message: why}}))
 		Expect(dt.PolicyStatus(pol)().HeldPodsTotal).To(Equal(int32(1)))
 		Eventually(func() float64 {
 			return promtestutil.ToFloat64(restart.HeldPods.WithLabelValues(string(policyv1alpha1.HoldMaxUnavailable)))
@@ -334,13 +338,18 @@ var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 				time.Sleep(100 * time.Millisecond)
 			}
 		}
-		By("4 minutes on: no new event; 5 minutes on: the hold is told again")
+		By("4 minutes on, a sibling no longer Ready: no new event; 5 minutes on: the hold is told again, with the new numbers")
+		dt.SetRunning(pods[3], 1, false)
 		advance(4 * time.Minute)
 		Consistently(func() []string { return dt.Events(ns, pods[0].Name) }, dt.Quiet, dt.Poll).Should(HaveLen(1))
 		advance(time.Minute)
 		Eventually(func() []string { return dt.Events(ns, pods[0].Name) }, dt.Wait, dt.Poll).Should(ContainElement(
-			HavePrefix("RestartStillHeld: MaxUnavailable: still held after 5m0s: 0 of 4 pods of Deployment/loud are unavailable")))
+			HavePrefix("RestartStillHeld: MaxUnavailable: still held after 5m0s: 1 of 4 pods of Deployment/loud are unavailable")))
 		Expect(dt.HeldEvents(ns, pods[0].Name, policyv1alpha1.HoldMaxUnavailable)()).To(HaveLen(1))
+		By("the status entry keeps the onset's message: numbers that move write no status")
+		Eventually(func() []policyv1alpha1.WorkloadSummary { return dt.PolicyStatus(pol)().Workloads }, dt.Wait, dt.Poll).Should(
+			ConsistOf(HaveField("Unavailable", int32(1))))
+		Expect(dt.PolicyStatus(pol)().HeldPods).To(ConsistOf(HaveField("Message", why)))
 		Eventually(func() float64 {
 			return promtestutil.ToFloat64(restart.OldestHold.WithLabelValues(string(policyv1alpha1.HoldMaxUnavailable)))
 		},

@@ -36,6 +36,9 @@ type HeldPod struct {
 	Since time.Time
 	// Workload is the pod's workload.
 	Workload rules.WorkloadKey
+	// Message is the decision's message when the hold began for Reason (its RestartHeld
+	// event's); empty for a canary in flight (HeldFor), which no decision holds.
+	Message string
 }
 
 // governedBy returns the held restarts of the pods policy governs, oldest first.
@@ -51,7 +54,8 @@ func (s *instances) governedBy(policy rules.PolicyKey) []HeldPod {
 }
 
 func heldPod(pod types.NamespacedName, inst rules.Instance, x *instance) HeldPod {
-	return HeldPod{Pod: pod, Container: inst.Container, Reason: x.hold.reason, Since: x.hold.since, Workload: x.workload}
+	return HeldPod{Pod: pod, Container: inst.Container, Reason: x.hold.reason, Since: x.hold.since, Workload: x.workload,
+		Message: x.hold.message}
 }
 
 // sortHeld orders held restarts oldest first.

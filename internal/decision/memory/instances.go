@@ -51,6 +51,10 @@ type hold struct {
 	reason policyv1alpha1.HoldReason
 	// since it is held for reason and when an event last told it (rules.HeldRecord).
 	since, announced time.Time
+	// message is the verdict's message when the hold began for reason, the one its RestartHeld
+	// event tells. Kept, not refreshed per decision: a message whose numbers move would
+	// otherwise change the policy status at each of its refreshes.
+	message string
 	// policies are the governing policies with a status, which list the held pod; maxHold is
 	// theirs (zero: never), for the holds held longer than it.
 	policies []rules.PolicyKey

@@ -247,6 +247,11 @@ func heldBy(d rules.Decision, prev *hold) *hold {
 	if prev != nil && !d.Announce {
 		h.announced = prev.announced
 	}
+	if prev != nil && !d.NewHold {
+		h.message = prev.message
+	} else {
+		h.message = d.Message
+	}
 	return h
 }
 

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -204,6 +205,23 @@ var _ = Describe("kubectl enhancedliveness", Ordered, func() {
 		code, _, errOut = run(alice, "explain", pod.Name, "-o", "wide")
 		Expect(code).To(Equal(ExitUsage))
 		Expect(errOut).To(ContainSubstring(`--output: must be json or yaml`))
+	})
+
+	It("takes the rule from the policy's status once the pod's hold events are gone", func() {
+		Expect(k8sClient.Delete(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "held-1"}})).To(Succeed())
+		rule := "3 of 3 pods of Deployment/web are failing, more than maxFailing 1 (policy shop/default)"
+		pol := &policyv1alpha1.EnhancedLivenessPolicy{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "default"}, pol)).To(Succeed())
+		pol.Status.HeldPods[0].Message = rule
+		Expect(k8sClient.Status().Update(ctx, pol)).To(Succeed())
+
+		code, out, errOut := run(alice, "explain", pod.Name, "-n", ns)
+		Expect(code).To(Equal(ExitOK), errOut)
+		Expect(out).To(ContainSubstring("restart held: FailureStorm (a doubt hold)"))
+		Expect(out).To(MatchRegexp(`Rule:\s+3 of 3 pods of Deployment/web are failing, more than maxFailing 1 \(policy shop/default\)\n`))
+		code, out, errOut = run(alice, "status", "-n", ns)
+		Expect(code).To(Equal(ExitOK), errOut)
+		Expect(out).To(MatchRegexp(`shop\s+web-5d8f9-abcde\s+app\s+FailureStorm\s+\S+\s+` + regexp.QuoteMeta(rule) + `\n`))
 	})
 
 	AfterAll(func() {

@@ -135,6 +135,39 @@ func TestBuildHeldByAStorm(t *testing.T) {
 	}
 }
 
+// The rule line comes from the policy's status.heldPods when the pod's events are gone (they
+// expire, and come once per 5 minutes); an event's words are the fallback for an entry without a
+// message.
+func TestBuildRuleFromTheStatusWithoutEvents(t *testing.T) {
+	pod := enrolled(appsv1alpha1.ModeEnforce)
+	onset := now.Add(-2 * time.Hour)
+	rule := "3 of 3 pods of Deployment/web are failing, more than maxFailing 1 (policy shop/default)"
+	pol := policy(policyv1alpha1.ModeEnforce)
+	pol.Status.HeldPods = []policyv1alpha1.HeldPod{{Pod: pod.Name, Container: "app", Reason: policyv1alpha1.HoldFailureStorm,
+		Since: metav1.NewTime(onset), Message: rule}}
+	in := Inputs{Pod: pod, Workload: web, Policies: []policyv1alpha1.EnhancedLivenessPolicy{pol}, Now: now,
+		Report: report(pod, appsv1alpha1.ProbeFailed, "HTTP probe failed with statuscode: 500", onset)}
+	x := Build(in)
+	if d := x.Containers[0].Decision; d.Verdict != VerdictHeld || d.Reason != "FailureStorm" || d.Rule != rule {
+		t.Fatalf("decision %+v: want held FailureStorm with the status entry's rule", d)
+	}
+	var out bytes.Buffer
+	if err := Write(&out, x, now); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "  Rule:       "+rule+"\n") {
+		t.Errorf("no rule line:\n%s", out.String())
+	}
+
+	// An entry without a message (an earlier manager's): the latest hold event says why.
+	pol.Status.HeldPods[0].Message = ""
+	in.Events = []corev1.Event{podEvent(pod, "RestartStillHeld", "FailureStorm for 5m0s",
+		"FailureStorm: still held after 5m0s: 2 of 3 pods of Deployment/web are failing (probe p, container app, c)", now.Add(-time.Minute))}
+	if d := Build(in).Containers[0].Decision; d.Rule != "2 of 3 pods of Deployment/web are failing" {
+		t.Errorf("rule %q: want the event's words", d.Rule)
+	}
+}
+
 func TestBuildEnforceCountsTheOperatorsRestarts(t *testing.T) {
 	pod := enrolled(appsv1alpha1.ModeEnforce)
 	pod.Status.ContainerStatuses[0].RestartCount = 2

@@ -42,8 +42,9 @@ func decide(cx *Container, in Inputs, events eventIndex) Decision {
 	}
 	last := events.latestHeld(cx.Name)
 	d := Decision{Verdict: VerdictNone}
-	if reason, since, ok := listedHeld(in.Policies, in.Pod.Name, cx.Name); ok {
-		d = Decision{Verdict: VerdictHeld, Reason: reason, Since: &since}
+	if h := listedHeld(in.Policies, in.Pod.Name, cx.Name); h != nil {
+		since := h.Since.Time
+		d = Decision{Verdict: VerdictHeld, Reason: string(h.Reason), Since: &since, Rule: h.Message}
 	} else if last != nil && in.Now.Sub(EventTime(*last)) < heldEventAge && cx.State != StatePassing {
 		reason, _ := heldEventReason(*last)
 		d = Decision{Verdict: VerdictHeld, Reason: reason}
@@ -55,7 +56,8 @@ func decide(cx *Container, in Inputs, events eventIndex) Decision {
 		return d
 	}
 	d.Kind = string(policyv1alpha1.HoldReason(d.Reason).Kind())
-	if last != nil {
+	// The status entry's message outlasts the events; an entry an earlier manager wrote has none.
+	if last != nil && d.Rule == "" {
 		if reason, rule := heldEventReason(*last); reason == d.Reason {
 			d.Rule = rule
 		}
@@ -68,16 +70,25 @@ func active(phase string) bool {
 	return phase == string(appsv1alpha1.RecreatePending) || phase == string(appsv1alpha1.RecreateRecreating)
 }
 
-// listedHeld finds the container in the governing policies' status.heldPods.
-func listedHeld(policies []policyv1alpha1.EnhancedLivenessPolicy, pod, container string) (string, time.Time, bool) {
+// listedHeld finds the container in the governing policies' status.heldPods, an entry with a
+// message first (one an earlier manager wrote has none).
+func listedHeld(policies []policyv1alpha1.EnhancedLivenessPolicy, pod, container string) *policyv1alpha1.HeldPod {
+	var found *policyv1alpha1.HeldPod
 	for i := range policies {
-		for _, h := range policies[i].Status.HeldPods {
-			if h.Pod == pod && h.Container == container {
-				return string(h.Reason), h.Since.Time, true
+		for j := range policies[i].Status.HeldPods {
+			h := &policies[i].Status.HeldPods[j]
+			if h.Pod != pod || h.Container != container {
+				continue
+			}
+			if h.Message != "" {
+				return h
+			}
+			if found == nil {
+				found = h
 			}
 		}
 	}
-	return "", time.Time{}, false
+	return found
 }
 
 // heldEventReason splits a RestartHeld note "<reason>: <why> (probe …)" or a RestartStillHeld

@@ -85,13 +85,15 @@ type Policy struct {
 	FiguresSince *time.Time       `json:"figuresSince,omitempty"`
 }
 
-// HeldPod is a restart held now.
+// HeldPod is a restart held now; Message is why, in the words of the decision that began the
+// hold (status.heldPods[].message).
 type HeldPod struct {
 	Namespace string    `json:"namespace"`
 	Pod       string    `json:"pod"`
 	Container string    `json:"container"`
 	Reason    string    `json:"reason"`
 	Since     time.Time `json:"since"`
+	Message   string    `json:"message,omitempty"`
 }
 
 // Hold is a RestartHold: a workload's doubt hold of a container.
@@ -137,7 +139,8 @@ func Build(in Inputs) Status {
 		p := &in.Policies[i]
 		s.Policies = append(s.Policies, policy(p))
 		for _, h := range p.Status.HeldPods {
-			s.Held = append(s.Held, HeldPod{Namespace: p.Namespace, Pod: h.Pod, Container: h.Container, Reason: string(h.Reason), Since: h.Since.Time})
+			s.Held = append(s.Held, HeldPod{Namespace: p.Namespace, Pod: h.Pod, Container: h.Container, Reason: string(h.Reason),
+				Since: h.Since.Time, Message: h.Message})
 		}
 	}
 	s.Held = unique(s.Held)

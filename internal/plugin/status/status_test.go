@@ -43,6 +43,8 @@ func TestBuild(t *testing.T) {
 			HeldPods: []policyv1alpha1.HeldPod{held("web-1", "FailureStorm", -time.Minute), held("web-2", "MaxUnavailable", -3*time.Minute)},
 			Figures: &policyv1alpha1.EnrollingFigures{WindowStart: at(-time.Hour), Workloads: []policyv1alpha1.WorkloadFigures{
 				{Mode: "Shadow", Avoided: 5, Agreed: 1, AddedMaxSeconds: 4}, {Mode: "Enforce", Avoided: 2, Agreed: 3, AddedMaxSeconds: 40}}}}}
+	why := "2 of 4 pods of Deployment/web are unavailable, maxUnavailable is 1 (policy shop/a)"
+	a.Status.HeldPods[1].Message = why
 	b := policyv1alpha1.EnhancedLivenessPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "b"},
 		Spec:   policyv1alpha1.EnhancedLivenessPolicySpec{Mode: policyv1alpha1.ModeShadow},
 		Status: policyv1alpha1.EnhancedLivenessPolicyStatus{HeldPodsTotal: 1, HeldPods: []policyv1alpha1.HeldPod{held("web-1", "FailureStorm", -time.Minute)}}}
@@ -73,6 +75,9 @@ func TestBuild(t *testing.T) {
 	if len(s.Held) != 2 || s.Held[0].Pod != "web-2" || s.Held[1].Pod != "web-1" {
 		t.Errorf("held %+v: want web-2 then web-1, once though two policies list it", s.Held)
 	}
+	if s.Held[0].Message != why || s.Held[1].Message != "" {
+		t.Errorf("held %+v: want web-2's status message, none for web-1", s.Held)
+	}
 	if len(s.Holds) != 1 || s.Holds[0].Name != "open" || s.Holds[0].Workload != "Deployment web" {
 		t.Errorf("holds %+v: want the open hold only", s.Holds)
 	}
@@ -86,7 +91,7 @@ func TestBuild(t *testing.T) {
 	if err := Write(&out, s, now); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Enhanced liveness in shop", "2 (FailureStorm 1, MaxUnavailable 1)", "in 30s", "NoDaemonReport", "True (NodeStorm): 6 of 8 pods", "expired, renewed 1m0s ago"} {
+	for _, want := range []string{"Enhanced liveness in shop", "2 (FailureStorm 1, MaxUnavailable 1)", "HELD FOR  MESSAGE", "3m0s      " + why, "in 30s", "NoDaemonReport", "True (NodeStorm): 6 of 8 pods", "expired, renewed 1m0s ago"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, out.String())
 		}

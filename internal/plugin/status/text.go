@@ -34,9 +34,13 @@ func Write(w io.Writer, s Status, now time.Time) error {
 	p.policies(s.Policies)
 	if len(s.Held) > 0 {
 		p.section("Restarts held now (oldest first; each policy lists at most 50)")
-		p.line("NAMESPACE\tPOD\tCONTAINER\tREASON\tHELD FOR")
+		p.line("NAMESPACE\tPOD\tCONTAINER\tREASON\tHELD FOR\tMESSAGE")
 		for _, h := range s.Held {
-			p.line("%s\t%s\t%s\t%s\t%s", h.Namespace, h.Pod, h.Container, h.Reason, p.age(h.Since))
+			msg := h.Message
+			if msg == "" {
+				msg = "-" // an entry an earlier manager wrote
+			}
+			p.line("%s\t%s\t%s\t%s\t%s\t%s", h.Namespace, h.Pod, h.Container, h.Reason, p.age(h.Since), msg)
 		}
 	}
 	if len(s.Holds) > 0 {
