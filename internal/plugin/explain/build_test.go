@@ -168,6 +168,33 @@ func TestBuildRuleFromTheStatusWithoutEvents(t *testing.T) {
 	}
 }
 
+// A budget hold behind a PodDisruptionBudget: the rule line names it with its numbers, and what
+// ends the hold is the budget's.
+func TestBuildBudgetHoldBehindAPodDisruptionBudget(t *testing.T) {
+	pod := enrolled(appsv1alpha1.ModeEnforce)
+	onset := now.Add(-20 * time.Second)
+	rule := "1 of 4 pods of Deployment/web are unavailable, the PodDisruptionBudget web allows 1 (maxUnavailable 1)"
+	pol := policy(policyv1alpha1.ModeEnforce)
+	pol.Status.HeldPods = []policyv1alpha1.HeldPod{{Pod: pod.Name, Container: "app", Reason: policyv1alpha1.HoldMaxUnavailable,
+		Since: metav1.NewTime(onset), Message: rule}}
+	x := Build(Inputs{Pod: pod, Workload: web, Policies: []policyv1alpha1.EnhancedLivenessPolicy{pol}, Now: now,
+		Report: report(pod, appsv1alpha1.ProbeFailed, "HTTP probe failed with statuscode: 500", onset)})
+	d := x.Containers[0].Decision
+	if d.Verdict != VerdictHeld || d.Reason != "MaxUnavailable" || d.Rule != rule {
+		t.Fatalf("decision %+v: want held MaxUnavailable naming the PodDisruptionBudget", d)
+	}
+	if !strings.HasPrefix(d.EndsWhen, "a pod of the workload is available again") {
+		t.Errorf("ends when %q", d.EndsWhen)
+	}
+	var out bytes.Buffer
+	if err := Write(&out, x, now); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "the PodDisruptionBudget web allows 1 (maxUnavailable 1)") {
+		t.Errorf("the PodDisruptionBudget is not named:\n%s", out.String())
+	}
+}
+
 func TestBuildEnforceCountsTheOperatorsRestarts(t *testing.T) {
 	pod := enrolled(appsv1alpha1.ModeEnforce)
 	pod.Status.ContainerStatuses[0].RestartCount = 2
