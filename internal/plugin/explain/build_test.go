@@ -89,7 +89,7 @@ func TestBuildHeldByAStorm(t *testing.T) {
 	next := metav1.NewTime(now.Add(30 * time.Second))
 	hold := policyv1alpha1.RestartHold{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "deployment-web-app-0123456789"},
 		Status: policyv1alpha1.RestartHoldStatus{Workload: policyv1alpha1.WorkloadReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
-			Container: "app", Reason: "FailureStorm", Onset: metav1.NewTime(onset), Canaries: 1, NextCanary: &next}}
+			Container: "app", Reason: "FailureStorm", Onset: metav1.NewTime(onset), Canaries: 2, NextCanary: &next}}
 	x := Build(Inputs{Pod: pod, Workload: web, Policies: []policyv1alpha1.EnhancedLivenessPolicy{pol},
 		Holds:  []policyv1alpha1.RestartHold{hold},
 		Report: report(pod, appsv1alpha1.ProbeFailed, "HTTP probe failed with statuscode: 500", onset),
@@ -116,7 +116,7 @@ func TestBuildHeldByAStorm(t *testing.T) {
 	if d.Rule != "4 of 10 pods of Deployment web are failing, more than maxFailing 3 (policy shop/default)" {
 		t.Errorf("rule %q: want the event's why without the reason and the probe", d.Rule)
 	}
-	if !strings.Contains(d.EndsWhen, "a canary passes") || !strings.Contains(d.EndsWhen, "next canary is due at 2026-12-07T12:00:30Z (1 tried)") {
+	if !strings.Contains(d.EndsWhen, "a canary passes") || !strings.Contains(d.EndsWhen, "next canary is due at 2026-12-07T12:00:30Z (2 tried)") {
 		t.Errorf("ends when %q", d.EndsWhen)
 	}
 	if c.Hold == nil || c.Hold.Name != hold.Name {
@@ -192,6 +192,34 @@ func TestBuildBudgetHoldBehindAPodDisruptionBudget(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "the PodDisruptionBudget web allows 1 (maxUnavailable 1)") {
 		t.Errorf("the PodDisruptionBudget is not named:\n%s", out.String())
+	}
+}
+
+// A pod whose node reports it NotProbed, and an eviction its workload's policy records.
+func TestBuildNotProbedAndAnEviction(t *testing.T) {
+	pod := enrolled(appsv1alpha1.ModeEnforce)
+	pol := policy(policyv1alpha1.ModeEnforce)
+	evicted := now.Add(-3 * time.Minute)
+	pol.Status.RecentEvictions = []policyv1alpha1.RecentEviction{{Pod: "web-5d8f9-old", PodUID: "old-uid", OwnerKind: "ReplicaSet",
+		OwnerName: "web-5d8f9", Node: "node-b", Container: "app", Time: metav1.NewTime(evicted), Expires: metav1.NewTime(evicted.Add(10 * time.Minute))}}
+	x := Build(Inputs{Pod: pod, Workload: web, Policies: []policyv1alpha1.EnhancedLivenessPolicy{pol}, Now: now,
+		Report: report(pod, appsv1alpha1.ProbeNotProbed, "the probe context's seal does not verify", now.Add(-time.Minute))})
+	if c := x.Containers[0]; c.State != StateNotProbed {
+		t.Errorf("state %s: want NotProbed", c.State)
+	}
+	if len(x.Evictions) != 1 || x.Evictions[0].Pod != "web-5d8f9-old" || x.Evictions[0].Node != "node-b" {
+		t.Fatalf("evictions %+v: want the workload's recorded one", x.Evictions)
+	}
+	var out bytes.Buffer
+	if err := Write(&out, x, now); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"NotProbed", "the probe context's seal does not verify",
+		"the node daemon does not probe it", "pod web-5d8f9-old (container app) from node node-b at 2026-12-07T11:57:00Z",
+		"policy default: new pods avoid that node until 2026-12-07T12:07:00Z"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("missing %q:\n%s", want, out.String())
+		}
 	}
 }
 

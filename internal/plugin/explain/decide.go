@@ -154,6 +154,9 @@ func kubelet(cx *Container, pod *corev1.Pod, in Inputs) string {
 		return would + "; " + did
 	case StatePassing:
 		return "nothing: the probe passes; " + did
+	case StateNotProbed:
+		// The worst case for liveness: its probe was moved out, and the daemon does not run it.
+		return "nothing: the node daemon does not probe it (the reason is in its result and its LivenessNotProbed events) and the kubelet has no probe of it, so no failure can restart it; " + did
 	}
 	return "unknown: no probe result is readable; " + did
 }
