@@ -76,13 +76,11 @@ func StartSuite(o SuiteOptions) *Suite {
 	s := &Suite{opts: o}
 	s.Ctx, s.cancel = context.WithCancel(context.Background())
 	var err error
-	s.env, err = NewEnvironment(false)
-	Expect(err).NotTo(HaveOccurred())
 	if len(o.Webhooks) > 0 {
 		Expect(o.Serve).NotTo(BeNil(), "SuiteOptions.Serve is required with Webhooks")
-		s.env.WebhookInstallOptions, err = WebhookInstallOptions(o.Webhooks...)
-		Expect(err).NotTo(HaveOccurred())
 	}
+	s.env, err = NewEnvironment(o.Webhooks...)
+	Expect(err).NotTo(HaveOccurred())
 	s.Config, err = s.env.Start()
 	Expect(err).NotTo(HaveOccurred())
 	s.Client, err = client.New(s.Config, client.Options{Scheme: Scheme()})
