@@ -21,6 +21,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive // the suite helpers are Ginkgo helpers
@@ -48,6 +49,8 @@ import (
 //		ctx, cfg, k8sClient = suite.Ctx, suite.Config, suite.Client
 //	})
 //	var _ = AfterSuite(func() { suite.Stop() })
+//
+// or let RunSuite write that.
 type Suite struct {
 	Ctx    context.Context
 	Config *rest.Config
@@ -89,6 +92,28 @@ func StartSuite(o SuiteOptions) *Suite {
 		s.ServeWebhooks()
 	}
 	return s
+}
+
+// Start is StartSuite(o), as a value for RunSuite.
+func (o SuiteOptions) Start() *Suite { return StartSuite(o) }
+
+// RunSuite is a package's Kubebuilder suite_test.go written once: it runs the package's Ginkgo
+// specs as the suite called name, on a suite that start brings up before them (BeforeSuite) and
+// that is stopped after them (AfterSuite). set points the package's variables, which the specs
+// use (ctx, k8sClient, ...), at the started suite.
+func RunSuite(t *testing.T, name string, start func() *Suite, set func(*Suite)) {
+	RegisterFailHandler(Fail)
+	var s *Suite
+	BeforeSuite(func() {
+		s = start()
+		set(s)
+	})
+	AfterSuite(func() {
+		if s != nil {
+			s.Stop()
+		}
+	})
+	RunSpecs(t, name)
 }
 
 // UserKubeconfig adds a user of the suite's apiserver (authenticated by a client certificate,
