@@ -32,7 +32,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
@@ -47,22 +46,7 @@ import (
 // the webhook leaves every pod native, and no pod would be enrolled.
 func TestManagerBinaryTakesTheOperatorNamespaceFromItsFlag(t *testing.T) {
 	const opNS, appNS = "team-ops", "apps"
-	env, err := testutil.NewEnvironment(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if env.WebhookInstallOptions, err = testutil.WebhookInstallOptions("mpod-v1.kb.io"); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	c, err := client.New(cfg, client.Options{Scheme: testutil.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env, c := testutil.StartEnvironment(t, "mpod-v1.kb.io")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	for _, ns := range []string{opNS, appNS} {

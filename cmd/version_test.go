@@ -61,22 +61,7 @@ func TestManagerBinaryReportsItsStampedVersion(t *testing.T) {
 		t.Errorf("manager --version printed %q, want %q", out, want)
 	}
 
-	env, err := testutil.NewEnvironment(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if env.WebhookInstallOptions, err = testutil.WebhookInstallOptions("mpod-v1.kb.io"); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	c, err := client.New(cfg, client.Options{Scheme: testutil.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env, c := testutil.StartEnvironment(t, "mpod-v1.kb.io")
 	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	wo := env.WebhookInstallOptions
 	startManagerBinary(ctx, t, env, bin, "--operator-namespace=default", "--cert-mode=olm",

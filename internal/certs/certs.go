@@ -34,6 +34,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/ssa"
 )
 
 // Mode selects who provides the webhook serving certificate.
@@ -48,8 +50,6 @@ const (
 	// DefaultCertDir is where controller-runtime's webhook server looks for tls.crt/tls.key, and
 	// where OLM mounts its certificate.
 	DefaultCertDir = "/tmp/k8s-webhook-server/serving-certs"
-
-	fieldOwner = "enhanced-liveness-operator"
 )
 
 // Self-managed certificates: the Secret in the operator namespace, and caBundle of the two
@@ -157,7 +157,7 @@ func Setup(mgr ctrl.Manager, o Options, ready chan struct{}) error {
 		ExtraDNSNames:          dns[1:],
 		IsReady:                ready,
 		Webhooks:               hooks,
-		FieldOwner:             fieldOwner,
+		FieldOwner:             ssa.FieldOwner,
 		RequireLeaderElection:  false,
 		EnableReadinessCheck:   true,
 		CaCertDuration:         o.CADuration,

@@ -16,7 +16,8 @@ limitations under the License.
 
 // Package podutil answers the questions about a pod that the webhooks, the controllers and the
 // node daemon all ask, the way the kubelet answers them: which containers the kubelet restarts in
-// place, a container's status, its running instance, a port by name, and readiness.
+// place, a container's status, its running instance, a port by name, and readiness; and the API
+// server's defaults of a probe, which the webhook and the daemon both fill in.
 package podutil
 
 import (

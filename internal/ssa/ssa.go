@@ -14,9 +14,14 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package ssa holds what the controllers that keep an object of their own in shape with
-// server-side apply share: the daemon DaemonSet (internal/controller/daemonset) and the
-// immutability ValidatingAdmissionPolicy (internal/controller/admissionpolicy).
+// Package ssa holds what the manager's keepers share, the code that keeps objects the manager owns
+// in their desired state: the one field owner of their writes, the manager's Deployment as the
+// objects' owner, and for the controllers that apply their objects server-side (the daemon
+// DaemonSet, internal/controller/daemonset, and the ValidatingAdmissionPolicies,
+// internal/controller/admissionpolicy) the apply itself and the controller's shape (Keep): one
+// request, reconciled at start and after every change of a kept object. The monitoring keeper
+// (internal/controller/monitoring) writes kinds that may not be served, so it is a runnable of its
+// own; the webhook certificates' rotator (internal/certs) writes as FieldOwner too.
 package ssa
 
 import (

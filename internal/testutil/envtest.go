@@ -25,11 +25,13 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -71,9 +73,10 @@ func AssetsDir() (string, error) {
 	return "", fmt.Errorf("no envtest binaries: run 'make setup-envtest' (builds bin/k8s/) or set KUBEBUILDER_ASSETS")
 }
 
-// NewEnvironment returns an envtest environment with the operator's CRDs and, when withWebhooks,
-// its webhook configurations from config/webhook.
-func NewEnvironment(withWebhooks bool) (*envtest.Environment, error) {
+// NewEnvironment returns an envtest environment with the operator's CRDs and the named webhooks
+// of config/webhook/manifests.yaml registered with its apiserver (webhookInstallOptions): the one
+// way a suite, a test or a benchmark gets a control plane.
+func NewEnvironment(webhooks ...string) (*envtest.Environment, error) {
 	dir, err := AssetsDir()
 	if err != nil {
 		return nil, err
@@ -84,12 +87,32 @@ func NewEnvironment(withWebhooks bool) (*envtest.Environment, error) {
 		BinaryAssetsDirectory: dir,
 		Scheme:                Scheme(),
 	}
-	if withWebhooks {
-		env.WebhookInstallOptions = envtest.WebhookInstallOptions{
-			Paths: []string{filepath.Join(RepoRoot(), "config", "webhook")},
+	if len(webhooks) > 0 {
+		if env.WebhookInstallOptions, err = webhookInstallOptions(webhooks...); err != nil {
+			return nil, err
 		}
 	}
 	return env, nil
+}
+
+// StartEnvironment starts NewEnvironment(webhooks...) for a plain Go test, which it fails on any
+// error, and stops it when the test ends; it returns the environment with a client of it.
+func StartEnvironment(t testing.TB, webhooks ...string) (*envtest.Environment, client.Client) {
+	t.Helper()
+	env, err := NewEnvironment(webhooks...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env, c
 }
 
 // StartManager starts a manager against cfg with setup applied, and returns a function that

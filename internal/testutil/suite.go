@@ -21,6 +21,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive // the suite helpers are Ginkgo helpers
@@ -48,6 +49,8 @@ import (
 //		ctx, cfg, k8sClient = suite.Ctx, suite.Config, suite.Client
 //	})
 //	var _ = AfterSuite(func() { suite.Stop() })
+//
+// or let RunSuite write that.
 type Suite struct {
 	Ctx    context.Context
 	Config *rest.Config
@@ -76,13 +79,11 @@ func StartSuite(o SuiteOptions) *Suite {
 	s := &Suite{opts: o}
 	s.Ctx, s.cancel = context.WithCancel(context.Background())
 	var err error
-	s.env, err = NewEnvironment(false)
-	Expect(err).NotTo(HaveOccurred())
 	if len(o.Webhooks) > 0 {
 		Expect(o.Serve).NotTo(BeNil(), "SuiteOptions.Serve is required with Webhooks")
-		s.env.WebhookInstallOptions, err = WebhookInstallOptions(o.Webhooks...)
-		Expect(err).NotTo(HaveOccurred())
 	}
+	s.env, err = NewEnvironment(o.Webhooks...)
+	Expect(err).NotTo(HaveOccurred())
 	s.Config, err = s.env.Start()
 	Expect(err).NotTo(HaveOccurred())
 	s.Client, err = client.New(s.Config, client.Options{Scheme: Scheme()})
@@ -91,6 +92,28 @@ func StartSuite(o SuiteOptions) *Suite {
 		s.ServeWebhooks()
 	}
 	return s
+}
+
+// Start is StartSuite(o), as a value for RunSuite.
+func (o SuiteOptions) Start() *Suite { return StartSuite(o) }
+
+// RunSuite is a package's Kubebuilder suite_test.go written once: it runs the package's Ginkgo
+// specs as the suite called name, on a suite that start brings up before them (BeforeSuite) and
+// that is stopped after them (AfterSuite). set points the package's variables, which the specs
+// use (ctx, k8sClient, ...), at the started suite.
+func RunSuite(t *testing.T, name string, start func() *Suite, set func(*Suite)) {
+	RegisterFailHandler(Fail)
+	var s *Suite
+	BeforeSuite(func() {
+		s = start()
+		set(s)
+	})
+	AfterSuite(func() {
+		if s != nil {
+			s.Stop()
+		}
+	})
+	RunSpecs(t, name)
 }
 
 // UserKubeconfig adds a user of the suite's apiserver (authenticated by a client certificate,

@@ -23,15 +23,16 @@ import (
 	"path/filepath"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 )
 
-// WebhookInstallOptions returns envtest options that install only the named webhooks of
+// webhookInstallOptions returns envtest options that install only the named webhooks of
 // config/webhook/manifests.yaml. A suite that serves some of the operator's webhooks must not
 // register the others with the apiserver: their failurePolicy=Fail would make every request for
 // those resources fail against a server that does not serve them.
-func WebhookInstallOptions(names ...string) (envtest.WebhookInstallOptions, error) {
+func webhookInstallOptions(names ...string) (envtest.WebhookInstallOptions, error) {
 	var opts envtest.WebhookInstallOptions
 	data, err := os.ReadFile(filepath.Join(RepoRoot(), "config", "webhook", "manifests.yaml"))
 	if err != nil {
@@ -43,46 +44,38 @@ func WebhookInstallOptions(names ...string) (envtest.WebhookInstallOptions, erro
 	}
 	found := 0
 	for doc := range bytes.SplitSeq(data, []byte("\n---")) {
-		var meta struct {
-			Kind string `json:"kind"`
-		}
-		if err := yaml.Unmarshal(doc, &meta); err != nil {
+		// The mutating and the validating configurations differ only in the type of their
+		// webhooks: both are filtered by name as they are read, then typed.
+		var obj map[string]any
+		if err := yaml.Unmarshal(doc, &obj); err != nil {
 			return opts, err
 		}
-		switch meta.Kind {
-		case "MutatingWebhookConfiguration":
-			var c admissionregistrationv1.MutatingWebhookConfiguration
-			if err := yaml.Unmarshal(doc, &c); err != nil {
-				return opts, err
-			}
-			var hooks []admissionregistrationv1.MutatingWebhook
-			for _, w := range c.Webhooks {
-				if keep[w.Name] {
-					hooks = append(hooks, w)
-				}
-			}
-			if len(hooks) > 0 {
-				found += len(hooks)
-				c.Webhooks = hooks
-				opts.MutatingWebhooks = append(opts.MutatingWebhooks, &c)
-			}
-		case "ValidatingWebhookConfiguration":
-			var c admissionregistrationv1.ValidatingWebhookConfiguration
-			if err := yaml.Unmarshal(doc, &c); err != nil {
-				return opts, err
-			}
-			var hooks []admissionregistrationv1.ValidatingWebhook
-			for _, w := range c.Webhooks {
-				if keep[w.Name] {
-					hooks = append(hooks, w)
-				}
-			}
-			if len(hooks) > 0 {
-				found += len(hooks)
-				c.Webhooks = hooks
-				opts.ValidatingWebhooks = append(opts.ValidatingWebhooks, &c)
+		hooks, _ := obj["webhooks"].([]any)
+		var kept []any
+		for _, w := range hooks {
+			if m, ok := w.(map[string]any); ok && keep[fmt.Sprint(m["name"])] {
+				kept = append(kept, w)
 			}
 		}
+		if len(kept) == 0 {
+			continue
+		}
+		obj["webhooks"] = kept
+		var typed any
+		switch obj["kind"] {
+		case "MutatingWebhookConfiguration":
+			c := &admissionregistrationv1.MutatingWebhookConfiguration{}
+			opts.MutatingWebhooks, typed = append(opts.MutatingWebhooks, c), c
+		case "ValidatingWebhookConfiguration":
+			c := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+			opts.ValidatingWebhooks, typed = append(opts.ValidatingWebhooks, c), c
+		default:
+			continue
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, typed); err != nil {
+			return opts, err
+		}
+		found += len(kept)
 	}
 	if found != len(names) {
 		return opts, fmt.Errorf("found %d of the webhooks %v in config/webhook/manifests.yaml", found, names)

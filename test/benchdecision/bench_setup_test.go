@@ -77,7 +77,7 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	}
 	logf.SetLogger(logr.Discard())
-	env, err := testutil.NewEnvironment(false)
+	env, err := testutil.NewEnvironment()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -72,7 +72,7 @@ func startCluster() (*cluster, error) {
 		return nil, err
 	}
 	cl := &cluster{dir: dir}
-	env, err := testutil.NewEnvironment(false)
+	env, err := testutil.NewEnvironment()
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err

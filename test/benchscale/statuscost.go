@@ -59,7 +59,7 @@ func statusWriteCost(podCounts []int, n int) error {
 	}
 	cases = append(cases, statusCase{"pod status patch (native)", 1, podStatusPatch})
 
-	env, err := testutil.NewEnvironment(false)
+	env, err := testutil.NewEnvironment()
 	if err != nil {
 		return err
 	}

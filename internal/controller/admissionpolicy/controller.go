@@ -26,21 +26,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/ssa"
 )
-
-// FieldOwner is the server-side-apply field manager of the policy and the binding.
-const FieldOwner = "enhanced-liveness-operator"
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=list;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get;create;update;patch,resourceNames=enhanced-liveness-operator-pod-probe-immutable;enhanced-liveness-operator-daemon-node-scope;enhanced-liveness-operator-restart-holds
@@ -82,13 +73,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	} {
 		policy, binding := build(cfg)
 		for _, obj := range []client.Object{policy, binding} {
-			u, err := ssa.Object(obj)
-			if err != nil {
+			if err := ssa.Apply(ctx, r.Client, obj); err != nil {
 				return ctrl.Result{}, err
-			}
-			if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-				client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-				return ctrl.Result{}, fmt.Errorf("applying %s %s: %w", u.GetKind(), u.GetName(), err)
 			}
 		}
 		if err := r.replaceDrifted(ctx, policy, binding); err != nil {
@@ -110,7 +96,7 @@ func (r *Reconciler) replaceDrifted(ctx context.Context,
 	}
 	if !equality.Semantic.DeepEqual(livePolicy.Spec, policy.Spec) {
 		livePolicy.Spec = policy.Spec
-		if err := r.Client.Update(ctx, livePolicy, client.FieldOwner(FieldOwner)); err != nil {
+		if err := r.Client.Update(ctx, livePolicy, client.FieldOwner(ssa.FieldOwner)); err != nil {
 			return fmt.Errorf("restoring the spec of ValidatingAdmissionPolicy %s: %w", policy.Name, err)
 		}
 	}
@@ -120,34 +106,21 @@ func (r *Reconciler) replaceDrifted(ctx context.Context,
 	}
 	if !equality.Semantic.DeepEqual(liveBinding.Spec, binding.Spec) {
 		liveBinding.Spec = binding.Spec
-		if err := r.Client.Update(ctx, liveBinding, client.FieldOwner(FieldOwner)); err != nil {
+		if err := r.Client.Update(ctx, liveBinding, client.FieldOwner(ssa.FieldOwner)); err != nil {
 			return fmt.Errorf("restoring the spec of ValidatingAdmissionPolicyBinding %s: %w", binding.Name, err)
 		}
 	}
 	return nil
 }
 
-// SetupWithManager watches the policy and the binding (the manager's cache holds only the managed
-// ones: internal/managercache) and reconciles once at start, so missing objects are created.
+// SetupWithManager watches the policies and the bindings (the manager's cache holds only the
+// managed ones: internal/managercache) and reconciles once at start, so missing objects are
+// created.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
-	key := reconcile.Request{NamespacedName: types.NamespacedName{Name: Name}}
-	toKey := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
-		return []reconcile.Request{key}
-	})
-	managed := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		return ManagedSelector().Matches(labels.Set(o.GetLabels()))
-	})
-	initial := source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-		q.Add(key)
-		return nil
-	})
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("admissionpolicy").
-		Watches(&admissionregistrationv1.ValidatingAdmissionPolicy{}, toKey, builder.WithPredicates(managed, ssa.Changed())).
-		Watches(&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}, toKey, builder.WithPredicates(managed, ssa.Changed())).
-		WatchesRawSource(initial).
-		Complete(r)
+	managed := func(o client.Object) bool { return ManagedSelector().Matches(labels.Set(o.GetLabels())) }
+	return ssa.Keep(mgr, "admissionpolicy", types.NamespacedName{Name: Name}, managed, r,
+		&admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})
 }

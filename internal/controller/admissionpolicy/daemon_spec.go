@@ -19,7 +19,6 @@ package admissionpolicy
 import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
@@ -36,68 +35,42 @@ const nodeNameExtra = "authentication.kubernetes.io/node-name"
 // token is bound to, which the API server puts into the user info of a Pod-bound token. A request
 // without it (a token not bound to a pod on a node) is denied. It matches c.DaemonUsername only.
 func BuildDaemonNodeScope(c Config) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
-	meta := objectMeta(DaemonNodeScopeName, c)
 	forbidden := metav1.StatusReasonForbidden
-	rules := func(group string, resources ...string) admissionregistrationv1.NamedRuleWithOperations {
-		return admissionregistrationv1.NamedRuleWithOperations{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete},
-			Rule: admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{"*"}, Resources: resources,
-				Scope: ptr.To(admissionregistrationv1.AllScopes)},
-		}}
-	}
 	validation := func(expression, message string) admissionregistrationv1.Validation {
 		return admissionregistrationv1.Validation{Expression: expression, MessageExpression: message, Reason: &forbidden}
 	}
-	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-		TypeMeta:   policyType,
-		ObjectMeta: meta(),
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
-			MatchConstraints: &admissionregistrationv1.MatchResources{
-				MatchPolicy:       ptr.To(admissionregistrationv1.Equivalent),
-				NamespaceSelector: &metav1.LabelSelector{},
-				ObjectSelector:    &metav1.LabelSelector{},
-				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{
-					rules(appsv1alpha1.GroupVersion.Group, "nodepodprobereports", "nodepodprobereports/status",
-						"containerrecreaterequests", "containerrecreaterequests/status"),
-					rules("coordination.k8s.io", "leases"),
-				},
-			},
-			MatchConditions: []admissionregistrationv1.MatchCondition{{
-				Name: "is-node-daemon", Expression: "request.userInfo.username == " + celString(c.DaemonUsername),
-			}},
-			Variables: []admissionregistrationv1.Variable{
-				{Name: "node", Expression: "has(request.userInfo.extra) && " + celString(nodeNameExtra) + " in request.userInfo.extra && " +
-					"size(request.userInfo.extra[" + celString(nodeNameExtra) + "]) == 1 ? request.userInfo.extra[" + celString(nodeNameExtra) + "][0] : ''"},
-				// The object as it is after the request (before it, for a DELETE).
-				{Name: "obj", Expression: "request.operation == 'DELETE' ? oldObject : object"},
-				{Name: "crrNodes", Expression: "[variables.obj, request.operation == 'UPDATE' ? oldObject : variables.obj].map(o, " +
-					"has(o.metadata.labels) && " + celString(appsv1alpha1.LabelCRRNodeName) + " in o.metadata.labels ? " +
-					"o.metadata.labels[" + celString(appsv1alpha1.LabelCRRNodeName) + "] : '')"},
-			},
-			Validations: []admissionregistrationv1.Validation{
-				validation("variables.node != ''",
-					"'the node daemon ' + request.userInfo.username + ' may write only with a token bound to a node (no ' + "+
-						celString(nodeNameExtra)+" + ' in its user info)'"),
-				validation("variables.node == '' || request.resource.resource != 'nodepodprobereports' || variables.obj.metadata.name == variables.node",
-					"'the node daemon of node ' + variables.node + ' may write only NodePodProbeReport ' + variables.node + ', not ' + variables.obj.metadata.name"),
-				validation("variables.node == '' || request.resource.resource != 'containerrecreaterequests' || variables.crrNodes.all(n, n == variables.node)",
-					"'the node daemon of node ' + variables.node + ' may write only ContainerRecreateRequests labelled ' + "+
-						celString(appsv1alpha1.LabelCRRNodeName+"=")+" + variables.node"),
-				validation("variables.node == '' || request.resource.resource != 'leases' || variables.obj.metadata.name == "+
-					celString(appsv1alpha1.DaemonLeasePrefix)+" + variables.node",
-					"'the node daemon of node ' + variables.node + ' may write only Lease ' + "+celString(appsv1alpha1.DaemonLeasePrefix)+
-						" + variables.node + ', not ' + variables.obj.metadata.name"),
-			},
+	return policy{
+		name: DaemonNodeScopeName,
+		rules: []admissionregistrationv1.NamedRuleWithOperations{
+			writes(appsv1alpha1.GroupVersion.Group, admissionregistrationv1.AllScopes, "nodepodprobereports", "nodepodprobereports/status",
+				"containerrecreaterequests", "containerrecreaterequests/status"),
+			writes("coordination.k8s.io", admissionregistrationv1.AllScopes, "leases"),
 		},
-	}
-	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		TypeMeta:   bindingType,
-		ObjectMeta: meta(),
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        DaemonNodeScopeName,
-			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+		conditions: []admissionregistrationv1.MatchCondition{{
+			Name: "is-node-daemon", Expression: "request.userInfo.username == " + celString(c.DaemonUsername),
+		}},
+		variables: []admissionregistrationv1.Variable{
+			{Name: "node", Expression: "has(request.userInfo.extra) && " + celString(nodeNameExtra) + " in request.userInfo.extra && " +
+				"size(request.userInfo.extra[" + celString(nodeNameExtra) + "]) == 1 ? request.userInfo.extra[" + celString(nodeNameExtra) + "][0] : ''"},
+			// The object as it is after the request (before it, for a DELETE).
+			{Name: "obj", Expression: "request.operation == 'DELETE' ? oldObject : object"},
+			{Name: "crrNodes", Expression: "[variables.obj, request.operation == 'UPDATE' ? oldObject : variables.obj].map(o, " +
+				"has(o.metadata.labels) && " + celString(appsv1alpha1.LabelCRRNodeName) + " in o.metadata.labels ? " +
+				"o.metadata.labels[" + celString(appsv1alpha1.LabelCRRNodeName) + "] : '')"},
 		},
-	}
-	return policy, binding
+		validations: []admissionregistrationv1.Validation{
+			validation("variables.node != ''",
+				"'the node daemon ' + request.userInfo.username + ' may write only with a token bound to a node (no ' + "+
+					celString(nodeNameExtra)+" + ' in its user info)'"),
+			validation("variables.node == '' || request.resource.resource != 'nodepodprobereports' || variables.obj.metadata.name == variables.node",
+				"'the node daemon of node ' + variables.node + ' may write only NodePodProbeReport ' + variables.node + ', not ' + variables.obj.metadata.name"),
+			validation("variables.node == '' || request.resource.resource != 'containerrecreaterequests' || variables.crrNodes.all(n, n == variables.node)",
+				"'the node daemon of node ' + variables.node + ' may write only ContainerRecreateRequests labelled ' + "+
+					celString(appsv1alpha1.LabelCRRNodeName+"=")+" + variables.node"),
+			validation("variables.node == '' || request.resource.resource != 'leases' || variables.obj.metadata.name == "+
+				celString(appsv1alpha1.DaemonLeasePrefix)+" + variables.node",
+				"'the node daemon of node ' + variables.node + ' may write only Lease ' + "+celString(appsv1alpha1.DaemonLeasePrefix)+
+					" + variables.node + ', not ' + variables.obj.metadata.name"),
+		},
+	}.build(c)
 }

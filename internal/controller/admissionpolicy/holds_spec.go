@@ -21,7 +21,6 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 )
@@ -48,59 +47,31 @@ var HoldDeleters = []string{
 // included, is refused every create, update and delete, but for the deletes of HoldDeleters and
 // their updates that change nothing but ownerReferences and finalizers.
 func BuildRestartHolds(c Config) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
-	meta := objectMeta(RestartHoldsName, c)
-	var conditions []admissionregistrationv1.MatchCondition
-	if c.OperatorUsername != "" {
-		conditions = append(conditions, admissionregistrationv1.MatchCondition{
-			Name:       "not-the-operator",
-			Expression: "request.userInfo.username != " + celString(c.OperatorUsername),
-		})
-	}
 	deleters := make([]string, len(HoldDeleters))
 	for i, u := range HoldDeleters {
 		deleters[i] = celString(u)
 	}
 	forbidden := metav1.StatusReasonForbidden
-	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-		TypeMeta:   policyType,
-		ObjectMeta: meta(),
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
-			MatchConstraints: &admissionregistrationv1.MatchResources{
-				MatchPolicy:       ptr.To(admissionregistrationv1.Equivalent),
-				NamespaceSelector: &metav1.LabelSelector{},
-				ObjectSelector:    &metav1.LabelSelector{},
-				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete},
-					Rule: admissionregistrationv1.Rule{APIGroups: []string{policyv1alpha1.GroupVersion.Group}, APIVersions: []string{"*"},
-						Resources: []string{"restartholds", "restartholds/status"}, Scope: ptr.To(admissionregistrationv1.NamespacedScope)},
-				}}},
-			},
-			MatchConditions: conditions,
-			// oldObject is null but on UPDATE: the variable is read only then.
-			Variables: []admissionregistrationv1.Variable{{
-				Name: "onlyOwnershipChanged",
-				Expression: strings.Join([]string{unchangedField("spec"), unchangedField("status"),
-					unchangedField("metadata.labels"), unchangedField("metadata.annotations")}, " && "),
-			}},
-			Validations: []admissionregistrationv1.Validation{{
-				Expression: "request.userInfo.username in [" + strings.Join(deleters, ", ") + "] && " +
-					"(request.operation == 'DELETE' || request.operation == 'UPDATE' && variables.onlyOwnershipChanged)",
-				MessageExpression: "'RestartHolds are the enhanced-liveness manager\\'s records of its held restarts: ' + " +
-					"request.userInfo.username + ' may not ' + request.operation.lowerAscii() + ' one'",
-				Reason: &forbidden,
-			}},
+	return policy{
+		name: RestartHoldsName,
+		rules: []admissionregistrationv1.NamedRuleWithOperations{
+			writes(policyv1alpha1.GroupVersion.Group, admissionregistrationv1.NamespacedScope, "restartholds", "restartholds/status"),
 		},
-	}
-	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		TypeMeta:   bindingType,
-		ObjectMeta: meta(),
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        RestartHoldsName,
-			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
-		},
-	}
-	return policy, binding
+		conditions: notTheOperator(c),
+		// oldObject is null but on UPDATE: the variable is read only then.
+		variables: []admissionregistrationv1.Variable{{
+			Name: "onlyOwnershipChanged",
+			Expression: strings.Join([]string{unchangedField("spec"), unchangedField("status"),
+				unchangedField("metadata.labels"), unchangedField("metadata.annotations")}, " && "),
+		}},
+		validations: []admissionregistrationv1.Validation{{
+			Expression: "request.userInfo.username in [" + strings.Join(deleters, ", ") + "] && " +
+				"(request.operation == 'DELETE' || request.operation == 'UPDATE' && variables.onlyOwnershipChanged)",
+			MessageExpression: "'RestartHolds are the enhanced-liveness manager\\'s records of its held restarts: ' + " +
+				"request.userInfo.username + ' may not ' + request.operation.lowerAscii() + ' one'",
+			Reason: &forbidden,
+		}},
+	}.build(c)
 }
 
 // unchangedField is true when the field (a path under object) is absent from both the old and

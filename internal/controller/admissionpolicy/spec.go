@@ -84,15 +84,6 @@ type Config struct {
 // pods/binding (a Binding's annotations and labels are merged into the pod), in every namespace,
 // kube-system included: the webhook never enrolls pods there, so nobody may make one look enrolled.
 func Build(c Config) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
-	meta := objectMeta(Name, c)
-
-	var conditions []admissionregistrationv1.MatchCondition
-	if c.OperatorUsername != "" {
-		conditions = append(conditions, admissionregistrationv1.MatchCondition{
-			Name:       "not-the-operator",
-			Expression: "request.userInfo.username != " + celString(c.OperatorUsername),
-		})
-	}
 	forbidden := metav1.StatusReasonForbidden
 	validations := make([]admissionregistrationv1.Validation, 0, len(probecontext.ProtectedAnnotations)+len(probecontext.ProtectedLabels))
 	for _, k := range probecontext.ProtectedAnnotations {
@@ -116,62 +107,91 @@ func Build(c Config) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admis
 		Message: "spec.containers[*].livenessProbe: Forbidden: " + probecontext.EnrolledProbeRule,
 		Reason:  &forbidden,
 	})
+	return policy{
+		name: Name,
+		rules: []admissionregistrationv1.NamedRuleWithOperations{
+			rule(admissionregistrationv1.Update, "pods", "pods/status"),
+			rule(admissionregistrationv1.Create, "pods/binding"),
+		},
+		conditions: notTheOperator(c),
+		// old* are empty for pods/binding (a CREATE): every protected key a Binding carries
+		// counts as added.
+		variables: []admissionregistrationv1.Variable{
+			{Name: "oldAnnotations", Expression: "request.operation == 'UPDATE' && has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}"},
+			{Name: "newAnnotations", Expression: "has(object.metadata.annotations) ? object.metadata.annotations : {}"},
+			{Name: "oldLabels", Expression: "request.operation == 'UPDATE' && has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}"},
+			{Name: "newLabels", Expression: "has(object.metadata.labels) ? object.metadata.labels : {}"},
+			{Name: "enrolledProbeContext", Expression: enrolledProbeContext()},
+			{Name: "nativeProbesOfEnrolled", Expression: "variables.enrolledProbeContext == '' ? [] : " +
+				nativeProbesOfEnrolled("initContainers") + " + " + nativeProbesOfEnrolled("containers")},
+		},
+		validations: validations,
+	}.build(c)
+}
 
-	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+// policy is what one of the operator's policies says; build makes it and its binding.
+type policy struct {
+	name        string
+	rules       []admissionregistrationv1.NamedRuleWithOperations
+	conditions  []admissionregistrationv1.MatchCondition
+	variables   []admissionregistrationv1.Variable
+	validations []admissionregistrationv1.Validation
+}
+
+// build returns the policy and its binding as every one of them is made: failing closed, in every
+// namespace, bound to deny. Every default is spelled out, so that the spec as stored equals the
+// spec as built and the controller sees no drift.
+func (p policy) build(c Config) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+	vap := &admissionregistrationv1.ValidatingAdmissionPolicy{
 		TypeMeta:   policyType,
-		ObjectMeta: meta(),
+		ObjectMeta: objectMeta(p.name, c),
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
-			// Every default spelled out, so that the spec as stored equals the spec as built.
 			MatchConstraints: &admissionregistrationv1.MatchResources{
 				MatchPolicy:       ptr.To(admissionregistrationv1.Equivalent),
 				NamespaceSelector: &metav1.LabelSelector{},
 				ObjectSelector:    &metav1.LabelSelector{},
-				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{
-					rule(admissionregistrationv1.Update, "pods", "pods/status"),
-					rule(admissionregistrationv1.Create, "pods/binding"),
-				},
+				ResourceRules:     p.rules,
 			},
-			MatchConditions: conditions,
-			// old* are empty for pods/binding (a CREATE): every protected key a Binding carries
-			// counts as added.
-			Variables: []admissionregistrationv1.Variable{
-				{Name: "oldAnnotations", Expression: "request.operation == 'UPDATE' && has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}"},
-				{Name: "newAnnotations", Expression: "has(object.metadata.annotations) ? object.metadata.annotations : {}"},
-				{Name: "oldLabels", Expression: "request.operation == 'UPDATE' && has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}"},
-				{Name: "newLabels", Expression: "has(object.metadata.labels) ? object.metadata.labels : {}"},
-				{Name: "enrolledProbeContext", Expression: enrolledProbeContext()},
-				{Name: "nativeProbesOfEnrolled", Expression: "variables.enrolledProbeContext == '' ? [] : " +
-					nativeProbesOfEnrolled("initContainers") + " + " + nativeProbesOfEnrolled("containers")},
-			},
-			Validations: validations,
+			MatchConditions: p.conditions,
+			Variables:       p.variables,
+			Validations:     p.validations,
 		},
 	}
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
 		TypeMeta:   bindingType,
-		ObjectMeta: meta(),
+		ObjectMeta: objectMeta(p.name, c),
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        Name,
+			PolicyName:        p.name,
 			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
 		},
 	}
-	return policy, binding
+	return vap, binding
+}
+
+// notTheOperator exempts the manager's own requests (c.OperatorUsername); none when it is unknown.
+func notTheOperator(c Config) []admissionregistrationv1.MatchCondition {
+	if c.OperatorUsername == "" {
+		return nil
+	}
+	return []admissionregistrationv1.MatchCondition{{
+		Name:       "not-the-operator",
+		Expression: "request.userInfo.username != " + celString(c.OperatorUsername),
+	}}
 }
 
 // objectMeta returns the metadata of the policy or binding called name: managed labels, owned by
 // the CRD when its UID is known.
-func objectMeta(name string, c Config) func() metav1.ObjectMeta {
-	return func() metav1.ObjectMeta {
-		m := metav1.ObjectMeta{Name: name, Labels: maps.Clone(managedLabels)}
-		if c.OwnerUID != "" {
-			m.OwnerReferences = []metav1.OwnerReference{{
-				APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: OwnerCRD, UID: c.OwnerUID,
-				// No blockOwnerDeletion: it would need the finalizers permission on the CRD, and
-				// nothing is gained by holding the CRD's deletion for these.
-			}}
-		}
-		return m
+func objectMeta(name string, c Config) metav1.ObjectMeta {
+	m := metav1.ObjectMeta{Name: name, Labels: maps.Clone(managedLabels)}
+	if c.OwnerUID != "" {
+		m.OwnerReferences = []metav1.OwnerReference{{
+			APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: OwnerCRD, UID: c.OwnerUID,
+			// No blockOwnerDeletion: it would need the finalizers permission on the CRD, and
+			// nothing is gained by holding the CRD's deletion for these.
+		}}
 	}
+	return m
 }
 
 func rule(op admissionregistrationv1.OperationType, resources ...string) admissionregistrationv1.NamedRuleWithOperations {
@@ -179,6 +199,15 @@ func rule(op admissionregistrationv1.OperationType, resources ...string) admissi
 		Operations: []admissionregistrationv1.OperationType{op},
 		Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"},
 			Resources: resources, Scope: ptr.To(admissionregistrationv1.NamespacedScope)},
+	}}
+}
+
+// writes matches every create, update and delete of resources of group, in any version.
+func writes(group string, scope admissionregistrationv1.ScopeType, resources ...string) admissionregistrationv1.NamedRuleWithOperations {
+	return admissionregistrationv1.NamedRuleWithOperations{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete},
+		Rule: admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{"*"}, Resources: resources,
+			Scope: ptr.To(scope)},
 	}}
 }
 

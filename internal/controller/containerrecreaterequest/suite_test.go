@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License");
 you may not use this file except in compliance with the License.
 You may obtain a copy of the License at
 
-	http://www.apache.org/licenses/LICENSE-2.0
+    http://www.apache.org/licenses/LICENSE-2.0
 
 Unless required by applicable law or agreed to in writing, software
 distributed under the License is distributed on an "AS IS" BASIS,
@@ -19,9 +19,6 @@ package containerrecreaterequest
 import (
 	"context"
 	"testing"
-
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,13 +38,6 @@ var (
 )
 
 func TestContainerRecreateRequestController(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "ContainerRecreateRequest Controller Suite")
+	testutil.RunSuite(t, "ContainerRecreateRequest Controller Suite", testutil.SuiteOptions{}.Start,
+		func(s *testutil.Suite) { suite, ctx, cfg, k8sClient = s, s.Ctx, s.Config, s.Client })
 }
-
-var _ = BeforeSuite(func() {
-	suite = testutil.StartSuite(testutil.SuiteOptions{})
-	ctx, cfg, k8sClient = suite.Ctx, suite.Config, suite.Client
-})
-
-var _ = AfterSuite(func() { suite.Stop() })

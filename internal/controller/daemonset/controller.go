@@ -21,25 +21,16 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/ssa"
 )
-
-// FieldOwner is the server-side-apply field manager of the daemon DaemonSet.
-const FieldOwner = "enhanced-liveness-operator"
 
 // Reconciler creates the node daemon's DaemonSet and keeps it as the manager's
 // configuration says. There is no custom resource behind it (an OLM bundle can only install
@@ -67,18 +58,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	log := logf.FromContext(ctx)
 	cfg := r.Config
 
-	var owner *appsv1.Deployment
-	if r.OwnerDeployment != "" {
-		d := &appsv1.Deployment{}
-		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: cfg.Namespace, Name: r.OwnerDeployment}, d)
-		switch {
-		case err == nil:
-			owner = d
-		case apierrors.IsNotFound(err):
-			log.V(1).Info("manager Deployment not found; the daemon DaemonSet gets no owner", "deployment", r.OwnerDeployment)
-		default:
-			return ctrl.Result{}, fmt.Errorf("reading manager Deployment: %w", err)
-		}
+	owner, err := ssa.ManagerDeployment(ctx, r.APIReader, cfg.Namespace, r.OwnerDeployment)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("reading manager Deployment: %w", err)
+	}
+	if owner == nil && r.OwnerDeployment != "" {
+		log.V(1).Info("manager Deployment not found; the daemon DaemonSet gets no owner", "deployment", r.OwnerDeployment)
 	}
 	if cfg.Image == "" && owner != nil {
 		cfg.Image = managerImage(owner)
@@ -91,17 +76,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 
 	desired := Build(cfg)
 	if owner != nil {
-		desired.OwnerReferences = []metav1.OwnerReference{{
-			APIVersion: "apps/v1", Kind: "Deployment", Name: owner.Name, UID: owner.UID, Controller: new(true),
-		}}
+		desired.OwnerReferences = []metav1.OwnerReference{ssa.OwnedBy(owner)}
 	}
-	u, err := ssa.Object(desired)
-	if err != nil {
+	if err := ssa.Apply(ctx, r.Client, desired); err != nil {
 		return ctrl.Result{}, err
-	}
-	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-		client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		return ctrl.Result{}, fmt.Errorf("applying DaemonSet %s/%s: %w", desired.Namespace, desired.Name, err)
 	}
 
 	var list appsv1.DaemonSetList
@@ -138,28 +116,15 @@ func managerImage(d *appsv1.Deployment) string {
 
 // SetupWithManager watches the managed DaemonSets (the manager's cache holds only those of the
 // operator namespace: internal/managercache) and triggers one reconcile at start, so a missing
-// DaemonSet is created.
+// DaemonSet is created. Status changes (every daemon pod becoming ready) do not need a re-apply;
+// spec, label, annotation and owner edits do, and deletions always pass (ssa.Keep).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
-	key := types.NamespacedName{Namespace: r.Config.Namespace, Name: r.Config.Name}
-	toKey := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
-		return []reconcile.Request{{NamespacedName: key}}
-	})
-	managed := predicate.NewPredicateFuncs(func(o client.Object) bool {
+	managed := func(o client.Object) bool {
 		return o.GetNamespace() == r.Config.Namespace && ManagedSelector().Matches(labels.Set(o.GetLabels()))
-	})
-	// Status changes (every daemon pod becoming ready) do not need a re-apply; spec, label,
-	// annotation and owner edits do, and deletions always pass.
-	changed := ssa.Changed()
-	initial := source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-		q.Add(reconcile.Request{NamespacedName: key})
-		return nil
-	})
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("daemonset").
-		Watches(&appsv1.DaemonSet{}, toKey, builder.WithPredicates(managed, changed)).
-		WatchesRawSource(initial).
-		Complete(r)
+	}
+	return ssa.Keep(mgr, "daemonset", types.NamespacedName{Namespace: r.Config.Namespace, Name: r.Config.Name},
+		managed, r, &appsv1.DaemonSet{})
 }

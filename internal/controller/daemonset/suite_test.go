@@ -20,9 +20,6 @@ import (
 	"context"
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
-
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -36,20 +33,12 @@ import (
 const packagingSpecTimeout = "30s"
 
 var (
-	suite     *testutil.Suite
 	ctx       context.Context
 	cfg       *rest.Config
 	k8sClient client.Client
 )
 
 func TestControllers(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "DaemonSet Controller Suite")
+	testutil.RunSuite(t, "DaemonSet Controller Suite", testutil.SuiteOptions{}.Start,
+		func(s *testutil.Suite) { ctx, cfg, k8sClient = s.Ctx, s.Config, s.Client })
 }
-
-var _ = BeforeSuite(func() {
-	suite = testutil.StartSuite(testutil.SuiteOptions{})
-	ctx, cfg, k8sClient = suite.Ctx, suite.Config, suite.Client
-})
-
-var _ = AfterSuite(func() { suite.Stop() })

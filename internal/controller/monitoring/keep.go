@@ -26,6 +26,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/ssa"
 )
 
 // keep creates desired, or puts back the spec, the manager's labels and the owner of the live
@@ -35,7 +37,7 @@ import (
 func keep(ctx context.Context, res dynamic.ResourceInterface, desired *unstructured.Unstructured) error {
 	live, err := res.Get(ctx, desired.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		if _, err := res.Create(ctx, desired, metav1.CreateOptions{FieldManager: FieldOwner}); err != nil {
+		if _, err := res.Create(ctx, desired, metav1.CreateOptions{FieldManager: ssa.FieldOwner}); err != nil {
 			return fmt.Errorf("creating %s %s: %w", desired.GetKind(), desired.GetName(), err)
 		}
 		return nil
@@ -56,14 +58,14 @@ func keep(ctx context.Context, res dynamic.ResourceInterface, desired *unstructu
 	}
 	// The API server defaults fields of these CRDs; a dry run tells whether the desired object,
 	// once defaulted, differs from the live one, so an object in shape is never written.
-	dry, err := res.Update(ctx, want, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: FieldOwner})
+	dry, err := res.Update(ctx, want, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: ssa.FieldOwner})
 	if err != nil {
 		return fmt.Errorf("checking %s %s: %w", desired.GetKind(), desired.GetName(), err)
 	}
 	if same(dry, live) {
 		return nil
 	}
-	if _, err := res.Update(ctx, want, metav1.UpdateOptions{FieldManager: FieldOwner}); err != nil {
+	if _, err := res.Update(ctx, want, metav1.UpdateOptions{FieldManager: ssa.FieldOwner}); err != nil {
 		return fmt.Errorf("restoring %s %s: %w", desired.GetKind(), desired.GetName(), err)
 	}
 	return nil

@@ -29,24 +29,21 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/ssa"
 )
 
 // DefaultInterval is how often the manager looks again whether the API is served, and puts the
 // objects back in shape even if no change was seen.
 const DefaultInterval = 5 * time.Minute
-
-// FieldOwner is the field manager of the writes.
-const FieldOwner = "enhanced-liveness-operator"
 
 // Updates by name only: the names of rules.yaml and servicemonitor.yaml (TestNamesMatchRBAC).
 // +kubebuilder:rbac:groups=monitoring.coreos.com,namespace=enhanced-liveness-system,resources=prometheusrules;servicemonitors,verbs=get;list;watch;create
@@ -192,19 +189,15 @@ func (k *Keeper) interval() time.Duration {
 	return k.Interval
 }
 
-// owner returns the manager's Deployment as the objects' owner, or nil without one.
-func (k *Keeper) owner(ctx context.Context) (*Owner, error) {
-	if k.OwnerDeployment == "" {
-		return nil, nil
-	}
-	d := &appsv1.Deployment{}
-	switch err := k.Reader.Get(ctx, types.NamespacedName{Namespace: k.Namespace, Name: k.OwnerDeployment}, d); {
-	case apierrors.IsNotFound(err):
-		return nil, nil // make run: no Deployment; the objects get no owner
-	case err != nil:
+// owner returns the reference that makes the manager's Deployment the objects' owner, or nil
+// without one.
+func (k *Keeper) owner(ctx context.Context) (*metav1.OwnerReference, error) {
+	d, err := ssa.ManagerDeployment(ctx, k.Reader, k.Namespace, k.OwnerDeployment)
+	if d == nil || err != nil {
 		return nil, err
 	}
-	return &Owner{APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name, UID: d.UID}, nil
+	ref := ssa.OwnedBy(d)
+	return &ref, nil
 }
 
 // Served returns which of the kept resources the API server serves, in a fixed order; none

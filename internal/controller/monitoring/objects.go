@@ -24,7 +24,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
@@ -50,13 +49,6 @@ var RulesYAML []byte
 //go:embed servicemonitor.yaml
 var serviceMonitorYAML []byte
 
-// Owner is the object the kept objects are owned by (the manager's Deployment), so that
-// uninstalling the operator by either path garbage-collects them.
-type Owner struct {
-	APIVersion, Kind, Name string
-	UID                    types.UID
-}
-
 // Object is one kept object: its resource and its desired state.
 type Object struct {
 	Resource schema.GroupVersionResource
@@ -64,8 +56,9 @@ type Object struct {
 }
 
 // Desired returns the PrometheusRule and the ServiceMonitor for namespace, labelled as the
-// manager's and owned by owner when it is not nil.
-func Desired(namespace string, owner *Owner) ([]Object, error) {
+// manager's and owned by owner when it is not nil (the manager's Deployment, ssa.OwnedBy, so
+// that uninstalling the operator by either path garbage-collects them).
+func Desired(namespace string, owner *metav1.OwnerReference) ([]Object, error) {
 	var out []Object
 	for _, o := range []struct {
 		res  schema.GroupVersionResource
@@ -88,10 +81,7 @@ func Desired(namespace string, owner *Owner) ([]Object, error) {
 		labels["app.kubernetes.io/name"] = "enhanced-liveness-operator"
 		u.SetLabels(labels)
 		if owner != nil {
-			u.SetOwnerReferences([]metav1.OwnerReference{{
-				APIVersion: owner.APIVersion, Kind: owner.Kind, Name: owner.Name,
-				UID: owner.UID, Controller: new(true),
-			}})
+			u.SetOwnerReferences([]metav1.OwnerReference{*owner})
 		}
 		out = append(out, Object{Resource: o.res, Desired: u})
 	}

@@ -22,15 +22,16 @@ import (
 	"testing"
 
 	"github.com/prometheus/common/model"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func TestDesired(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		owner *Owner
+		owner *metav1.OwnerReference
 	}{
-		{"owned by the manager Deployment", &Owner{APIVersion: "apps/v1", Kind: "Deployment", Name: "mgr", UID: "u-1"}},
+		{"owned by the manager Deployment", &metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "mgr", UID: "u-1", Controller: new(true)}},
 		{"no owner (make run)", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

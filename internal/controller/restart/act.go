@@ -30,6 +30,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/stamp"
 )
 
 // Event reasons on pods.
@@ -125,8 +126,8 @@ func (r *Reconciler) requested(ctx context.Context, pod *corev1.Pod, d rules.Dec
 	// One line per restart at the default level, with the times that follow it through the manager
 	// (docs/policy.md): from the reconcile the NodePodProbeReport change woke to the acknowledged create.
 	logf.FromContext(ctx).Info("restart requested", "pod", d.Pod.String(), "container", x.Container,
-		"containerID", x.ContainerID, "request", crr.Name, "reconcileStartedAt", stamp(t.reconcileStarted),
-		"decidedAt", stamp(t.decidedAt), "createdAt", stamp(createdAt), "took", createdAt.Sub(t.reconcileStarted).String())
+		"containerID", x.ContainerID, "request", crr.Name, "reconcileStartedAt", stamp.Nano(t.reconcileStarted),
+		"decidedAt", stamp.Nano(t.decidedAt), "createdAt", stamp.Nano(createdAt), "took", createdAt.Sub(t.reconcileStarted).String())
 	restartsRequested.Inc()
 	if !x.Since.IsZero() {
 		decisionLatency.Observe(crr.CreationTimestamp.Sub(x.Since).Seconds())
@@ -262,6 +263,3 @@ func buildCRR(pod *corev1.Pod, x rules.Failure) *appsv1alpha1.ContainerRecreateR
 	crr.SetDefaults(pod, func(string) *int64 { return x.ProbeGrace })
 	return crr
 }
-
-// stamp formats a time for logs: UTC with nanoseconds, whatever the log encoder does with times.
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

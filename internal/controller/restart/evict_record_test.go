@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/restart"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/stamp"
 	dt "github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil/decisiontest"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -138,8 +139,8 @@ var _ = Describe("Decision controller, status.recentEvictions", func() {
 		dt.Finish(ns, a, 3)
 		dt.ReportProbes(node, []*corev1.Pod{a}, dt.Failed(a, "app", 3))
 		Eventually(dt.HeldEvents(ns, a.Name, policyv1alpha1.HoldRestartIneffective), dt.Wait, dt.Poll).Should(ContainElement(And(
-			ContainSubstring("restarting it is not helping (policy "+ns+"/move); its eviction was tried at "+restart.Stamp(e.Time.Time)),
-			ContainSubstring("(recorded in status.recentEvictions of policy "+ns+"/move until "+restart.Stamp(e.Expires.Time)+", whatever the answer was)"))))
+			ContainSubstring("restarting it is not helping (policy "+ns+"/move); its eviction was tried at "+stamp.Seconds(e.Time.Time)),
+			ContainSubstring("(recorded in status.recentEvictions of policy "+ns+"/move until "+stamp.Seconds(e.Expires.Time)+", whatever the answer was)"))))
 		Consistently(gone(a), dt.Quiet, dt.Poll).Should(BeFalse())
 		Expect(promtestutil.ToFloat64(restart.Evictions.WithLabelValues(restart.ResultRefused))).To(Equal(refused+1), "evicted again")
 	})
@@ -203,7 +204,7 @@ var _ = Describe("Decision controller, status.recentEvictions", func() {
 		lemonOn(c, nodeC)
 		Eventually(dt.HeldEvents(ns, c.Name, policyv1alpha1.HoldRestartIneffective), dt.Wait, dt.Poll).Should(ContainElement(
 			ContainSubstring("not evicted: status.recentEvictions of policy " + ns + "/move keeps 16 evictions that have not expired, the most it records; the next may be tried at " +
-				restart.Stamp(first.Expires.Time) + ", when the first expires")))
+				stamp.Seconds(first.Expires.Time) + ", when the first expires")))
 		Consistently(recent(pol), dt.Quiet, dt.Poll).Should(ContainElement(first))
 		Expect(withPrefix(ns, c.Name, restart.EventEvictionRefused)()).To(BeEmpty())
 		dt.ReportProbes(nodeC, []*corev1.Pod{c}, dt.Succeeded(c, "app", 2)) // it recovers: no restart of it takes web-a's budget
@@ -226,7 +227,7 @@ var _ = Describe("Decision controller, status.recentEvictions", func() {
 		dt.Finish(ns, a, 3)
 		dt.ReportProbes(nodeA, []*corev1.Pod{a}, dt.Failed(a, "app", 3))
 		Eventually(dt.HeldEvents(ns, a.Name, policyv1alpha1.HoldRestartIneffective), dt.Wait, dt.Poll).Should(ContainElement(
-			ContainSubstring("its eviction was tried at " + restart.Stamp(first.Time.Time))))
+			ContainSubstring("its eviction was tried at " + stamp.Seconds(first.Time.Time))))
 		Consistently(func() float64 {
 			return promtestutil.ToFloat64(restart.Evictions.WithLabelValues(restart.ResultRefused))
 		}, dt.Quiet, dt.Poll).

@@ -30,7 +30,6 @@ var (
 	RestartsAgreed    = restartsAgreed
 	RestartsAvoided   = restartsAvoided
 	Refusal           = refusal
-	Stamp             = stamp
 )
 
 const (

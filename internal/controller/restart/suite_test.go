@@ -20,9 +20,6 @@ import (
 	"context"
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
-
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -35,20 +32,12 @@ import (
 // of the decision, playing the kubelet, the node daemon and kube-controller-manager itself.
 
 var (
-	suite     *testutil.Suite
 	ctx       context.Context
 	cfg       *rest.Config
 	k8sClient client.Client
 )
 
 func TestRestart(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Decision Controller Suite")
+	testutil.RunSuite(t, "Decision Controller Suite", decisiontest.StartSuite,
+		func(s *testutil.Suite) { ctx, cfg, k8sClient = s.Ctx, s.Config, s.Client })
 }
-
-var _ = BeforeSuite(func() {
-	suite = decisiontest.StartSuite()
-	ctx, cfg, k8sClient = suite.Ctx, suite.Config, suite.Client
-})
-
-var _ = AfterSuite(func() { suite.Stop() })

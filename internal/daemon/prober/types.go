@@ -22,6 +22,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/prober/check"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/results"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 )
 
 // Target is one probe to run: a probe of a pod the NodePodProbe names, from the pod's sealed
@@ -41,27 +42,21 @@ func (t *Target) IntervalSeconds() int32 {
 	return appsv1alpha1.ProbeInterval(p.PeriodSeconds, p.TimeoutSeconds)
 }
 
-// Default values of a liveness probe (docs/probe-semantics.md #2). The manager fills them already; the
-// daemon applies them again so that a hand-written or older spec cannot make it spin or stall.
-const (
-	DefaultTimeoutSeconds   = 1
-	DefaultPeriodSeconds    = 10
-	DefaultFailureThreshold = 3
-)
-
-// withDefaults returns p with unset or invalid numbers replaced by the defaults, and its handler
-// defaulted as its kind says (an HTTP probe's path and scheme). A liveness probe's
-// successThreshold is always 1 (the API rejects anything else).
+// withDefaults returns p with unset or invalid numbers replaced by the API server's defaults
+// (podutil's, docs/probe-semantics.md #2), and its handler defaulted as its kind says (an HTTP
+// probe's path and scheme). The manager fills them already; the daemon applies them again so that
+// a hand-written or older spec cannot make it spin or stall. A liveness probe's successThreshold
+// is always 1 (the API rejects anything else).
 func withDefaults(p corev1.Probe) corev1.Probe {
 	if p.TimeoutSeconds <= 0 {
-		p.TimeoutSeconds = DefaultTimeoutSeconds
+		p.TimeoutSeconds = podutil.DefaultProbeTimeoutSeconds
 	}
 	if p.PeriodSeconds <= 0 {
-		p.PeriodSeconds = DefaultPeriodSeconds
+		p.PeriodSeconds = podutil.DefaultProbePeriodSeconds
 	}
 	p.SuccessThreshold = 1
 	if p.FailureThreshold <= 0 {
-		p.FailureThreshold = DefaultFailureThreshold
+		p.FailureThreshold = podutil.DefaultProbeFailureThreshold
 	}
 	if p.InitialDelaySeconds < 0 {
 		p.InitialDelaySeconds = 0

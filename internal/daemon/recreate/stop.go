@@ -31,6 +31,7 @@ import (
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/cri"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/stamp"
 )
 
 // Event reasons, on the pod.
@@ -120,14 +121,14 @@ func (e *Executor) stop(ctx context.Context, pod *corev1.Pod, crr *appsv1alpha1.
 	startToStop.Observe(stopAt.Sub(t.start).Seconds())
 	// With the lines of the manager and the status writer, these follow one restart from the
 	// failed probe to the stop (docs/daemon.md).
-	kv := []any{"gracePeriod", timeout, "stepStartedAt", stamp(t.start), "stopAt", stamp(stopAt)}
+	kv := []any{"gracePeriod", timeout, "stepStartedAt", stamp.Nano(t.start), "stopAt", stamp.Nano(stopAt)}
 	if !t.fenced.IsZero() {
-		kv = append(kv, "fencedAt", stamp(t.fenced))
+		kv = append(kv, "fencedAt", stamp.Nano(t.fenced))
 	}
 	log.Info("stopping container", kv...)
 	err := e.Runtime.StopContainer(ctx, id, timeout)
 	stopDuration.Observe(e.Clock.Since(start).Seconds())
-	log.Info("StopContainer returned", "returnedAt", stamp(e.Clock.Now()), "took", e.Clock.Since(stopAt).String(),
+	log.Info("StopContainer returned", "returnedAt", stamp.Nano(e.Clock.Now()), "took", e.Clock.Since(stopAt).String(),
 		"error", errString(err))
 	if transient(err) {
 		return stopResult{outcome: stopRetry, message: fmt.Sprintf("stopping %s failed, will retry: %v%s", target, err, hookMsg)}
@@ -178,9 +179,6 @@ func killingNote(crr *appsv1alpha1.ContainerRecreateRequest, container string) s
 	}
 	return fmt.Sprintf("Stopping container %s by ContainerRecreateRequest %s", container, crr.Name)
 }
-
-// stamp formats a time for logs: UTC with nanoseconds, whatever the log encoder does with times.
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 func errString(err error) string {
 	if err == nil {

@@ -25,6 +25,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/stamp"
 )
 
 // FailureTimes times the status writes that report liveness failures: for each Failed state a
@@ -109,10 +110,7 @@ func (f *FailureTimes) acknowledged(w failureWrite) {
 		// One line per reported liveness failure, with times precise enough to follow a restart
 		// from the node to the manager and back (docs/daemon.md).
 		log.Info("liveness failure reported", "pod", r.pod, "probe", r.probe, "containerID", r.containerID,
-			"failedAt", stamp(r.failedAt), "sentAt", stamp(w.sent), "acknowledgedAt", stamp(acked),
+			"failedAt", stamp.Nano(r.failedAt), "sentAt", stamp.Nano(w.sent), "acknowledgedAt", stamp.Nano(acked),
 			"took", acked.Sub(r.failedAt).String())
 	}
 }
-
-// stamp formats a time for logs: UTC, nanoseconds, whatever the log encoder does with times.
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

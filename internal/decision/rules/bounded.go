@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/stamp"
 )
 
 // Doubt holds end. A storm, or restarts that did not help, are reasons to doubt that a restart
@@ -232,7 +233,7 @@ func BoundDoubt(st DoubtHold, seen bool, reason policyv1alpha1.HoldReason, maxHo
 	st.Touched = now
 	if maxHold <= 0 {
 		st.Period = 0
-		return DoubtStep{Next: st, Message: fmt.Sprintf("held since %s; maxHold is 0s, so only the cause ending ends the hold", stamp(st.Onset))}
+		return DoubtStep{Next: st, Message: fmt.Sprintf("held since %s; maxHold is 0s, so only the cause ending ends the hold", stamp.Seconds(st.Onset))}
 	}
 	if st.Period <= 0 {
 		st.Since, st.Period = now, FirstWait(maxHold, failed) // maxHold was 0s until now
@@ -259,7 +260,7 @@ func BoundDoubt(st DoubtHold, seen bool, reason policyv1alpha1.HoldReason, maxHo
 			// container has not failed again for the time that judges a restart.
 			return DoubtStep{Next: st, ProvenAt: proven, Due: proven.Sub(now), Message: fmt.Sprintf(
 				"held since %s; canary %d passed its probe at %s: the held pods follow at %s, past the rate limit, unless a restart since %s fails again soon",
-				stamp(st.Onset), st.Canaries, stamp(st.Released), stamp(proven), stamp(st.Since))}
+				stamp.Seconds(st.Onset), st.Canaries, stamp.Seconds(st.Released), stamp.Seconds(proven), stamp.Seconds(st.Since))}
 		default:
 			return DoubtStep{Next: st, Release: true, ProvenAt: proven}
 		}
@@ -267,7 +268,7 @@ func BoundDoubt(st DoubtHold, seen bool, reason policyv1alpha1.HoldReason, maxHo
 	if left := st.Since.Add(st.Period).Sub(now); left > 0 {
 		return DoubtStep{Next: st, Due: left, Message: fmt.Sprintf(
 			"held since %s; one held pod is restarted as canary %d in %s (the wait doubles after a canary fails, up to maxHold %s)",
-			stamp(st.Onset), st.Canaries+1, left.Round(time.Second), maxHold)}
+			stamp.Seconds(st.Onset), st.Canaries+1, left.Round(time.Second), maxHold)}
 	}
 	return DoubtStep{Next: st, Release: true, Canary: true}
 }
@@ -297,10 +298,10 @@ func inFlight(st *DoubtHold, maxHold time.Duration, judge func(Canary) CanaryRes
 func pendingCanary(st DoubtHold, now time.Time) DoubtStep {
 	k := st.Canary
 	msg := fmt.Sprintf("held since %s; container %s of pod %s was restarted as canary %d at %s, waiting for its probe until %s",
-		stamp(st.Onset), k.Container, k.PodName, st.Canaries, stamp(k.At), stamp(k.Deadline))
+		stamp.Seconds(st.Onset), k.Container, k.PodName, st.Canaries, stamp.Seconds(k.At), stamp.Seconds(k.Deadline))
 	if k.Evicted {
 		msg = fmt.Sprintf("held since %s; pod %s was evicted as canary %d at %s, waiting for it to go until %s",
-			stamp(st.Onset), k.PodName, st.Canaries, stamp(k.At), stamp(k.Deadline))
+			stamp.Seconds(st.Onset), k.PodName, st.Canaries, stamp.Seconds(k.At), stamp.Seconds(k.Deadline))
 	}
 	return DoubtStep{Next: st, Due: max(0, k.Deadline.Sub(now)), Message: msg}
 }
@@ -403,5 +404,3 @@ func (c *judged) notHelped(since time.Time) bool {
 func isDoubt(v Verdict) bool {
 	return v.Outcome == Hold && v.Reason.Kind() == policyv1alpha1.HoldKindDoubt
 }
-
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

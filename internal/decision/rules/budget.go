@@ -20,6 +20,7 @@ import (
 	"fmt"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/stamp"
 )
 
 // Step 6: the budget (maxUnavailable, else the PodDisruptionBudget). A pod that is already
@@ -77,7 +78,7 @@ func budget(c *judged) (Verdict, bool) {
 		return Verdict{}, false
 	}
 	v.Message += fmt.Sprintf("; %d of them the operator will not restart (%s): they stop counting at %s, maxHold after %s",
-		u-ours, notRestarting(u-ours, min(u-ours, c.workload.Missing())), stamp(end), stamp(st.Onset))
+		u-ours, notRestarting(u-ours, min(u-ours, c.workload.Missing())), stamp.Seconds(end), stamp.Seconds(st.Onset))
 	v.RequeueAfter = end.Sub(c.now)
 	return v, true
 }

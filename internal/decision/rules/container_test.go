@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/stamp"
 )
 
 // twoContainers is baseFacts with an app and a side container in each of the 10 pods: the
@@ -157,7 +158,7 @@ func TestBudgetHoldsEnd(t *testing.T) {
 	}{
 		{"behind a pod that is merely not ready (or Pending): held, and the hold's clock starts", notReady, false, nil, Hold, true, podsNote + "2026"},
 		{"behind a pod that is merely not ready: held until maxHold after the onset", notReady, false, &recent, Hold, false,
-			podsNote + stamp(t0.Add(maxHold-time.Minute))},
+			podsNote + stamp.Seconds(t0.Add(maxHold-time.Minute))},
 		{"behind a pod that is merely not ready: ends after maxHold", notReady, false, &budgetHold, Restart, false, ""},
 		{"behind a missing replica: held, and the hold's clock starts", nil, false, nil, Hold, true,
 			"1 of them the operator will not restart (replicas the workload has not created): they stop counting at "},

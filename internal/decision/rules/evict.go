@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/stamp"
 )
 
 // Step 5c, with spec.restartEffectiveness.action Evict: a pod whose own restarts do not help
@@ -87,24 +88,24 @@ func evictable(c *judged, b RestartBreaker) (bool, string) {
 	}
 	e, known := c.m.Eviction(c.f.UID)
 	if known && !e.Withdrawn && c.now.Sub(e.At) < b.Window {
-		next := stamp(e.At.Add(b.Window))
+		next := stamp.Seconds(e.At.Add(b.Window))
 		if e.Refused != "" {
-			return false, fmt.Sprintf("; its eviction was refused at %s: %s; the next may be tried at %s", stamp(e.At), e.Refused, next)
+			return false, fmt.Sprintf("; its eviction was refused at %s: %s; the next may be tried at %s", stamp.Seconds(e.At), e.Refused, next)
 		}
-		return false, fmt.Sprintf("; it was evicted at %s; one eviction per pod per %s", stamp(e.At), b.Window)
+		return false, fmt.Sprintf("; it was evicted at %s; one eviction per pod per %s", stamp.Seconds(e.At), b.Window)
 	}
 	// A new leader's memory is empty: the policies' status keeps the evictions decided before.
 	// The record stands for the attempt (written before the call), not for its answer.
 	if r, by, ok := c.f.Policies.RecentEviction(c.f.UID, c.now); ok && (!known || !withdrawnRecord(r, e)) {
 		return false, fmt.Sprintf("; its eviction was tried at %s (recorded in status.recentEvictions of policy %s until %s, whatever the answer was); one eviction per pod per %s",
-			stamp(r.Time.Time), by, stamp(r.Expires.Time), b.Window)
+			stamp.Seconds(r.Time.Time), by, stamp.Seconds(r.Expires.Time), b.Window)
 	}
 	if c.f.Elsewhere[c.x.Container] == 0 {
 		return false, fmt.Sprintf("; not evicted: no pod of %s passes container %s on another node", c.workload.Ref, c.x.Container)
 	}
 	if by, next, full := c.f.Policies.FullEvictions(c.now); full {
 		return false, fmt.Sprintf("; not evicted: status.recentEvictions of policy %s keeps %d evictions that have not expired, the most it records; the next may be tried at %s, when the first expires",
-			by, MaxRecentEvictions, stamp(next))
+			by, MaxRecentEvictions, stamp.Seconds(next))
 	}
 	return true, ""
 }

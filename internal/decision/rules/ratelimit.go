@@ -21,6 +21,7 @@ import (
 	"time"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/stamp"
 )
 
 // Step 7: the rate limit. A restart needs a token from the manager-wide bucket and from each
@@ -43,7 +44,7 @@ func rateLimited(c *judged) (Verdict, bool) {
 	v := hold(policyv1alpha1.HoldRateLimited, "rate limit reached; next token in %s", wait.Round(time.Millisecond))
 	v.RequeueAfter = wait
 	if !at.IsZero() && at.Sub(c.now) < wait {
-		v.Message += fmt.Sprintf("; the canary of the held restarts passed: from %s they no longer wait for tokens", stamp(at))
+		v.Message += fmt.Sprintf("; the canary of the held restarts passed: from %s they no longer wait for tokens", stamp.Seconds(at))
 		v.RequeueAfter = at.Sub(c.now)
 	}
 	return v, true

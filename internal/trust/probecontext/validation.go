@@ -27,37 +27,24 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 )
 
-// The apiserver's probe defaults (SetDefaults_Probe, SetDefaults_HTTPGetAction).
-const (
-	DefaultTimeoutSeconds   = 1
-	DefaultPeriodSeconds    = 10
-	DefaultSuccessThreshold = 1
-	DefaultFailureThreshold = 3
-	DefaultHTTPPath         = "/"
-)
-
-// SetDefaults fills the fields the apiserver defaults on a probe in a pod spec. A probe moved out
-// of the spec has them already; one written into the annotation by hand may not.
+// SetDefaults fills the fields the apiserver defaults on a probe in a pod spec (podutil's
+// defaults). A probe moved out of the spec has them already; one written into the annotation by
+// hand may not.
 func SetDefaults(p *corev1.Probe) {
 	if p.TimeoutSeconds == 0 {
-		p.TimeoutSeconds = DefaultTimeoutSeconds
+		p.TimeoutSeconds = podutil.DefaultProbeTimeoutSeconds
 	}
 	if p.PeriodSeconds == 0 {
-		p.PeriodSeconds = DefaultPeriodSeconds
+		p.PeriodSeconds = podutil.DefaultProbePeriodSeconds
 	}
 	if p.SuccessThreshold == 0 {
-		p.SuccessThreshold = DefaultSuccessThreshold
+		p.SuccessThreshold = podutil.DefaultProbeSuccessThreshold
 	}
 	if p.FailureThreshold == 0 {
-		p.FailureThreshold = DefaultFailureThreshold
+		p.FailureThreshold = podutil.DefaultProbeFailureThreshold
 	}
-	if h := p.HTTPGet; h != nil {
-		if h.Path == "" {
-			h.Path = DefaultHTTPPath
-		}
-		if h.Scheme == "" {
-			h.Scheme = corev1.URISchemeHTTP
-		}
+	if p.HTTPGet != nil {
+		podutil.DefaultHTTPGet(p.HTTPGet)
 	}
 	if g := p.GRPC; g != nil && g.Service == nil {
 		g.Service = new("")

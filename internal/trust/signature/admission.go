@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/stamp"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 )
 
@@ -144,9 +145,7 @@ func VerifyAdmission(keys KeySet, pod metav1.Object) (Admitted, error) {
 	created := pod.GetCreationTimestamp().Time
 	if d := created.Sub(issued); d > MaxSkew || d < -MaxSkew {
 		return Admitted{}, fmt.Errorf("%w: it was admitted at %s, but the pod was created at %s (a signature copied from another pod)",
-			ErrNotSigned, stamp(issued), stamp(created))
+			ErrNotSigned, stamp.Seconds(issued), stamp.Seconds(created))
 	}
 	return Admitted{KeyID: id, Issued: issued}, nil
 }
-
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

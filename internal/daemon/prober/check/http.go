@@ -27,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemon/httpget"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/podutil"
 )
 
 func init() {
@@ -34,15 +35,11 @@ func init() {
 		uses: func(h *corev1.ProbeHandler) bool { return h.HTTPGet != nil }})
 }
 
-// httpDefaults sets the API server's defaults of an httpGet action: path / and scheme HTTP.
+// httpDefaults sets the API server's defaults of an httpGet action (podutil.DefaultHTTPGet) on a
+// copy of it.
 func httpDefaults(h *corev1.ProbeHandler) {
 	a := *h.HTTPGet
-	if a.Path == "" {
-		a.Path = "/"
-	}
-	if a.Scheme == "" {
-		a.Scheme = corev1.URISchemeHTTP
-	}
+	podutil.DefaultHTTPGet(&a)
 	h.HTTPGet = &a
 }
 
