@@ -20,10 +20,6 @@ import (
 	"context"
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
-
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
@@ -35,20 +31,11 @@ import (
 // of the decision, playing the kubelet, the node daemon and kube-controller-manager itself.
 
 var (
-	suite     *testutil.Suite
 	ctx       context.Context
-	cfg       *rest.Config
 	k8sClient client.Client
 )
 
 func TestPolicyStatus(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Policy Status Suite")
+	testutil.RunSuite(t, "Policy Status Suite", decisiontest.StartSuite,
+		func(s *testutil.Suite) { ctx, k8sClient = s.Ctx, s.Client })
 }
-
-var _ = BeforeSuite(func() {
-	suite = decisiontest.StartSuite()
-	ctx, cfg, k8sClient = suite.Ctx, suite.Config, suite.Client
-})
-
-var _ = AfterSuite(func() { suite.Stop() })

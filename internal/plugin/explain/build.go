@@ -27,6 +27,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/stamp"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 )
 
@@ -270,7 +271,7 @@ func hold(all []policyv1alpha1.RestartHold, w *Workload, pod *corev1.Pod, contai
 			if k.Evicted {
 				what = "evicted"
 			}
-			out.Canary = fmt.Sprintf("pod %s %s at %s, judged until %s", k.Pod, what, stamp(k.RestartedAt.Time), stamp(k.Deadline.Time))
+			out.Canary = fmt.Sprintf("pod %s %s at %s, judged until %s", k.Pod, what, stamp.Seconds(k.RestartedAt.Time), stamp.Seconds(k.Deadline.Time))
 		}
 		return out
 	}
@@ -332,5 +333,3 @@ func figures(w *Workload, pod *corev1.Pod, policies []policyv1alpha1.EnhancedLiv
 	}
 	return out
 }
-
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

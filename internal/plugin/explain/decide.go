@@ -26,6 +26,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/stamp"
 )
 
 // heldEventAge is how long a RestartHeld or RestartStillHeld event stands for a hold that is
@@ -117,7 +118,7 @@ func endsWhen(reason string, h *Hold) string {
 		case h.Canary != "":
 			s += "; a canary is being judged now: " + h.Canary
 		case h.NextCanary != nil:
-			s += fmt.Sprintf("; the next canary is due at %s (%d tried)", stamp(*h.NextCanary), h.Canaries)
+			s += fmt.Sprintf("; the next canary is due at %s (%d tried)", stamp.Seconds(*h.NextCanary), h.Canaries)
 		}
 	}
 	return s
@@ -135,7 +136,7 @@ func kubelet(cx *Container, pod *corev1.Pod, in Inputs) string {
 			did = fmt.Sprintf("its container was restarted %d times (the operator's requests included)", st.RestartCount)
 		}
 		if t := st.LastTerminationState.Terminated; t != nil {
-			did += fmt.Sprintf("; the last container stopped at %s (exit code %d, %s)", stamp(t.FinishedAt.Time), t.ExitCode, t.Reason)
+			did += fmt.Sprintf("; the last container stopped at %s (exit code %d, %s)", stamp.Seconds(t.FinishedAt.Time), t.ExitCode, t.Reason)
 		}
 	}
 	if cx.NativeProbe {
@@ -145,7 +146,7 @@ func kubelet(cx *Container, pod *corev1.Pod, in Inputs) string {
 	case StateFailing:
 		at := ""
 		if len(cx.Results) > 0 && cx.Results[0].Source == "report" {
-			at = " at " + stamp(failingSince(in.Report, pod, cx.Name, cx.Results[0].Time))
+			at = " at " + stamp.Seconds(failingSince(in.Report, pod, cx.Name, cx.Results[0].Time))
 		}
 		would := "the kubelet would have restarted it" + at + ": the probe failed failureThreshold times in a row"
 		if cx.Decision.Verdict == VerdictHeld {

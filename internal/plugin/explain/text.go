@@ -23,6 +23,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/stamp"
 )
 
 // maxResults is how many results the text shows per container (JSON and YAML carry them all).
@@ -101,7 +103,7 @@ func (p *printer) at(t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
-	return fmt.Sprintf("%s (%s)", stamp(t), age(p.now.Sub(t)))
+	return fmt.Sprintf("%s (%s)", stamp.Seconds(t), age(p.now.Sub(t)))
 }
 
 func age(d time.Duration) string {
