@@ -35,6 +35,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -156,7 +157,38 @@ var _ = AfterSuite(func() {
 	}
 })
 
-var _ = BeforeEach(func() { specNamespaces = nil })
+var _ = BeforeEach(func() {
+	specNamespaces = nil
+	awaitEarlierNamespaces()
+})
+
+// awaitEarlierNamespaces waits, up to 3 minutes, until the namespaces earlier specs deleted are
+// gone. Their pods may still fail their probes while they terminate, and a spec that follows on
+// the same node would see them as a node storm (the specs run in random order). Past the bound
+// the spec goes on, and the log says which namespaces were left.
+func awaitEarlierNamespaces() {
+	start := time.Now()
+	var left []string
+	for time.Since(start) < 3*time.Minute {
+		left = left[:0]
+		var list corev1.NamespaceList
+		if err := k8s.List(context.Background(), &list); err != nil {
+			break
+		}
+		for _, ns := range list.Items {
+			if strings.HasPrefix(ns.Name, "e2e-") && ns.DeletionTimestamp != nil {
+				left = append(left, ns.Name)
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	if waited := time.Since(start); waited > time.Second {
+		_, _ = fmt.Fprintf(GinkgoWriter, "waited %s for earlier specs' namespaces to go; still terminating: %v\n", waited.Round(time.Second), left)
+	}
+}
 
 // On failure, print what a person would look at first (before the spec's cleanups run).
 var _ = JustAfterEach(func() {
