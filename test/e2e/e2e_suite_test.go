@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -162,22 +163,29 @@ var _ = BeforeEach(func() {
 	awaitEarlierNamespaces()
 })
 
-// awaitEarlierNamespaces waits, up to 3 minutes, until the namespaces earlier specs deleted are
-// gone. Their pods may still fail their probes while they terminate, and a spec that follows on
-// the same node would see them as a node storm (the specs run in random order). Past the bound
-// the spec goes on, and the log says which namespaces were left.
+// awaitEarlierNamespaces waits, up to 3 minutes, until the namespaces earlier specs deleted have
+// no pod left. Their pods may still fail their probes while they terminate, and a spec that
+// follows on the same node would see them as a node storm (the specs run in random order). Past
+// the bound the spec goes on, and the log says which namespaces still had pods.
 func awaitEarlierNamespaces() {
 	start := time.Now()
 	var left []string
 	for time.Since(start) < 3*time.Minute {
 		left = left[:0]
-		var list corev1.NamespaceList
-		if err := k8s.List(context.Background(), &list); err != nil {
+		var namespaces corev1.NamespaceList
+		var pods corev1.PodList
+		if k8s.List(context.Background(), &namespaces) != nil || k8s.List(context.Background(), &pods) != nil {
 			break
 		}
-		for _, ns := range list.Items {
+		deleted := map[string]bool{}
+		for _, ns := range namespaces.Items {
 			if strings.HasPrefix(ns.Name, "e2e-") && ns.DeletionTimestamp != nil {
-				left = append(left, ns.Name)
+				deleted[ns.Name] = true
+			}
+		}
+		for _, p := range pods.Items {
+			if deleted[p.Namespace] && !slices.Contains(left, p.Namespace) {
+				left = append(left, p.Namespace)
 			}
 		}
 		if len(left) == 0 {
@@ -186,7 +194,7 @@ func awaitEarlierNamespaces() {
 		time.Sleep(time.Second)
 	}
 	if waited := time.Since(start); waited > time.Second {
-		_, _ = fmt.Fprintf(GinkgoWriter, "waited %s for earlier specs' namespaces to go; still terminating: %v\n", waited.Round(time.Second), left)
+		_, _ = fmt.Fprintf(GinkgoWriter, "waited %s for the pods of earlier specs' namespaces to go; still there in: %v\n", waited.Round(time.Second), left)
 	}
 }
 
