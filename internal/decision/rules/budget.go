@@ -19,6 +19,8 @@ package rules
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
+
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/stamp"
 )
@@ -139,14 +141,5 @@ func (w WorkloadState) Unavailable() int32 {
 // MaxUnavailable is the smallest spec.maxUnavailable of the governing policies that set one, for
 // a workload of desired replicas, and the policy that sets it; ok is false when none does.
 func (g Governing) MaxUnavailable(desired int32) (n int32, by PolicyKey, ok bool) {
-	n = -1
-	for i := range g {
-		if g[i].MaxUnavailable == nil {
-			continue
-		}
-		if v := Scaled(*g[i].MaxUnavailable, desired); n < 0 || v < n {
-			n, by = v, g[i].Key
-		}
-	}
-	return n, by, n >= 0
+	return g.min(desired, func(p *Policy) *intstr.IntOrString { return p.MaxUnavailable })
 }

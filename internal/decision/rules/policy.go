@@ -295,18 +295,21 @@ func (g Governing) Blacklisted(t Target) (string, bool) {
 	return "", false
 }
 
-func (g Governing) min(desired int32, f func(*Policy) intstr.IntOrString) (int32, PolicyKey) {
-	best, key := int32(-1), PolicyKey{}
+func (g Governing) min(desired int32, f func(*Policy) *intstr.IntOrString) (n int32, by PolicyKey, ok bool) {
+	n = -1
 	for i := range g {
-		v := Scaled(f(&g[i]), desired)
-		if best < 0 || v < best {
-			best, key = v, g[i].Key
+		v := f(&g[i])
+		if v == nil {
+			continue // the policy does not set it
+		}
+		if s := Scaled(*v, desired); n < 0 || s < n {
+			n, by = s, g[i].Key
 		}
 	}
-	if best < 0 {
-		return 0, PolicyKey{}
+	if n < 0 {
+		return 0, PolicyKey{}, false
 	}
-	return best, key
+	return n, by, true
 }
 
 // WithStatus returns the keys of the policies that have a status to count decisions in: every

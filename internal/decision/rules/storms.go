@@ -141,7 +141,8 @@ func Settling(storm bool, last time.Time, seen bool, settle time.Duration, now t
 
 // MaxFailing is the smallest storm threshold of the governing policies.
 func (g Governing) MaxFailing(desired int32) (int32, PolicyKey) {
-	return g.min(desired, func(p *Policy) intstr.IntOrString { return p.MaxFailing })
+	n, by, _ := g.min(desired, func(p *Policy) *intstr.IntOrString { return &p.MaxFailing })
+	return n, by
 }
 
 // FailingPods counts pods with a Failed liveness state (terminating pods excluded: they are going
