@@ -50,17 +50,23 @@ const immutabilityPolicy = "enhanced-liveness-operator-pod-probe-immutable"
 // someone who may patch pods there, and nothing more.
 func namespaceUser(ns, user string) client.Client {
 	GinkgoHelper()
-	Expect(k8s.Create(context.Background(), &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user + "-edit"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
-	})).To(Succeed())
+	bindInNamespace(ns, user, "edit")
 	cfg, err := clientcmd.BuildConfigFromFlags("", envOr("KUBECONFIG", ""))
 	Expect(err).NotTo(HaveOccurred())
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:authenticated"}}
 	c, err := client.New(cfg, client.Options{Scheme: k8s.Scheme()})
 	Expect(err).NotTo(HaveOccurred())
 	return c
+}
+
+// bindInNamespace binds user to the ClusterRole role in ns only (a RoleBinding <user>-<role>).
+func bindInNamespace(ns, user, role string) {
+	GinkgoHelper()
+	Expect(k8s.Create(context.Background(), &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user + "-" + role},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	})).To(Succeed())
 }
 
 // editProbeContext patches the pod's probe-context annotation to a command of the editor's choosing.

@@ -30,8 +30,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
@@ -53,14 +51,7 @@ var pluginBinary = sync.OnceValues(func() (string, error) {
 // namespaceReader binds user to the built-in "view" ClusterRole in ns only: pods, events and,
 // through the operator's aggregated viewer roles, its policies, RestartHolds and requests;
 // nothing cluster-scoped.
-func namespaceReader(ns, user string) {
-	GinkgoHelper()
-	Expect(k8s.Create(context.Background(), &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user + "-view"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
-	})).To(Succeed())
-}
+func namespaceReader(ns, user string) { bindInNamespace(ns, user, "view") }
 
 // pluginAs runs the plugin as user (impersonated through the suite's admin kubeconfig, with
 // kubectl's own --as flags) and returns its standard output; it must exit 0.
