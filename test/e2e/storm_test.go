@@ -110,6 +110,7 @@ var _ = Describe("a rollout that ships a probe on a wrong path to 10 replicas", 
 		By("both Deployments roll out a liveness probe on /wrong-path")
 		rec := recordRestarts("1-wrong-probe", "A liveness probe on a wrong path rolled out to 10 replicas",
 			[]appRef{{enrolledNS, "web"}}, []appRef{{nativeNS, "web"}})
+		rolloutStart := time.Now()
 		rollOutProbePath(enrolledNS, "web", "/wrong-path")
 		rollOutProbePath(nativeNS, "web", "/wrong-path")
 		Eventually(rolledOut(enrolledNS, "web")).WithTimeout(120 * time.Second).Should(Succeed())
@@ -157,7 +158,7 @@ var _ = Describe("a rollout that ships a probe on a wrong path to 10 replicas", 
 		appendStormReport("wrong probe path, 10 replicas, rollout + 150 s after the onset: enrolled %d restarts, native %d restarts", ours, native)
 		Expect(native).To(BeNumerically(">", 100), "the kubelet restarted the native Deployment's containers")
 
-		enrolledFigures, shadowFigures := wrongProbeFigures(pol, shadow, onset, metrics)
+		enrolledFigures, shadowFigures := wrongProbeFigures(pol, shadow, rolloutStart, metrics)
 		appendStormReport("wrong probe path, 10 replicas: Enforce figures %s; Shadow twin (the kubelet's %d restarts) %s",
 			describeFigures(enrolledFigures), native, describeFigures(shadowFigures))
 
@@ -168,11 +169,13 @@ var _ = Describe("a rollout that ships a probe on a wrong path to 10 replicas", 
 
 // wrongProbeFigures checks the figures of the wrong-probe rollout against what the spec saw, and
 // returns them. Enforce: every new pod's failure was held (avoided, FailureStorm), and each
-// request the engine made (the canaries) is an agreed restart, with the time its hold added.
+// request the engine made (the canaries) is an agreed restart, with the time its hold added: no
+// more than from the rollout's start (before which no new pod failed) to the last request. Not
+// from the hold's onset: a new pod's first failure may come before the storm is confirmed.
 // Shadow: the kubelet's restarts the engine would have held are avoided, nearly all of them (a
 // restart the manager's cache saw no failure of first is not counted), never more than the
 // kubelet made.
-func wrongProbeFigures(pol, shadow *policyv1alpha1.EnhancedLivenessPolicy, onset time.Time,
+func wrongProbeFigures(pol, shadow *policyv1alpha1.EnhancedLivenessPolicy, rolloutStart time.Time,
 	metrics func() string) (enforced, shadowed policyv1alpha1.WorkloadFigures) {
 	GinkgoHelper()
 	ns, shadowNS := pol.Namespace, shadow.Namespace
@@ -184,10 +187,10 @@ func wrongProbeFigures(pol, shadow *policyv1alpha1.EnhancedLivenessPolicy, onset
 		g.Expect(enforced.AddedSeconds).To(HaveLen(len(crrs)))
 		latest := time.Duration(0)
 		for _, c := range crrs {
-			latest = max(latest, c.CreationTimestamp.Sub(onset))
+			latest = max(latest, c.CreationTimestamp.Sub(rolloutStart))
 		}
 		g.Expect(time.Duration(enforced.AddedMaxSeconds)*time.Second).To(BeNumerically("<=", latest+2*time.Second),
-			"no restart came later after its failure than the last request after the hold's onset")
+			"no restart came later after its failure than the last request after the rollout's start")
 		m := figureMetricsOf(metrics(), ns, appsv1alpha1.ModeEnforce)
 		g.Expect(m.agreed).To(BeEquivalentTo(enforced.Agreed), "the leader's counter")
 		g.Expect(m.avoided).To(BeNumerically(">=", enforced.Avoided))
