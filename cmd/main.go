@@ -76,6 +76,13 @@ func init() {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == stopCommand {
+		if err := runStop(ctrl.SetupSignalHandler(), os.Args[2:]); err != nil {
+			fmt.Fprintf(os.Stderr, "manager %s: %v\n", stopCommand, err)
+			os.Exit(1)
+		}
+		return
+	}
 	f := bindFlags(flag.CommandLine)
 	flag.Parse()
 	if f.printVersion {

@@ -32,6 +32,8 @@ import (
 const (
 	manager = "manager"
 	daemon  = "daemon"
+	// managerStop is the manager's subcommand, with flags of its own.
+	managerStop = "stop"
 )
 
 var mainPackages = map[string]string{

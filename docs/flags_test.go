@@ -26,7 +26,7 @@ import (
 
 // binaryFlags builds each binary and reads its flag set from its -help output (hack/flagusage),
 // run with an empty environment so that defaults taken from variables ($POD_NAMESPACE, …) are the
-// built-in ones. Keys are "<binary> --<flag>".
+// built-in ones. Keys are "<binary> --<flag>", and "manager stop --<flag>" for the subcommand.
 func binaryFlags(root, dir string) (map[string]flagusage.Flag, error) {
 	for bin, pkg := range mainPackages {
 		out := filepath.Join(dir, bin)
@@ -45,6 +45,13 @@ func binaryFlags(root, dir string) (map[string]flagusage.Flag, error) {
 		for name, f := range flags {
 			all[bin+" --"+name] = f
 		}
+	}
+	stop, err := flagusage.Of(filepath.Join(dir, manager), dir, managerStop)
+	if err != nil {
+		return nil, err
+	}
+	for name, f := range stop {
+		all[manager+" "+managerStop+" --"+name] = f
 	}
 	return all, nil
 }

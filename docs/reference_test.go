@@ -43,6 +43,7 @@ const (
 	secManagerFlags = "Manager flags"
 	secDaemonFlags  = "Daemon flags"
 	secCommonFlags  = "Flags of both binaries"
+	secStopFlags    = "manager stop"
 )
 
 func readPage(t *testing.T, rel string) *page {
@@ -226,6 +227,7 @@ func TestReferenceMatchesCode(t *testing.T) {
 		check(secManagerFlags, manager)
 		check(secDaemonFlags, daemon)
 		check(secCommonFlags, manager, daemon)
+		check(secStopFlags, manager+" "+managerStop)
 		compare(t, "flag", flags, doc)
 	})
 

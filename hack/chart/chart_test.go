@@ -19,6 +19,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -333,4 +334,55 @@ func chartAppVersion(t *testing.T) string {
 	}
 	t.Fatal("no appVersion in Chart.yaml")
 	return ""
+}
+
+// The uninstall's pre-delete hook runs `manager stop` from the manager's image, in the release's
+// namespace, as its own ServiceAccount, made by hooks of a lower weight with the RBAC it needs;
+// every hook object goes once the hook succeeded.
+func TestStopHook(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	_, objs, err := renderChart(t, map[string]any{"image": map[string]any{"repository": "reg.example/elo", "digest": digest},
+		"imagePullSecrets": []any{map[string]any{"name": "pull"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks := map[string]map[string]any{}
+	for _, o := range objs {
+		ann, _ := o["metadata"].(map[string]any)["annotations"].(map[string]any)
+		if ann["helm.sh/hook"] == nil {
+			continue
+		}
+		if ann["helm.sh/hook"] != "pre-delete" || ann["helm.sh/hook-delete-policy"] != "before-hook-creation,hook-succeeded" {
+			t.Errorf("%s %s: hook annotations %v", kindOf(o), nameOf(o), ann)
+		}
+		if w := ann["helm.sh/hook-weight"]; (kindOf(o) == "Job") != (w == "0") {
+			t.Errorf("%s %s: weight %v, want the Job after its ServiceAccount and RBAC", kindOf(o), nameOf(o), w)
+		}
+		hooks[kindOf(o)] = o
+	}
+	if got := slices.Sorted(maps.Keys(hooks)); !slices.Equal(got, []string{"ClusterRole", "ClusterRoleBinding", "Job", "Role", "RoleBinding", "ServiceAccount"}) {
+		t.Fatalf("hook objects: %v", got)
+	}
+	pod := hooks["Job"]["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+	c := pod["containers"].([]any)[0].(map[string]any)
+	if c["image"] != "reg.example/elo@"+digest {
+		t.Errorf("the hook's image %v, want the manager's", c["image"])
+	}
+	if got := fmt.Sprint(c["command"]); got != "[/manager stop --namespace=ops --timeout=2m]" {
+		t.Errorf("the hook's command %s", got)
+	}
+	if pod["serviceAccountName"] != nameOf(hooks["ServiceAccount"]) {
+		t.Errorf("the Job runs as %v, not the hook's ServiceAccount %s", pod["serviceAccountName"], nameOf(hooks["ServiceAccount"]))
+	}
+	if got := fmt.Sprint(hooks["ServiceAccount"]["imagePullSecrets"]); got != "[map[name:pull]]" {
+		t.Errorf("the hook's ServiceAccount pulls with %s", got)
+	}
+	// What manager stop reads and writes (docs/reference.md#manager-stop).
+	rules := fmt.Sprint(hooks["Role"]["rules"]) + fmt.Sprint(hooks["ClusterRole"]["rules"])
+	for _, want := range []string{"resources:[deployments] verbs:[get patch]", "resources:[pods] verbs:[list]",
+		"resources:[nodes] verbs:[list]", "resources:[nodes/status] verbs:[patch]"} {
+		if !strings.Contains(rules, want) {
+			t.Errorf("the hook's RBAC lacks %q: %s", want, rules)
+		}
+	}
 }

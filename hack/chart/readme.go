@@ -80,7 +80,9 @@ helm install enhanced-liveness-operator enhanced-liveness-operator-<version>.tgz
 ` + "```" + `
 
 The CRDs are templates of the chart: ` + "`helm upgrade`" + ` upgrades them, ` + "`helm uninstall`" + ` keeps them
-(` + "`crds.keep`" + `). Installing, upgrading and removing: docs/install.md#with-helm of the project
+(` + "`crds.keep`" + `). ` + "`helm uninstall`" + ` first runs a pre-delete hook, a Job that stops the manager and sets
+False the Nodes' EnhancedLivenessNodeStorm conditions it may have left True (` + "`--no-hooks`" + ` skips
+it). Installing, upgrading and removing: docs/install.md#with-helm of the project
 (https://github.com/enhanced-liveness/enhanced-liveness-operator). Kubernetes 1.32 or newer.
 
 ## Values

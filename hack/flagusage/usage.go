@@ -56,11 +56,12 @@ func (f Flag) DefaultOrZero() string {
 	return `""`
 }
 
-// Of runs the binary at path with -help and an environment of PATH and HOME only (defaults taken
-// from variables such as $POD_NAMESPACE are then the built-in ones) and parses its flags.
-func Of(path, home string) (map[string]Flag, error) {
+// Of runs the binary at path with args (a subcommand) and -help, in an environment of PATH and
+// HOME only (defaults taken from variables such as $POD_NAMESPACE are then the built-in ones), and
+// parses its flags.
+func Of(path, home string, args ...string) (map[string]Flag, error) {
 	var stderr bytes.Buffer
-	cmd := exec.Command(path, "-help")
+	cmd := exec.Command(path, append(args, "-help")...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {

@@ -42,6 +42,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/tools/clientcmd"
@@ -50,6 +51,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/nodecondition"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/localregistry"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/test/project"
@@ -208,7 +210,21 @@ var _ = Describe("The release's install manifest and Helm chart", Ordered, func(
 		Expect(manifest).NotTo(BeEmpty())
 		kubectl(ctx, "delete", "namespace", appNS, "--wait=true", "--timeout=2m")
 
+		hooks := parse(helm(ctx, "get", "hooks", releaseName, "--namespace", namespace), namespace)
+		Expect(hooks).To(HaveLen(6), "the pre-delete hook: a Job, its ServiceAccount and RBAC")
+		node := plantNodeCondition(ctx, k8s)
+
 		helm(ctx, "uninstall", releaseName, "--namespace", namespace, "--wait", "--timeout", "3m")
+		By("the pre-delete hook ran manager stop: the condition nobody judges now is False, and the hook's objects are gone")
+		cond := nodeCondition(ctx, k8s, node)
+		Expect(cond).NotTo(BeNil())
+		Expect(cond.Status).To(Equal(corev1.ConditionFalse))
+		Expect(cond.Reason).To(Equal(nodecondition.ReasonNotJudged))
+		Expect(cond.Message).To(Equal(nodecondition.Stopped().Message))
+		for _, o := range hooks {
+			Eventually(exists).WithContext(ctx).WithArguments(k8s, o).WithTimeout(time.Minute).
+				Should(BeFalse(), "hook %s %s/%s", o.GetKind(), o.GetNamespace(), o.GetName())
+		}
 		By("every object of the release is gone but the CRDs (helm.sh/resource-policy: keep), and the DaemonSet the manager made with them")
 		crds := 0
 		for _, o := range manifest {
@@ -240,6 +256,48 @@ var _ = Describe("The release's install manifest and Helm chart", Ordered, func(
 		}
 	}, SpecTimeout(10*time.Minute))
 })
+
+// plantNodeCondition sets a node's EnhancedLivenessNodeStorm condition True, as a manager that
+// crashed would have left it, and returns the node. It waits until the running leader has judged
+// the node's condition anew (a NotJudged condition an earlier manager left is judged again, and
+// that judgement would overwrite the one planted): from then on the leader leaves alone a
+// condition it did not set.
+func plantNodeCondition(ctx SpecContext, k8s client.Client) string {
+	GinkgoHelper()
+	nodes := &corev1.NodeList{}
+	Expect(k8s.List(ctx, nodes)).To(Succeed())
+	Expect(nodes.Items).NotTo(BeEmpty())
+	node := nodes.Items[0].Name
+	By("setting the EnhancedLivenessNodeStorm condition of node " + node + " True, as a crashed manager would have left it")
+	Eventually(func() string {
+		if c := nodeCondition(ctx, k8s, node); c != nil {
+			return c.Reason
+		}
+		return ""
+	}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).ShouldNot(Equal(nodecondition.ReasonNotJudged))
+	now := metav1.Now()
+	cond := corev1.NodeCondition{Type: nodecondition.Type, Status: corev1.ConditionTrue, Reason: nodecondition.ReasonHeld,
+		Message: "planted by the Helm test", LastHeartbeatTime: now, LastTransitionTime: now}
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.NodeCondition{cond}}})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(k8s.Status().Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}},
+		client.RawPatch(types.StrategicMergePatchType, patch))).To(Succeed())
+	Expect(nodeCondition(ctx, k8s, node).Status).To(Equal(corev1.ConditionTrue))
+	return node
+}
+
+// nodeCondition is the node's EnhancedLivenessNodeStorm condition, or nil.
+func nodeCondition(ctx context.Context, k8s client.Client, node string) *corev1.NodeCondition {
+	GinkgoHelper()
+	n := &corev1.Node{}
+	Expect(k8s.Get(ctx, client.ObjectKey{Name: node}, n)).To(Succeed())
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == nodecondition.Type {
+			return &n.Status.Conditions[i]
+		}
+	}
+	return nil
+}
 
 // expectRunning waits for the manager in namespace ns and the daemon DaemonSet the manager creates
 // to run version, from its image (the release's reference, pinned by digest), and for each to say

@@ -274,7 +274,7 @@ func (n *nodeConditions) write(ctx context.Context, node string, v nodecondition
 	if !write {
 		return nil
 	}
-	obj, err := n.patch(ctx, node, cond)
+	obj, err := patchCondition(ctx, n.client, node, cond)
 	if apierrors.IsNotFound(err) {
 		delete(n.set, node)
 		delete(n.off, node)
@@ -308,14 +308,14 @@ func (n *nodeConditions) write(ctx context.Context, node string, v nodecondition
 	return nil
 }
 
-// patch writes the condition into the Node's status, and nothing else.
-func (n *nodeConditions) patch(ctx context.Context, node string, cond corev1.NodeCondition) (*corev1.Node, error) {
+// patchCondition writes the condition into the Node's status, and nothing else.
+func patchCondition(ctx context.Context, c client.Client, node string, cond corev1.NodeCondition) (*corev1.Node, error) {
 	data, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.NodeCondition{cond}}})
 	if err != nil {
 		return nil, err
 	}
 	obj := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}
-	if err := n.client.Status().Patch(ctx, obj, client.RawPatch(types.StrategicMergePatchType, data)); err != nil {
+	if err := c.Status().Patch(ctx, obj, client.RawPatch(types.StrategicMergePatchType, data)); err != nil {
 		return nil, fmt.Errorf("patching the status of Node %s: %w", node, err)
 	}
 	return obj, nil
@@ -324,11 +324,22 @@ func (n *nodeConditions) patch(ctx context.Context, node string, cond corev1.Nod
 // load reads the Nodes' conditions: a manager that starts leading goes on where the last one left
 // them.
 func (n *nodeConditions) load(ctx context.Context) error {
-	set, off := map[string]corev1.NodeCondition{}, map[string]corev1.NodeCondition{}
+	set, off, err := conditions(ctx, n.api)
+	if err != nil {
+		return err
+	}
+	n.set, n.off = set, off
+	return nil
+}
+
+// conditions lists the Nodes' EnhancedLivenessNodeStorm conditions, the True ones (set) apart from
+// the others (off), by node.
+func conditions(ctx context.Context, r client.Reader) (set, off map[string]corev1.NodeCondition, err error) {
+	set, off = map[string]corev1.NodeCondition{}, map[string]corev1.NodeCondition{}
 	list := &corev1.NodeList{}
 	for {
-		if err := n.api.List(ctx, list, client.Limit(500), client.Continue(list.Continue)); err != nil {
-			return err
+		if err := r.List(ctx, list, client.Limit(500), client.Continue(list.Continue)); err != nil {
+			return nil, nil, err
 		}
 		for i := range list.Items {
 			for _, c := range list.Items[i].Status.Conditions {
@@ -342,9 +353,7 @@ func (n *nodeConditions) load(ctx context.Context) error {
 			}
 		}
 		if list.Continue == "" {
-			break
+			return set, off, nil
 		}
 	}
-	n.set, n.off = set, off
-	return nil
 }

@@ -24,4 +24,7 @@ limitations under the License.
 // pass elsewhere. It sets what it set True back to False when it stops: a condition nobody judges
 // must not outlive the manager. Its gauges count the nodes with the condition and those the cap
 // withholds it from.
+//
+// Stop is `manager stop`, which an uninstall runs first (the Helm chart's pre-delete hook): it
+// stops the manager while its permissions still stand, then sets False what is still True.
 package nodestorm

@@ -237,6 +237,13 @@ func NotJudged() Verdict {
 		Message: "no enhanced-liveness manager judges this node: the leader that set the condition stopped"}
 }
 
+// Stopped is the verdict `manager stop` writes, before an uninstall deletes the manager, on the
+// nodes whose condition is still True: none judges them from now on.
+func Stopped() Verdict {
+	return Verdict{Status: corev1.ConditionFalse, Reason: ReasonNotJudged,
+		Message: "no enhanced-liveness manager judges this node: the manager was stopped (manager stop, run before an uninstall)"}
+}
+
 // Next returns the condition to write for the verdict at now, given the node's conditions, and
 // whether there is anything to write. A False verdict on a node that never had the condition
 // writes nothing. The transition time moves only when the status does; the heartbeat whenever
