@@ -32,11 +32,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 )
 
 // FieldOwner is the field manager of every write by which the manager keeps its own objects in
 // shape: one name for all of them, so that the fields it set are its own whichever keeper set them.
 const FieldOwner = "enhanced-liveness-operator"
+
+// ManagedLabels are the labels of the objects the manager makes for the operator itself (the
+// admission policies, the Prometheus objects, the signing-key Secret and the trust ConfigMap):
+// app.kubernetes.io/name and app.kubernetes.io/managed-by, both the operator's name. A new map on
+// each call, which the caller may add to.
+func ManagedLabels() map[string]string {
+	return map[string]string{"app.kubernetes.io/name": FieldOwner, appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByOperator}
+}
 
 // Apply applies obj server-side as FieldOwner, taking over the fields another manager set: the
 // desired state wins.

@@ -36,6 +36,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/ssa"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 )
 
@@ -53,15 +54,10 @@ const (
 	// namespaced manager Deployment, and this CRD is deleted by every uninstall (make undeploy,
 	// operator-sdk cleanup), which lets the garbage collector remove them.
 	OwnerCRD = "nodepodprobes.apps.enhancedliveness.io"
-
-	managedBy = appsv1alpha1.ManagedByOperator
 )
 
 // managedLabels are those of the policy and the binding; the controller watches only objects that carry them.
-var managedLabels = map[string]string{
-	"app.kubernetes.io/name":       "enhanced-liveness-operator",
-	"app.kubernetes.io/managed-by": managedBy,
-}
+var managedLabels = ssa.ManagedLabels()
 
 // ManagedSelector selects the objects this package builds.
 func ManagedSelector() labels.Selector { return labels.SelectorFromSet(managedLabels) }

@@ -26,7 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
-	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/ssa"
 )
 
 // GroupVersion is the Prometheus Operator's API the objects belong to.
@@ -73,12 +73,11 @@ func Desired(namespace string, owner *metav1.OwnerReference) ([]Object, error) {
 			return nil, err
 		}
 		u.SetNamespace(namespace)
-		labels := maps.Clone(u.GetLabels())
+		labels := u.GetLabels() // a copy
 		if labels == nil {
 			labels = map[string]string{}
 		}
-		labels[appsv1alpha1.LabelManagedBy] = appsv1alpha1.ManagedByOperator
-		labels["app.kubernetes.io/name"] = "enhanced-liveness-operator"
+		maps.Copy(labels, ssa.ManagedLabels())
 		u.SetLabels(labels)
 		if owner != nil {
 			u.SetOwnerReferences([]metav1.OwnerReference{*owner})

@@ -30,6 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/ssa"
 )
 
 // Data keys of the signing Secret.
@@ -201,7 +203,7 @@ func (s *Store) create(ctx context.Context) (*corev1.Secret, error) {
 		return nil, err
 	}
 	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name, Labels: managedLabels()},
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name, Labels: ssa.ManagedLabels()},
 		Type:       corev1.SecretTypeOpaque,
 		Data:       map[string][]byte{SecretSigningKeyData: kp.Private.Seed()},
 	}
@@ -223,11 +225,4 @@ func (s *Store) addKey(ctx context.Context, secret *corev1.Secret) error {
 	secret.Data[SecretSigningKeyData] = kp.Private.Seed()
 	// A conflict means another replica did the same: the next Sync reads its key.
 	return s.Client.Update(ctx, secret)
-}
-
-// managedLabels are the labels of the signing-key Secret and the trust ConfigMap: the operator's,
-// managed by it.
-func managedLabels() map[string]string {
-	const operator = "enhanced-liveness-operator"
-	return map[string]string{"app.kubernetes.io/name": operator, "app.kubernetes.io/managed-by": operator}
 }

@@ -32,6 +32,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/ssa"
 )
 
 // TrustConfigMapName is the ConfigMap in the operator namespace that lists the public keys
@@ -89,7 +91,7 @@ func Publish(ctx context.Context, c client.Client, ns, name string, kp KeyPair, 
 		cm := &corev1.ConfigMap{}
 		err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, cm)
 		if apierrors.IsNotFound(err) {
-			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: managedLabels()}, Data: EncodeKeySet(KeySet{}.With(kp, now))}
+			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: ssa.ManagedLabels()}, Data: EncodeKeySet(KeySet{}.With(kp, now))}
 			err = c.Create(ctx, cm)
 			if apierrors.IsAlreadyExists(err) {
 				return apierrors.NewConflict(corev1.Resource("configmaps"), name, err)
