@@ -36,8 +36,8 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/restart/fairqueue"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/fairqueue"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
 )
 

@@ -41,9 +41,9 @@ import (
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemonnodes"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/steering"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/core/v1/steering"
 )
 
 var podlog = logf.Log.WithName("pod-webhook")
