@@ -49,9 +49,9 @@ var readsLivePods = map[string]string{
 		"the native probe was moved there by the pod webhook; otherwise the pod was read live",
 	module + "/internal/daemonnodes.Excluded": "the pod webhook's pod being admitted (PodDefaulter.unserved): " +
 		"its node selection, which the cache drops, is read only from the admission request",
-	module + "/internal/steering.Apply": "the pod webhook's pod being admitted (PodDefaulter.steer): its " +
+	module + "/internal/webhook/core/v1/steering.Apply": "the pod webhook's pod being admitted (PodDefaulter.steer): its " +
 		"affinity, which the cache drops, is read and written only on the admission request's pod",
-	module + "/internal/steering.removeTerm": "called by steering.Apply only, on the admission request's pod",
+	module + "/internal/webhook/core/v1/steering.removeTerm": "called by steering.Apply only, on the admission request's pod",
 	module + "/internal/decision/facts.boundBySpec": "what binds a pod to its node, before an eviction: called by " +
 		"Reader.placement only, on the pod it read with the API reader",
 	"(*" + module + "/internal/decision/facts.Reader).claimsNode": "the claims of a pod, before an eviction: called " +

@@ -219,7 +219,7 @@ func (d *PodDefaulter) ready(ctx context.Context, ns string, pod *corev1.Pod) (s
 
 // steer prefers, for a new pod of a controller, nodes other than those its controller's pods were
 // evicted from because their restarts did not help there (status.recentEvictions of the policies
-// that select it; internal/steering). Preferred only, and never a reason to refuse the pod: a read
+// that select it; the steering package). Preferred only, and never a reason to refuse the pod: a read
 // error leaves it unsteered. The entries are written on the API server's clock (by whichever
 // replica leads) and judged on this replica's, as at converts them.
 func (d *PodDefaulter) steer(ctx context.Context, ns string, pod *corev1.Pod, at apiclock.Reading) {
