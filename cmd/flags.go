@@ -44,14 +44,19 @@ type flags struct {
 	printVersion bool
 }
 
+// defaultOperatorNamespace is the namespace the manager runs in ($POD_NAMESPACE, from the downward
+// API), else the one config/default installs into: the default of every namespace flag.
+func defaultOperatorNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return appsv1alpha1.DefaultOperatorNamespace
+}
+
 func bindFlags(fs *flag.FlagSet) *flags {
 	// Production logging by default: JSON at info level (--zap-devel for the console and debug).
 	f := &flags{zap: zap.Options{}}
-	ns := os.Getenv("POD_NAMESPACE")
-	if ns == "" {
-		ns = appsv1alpha1.DefaultOperatorNamespace
-	}
-	fs.StringVar(&f.operatorNamespace, "operator-namespace", ns,
+	fs.StringVar(&f.operatorNamespace, "operator-namespace", defaultOperatorNamespace(),
 		"The operator's namespace (default $POD_NAMESPACE, else "+appsv1alpha1.DefaultOperatorNamespace+"): "+
 			"never enrolled by the pod webhook; holds the node daemon's DaemonSet and Leases, the probe-context "+
 			"signing key and the webhook certificate Secret.")

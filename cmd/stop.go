@@ -21,7 +21,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -32,7 +31,6 @@ import (
 	crconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/nodestorm"
 )
 
@@ -49,11 +47,7 @@ type stopFlags struct {
 
 func bindStopFlags(fs *flag.FlagSet) *stopFlags {
 	f := &stopFlags{}
-	ns := os.Getenv("POD_NAMESPACE")
-	if ns == "" {
-		ns = appsv1alpha1.DefaultOperatorNamespace
-	}
-	fs.StringVar(&f.namespace, "namespace", ns,
+	fs.StringVar(&f.namespace, "namespace", defaultOperatorNamespace(),
 		"Namespace of the manager Deployment ($POD_NAMESPACE when set).")
 	fs.StringVar(&f.deployment, "manager-deployment", defaultManagerDeployment,
 		"The manager Deployment to scale to 0 before the Nodes' conditions are set False; a Deployment "+
