@@ -7,8 +7,12 @@
 # Helm chart; HELM names helm), one after the other,
 # and always stops the cluster afterwards (trap), undoing every host change.
 #
+# test/e2e runs on E2E_PROCS Ginkgo processes (default 2, the Ginkgo CLI built from go.mod's
+# version): the specs marked Serial run alone after the others (docs/e2e.md says which and why).
+#
 # E2E_KEEP_CLUSTER=true leaves the cluster up after the run (then: make cluster-down).
-# Extra arguments go to `go test`, e.g. hack/local-cluster/e2e.sh -ginkgo.focus=CRR
+# Extra arguments go to every suite, written as for `go test`, e.g.
+# hack/local-cluster/e2e.sh -ginkgo.focus=CRR (the Ginkgo CLI gets --focus=CRR).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 HERE=$ROOT/hack/local-cluster
@@ -27,6 +31,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+procs=${E2E_PROCS:-2}
+case "$procs" in [1-9]) ;; *) log "E2E_PROCS=$procs: want a number of Ginkgo processes from 1 to 9"; exit 2 ;; esac
+# The go test form of each extra argument (-ginkgo.X) is the Ginkgo CLI's --X.
+ginkgo_args=()
+for a in "$@"; do
+  case "$a" in -ginkgo.*) ginkgo_args+=("--${a#-ginkgo.}") ;; *) ginkgo_args+=("$a") ;; esac
+done
+ginkgo=$(go_tool ginkgo github.com/onsi/ginkgo/v2/ginkgo)
 imagebuilder=$(go_tool imagebuilder ./hack/imagebuilder)
 "$imagebuilder" -out "$IMAGES_DIR" -tag e2e
 log "images built ($(( $(date +%s) - t0 ))s)"
@@ -47,5 +59,9 @@ export E2E_REGISTRY_ADDR=$(registry_addr)
 export E2E_REPORT_DIR=${E2E_REPORT_DIR:-$ROOT/bin/e2e-report}
 export PATH=$K8S_BIN:$CONTAINERD_BIN:$PATH
 cd "$ROOT"
-# -p 1: the suites share the node; each installs and removes the operator.
-go test -tags=e2e -p 1 ./test/e2e/ ./test/quickstart/ ./test/helm/ -count=1 -timeout 90m -v -ginkgo.v "$@"
+# One suite after the other: they share the nodes, and each installs and removes the operator.
+# Both steps run even when the first fails, as go test -p 1 ran them.
+rc=0
+"$ginkgo" --tags=e2e --procs="$procs" --timeout=90m -v "${ginkgo_args[@]}" ./test/e2e/ || rc=$?
+go test -tags=e2e -p 1 ./test/quickstart/ ./test/helm/ -count=1 -timeout 60m -v -ginkgo.v "$@" || rc=$?
+exit $rc

@@ -104,7 +104,7 @@ func scaleManager(n int32) {
 	}).WithTimeout(120 * time.Second).Should(Succeed())
 }
 
-var _ = Describe("the probe of an enrolled pod is immutable", func() {
+var _ = Describe("the probe of an enrolled pod is immutable", Serial, func() {
 	It("refuses a namespace user's annotation edit in the apiserver, with the manager running and scaled to 0", func() {
 		By("the manager created the admission policy; the apiserver type-checked it without a warning")
 		Eventually(func(g Gomega) {

@@ -85,7 +85,34 @@ func TestE2E(t *testing.T) {
 	RunSpecs(t, "real-node e2e suite")
 }
 
-var _ = BeforeSuite(func() {
+// The suite runs on several Ginkgo processes (hack/local-cluster/e2e.sh: the Ginkgo CLI with
+// E2E_PROCS, default 2) against one cluster with one operator: the first process deploys it once,
+// every process connects, and the specs marked Serial (they disturb the manager, a daemon, a
+// kubelet or a node, or measure) run alone after the others. docs/e2e.md lists which and why.
+var _ = SynchronizedBeforeSuite(func() {
+	connect()
+	// The storm series of an earlier run would be drawn beside this run's (make storm-chart).
+	Expect(os.RemoveAll(filepath.Join(reportDir, series.Dir))).To(Succeed())
+	if !preinstalled {
+		deployOperator()
+		return
+	}
+	By("using the operator installed in " + operatorNS + " (E2E_OPERATOR_PREINSTALLED=true)")
+	Eventually(func(g Gomega) {
+		d := managerDeployment()
+		g.Expect(d.Status.AvailableReplicas).To(BeNumerically(">=", 1), "manager available")
+	}).WithTimeout(2 * time.Minute).Should(Succeed())
+	By("waiting for every node's daemon Lease (its heartbeat)")
+	Eventually(everyDaemonLeaseFresh).WithTimeout(90 * time.Second).Should(BeTrue())
+}, func() {
+	if k8s == nil {
+		connect()
+	}
+})
+
+// connect makes this process's clients for the cluster KUBECONFIG names.
+func connect() {
+	GinkgoHelper()
 	Expect(os.Getenv("KUBECONFIG")).NotTo(BeEmpty(),
 		"KUBECONFIG must point at the local cluster: run `make test-e2e` (hack/local-cluster/e2e.sh)")
 	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
@@ -100,21 +127,7 @@ var _ = BeforeSuite(func() {
 	cs, err = kubernetes.NewForConfig(cfg)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(os.MkdirAll(reportDir, 0o755)).To(Succeed())
-	// The storm series of an earlier run would be drawn beside this run's (make storm-chart).
-	Expect(os.RemoveAll(filepath.Join(reportDir, series.Dir))).To(Succeed())
-
-	if !preinstalled {
-		deployOperator()
-		return
-	}
-	By("using the operator installed in " + operatorNS + " (E2E_OPERATOR_PREINSTALLED=true)")
-	Eventually(func(g Gomega) {
-		d := managerDeployment()
-		g.Expect(d.Status.AvailableReplicas).To(BeNumerically(">=", 1), "manager available")
-	}).WithTimeout(2 * time.Minute).Should(Succeed())
-	By("waiting for every node's daemon Lease (its heartbeat)")
-	Eventually(everyDaemonLeaseFresh).WithTimeout(90 * time.Second).Should(BeTrue())
-})
+}
 
 // deployOperator deploys the operator from config/default (the manager then creates the daemon
 // DaemonSet) and waits for every node's daemon Lease.
@@ -134,7 +147,8 @@ func undeployOperator() (string, error) {
 	return project.Run(exec.Command("hack/local-cluster/deploy.sh", "--delete", operatorImage))
 }
 
-var _ = AfterSuite(func() {
+// The operator goes once every process has finished its specs.
+var _ = SynchronizedAfterSuite(func() {}, func() {
 	if k8s == nil || preinstalled {
 		return
 	}

@@ -65,7 +65,7 @@ func scaleApp(ns, name string, n int32) {
 		client.RawPatch(types.MergePatchType, patch))).To(Succeed())
 }
 
-var _ = Describe("a container that fails only on node A, restartEffectiveness.action Evict", func() {
+var _ = Describe("a container that fails only on node A, restartEffectiveness.action Evict", Serial, func() {
 	It("evicts the pod on node A whose restart did not help while its sibling on node B passes, and its replacement runs on node B; the kubelet keeps restarting the native twin", func() {
 		nodeA, nodeB := twoNodes()
 		ns, native := newNamespace("evict"), newNamespace("evict-native")

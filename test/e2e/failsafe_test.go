@@ -107,7 +107,7 @@ func heldNow(p *policyv1alpha1.EnhancedLivenessPolicy, pod string, reason policy
 	}
 }
 
-var _ = Describe("the daemon of node A stopped while node B's runs (scenario 5)", func() {
+var _ = Describe("the daemon of node A stopped while node B's runs (scenario 5)", Serial, func() {
 	It("holds node A's failing pods DaemonNotReporting and reports them, restarts node B's hang as natively, chooses a storm's canary on node B only, and restarts A's still-failing containers once its daemon returns",
 		func() {
 			nodeA, nodeB := twoNodes()
@@ -236,7 +236,7 @@ func stopDaemon(node string) (restore func()) {
 	return restore
 }
 
-var _ = Describe("the node daemon stopped while a pod is Failed, which recovers meanwhile", func() {
+var _ = Describe("the node daemon stopped while a pod is Failed, which recovers meanwhile", Serial, func() {
 	It("restarts nothing when the daemon returns: the failure on record is from before its start", func() {
 		ns := newNamespace("stale")
 		// A 10 s period: the returning daemon probes the pod only after up to 10 s (its start
@@ -271,7 +271,7 @@ var _ = Describe("the node daemon stopped while a pod is Failed, which recovers 
 	})
 })
 
-var _ = Describe("the manager scaled to 0 (scenario 6)", func() {
+var _ = Describe("the manager scaled to 0 (scenario 6)", Serial, func() {
 	It("lets a new opted-in pod keep its native livenessProbe (webhook fails open); the kubelet restarts it", func() {
 		mgr := managerDeployment()
 		replicas := ptr.Deref(mgr.Spec.Replicas, 1)

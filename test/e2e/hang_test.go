@@ -125,7 +125,7 @@ var _ = Describe("all 10 replicas of a Deployment hang, a hang a restart cures",
 	})
 })
 
-var _ = Describe("all 10 replicas hang while the manager pods are force-deleted every 40 s", func() {
+var _ = Describe("all 10 replicas hang while the manager pods are force-deleted every 40 s", Serial, func() {
 	It("restarts and readies every pod within 240 s: each new leader goes on with the hold where it was", func() {
 		enrolledNS, nativeNS := newNamespace("hangkill"), newNamespace("hangkill-native")
 		deployApp(enrolledNS, app{name: "web", replicas: 10, probe: httpProbe(), enrolled: true, spread: true})

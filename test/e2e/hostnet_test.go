@@ -99,7 +99,7 @@ func expectProbedAt(check hostNetCheck, p corev1.Pod, addr string) {
 	}).WithTimeout(60 * time.Second).WithPolling(time.Second).Should(Succeed())
 }
 
-var _ = Describe("a host-network pod on node B, probed at its node's address", func() {
+var _ = Describe("a host-network pod on node B, probed at its node's address", Serial, func() {
 	DescribeTable("passes its probe at node B's InternalIP, and its hang is restarted through a CRR as the kubelet restarts its native twin",
 		func(kind string, check hostNetCheck, port int32) {
 			_, nodeB := twoNodes()

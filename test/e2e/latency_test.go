@@ -161,7 +161,7 @@ func isReady(p corev1.Pod) bool {
 const latencyCheck = "check: the enrolled path adds at most 1 s at p99 over the native one " +
 	"(20 restarts each, figures reported)"
 
-var _ = Describe("restart latency, native kubelet vs enrolled (scenario 8)", func() {
+var _ = Describe("restart latency, native kubelet vs enrolled (scenario 8)", Serial, func() {
 	It(latencyCheck, func() {
 		ns := newNamespace("latency")
 		// Nothing in the policy may hold these restarts: the figure is the path's own cost.

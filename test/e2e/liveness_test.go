@@ -96,7 +96,7 @@ func timeToRestart(ns string, pod corev1.Pod, limit time.Duration) time.Duration
 	return time.Since(start)
 }
 
-var _ = Describe("a pod the NodePodProbe cannot carry, beside another namespace's hang", func() {
+var _ = Describe("a pod the NodePodProbe cannot carry, beside another namespace's hang", Serial, func() {
 	It("keeps the wide pod's native probes with a warning; the other namespace's hang is restarted as natively", func() {
 		wideNS := newNamespace("wide")
 		seen := &warnings{}
@@ -135,7 +135,7 @@ var _ = Describe("a pod the NodePodProbe cannot carry, beside another namespace'
 	})
 })
 
-var _ = Describe("a namespace whose probes would fill its node's NodePodProbe, beside another namespace's hang", func() {
+var _ = Describe("a namespace whose probes would fill its node's NodePodProbe, beside another namespace's hang", Serial, func() {
 	It("names the 30 pods with ~60 KB exec probes and probes them; the other namespace's hang is restarted as natively", func() {
 		nodeA, _ := twoNodes()
 		heavyNS := newNamespace("heavy")
@@ -232,7 +232,7 @@ var _ = Describe("a hang in a 2-replica Deployment whose sibling fails single pr
 	})
 })
 
-var _ = Describe("another namespace's Deployments failing for good on a node, then a hang of ours there", func() {
+var _ = Describe("another namespace's Deployments failing for good on a node, then a hang of ours there", Serial, func() {
 	It("restarts our hang within maxHold although the node storm goes on", func() {
 		// One node: the storm is the node's.
 		node := realNodes()[0]

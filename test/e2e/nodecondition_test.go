@@ -111,7 +111,7 @@ func withheldSince(node string, start metav1.Time) bool {
 	return false
 }
 
-var _ = Describe("restarts that do not help on node A, for workloads of three namespaces that pass on node B", func() {
+var _ = Describe("restarts that do not help on node A, for workloads of three namespaces that pass on node B", Serial, func() {
 	It("sets the Node condition on node A only, clears it when node A heals, and make undeploy sets it False", func() {
 		nodeA, nodeB := twoNodes()
 		nss := ineffectiveFleet(3)
@@ -160,7 +160,7 @@ var _ = Describe("restarts that do not help on node A, for workloads of three na
 	})
 })
 
-var _ = Describe("restarts that do not help for workloads of three namespaces on both nodes at once", func() {
+var _ = Describe("restarts that do not help for workloads of three namespaces on both nodes at once", Serial, func() {
 	It("sets the Node condition on neither: the cap withholds it from both", func() {
 		nodeA, nodeB := twoNodes()
 		nss := ineffectiveFleet(3)

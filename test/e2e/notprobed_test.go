@@ -58,7 +58,7 @@ func notProbed(node string, uid types.UID) func() bool {
 // A probe the daemon's trust gate stops running after it passed (the key that sealed its pod is
 // taken out of the trust ConfigMap) is never read as passing: NotProbed in the report, counted in
 // the policy's status, a LivenessNotProbed event.
-var _ = Describe("an enrolled pod whose seal's key leaves the trust ConfigMap", func() {
+var _ = Describe("an enrolled pod whose seal's key leaves the trust ConfigMap", Serial, func() {
 	It("is reported NotProbed, counted in the policy's unprobedContainers, with a LivenessNotProbed event", func() {
 		ns := newNamespace("notprobed")
 		pol := createPolicy(ns, policyv1alpha1.EnhancedLivenessPolicySpec{})

@@ -96,7 +96,7 @@ func rolledOut(ns, name string) func(g Gomega) {
 	}
 }
 
-var _ = Describe("a rollout that ships a probe on a wrong path to 10 replicas", func() {
+var _ = Describe("a rollout that ships a probe on a wrong path to 10 replicas", Serial, func() {
 	It("restarts at most one container per hold period and reports the storm, while the kubelet restarts the same Deployment over and over", func() {
 		enrolledNS, nativeNS := newNamespace("badprobe"), newNamespace("badprobe-shadow")
 		pol := createPolicy(enrolledNS, policyv1alpha1.EnhancedLivenessPolicySpec{}) // defaults: 25% / 50%, maxHold 10m

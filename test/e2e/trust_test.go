@@ -155,7 +155,7 @@ func trustedKeyIDs() []string {
 	return out
 }
 
-var _ = Describe("the trust boundary", Ordered, func() {
+var _ = Describe("the trust boundary", Serial, Ordered, func() {
 	It("(a) never probes a pod forged while the webhook was bypassed and the signing key re-created, before or after the manager returns",
 		func() {
 			ns := newNamespace("forged")

@@ -185,7 +185,7 @@ func podsOn(ns, name, node string) []corev1.Pod {
 	return out
 }
 
-var _ = Describe("a node storm on node A (two namespaces) and a hang on node B", func() {
+var _ = Describe("a node storm on node A (two namespaces) and a hang on node B", Serial, func() {
 	It("holds node A's restarts NodeStorm while node B's hang is restarted as natively", func() {
 		nodeA, nodeB := twoNodes()
 		stormy := map[string][]string{newNamespace("storm-a1"): {"a", "b"}, newNamespace("storm-a2"): {"c", "d"}}
@@ -342,7 +342,7 @@ func managerLeader() corev1.Pod {
 	return *getPod(operatorNS, name)
 }
 
-var _ = Describe("the leader manager killed while restarts are in flight on the other node", func() {
+var _ = Describe("the leader manager killed while restarts are in flight on the other node", Serial, func() {
 	It("keeps the workload's budget across the change of leader, and restarts every hang", func() {
 		leader := managerLeader()
 		nodes := realNodes()
