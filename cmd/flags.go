@@ -26,10 +26,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
 	decisioncontroller "github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/decision"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/certs"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/managercache"
 )
 
 // flags are all of the manager's command line, bound to one flag set.

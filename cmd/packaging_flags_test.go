@@ -23,7 +23,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/certs"
 )
 
 func TestPackagingFlags(t *testing.T) {

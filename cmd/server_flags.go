@@ -24,7 +24,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/certs"
 )
 
 // serverFlags are the manager's servers (metrics, health, pprof, webhooks) and leader election,

@@ -25,8 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/admissionpolicy"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/containerrecreaterequest"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
@@ -34,7 +32,9 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/monitoring"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/nodepodprobe"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/trust"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/apiclock"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/certs"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 	webhookappsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/apps/v1alpha1"
 	webhookcorev1 "github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/core/v1"
@@ -55,9 +55,9 @@ type identity struct {
 	apiClock *apiclock.Clock
 }
 
-// newManager builds the manager: its client, its servers and its cache (internal/managercache).
-// The webhook server starts once certsReady is closed: when its serving certificate is in place
-// (internal/certs).
+// newManager builds the manager: its client, its servers and its cache
+// (internal/manager/managercache). The webhook server starts once certsReady is closed: when its
+// serving certificate is in place (internal/manager/certs).
 func newManager(f *flags, cfg config, certsReady chan struct{}, apiClock *apiclock.Clock) (ctrl.Manager, error) {
 	restConfig, err := ctrl.GetConfig()
 	if err != nil {

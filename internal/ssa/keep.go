@@ -69,7 +69,7 @@ func Apply(ctx context.Context, c client.Client, obj client.Object) error {
 // Keep sets up the controller called name of a keeper, r: every object of kinds that managed
 // selects maps to the one request key, which is reconciled once at start (so a missing object is
 // created) and again after each change Changed passes. The manager's cache must hold the managed
-// objects (internal/managercache).
+// objects (internal/manager/managercache).
 func Keep(mgr ctrl.Manager, name string, key types.NamespacedName, managed func(client.Object) bool,
 	r reconcile.Reconciler, kinds ...client.Object) error {
 	toKey := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {

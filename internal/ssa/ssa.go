@@ -21,7 +21,7 @@ limitations under the License.
 // internal/controller/admissionpolicy) the apply itself and the controller's shape (Keep): one
 // request, reconciled at start and after every change of a kept object. The monitoring keeper
 // (internal/controller/monitoring) writes kinds that may not be served, so it is a runnable of its
-// own; the webhook certificates' rotator (internal/certs) writes as FieldOwner too.
+// own; the webhook certificates' rotator (internal/manager/certs) writes as FieldOwner too.
 package ssa
 
 import (

@@ -42,11 +42,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/certs"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/admissionpolicy"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/daemonset"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/trust"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/certs"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )

@@ -114,7 +114,7 @@ func (r *Reconciler) replaceDrifted(ctx context.Context,
 }
 
 // SetupWithManager watches the policies and the bindings (the manager's cache holds only the
-// managed ones: internal/managercache) and reconciles once at start, so missing objects are
+// managed ones: internal/manager/managercache) and reconciles once at start, so missing objects are
 // created.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {

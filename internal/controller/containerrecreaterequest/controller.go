@@ -65,7 +65,7 @@ type Reconciler struct {
 	// and requests fresh on conflict.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
-	// Clock is the API server's clock as the manager measures it (internal/apiclock): the
+	// Clock is the API server's clock as the manager measures it (internal/manager/apiclock): the
 	// deadlines count from the request's creationTimestamp, which the API server stamps.
 	Clock clock.PassiveClock
 

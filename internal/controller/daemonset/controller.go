@@ -115,9 +115,9 @@ func managerImage(d *appsv1.Deployment) string {
 }
 
 // SetupWithManager watches the managed DaemonSets (the manager's cache holds only those of the
-// operator namespace: internal/managercache) and triggers one reconcile at start, so a missing
-// DaemonSet is created. Status changes (every daemon pod becoming ready) do not need a re-apply;
-// spec, label, annotation and owner edits do, and deletions always pass (ssa.Keep).
+// operator namespace: internal/manager/managercache) and triggers one reconcile at start, so a
+// missing DaemonSet is created. Status changes (every daemon pod becoming ready) do not need a
+// re-apply; spec, label, annotation and owner edits do, and deletions always pass (ssa.Keep).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()

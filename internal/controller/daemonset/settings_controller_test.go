@@ -30,7 +30,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 

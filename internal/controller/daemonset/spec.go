@@ -35,7 +35,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemonnodes"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/daemonnodes"
 )
 
 const (
@@ -240,7 +240,7 @@ func podSpec(c Config, pull corev1.PullPolicy, args []string, volumes []corev1.V
 		DNSPolicy:         corev1.DNSClusterFirstWithHostNet,
 		PriorityClassName: PriorityClass,
 		// The pod webhook leaves their native probe to pods that can land on no node selected
-		// here (internal/daemonnodes).
+		// here (internal/manager/daemonnodes).
 		NodeSelector: daemonnodes.Selector(),
 		// A node without a daemon has nobody probing its enrolled pods: run everywhere.
 		Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},

@@ -26,7 +26,6 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/nodestorm"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policystatus"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/restart"
@@ -35,6 +34,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/facts"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/memory"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/apiclock"
 )
 
 // DecisionRecord describes one decision, for Config.OnDecision.
@@ -70,7 +70,7 @@ type Config struct {
 	// Clock is injected by tests; default the real clock.
 	Clock clock.Clock
 	// APIClock is the API server's clock as the manager's requests measure it, on Clock's time
-	// (internal/apiclock): the times of the RestartHolds and of status.recentEvictions are
+	// (internal/manager/apiclock): the times of the RestartHolds and of status.recentEvictions are
 	// written on it and read back from it. Default: never measured, the local clock (times read
 	// back are still clamped to now).
 	APIClock *apiclock.Clock

@@ -31,10 +31,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/policystatus"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/restart"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/apiclock"
 	dt "github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil/decisiontest"
 )
 

@@ -26,11 +26,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/facts"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/figures"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/memory"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/apiclock"
 )
 
 // Options are the policy status's settings.

@@ -27,7 +27,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/apiclock"
 )
 
 // A manager that measured the API server's clock 2 h ahead of its own writes the RestartHold's

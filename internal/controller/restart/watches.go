@@ -38,7 +38,7 @@ import (
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/restart/fairqueue"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/managercache"
 )
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]

@@ -38,9 +38,9 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/memory"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/apiclock"
 )
 
 // A key's hold (a workload's container held for a doubt, or for the budget behind pods the
@@ -51,7 +51,7 @@ import (
 // starts leading, before its first decision. A canary's record is written before its restart is
 // requested (WriteNow); every other change follows through the controller's queue, which keeps
 // each record once however often it is told, so that no change is lost to a slow writer. Times
-// are on the API server's clock (internal/apiclock), the one clock every replica measures.
+// are on the API server's clock (internal/manager/apiclock), the one clock every replica measures.
 
 // Records writes the RestartHolds as the memory has them, and reads them back into the memory
 // when this manager starts leading (Load).

@@ -35,7 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 )
 
@@ -219,7 +219,7 @@ func (r *KeySetReconciler) keyInUse(ctx context.Context, id string) (bool, error
 }
 
 // SetupWithManager watches the trust ConfigMap (the manager's cache holds only that one:
-// internal/managercache) and reconciles once at start and then every Interval.
+// internal/manager/managercache) and reconciles once at start and then every Interval.
 func (r *KeySetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	key := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: r.name()}}
 	toKey := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {

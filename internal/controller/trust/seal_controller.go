@@ -80,7 +80,7 @@ type SealReconciler struct {
 	Trust    KeySource
 	// OperatorNamespace, like kube-system, is never enrolled by the webhook.
 	OperatorNamespace string
-	// Now is the API server's clock as the manager measures it (internal/apiclock): admission
+	// Now is the API server's clock as the manager measures it (internal/manager/apiclock): admission
 	// signatures are issued on it and pods are stamped on it; time.Now when nil.
 	Now func() time.Time
 

@@ -50,7 +50,7 @@ import (
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/restart"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/controller/restarthold"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/decision/rules"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/managercache"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/managercache"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 )
@@ -105,7 +105,7 @@ func TestConfig() decision.Config {
 	}
 }
 
-// StartManager starts a manager with the manager's own cache (internal/managercache): only
+// StartManager starts a manager with the manager's own cache (internal/manager/managercache): only
 // enrolled pods, stripped, and the operator namespace's Leases; newClient, when given, makes its
 // client.
 func StartManager(c decision.Config, newClient ...client.NewClientFunc) func() {

@@ -39,8 +39,8 @@ const (
 
 	// MaxSkew bounds the distance between the admission time and the pod's creationTimestamp. The
 	// webhook signs during admission, a moment before the apiserver stamps the pod, on the
-	// apiserver's clock as the manager measures it (internal/apiclock: to within a second or so),
-	// so the two times are on one clock; the margin covers the other webhooks of the request. A
+	// apiserver's clock as the manager measures it (internal/manager/apiclock: to within a second or
+	// so), so the two times are on one clock; the margin covers the other webhooks of the request. A
 	// signature copied onto a pod created later than that does not verify.
 	MaxSkew = 5 * time.Minute
 )

@@ -39,8 +39,8 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/daemonnodes"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/apiclock"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/daemonnodes"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/probecontext"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/trust/signature"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/webhook/core/v1/steering"
@@ -65,8 +65,8 @@ type Options struct {
 	OperatorUsername string
 	// Keys signs the probe contexts the mutating webhook admits.
 	Keys KeySource
-	// Clock is the API server's clock as the manager measures it (internal/apiclock); the local
-	// clock, always taken as measured, when nil.
+	// Clock is the API server's clock as the manager measures it (internal/manager/apiclock); the
+	// local clock, always taken as measured, when nil.
 	Clock APIServerClock
 }
 

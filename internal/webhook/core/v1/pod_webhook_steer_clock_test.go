@@ -30,7 +30,7 @@ import (
 
 	appsv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/apps/v1alpha1"
 	policyv1alpha1 "github.com/enhanced-liveness/enhanced-liveness-operator/api/policy/v1alpha1"
-	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/apiclock"
+	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/manager/apiclock"
 	"github.com/enhanced-liveness/enhanced-liveness-operator/internal/testutil"
 )
 

@@ -47,7 +47,7 @@ var readsLivePods = map[string]string{
 	module + "/internal/webhook/apps/v1alpha1.probeGrace": "a native probe's grace period: a cached pod is " +
 		"used only when every container's probe is in the probe-context annotation (graceKnown), and then " +
 		"the native probe was moved there by the pod webhook; otherwise the pod was read live",
-	module + "/internal/daemonnodes.Excluded": "the pod webhook's pod being admitted (PodDefaulter.unserved): " +
+	module + "/internal/manager/daemonnodes.Excluded": "the pod webhook's pod being admitted (PodDefaulter.unserved): " +
 		"its node selection, which the cache drops, is read only from the admission request",
 	module + "/internal/webhook/core/v1/steering.Apply": "the pod webhook's pod being admitted (PodDefaulter.steer): its " +
 		"affinity, which the cache drops, is read and written only on the admission request's pod",
@@ -262,7 +262,7 @@ func (s *scan) violate(p *packages.Package, fn string, n ast.Node, what string) 
 		rel = pos.Filename
 	}
 	s.violations = append(s.violations, violation{fn, fmt.Sprintf("%s:%d (%s): %s: keep it in keptPodFields and "+
-		"StripPod (internal/managercache/pod.go), or read the pod with the API reader", rel, pos.Line, fn, what)})
+		"StripPod (internal/manager/managercache/pod.go), or read the pod with the API reader", rel, pos.Line, fn, what)})
 }
 
 type typeField struct{ typ, field string }
