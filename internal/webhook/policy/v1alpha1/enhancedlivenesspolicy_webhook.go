@@ -14,6 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// Package v1alpha1 holds the EnhancedLivenessPolicy validating webhook: it refuses, naming the
+// field and the rule, the blacklist entries the schema cannot check (a workload's apiVersion, Kind
+// and name, a container name), and warns of valid settings that are usually mistakes and of a mode
+// change, which applies to new pods only.
 package v1alpha1
 
 import (
