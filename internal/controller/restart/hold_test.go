@@ -81,7 +81,7 @@ var _ = Describe("Decision controller, bounded holds", Ordered, func() {
 		dt.ReportAt(node, clock.Now(), pods, states("")...)
 		Eventually(dt.HeldEvents(ns, pods[0].Name, policyv1alpha1.HoldFailureStorm), dt.Wait, dt.Poll).Should(ConsistOf(
 			And(ContainSubstring("8 of 10 pods of Deployment/held are failing"),
-				ContainSubstring("one held pod is restarted as canary 1 in 30s (the wait doubles after a canary fails, up to maxHold 1m0s)"))))
+				MatchRegexp(`one held pod is restarted as canary 1 at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(the wait doubles after a canary fails, up to maxHold 1m0s\)`))))
 		hold := dt.RestartHold(ns, "Deployment", "held", "app")
 		Eventually(hold, dt.Wait, dt.Poll).Should(And(
 			HaveField("Status.Reason", string(policyv1alpha1.HoldFailureStorm)),

@@ -265,10 +265,12 @@ func BoundDoubt(st DoubtHold, seen bool, reason policyv1alpha1.HoldReason, maxHo
 			return DoubtStep{Next: st, Release: true, ProvenAt: proven}
 		}
 	}
-	if left := st.Since.Add(st.Period).Sub(now); left > 0 {
-		return DoubtStep{Next: st, Due: left, Message: fmt.Sprintf(
-			"held since %s; one held pod is restarted as canary %d in %s (the wait doubles after a canary fails, up to maxHold %s)",
-			stamp.Seconds(st.Onset), st.Canaries+1, left.Round(time.Second), maxHold)}
+	// The canary's moment is written as a time, not as a countdown: the message stays in the
+	// policy status (heldPods) and in kubectl enhancedliveness explain long after it was made.
+	if due := st.Since.Add(st.Period); due.After(now) {
+		return DoubtStep{Next: st, Due: due.Sub(now), Message: fmt.Sprintf(
+			"held since %s; one held pod is restarted as canary %d at %s (the wait doubles after a canary fails, up to maxHold %s)",
+			stamp.Seconds(st.Onset), st.Canaries+1, stamp.Seconds(due), maxHold)}
 	}
 	return DoubtStep{Next: st, Release: true, Canary: true}
 }

@@ -315,7 +315,7 @@ func TestNoEvictionThatCannotMove(t *testing.T) {
 				return
 			}
 			want := "restarting it is not helping (policy ns/p)" + tc.message +
-				"; held since 2026-11-30T12:00:00Z; one held pod is restarted as canary 1 in 2m0s"
+				"; held since 2026-11-30T12:00:00Z; one held pod is restarted as canary 1 at 2026-11-30T12:02:00Z"
 			if d.Outcome != Hold || d.Reason != policyv1alpha1.HoldRestartIneffective || !d.NewHold || !strings.Contains(d.Message, want) {
 				t.Fatalf("got %s %s new %v (%s), want a new RestartIneffective hold with %q", d.Outcome, d.Reason, d.NewHold, d.Message, want)
 			}
