@@ -62,6 +62,6 @@ cd "$ROOT"
 # One suite after the other: they share the nodes, and each installs and removes the operator.
 # Both steps run even when the first fails, as go test -p 1 ran them.
 rc=0
-"$ginkgo" --tags=e2e --procs="$procs" --timeout=90m -v "${ginkgo_args[@]}" ./test/e2e/ || rc=$?
+"$ginkgo" --tags=e2e --procs="$procs" --timeout=90m --no-color -v "${ginkgo_args[@]}" ./test/e2e/ || rc=$?
 go test -tags=e2e -p 1 ./test/quickstart/ ./test/helm/ -count=1 -timeout 60m -v -ginkgo.v "$@" || rc=$?
 exit $rc

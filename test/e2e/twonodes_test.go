@@ -331,15 +331,27 @@ var _ = Describe("a 6-replica Deployment spread over both nodes, with hangs on b
 	})
 })
 
-// managerLeader is the manager pod that holds the leader-election Lease.
+// managerLeader is the manager pod that holds the leader-election Lease. Right after the manager
+// was scaled or its pods deleted (the spec before may have done so) the Lease may still name a pod
+// that is gone, or none, until a new leader takes it: wait for a holder that runs.
 func managerLeader() corev1.Pod {
 	GinkgoHelper()
-	l := &coordinationv1.Lease{}
-	Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: operatorNS, Name: managerLeaderElectionID}, l)).To(Succeed())
-	Expect(l.Spec.HolderIdentity).NotTo(BeNil())
-	// the identity is "<pod name>_<uuid>"
-	name, _, _ := strings.Cut(*l.Spec.HolderIdentity, "_")
-	return *getPod(operatorNS, name)
+	var leader corev1.Pod
+	Eventually(func(g Gomega) {
+		l := &coordinationv1.Lease{}
+		g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: operatorNS, Name: managerLeaderElectionID}, l)).To(Succeed())
+		g.Expect(l.Spec.HolderIdentity).NotTo(BeNil(), "the Lease has a holder")
+		// the identity is "<pod name>_<uuid>"
+		name, _, _ := strings.Cut(*l.Spec.HolderIdentity, "_")
+		g.Expect(name).NotTo(BeEmpty(), "the Lease has a holder")
+		p := &corev1.Pod{}
+		g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: operatorNS, Name: name}, p)).To(Succeed(),
+			"the Lease's holder %s is a manager pod", name)
+		g.Expect(p.DeletionTimestamp).To(BeNil(), "the leader %s is not being deleted", name)
+		g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning), "the leader %s runs", name)
+		leader = *p
+	}).WithTimeout(2 * time.Minute).Should(Succeed())
+	return leader
 }
 
 var _ = Describe("the leader manager killed while restarts are in flight on the other node", Serial, func() {
